@@ -1,0 +1,867 @@
+/* ncl_host.c — the host HAL backend: every rank is a thread of this process, tasks move real bytes. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "ncl/ncl_host.h"
+
+#include "ncl/ncl_dtype.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define HOST_MAX_RANKS 4096
+#define HOST_ALIGN 64u
+#define HOST_CTR_INIT_CAP 64u /* power of two; a ring rank talks to 2 peers + itself */
+
+/* Per-queue DMA state. Tasks run synchronously inside dma_submit, so a queue is never busy:
+ * a submitted task is DONE (or FAILED) by the time dma_submit returns, until dma_poll sees it. */
+typedef enum host_qstate { HQ_IDLE = 0, HQ_DONE, HQ_FAILED } host_qstate;
+
+static const char *host_qstate_str(uint8_t s)
+{
+    switch ((host_qstate)s) {
+    case HQ_IDLE: return "idle";
+    case HQ_DONE: return "done";
+    case HQ_FAILED: return "failed";
+    }
+    return "?";
+}
+
+static const char *const host_kind_names[NCL_TASK_KIND_COUNT] = {
+    "WRITE", "WRITE_REDUCE", "LOCAL_COPY", "LOCAL_REDUCE", "LOCAL_DIV", "NOTIFY_RECORD", "NOTIFY_WAIT",
+};
+static const char *const host_buf_names[NCL_BUF_COUNT] = {"SEND", "RECV", "SCRATCH"};
+static const char *const host_level_names[] = {"error", "warn", "info", "debug"};
+
+/* One notify counter: key = sender * NCL_NOTIFY_IDS + id + 1 (0 marks an empty slot). */
+typedef struct host_ctr {
+    uint32_t key, count;
+} host_ctr;
+
+/* Open-addressing table of a rank's counters: dense [nranks][ids] arrays would need
+ * nranks^2 * 32 counters (2 GiB at 4096 ranks) while a rank hears from a handful of peers. */
+typedef struct host_ctrs {
+    host_ctr *slot;
+    uint32_t mask; /* capacity - 1 */
+    uint32_t used;
+} host_ctrs;
+
+struct host_world;
+
+/* One rank. Field groups differ in who may touch them; each mutable group gets its own
+ * cache line so a peer bumping our counters does not bounce the owner's private state. */
+typedef struct host_rank {
+    /* Immutable once the world exists. */
+    _Alignas(HOST_ALIGN) struct host_world *world;
+    int rank;
+    ncl_hal hal; /* ctx points back here */
+    unsigned char *scratch;
+    pthread_t thread;
+
+    /* Owner thread only. */
+    uint64_t seen_gen;            /* event generation observed by the last wait_event */
+    unsigned seen_exits;          /* world exit count observed by the last wait_event */
+    int completion_unseen;        /* a task completed that dma_poll has not reported yet */
+    uint64_t seq;                 /* collective being run, for logs */
+    uint8_t qstate[NCL_MAX_QUEUES];
+    ncl_result result;
+
+    /* The bound buffers: written by the owner under the write lock (begin/end), read by peers
+     * under the read lock for the whole of a WRITE into this rank, so end() waits for a
+     * writer in flight and a late writer finds the buffers unbound. */
+    _Alignas(HOST_ALIGN) pthread_rwlock_t bind_lock;
+    unsigned char *base[NCL_BUF_COUNT];
+    uint64_t size[NCL_BUF_COUNT];
+    int bound;
+
+    /* Notify state, under mu: records from peers land here. */
+    _Alignas(HOST_ALIGN) pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint64_t gen; /* bumped by every record to this rank (and by peer exits) */
+    host_ctrs ctrs;
+    atomic_int exited; /* 1 once the rank's fn returned: it records nothing more */
+} host_rank;
+
+/* What the world was created with; never changes afterwards. */
+typedef struct host_cfg {
+    int nranks;
+    uint64_t scratch_bytes;
+    int log_level;
+    ncl_host_fn fn;
+    void *arg;
+    ncl_config comm; /* alloc/free filled in */
+} host_cfg;
+
+enum { HOST_GATE_WAIT = 0, HOST_GATE_GO, HOST_GATE_ABORT };
+
+typedef struct host_world {
+    host_cfg cfg; /* read through host_cfg_of() only */
+    host_rank *ranks;
+    /* ctl_mu guards the start gate and the barrier. */
+    pthread_mutex_t ctl_mu;
+    pthread_cond_t ctl_cv;
+    int gate;
+    int bar_arrived, bar_exited;
+    uint64_t bar_gen;
+    /* Dekker pair between sleepers and exiting ranks (see host_wait_event/host_rank_exit). */
+    atomic_uint exits, sleepers;
+} host_world;
+
+static const host_cfg *host_cfg_of(const host_world *w)
+{
+    return &w->cfg;
+}
+
+/* ---- logging --------------------------------------------------------------------------- */
+
+static void host_log(void *ctx, int level, const char *msg)
+{
+    const host_rank *r = ctx;
+    if (r && level > host_cfg_of(r->world)->log_level)
+        return;
+    const char *lv = level >= 0 && level <= NCL_LOG_DEBUG ? host_level_names[level] : "?";
+    /* One fprintf per line: stdio locks the stream, so ranks' lines do not interleave. */
+    if (r)
+        fprintf(stderr, "[ncl host rank %d] %s: %s\n", r->rank, lv, msg ? msg : "");
+    else
+        fprintf(stderr, "[ncl host] %s: %s\n", lv, msg ? msg : "");
+}
+
+static int host_logs(const host_rank *r, int level)
+{
+    return level <= host_cfg_of(r->world)->log_level;
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void host_logf(host_rank *r, int level, const char *fmt, ...)
+{
+    if (r && !host_logs(r, level))
+        return;
+    char msg[320];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    host_log(r, level, msg);
+}
+
+static int host_ieq(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++) {
+        char x = *a >= 'A' && *a <= 'Z' ? (char)(*a - 'A' + 'a') : *a;
+        if (x != *b)
+            return 0;
+    }
+    return *a == *b;
+}
+
+/* NCL_HOST_LOG=debug|info|warn|error|off; errors and warnings by default. */
+static int host_log_level_from_env(void)
+{
+    const char *v = getenv("NCL_HOST_LOG");
+    if (!v || !*v)
+        return NCL_LOG_WARN;
+    if (host_ieq(v, "debug") || host_ieq(v, "all"))
+        return NCL_LOG_DEBUG;
+    if (host_ieq(v, "info"))
+        return NCL_LOG_INFO;
+    if (host_ieq(v, "warn") || host_ieq(v, "warning"))
+        return NCL_LOG_WARN;
+    if (host_ieq(v, "error"))
+        return NCL_LOG_ERROR;
+    if (host_ieq(v, "off") || host_ieq(v, "none") || host_ieq(v, "0"))
+        return -1;
+    fprintf(stderr, "[ncl host] warn: NCL_HOST_LOG=%s not understood (debug, info, warn, error, off)\n", v);
+    return NCL_LOG_WARN;
+}
+
+/* ---- notify counters (caller holds the owner's mu) ------------------------------------ */
+
+static uint32_t host_ctr_key(int sender, uint32_t id)
+{
+    return (uint32_t)sender * NCL_NOTIFY_IDS + id + 1u;
+}
+
+static uint32_t host_ctr_hash(uint32_t key)
+{
+    uint32_t h = key * 0x9E3779B1u;
+    return h ^ (h >> 15);
+}
+
+static host_ctr *host_ctr_find(const host_ctrs *t, uint32_t key)
+{
+    for (uint32_t i = host_ctr_hash(key) & t->mask;; i = (i + 1) & t->mask) {
+        host_ctr *s = &t->slot[i];
+        if (s->key == key || s->key == 0)
+            return s; /* load stays <= 1/2, so an empty slot always ends the probe */
+    }
+}
+
+static int host_ctrs_init(host_ctrs *t, uint32_t cap)
+{
+    t->slot = calloc(cap, sizeof *t->slot);
+    t->mask = cap - 1;
+    t->used = 0;
+    return t->slot != NULL;
+}
+
+/* The counter for key, inserted at zero if new. Growing allocates, but only the first time
+ * a (sender, id) pair shows up, never on the steady-state path. NULL if out of memory. */
+static host_ctr *host_ctr_get(host_ctrs *t, uint32_t key)
+{
+    host_ctr *s = host_ctr_find(t, key);
+    if (s->key == key)
+        return s;
+    if (2u * (t->used + 1u) > t->mask + 1u) {
+        host_ctrs bigger;
+        if (!host_ctrs_init(&bigger, 2u * (t->mask + 1u)))
+            return NULL;
+        for (uint32_t i = 0; i <= t->mask; i++)
+            if (t->slot[i].key)
+                *host_ctr_find(&bigger, t->slot[i].key) = t->slot[i];
+        bigger.used = t->used;
+        free(t->slot);
+        *t = bigger;
+        s = host_ctr_find(t, key);
+    }
+    s->key = key;
+    s->count = 0;
+    t->used++;
+    return s;
+}
+
+/* ---- ops -------------------------------------------------------------------------------- */
+
+static ncl_result host_caps(void *ctx, ncl_hal_caps *out)
+{
+    const host_rank *r = ctx;
+    if (!out)
+        return NCL_ERR_BACKEND;
+    out->scratch_bytes = host_cfg_of(r->world)->scratch_bytes;
+    out->max_queues = NCL_MAX_QUEUES;
+    out->buf_align = 1;
+    return NCL_SUCCESS;
+}
+
+static ncl_result host_begin(void *ctx, const ncl_hal_launch *l)
+{
+    host_rank *r = ctx;
+    if (!l)
+        return NCL_ERR_BACKEND;
+    pthread_rwlock_wrlock(&r->bind_lock);
+    int was_bound = r->bound;
+    r->base[NCL_BUF_SEND] = (unsigned char *)(uintptr_t)l->send; /* never written: see host_region */
+    r->size[NCL_BUF_SEND] = l->send_bytes;
+    r->base[NCL_BUF_RECV] = l->recv;
+    r->size[NCL_BUF_RECV] = l->recv_bytes;
+    r->base[NCL_BUF_SCRATCH] = r->scratch;
+    r->size[NCL_BUF_SCRATCH] = host_cfg_of(r->world)->scratch_bytes;
+    r->bound = 1;
+    pthread_rwlock_unlock(&r->bind_lock);
+    if (was_bound)
+        host_logf(r, NCL_LOG_WARN, "begin of #%llu while #%llu was never ended; rebinding",
+                  (unsigned long long)l->seq, (unsigned long long)r->seq);
+    r->seq = l->seq;
+    memset(r->qstate, HQ_IDLE, sizeof r->qstate);
+    r->completion_unseen = 0;
+    host_logf(r, NCL_LOG_DEBUG, "begin #%llu coll %u send %p (%llu B) recv %p (%llu B)",
+              (unsigned long long)l->seq, (unsigned)l->coll, (const void *)l->send,
+              (unsigned long long)l->send_bytes, l->recv, (unsigned long long)l->recv_bytes);
+    return NCL_SUCCESS;
+}
+
+/* Unbinds the buffers; waits for any peer still writing into them. */
+static void host_unbind(host_rank *r)
+{
+    pthread_rwlock_wrlock(&r->bind_lock);
+    memset(r->base, 0, sizeof r->base);
+    memset(r->size, 0, sizeof r->size);
+    r->bound = 0;
+    pthread_rwlock_unlock(&r->bind_lock);
+}
+
+static ncl_result host_end(void *ctx, ncl_result result)
+{
+    host_rank *r = ctx;
+    host_unbind(r);
+    host_logf(r, NCL_LOG_DEBUG, "end #%llu: %s", (unsigned long long)r->seq, ncl_strerror(result));
+    return NCL_SUCCESS;
+}
+
+/* Resolves (owner's buf + off, bytes) to an address, or explains into why[] and returns NULL.
+ * Caller holds owner's bind_lock for reading, or is the owner. */
+static unsigned char *host_region(const host_rank *owner, ncl_ref ref, uint64_t bytes, int write,
+                                  char *why, size_t why_len)
+{
+    if (ref.buf >= NCL_BUF_COUNT) {
+        snprintf(why, why_len, "unknown buffer %u on rank %d", ref.buf, owner->rank);
+        return NULL;
+    }
+    const char *name = host_buf_names[ref.buf];
+    if (!owner->bound) {
+        snprintf(why, why_len, "%s[%llu..+%llu) on rank %d: no collective is running there "
+                 "(buffers unbound)", name, (unsigned long long)ref.off, (unsigned long long)bytes,
+                 owner->rank);
+        return NULL;
+    }
+    if (write && ref.buf == NCL_BUF_SEND) {
+        snprintf(why, why_len, "SEND on rank %d is read-only", owner->rank);
+        return NULL;
+    }
+    uint64_t size = owner->size[ref.buf];
+    if (ref.off > size || bytes > size - ref.off) {
+        snprintf(why, why_len, "%s[%llu..+%llu) on rank %d is out of bounds (bound size %llu)",
+                 name, (unsigned long long)ref.off, (unsigned long long)bytes, owner->rank,
+                 (unsigned long long)size);
+        return NULL;
+    }
+    if (!owner->base[ref.buf]) {
+        snprintf(why, why_len, "%s on rank %d is NULL but %llu bytes are addressed", name,
+                 owner->rank, (unsigned long long)bytes);
+        return NULL;
+    }
+    return owner->base[ref.buf] + ref.off;
+}
+
+static int host_overlap(const unsigned char *a, const unsigned char *b, uint64_t n)
+{
+    return a < b + n && b < a + n;
+}
+
+/* Runs the data part of a task: dst <- src (copy) or dst <- dst op src (reduce). */
+static int host_move(unsigned char *dst, const unsigned char *src, const ncl_task *t, char *why,
+                     size_t why_len)
+{
+    int reduce = t->kind == NCL_TASK_WRITE_REDUCE || t->kind == NCL_TASK_LOCAL_REDUCE;
+    if (!reduce) {
+        if (dst != src) {
+            if (host_overlap(dst, src, t->bytes))
+                memmove(dst, src, t->bytes);
+            else
+                memcpy(dst, src, t->bytes);
+        }
+        return 1;
+    }
+    if (dst != src && host_overlap(dst, src, t->bytes)) {
+        snprintf(why, why_len, "source and destination partially overlap");
+        return 0;
+    }
+    ncl_reduce_kernel(dst, src, t->bytes / ncl_dtype_size((ncl_dtype)t->dtype), (ncl_dtype)t->dtype,
+                      (ncl_op)t->op);
+    return 1;
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+static ncl_result host_task_fail(host_rank *r, uint32_t queue, const ncl_task *t, const char *fmt, ...)
+{
+    char detail[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    const char *kind = t && t->kind < NCL_TASK_KIND_COUNT ? host_kind_names[t->kind] : "?";
+    host_logf(r, NCL_LOG_ERROR, "#%llu queue %u step %u %s (peer %d, %llu B): %s",
+              (unsigned long long)r->seq, queue, t ? t->step : 0u, kind, t ? t->peer : -1,
+              t ? (unsigned long long)t->bytes : 0ull, detail);
+    if (queue < NCL_MAX_QUEUES)
+        r->qstate[queue] = HQ_FAILED;
+    return NCL_ERR_BACKEND;
+}
+
+/* Runs the task to completion on the calling thread: the host "DMA engine" is a memcpy. */
+static ncl_result host_dma_submit(void *ctx, uint32_t queue, const ncl_task *t)
+{
+    host_rank *r = ctx;
+    host_world *w = r->world;
+    char why[200];
+    if (queue >= NCL_MAX_QUEUES)
+        return host_task_fail(r, queue, t, "queue out of range (max %u)", NCL_MAX_QUEUES);
+    if (!t)
+        return host_task_fail(r, queue, t, "no task");
+    if (t->kind > NCL_TASK_LOCAL_DIV)
+        return host_task_fail(r, queue, t, "kind %u is not a data task", (unsigned)t->kind);
+    if (t->bytes == 0)
+        goto done;
+    int reduce = t->kind == NCL_TASK_WRITE_REDUCE || t->kind == NCL_TASK_LOCAL_REDUCE ||
+                 t->kind == NCL_TASK_LOCAL_DIV;
+    if (reduce) {
+        if (t->dtype >= NCL_DTYPE_COUNT || (t->kind != NCL_TASK_LOCAL_DIV && t->op >= NCL_OP_COUNT))
+            return host_task_fail(r, queue, t, "bad dtype %u or op %u", (unsigned)t->dtype,
+                                  (unsigned)t->op);
+        if (t->bytes % ncl_dtype_size((ncl_dtype)t->dtype))
+            return host_task_fail(r, queue, t, "%llu bytes is not a whole number of %s",
+                                  (unsigned long long)t->bytes, ncl_dtype_name((ncl_dtype)t->dtype));
+    }
+
+    switch ((ncl_task_kind)t->kind) {
+    case NCL_TASK_WRITE:
+    case NCL_TASK_WRITE_REDUCE: {
+        if (t->peer < 0 || t->peer >= host_cfg_of(w)->nranks)
+            return host_task_fail(r, queue, t, "peer out of range (%d ranks)", host_cfg_of(w)->nranks);
+        const unsigned char *src = host_region(r, t->src, t->bytes, 0, why, sizeof why);
+        if (!src)
+            return host_task_fail(r, queue, t, "src %s", why);
+        host_rank *p = &w->ranks[t->peer];
+        pthread_rwlock_rdlock(&p->bind_lock);
+        unsigned char *dst = host_region(p, t->dst, t->bytes, 1, why, sizeof why);
+        int ok = dst && host_move(dst, src, t, why, sizeof why);
+        pthread_rwlock_unlock(&p->bind_lock);
+        if (!ok)
+            return host_task_fail(r, queue, t, "dst %s", why);
+        break;
+    }
+    case NCL_TASK_LOCAL_COPY:
+    case NCL_TASK_LOCAL_REDUCE: {
+        /* Our own bindings change only on this thread: no lock needed to read them. */
+        const unsigned char *src = host_region(r, t->src, t->bytes, 0, why, sizeof why);
+        if (!src)
+            return host_task_fail(r, queue, t, "src %s", why);
+        unsigned char *dst = host_region(r, t->dst, t->bytes, 1, why, sizeof why);
+        if (!dst || !host_move(dst, src, t, why, sizeof why))
+            return host_task_fail(r, queue, t, "dst %s", why);
+        break;
+    }
+    case NCL_TASK_LOCAL_DIV: {
+        if (t->count == 0)
+            return host_task_fail(r, queue, t, "division by zero");
+        unsigned char *dst = host_region(r, t->dst, t->bytes, 1, why, sizeof why);
+        if (!dst)
+            return host_task_fail(r, queue, t, "dst %s", why);
+        ncl_div_kernel(dst, t->bytes / ncl_dtype_size((ncl_dtype)t->dtype), (ncl_dtype)t->dtype,
+                       t->count);
+        break;
+    }
+    default:
+        return host_task_fail(r, queue, t, "not a data task");
+    }
+done:
+    r->qstate[queue] = HQ_DONE;
+    r->completion_unseen = 1;
+    if (host_logs(r, NCL_LOG_DEBUG) && t->kind == NCL_TASK_LOCAL_DIV)
+        host_logf(r, NCL_LOG_DEBUG, "#%llu queue %u step %u LOCAL_DIV %s+%llu %llu B / %u",
+                  (unsigned long long)r->seq, queue, t->step, host_buf_names[t->dst.buf],
+                  (unsigned long long)t->dst.off, (unsigned long long)t->bytes, t->count);
+    else if (host_logs(r, NCL_LOG_DEBUG))
+        host_logf(r, NCL_LOG_DEBUG, "#%llu queue %u step %u %s %s+%llu -> rank %d %s+%llu %llu B",
+                  (unsigned long long)r->seq, queue, t->step, host_kind_names[t->kind],
+                  t->src.buf < NCL_BUF_COUNT ? host_buf_names[t->src.buf] : "?",
+                  (unsigned long long)t->src.off, t->kind <= NCL_TASK_WRITE_REDUCE ? t->peer : r->rank,
+                  t->dst.buf < NCL_BUF_COUNT ? host_buf_names[t->dst.buf] : "?",
+                  (unsigned long long)t->dst.off, (unsigned long long)t->bytes);
+    return NCL_SUCCESS;
+}
+
+static ncl_result host_dma_poll(void *ctx, uint32_t queue, int *done)
+{
+    host_rank *r = ctx;
+    if (queue >= NCL_MAX_QUEUES || !done)
+        return NCL_ERR_BACKEND;
+    uint8_t s = r->qstate[queue];
+    *done = 1; /* synchronous engine: nothing is ever in flight */
+    r->qstate[queue] = HQ_IDLE;
+    r->completion_unseen = 0;
+    if (s == HQ_FAILED) {
+        /* The submit already failed; report it again in case the caller only polls. */
+        host_logf(r, NCL_LOG_DEBUG, "queue %u polled in state %s", queue, host_qstate_str(s));
+        return NCL_ERR_BACKEND;
+    }
+    return NCL_SUCCESS;
+}
+
+static ncl_result host_notify_record(void *ctx, uint32_t queue, int peer, uint32_t id)
+{
+    host_rank *r = ctx;
+    host_world *w = r->world;
+    if (queue >= NCL_MAX_QUEUES || peer < 0 || peer >= host_cfg_of(w)->nranks || id >= NCL_NOTIFY_IDS) {
+        host_logf(r, NCL_LOG_ERROR, "#%llu notify_record queue %u peer %d id %u: out of range",
+                  (unsigned long long)r->seq, queue, peer, id);
+        return NCL_ERR_BACKEND;
+    }
+    /* Our data tasks are complete already (synchronous), and the unlock below publishes
+     * their bytes to whoever acquires p->mu after seeing the count: the release the
+     * notify contract needs. */
+    host_rank *p = &w->ranks[peer];
+    ncl_result rc = NCL_SUCCESS;
+    pthread_mutex_lock(&p->mu);
+    host_ctr *c = host_ctr_get(&p->ctrs, host_ctr_key(r->rank, id));
+    if (!c)
+        rc = NCL_ERR_OUT_OF_MEMORY;
+    else if (c->count == UINT32_MAX)
+        rc = NCL_ERR_BACKEND;
+    else {
+        c->count++;
+        p->gen++;
+    }
+    pthread_mutex_unlock(&p->mu);
+    if (rc != NCL_SUCCESS) {
+        host_logf(r, NCL_LOG_ERROR, "#%llu notify_record to rank %d id %u: %s",
+                  (unsigned long long)r->seq, peer, id,
+                  rc == NCL_ERR_OUT_OF_MEMORY ? "out of memory" : "counter overflow");
+        return rc;
+    }
+    pthread_cond_signal(&p->cv);
+    host_logf(r, NCL_LOG_DEBUG, "#%llu queue %u record -> rank %d id %u", (unsigned long long)r->seq,
+              queue, peer, id);
+    return NCL_SUCCESS;
+}
+
+static ncl_result host_notify_try_wait(void *ctx, int peer, uint32_t id, uint32_t count, int *done)
+{
+    host_rank *r = ctx;
+    host_world *w = r->world;
+    if (!done || peer < 0 || peer >= host_cfg_of(w)->nranks || id >= NCL_NOTIFY_IDS) {
+        host_logf(r, NCL_LOG_ERROR, "#%llu notify_try_wait peer %d id %u: out of range",
+                  (unsigned long long)r->seq, peer, id);
+        return NCL_ERR_BACKEND;
+    }
+    int gone = 0;
+    pthread_mutex_lock(&r->mu);
+    host_ctr *c = host_ctr_find(&r->ctrs, host_ctr_key(peer, id));
+    uint32_t have = c->key ? c->count : 0;
+    if (have >= count) {
+        if (c->key)
+            c->count -= count;
+        *done = 1;
+    } else {
+        *done = 0;
+        /* A peer that exited made all its records before (they took our mu, which we
+         * hold), so a short counter now stays short forever. */
+        gone = peer != r->rank && atomic_load(&w->ranks[peer].exited);
+    }
+    pthread_mutex_unlock(&r->mu);
+    if (gone) {
+        host_logf(r, NCL_LOG_ERROR,
+                  "#%llu waits for notify %u (x%u, have %u) from rank %d, which has already "
+                  "returned from its function",
+                  (unsigned long long)r->seq, id, count, have, peer);
+        return NCL_ERR_REMOTE;
+    }
+    if (*done && count)
+        host_logf(r, NCL_LOG_DEBUG, "#%llu wait <- rank %d id %u x%u satisfied",
+                  (unsigned long long)r->seq, peer, id, count);
+    return NCL_SUCCESS;
+}
+
+static uint64_t host_now_ns(void *ctx)
+{
+    (void)ctx;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static ncl_result host_wait_event(void *ctx, uint64_t timeout_ns)
+{
+    host_rank *r = ctx;
+    host_world *w = r->world;
+    if (r->completion_unseen) {
+        r->completion_unseen = 0;
+        return NCL_SUCCESS;
+    }
+    if (timeout_ns == 0)
+        return NCL_SUCCESS;
+    const uint64_t max_wait = 365ull * 24 * 3600 * 1000000000ull;
+    if (timeout_ns > max_wait)
+        timeout_ns = max_wait;
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    uint64_t ns = (uint64_t)deadline.tv_nsec + timeout_ns % 1000000000u;
+    deadline.tv_sec += (time_t)(timeout_ns / 1000000000u + ns / 1000000000u);
+    deadline.tv_nsec = (long)(ns % 1000000000u);
+
+    /* Announce the sleep before reading `exits`; an exiting rank bumps `exits` before reading
+     * `sleepers` (both seq_cst), so either we see its exit or it sees us and wakes us. */
+    atomic_fetch_add(&w->sleepers, 1);
+    pthread_mutex_lock(&r->mu);
+    unsigned exits = atomic_load(&w->exits);
+    /* Records bump gen under mu, so comparing it here cannot miss a wakeup. */
+    if (exits == r->seen_exits) {
+        while (r->gen == r->seen_gen)
+            if (pthread_cond_timedwait(&r->cv, &r->mu, &deadline) == ETIMEDOUT)
+                break;
+    }
+    r->seen_gen = r->gen;
+    pthread_mutex_unlock(&r->mu);
+    atomic_fetch_sub(&w->sleepers, 1);
+    r->seen_exits = exits;
+    return NCL_SUCCESS;
+}
+
+const ncl_hal_ops ncl_host_hal_ops = {
+    .caps = host_caps,
+    .begin = host_begin,
+    .end = host_end,
+    .dma_submit = host_dma_submit,
+    .dma_poll = host_dma_poll,
+    .notify_record = host_notify_record,
+    .notify_try_wait = host_notify_try_wait,
+    .wait_event = host_wait_event,
+    .now_ns = host_now_ns,
+    .log = host_log,
+};
+
+/* ---- world and rank threads ---------------------------------------------------------- */
+
+static void *host_default_alloc(void *ud, size_t bytes)
+{
+    (void)ud;
+    return malloc(bytes);
+}
+
+static void host_default_free(void *ud, void *ptr)
+{
+    (void)ud;
+    free(ptr);
+}
+
+/* The rank's fn returned: it will record nothing more. Peers waiting on it fail fast
+ * (notify_try_wait) and barriers break instead of hanging. */
+static void host_rank_exit(host_rank *r)
+{
+    host_world *w = r->world;
+    host_unbind(r); /* the user may free the buffers now; late writers must not reach them */
+    atomic_store(&r->exited, 1);
+    pthread_mutex_lock(&w->ctl_mu);
+    w->bar_exited++;
+    pthread_cond_broadcast(&w->ctl_cv);
+    pthread_mutex_unlock(&w->ctl_mu);
+    atomic_fetch_add(&w->exits, 1);
+    if (atomic_load(&w->sleepers) == 0)
+        return; /* nobody asleep: whoever sleeps next sees `exits` changed */
+    for (int i = 0; i < host_cfg_of(w)->nranks; i++) {
+        host_rank *p = &w->ranks[i];
+        if (p == r)
+            continue;
+        pthread_mutex_lock(&p->mu);
+        p->gen++;
+        pthread_mutex_unlock(&p->mu);
+        pthread_cond_signal(&p->cv);
+    }
+}
+
+static void *host_rank_main(void *arg)
+{
+    host_rank *r = arg;
+    host_world *w = r->world;
+    const host_cfg *cfg = host_cfg_of(w);
+    pthread_mutex_lock(&w->ctl_mu);
+    while (w->gate == HOST_GATE_WAIT)
+        pthread_cond_wait(&w->ctl_cv, &w->ctl_mu);
+    int go = w->gate == HOST_GATE_GO;
+    pthread_mutex_unlock(&w->ctl_mu);
+    if (!go) {
+        r->result = NCL_ERR_BACKEND;
+        return NULL;
+    }
+    ncl_comm *comm = NULL;
+    ncl_result rc = ncl_comm_create(&comm, cfg->nranks, r->rank, &r->hal, &cfg->comm);
+    if (rc != NCL_SUCCESS) {
+        host_logf(r, NCL_LOG_ERROR, "ncl_comm_create failed: %s", ncl_strerror(rc));
+    } else {
+        rc = cfg->fn(comm, cfg->arg);
+        ncl_comm_destroy(comm);
+    }
+    r->result = rc;
+    host_rank_exit(r);
+    return NULL;
+}
+
+static void host_rank_fini(host_rank *r)
+{
+    pthread_cond_destroy(&r->cv);
+    pthread_mutex_destroy(&r->mu);
+    pthread_rwlock_destroy(&r->bind_lock);
+    free(r->ctrs.slot);
+    free(r->scratch);
+}
+
+static int host_rank_init(host_world *w, int rank)
+{
+    host_rank *r = &w->ranks[rank];
+    const host_cfg *cfg = host_cfg_of(w);
+    r->world = w;
+    r->rank = rank;
+    r->hal.ops = &ncl_host_hal_ops;
+    r->hal.ctx = r;
+    r->result = NCL_SUCCESS;
+    atomic_init(&r->exited, 0);
+    if (cfg->scratch_bytes) {
+        uint64_t sz = (cfg->scratch_bytes + HOST_ALIGN - 1) / HOST_ALIGN * HOST_ALIGN;
+        if (sz < cfg->scratch_bytes || sz > SIZE_MAX)
+            return 0;
+        r->scratch = aligned_alloc(HOST_ALIGN, (size_t)sz);
+        if (!r->scratch)
+            return 0;
+    }
+    if (!host_ctrs_init(&r->ctrs, HOST_CTR_INIT_CAP)) {
+        free(r->scratch);
+        return 0;
+    }
+    pthread_condattr_t ca;
+    int ok = pthread_condattr_init(&ca) == 0;
+    if (ok) {
+        ok = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 && pthread_cond_init(&r->cv, &ca) == 0;
+        pthread_condattr_destroy(&ca);
+    }
+    if (ok && pthread_mutex_init(&r->mu, NULL) != 0) {
+        pthread_cond_destroy(&r->cv);
+        ok = 0;
+    }
+    if (ok && pthread_rwlock_init(&r->bind_lock, NULL) != 0) {
+        pthread_mutex_destroy(&r->mu);
+        pthread_cond_destroy(&r->cv);
+        ok = 0;
+    }
+    if (!ok) {
+        free(r->ctrs.slot);
+        free(r->scratch);
+    }
+    return ok;
+}
+
+static void host_world_destroy(host_world *w, int ranks_ready, int ctl_ready)
+{
+    for (int i = 0; i < ranks_ready; i++)
+        host_rank_fini(&w->ranks[i]);
+    if (ctl_ready) {
+        pthread_cond_destroy(&w->ctl_cv);
+        pthread_mutex_destroy(&w->ctl_mu);
+    }
+    free(w->ranks);
+    free(w);
+}
+
+static host_world *host_world_create(const ncl_host_config *c, ncl_host_fn fn, void *arg)
+{
+    host_world *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->cfg.nranks = c->nranks;
+    w->cfg.scratch_bytes = c->scratch_bytes;
+    w->cfg.log_level = host_log_level_from_env();
+    w->cfg.fn = fn;
+    w->cfg.arg = arg;
+    w->cfg.comm = c->comm;
+    if (!w->cfg.comm.alloc) {
+        w->cfg.comm.alloc = host_default_alloc;
+        w->cfg.comm.free = host_default_free;
+        w->cfg.comm.alloc_ud = NULL;
+    }
+    atomic_init(&w->exits, 0);
+    atomic_init(&w->sleepers, 0);
+    size_t bytes = (size_t)c->nranks * sizeof(host_rank); /* sizeof is a multiple of 64 */
+    w->ranks = aligned_alloc(HOST_ALIGN, bytes);
+    if (!w->ranks) {
+        free(w);
+        return NULL;
+    }
+    memset(w->ranks, 0, bytes);
+    if (pthread_mutex_init(&w->ctl_mu, NULL) != 0) {
+        host_world_destroy(w, 0, 0);
+        return NULL;
+    }
+    if (pthread_cond_init(&w->ctl_cv, NULL) != 0) {
+        pthread_mutex_destroy(&w->ctl_mu);
+        host_world_destroy(w, 0, 0);
+        return NULL;
+    }
+    for (int i = 0; i < c->nranks; i++) {
+        if (!host_rank_init(w, i)) {
+            host_world_destroy(w, i, 1);
+            return NULL;
+        }
+    }
+    return w;
+}
+
+ncl_result ncl_host_run_cfg(const ncl_host_config *cfg, ncl_host_fn fn, void *arg,
+                            ncl_result *rank_results)
+{
+    if (!cfg || !fn || cfg->size != sizeof(ncl_host_config) || cfg->version != NCL_HOST_CONFIG_VERSION ||
+        cfg->nranks < 1 || cfg->nranks > HOST_MAX_RANKS)
+        return NCL_ERR_INVALID_ARGUMENT;
+    host_world *w = host_world_create(cfg, fn, arg);
+    if (!w) {
+        host_logf(NULL, NCL_LOG_ERROR, "cannot allocate a world of %d ranks with %llu bytes of "
+                  "scratch each", cfg->nranks, (unsigned long long)cfg->scratch_bytes);
+        return NCL_ERR_OUT_OF_MEMORY;
+    }
+    int n = cfg->nranks, started = 0, err = 0;
+    /* Threads wait at a gate until all exist: if one cannot be created, none has run fn,
+     * so nobody is left waiting on a rank that never starts. */
+    for (; started < n; started++) {
+        err = pthread_create(&w->ranks[started].thread, NULL, host_rank_main, &w->ranks[started]);
+        if (err)
+            break;
+    }
+    pthread_mutex_lock(&w->ctl_mu);
+    w->gate = started == n ? HOST_GATE_GO : HOST_GATE_ABORT;
+    pthread_cond_broadcast(&w->ctl_cv);
+    pthread_mutex_unlock(&w->ctl_mu);
+    for (int i = 0; i < started; i++)
+        pthread_join(w->ranks[i].thread, NULL);
+
+    ncl_result rc = NCL_SUCCESS;
+    if (started < n) {
+        host_logf(NULL, NCL_LOG_ERROR, "cannot create the thread of rank %d of %d (error %d: %s)",
+                  started, n, err, err == EAGAIN ? "thread limit reached" : "pthread_create failed");
+        rc = NCL_ERR_BACKEND;
+        if (rank_results)
+            for (int i = 0; i < n; i++)
+                rank_results[i] = NCL_ERR_BACKEND;
+    } else {
+        for (int i = 0; i < n; i++) {
+            if (rank_results)
+                rank_results[i] = w->ranks[i].result;
+            if (rc == NCL_SUCCESS)
+                rc = w->ranks[i].result;
+        }
+    }
+    host_world_destroy(w, n, 1);
+    return rc;
+}
+
+ncl_result ncl_host_run(int nranks, ncl_host_fn fn, void *arg)
+{
+    ncl_host_config cfg = NCL_HOST_CONFIG_INIT;
+    cfg.nranks = nranks;
+    return ncl_host_run_cfg(&cfg, fn, arg, NULL);
+}
+
+ncl_result ncl_host_barrier(ncl_comm *comm)
+{
+    const ncl_hal *hal = ncl_comm_hal(comm);
+    if (!hal || hal->ops != &ncl_host_hal_ops || !hal->ctx)
+        return NCL_ERR_INVALID_ARGUMENT;
+    host_rank *r = hal->ctx;
+    host_world *w = r->world;
+    ncl_result rc = NCL_SUCCESS;
+    pthread_mutex_lock(&w->ctl_mu);
+    if (w->bar_exited) {
+        rc = NCL_ERR_REMOTE; /* a rank returned from fn: it will never arrive */
+    } else if (++w->bar_arrived == host_cfg_of(w)->nranks) {
+        w->bar_arrived = 0;
+        w->bar_gen++;
+        pthread_cond_broadcast(&w->ctl_cv);
+    } else {
+        uint64_t gen = w->bar_gen;
+        while (w->bar_gen == gen && !w->bar_exited)
+            pthread_cond_wait(&w->ctl_cv, &w->ctl_mu);
+        if (w->bar_gen == gen)
+            rc = NCL_ERR_REMOTE;
+    }
+    pthread_mutex_unlock(&w->ctl_mu);
+    if (rc != NCL_SUCCESS)
+        host_logf(r, NCL_LOG_ERROR, "barrier broken: a rank returned from its function without "
+                  "reaching it");
+    return rc;
+}

@@ -1,0 +1,158 @@
+/* ncl.h — public API of the ringsim collective engine (NCCL/HCCL-shaped, C11, freestanding-friendly). */
+#ifndef NCL_NCL_H
+#define NCL_NCL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NCL_VERSION_MAJOR 0
+#define NCL_VERSION_MINOR 1
+
+/** Result of every API call. Messages for each value come from ncl_strerror(). */
+typedef enum ncl_result {
+    NCL_SUCCESS = 0,
+    NCL_IN_PROGRESS,          /**< non-blocking collective still running: call ncl_test()/ncl_wait() */
+    NCL_ERR_INVALID_ARGUMENT, /**< a NULL buffer, bad count, dtype, op, root or alignment */
+    NCL_ERR_INVALID_USAGE,    /**< API used in the wrong state (e.g. a second collective while one runs) */
+    NCL_ERR_UNSUPPORTED,      /**< valid request this algorithm/backend cannot do */
+    NCL_ERR_TIMEOUT,          /**< a notify wait expired: a peer never recorded */
+    NCL_ERR_REMOTE,           /**< a peer reported an error */
+    NCL_ERR_LINK,             /**< a link or transport failed */
+    NCL_ERR_OUT_OF_MEMORY,    /**< the injected allocator or the backend's scratch is exhausted */
+    NCL_ERR_SCHEDULE,         /**< the schedule checker rejected a schedule */
+    NCL_ERR_BACKEND,          /**< a HAL backend operation failed */
+    NCL_ERR_INTERNAL,         /**< an engine bug: please report it with the message */
+    NCL_RESULT_COUNT
+} ncl_result;
+
+/** Element types. fp16/bf16 arithmetic: each binary op is done in fp32 and rounded back
+ *  (round-to-nearest-even), i.e. accumulation is in the storage precision, step by step. */
+typedef enum ncl_dtype {
+    NCL_INT8 = 0,
+    NCL_UINT8,
+    NCL_INT32,
+    NCL_UINT32,
+    NCL_INT64,
+    NCL_FLOAT16,
+    NCL_BFLOAT16,
+    NCL_FLOAT32,
+    NCL_FLOAT64,
+    NCL_DTYPE_COUNT
+} ncl_dtype;
+
+/** Reduction operators. avg = sum, then one division by the rank count (integers truncate). */
+typedef enum ncl_op { NCL_SUM = 0, NCL_PROD, NCL_MAX, NCL_MIN, NCL_AVG, NCL_OP_COUNT } ncl_op;
+
+typedef enum ncl_coll {
+    NCL_COLL_ALLREDUCE = 0,
+    NCL_COLL_BROADCAST,
+    NCL_COLL_REDUCE,
+    NCL_COLL_REDUCE_SCATTER,
+    NCL_COLL_ALLGATHER,
+    NCL_COLL_COUNT
+} ncl_coll;
+
+/** Algorithms. Not every algorithm implements every collective (ncl_algo_supported()). */
+typedef enum ncl_algo {
+    NCL_ALGO_AUTO = 0, /**< let the engine choose from its cost model */
+    NCL_ALGO_RING,     /**< ring: allreduce, reduce-scatter, allgather, reduce (pipelined chain to root) */
+    NCL_ALGO_CHAIN,    /**< pipelined chain broadcast */
+    NCL_ALGO_TREE,     /**< binomial tree: broadcast, reduce */
+    NCL_ALGO_COUNT
+} ncl_algo;
+
+/** Allocator injected at communicator creation (Lua-style). The engine never calls malloc. */
+typedef void *(*ncl_alloc_fn)(void *ud, size_t bytes);
+typedef void (*ncl_free_fn)(void *ud, void *ptr);
+
+#define NCL_CONFIG_VERSION 1u
+#define NCL_MAX_QUEUES 8u
+
+/** Communicator options. Start from NCL_CONFIG_INIT and change what you need. */
+typedef struct ncl_config {
+    uint32_t size;            /**< sizeof(ncl_config), set by NCL_CONFIG_INIT */
+    uint32_t version;         /**< NCL_CONFIG_VERSION */
+    uint64_t timeout_ns;      /**< limit of every notify wait (default 30 s) */
+    uint32_t channels;        /**< parallel queues used by ring algorithms, 1..NCL_MAX_QUEUES */
+    uint64_t slice_bytes;     /**< largest single DMA task; large buffers are cut into rounds */
+    uint8_t algorithm[NCL_COLL_COUNT]; /**< NCL_ALGO_AUTO or a forced algorithm per collective */
+    int check_schedules;      /**< -1: in debug builds only; 0: never; 1: before every launch */
+    uint32_t link_alpha_ns;   /**< cost model: per-message latency of a link */
+    uint32_t link_gbps;       /**< cost model: link bandwidth, decimal GB/s (x1000 = MB/s) */
+    ncl_alloc_fn alloc;       /**< required: used at creation (and by the checker) only */
+    ncl_free_fn free;
+    void *alloc_ud;
+} ncl_config;
+
+#define NCL_CONFIG_INIT                                                                       \
+    {                                                                                         \
+        sizeof(ncl_config), NCL_CONFIG_VERSION, 30000000000ull, 2u, (1ull << 20), {0, 0, 0, 0, 0}, \
+            -1, 2000u, 20u, 0, 0, 0                                                           \
+    }
+
+struct ncl_hal;
+typedef struct ncl_comm ncl_comm;
+
+/** Creates rank `rank` of an `nranks` communicator that reaches its peers through `hal`. */
+ncl_result ncl_comm_create(ncl_comm **comm, int nranks, int rank, const struct ncl_hal *hal,
+                           const ncl_config *config);
+/** Releases the communicator (through the allocator it was created with). NULL is fine. */
+void ncl_comm_destroy(ncl_comm *comm);
+ncl_result ncl_comm_rank(const ncl_comm *comm, int *rank);
+ncl_result ncl_comm_size(const ncl_comm *comm, int *nranks);
+/** Forces an algorithm for one collective on this communicator (NCL_ALGO_AUTO to unforce). */
+ncl_result ncl_comm_set_algorithm(ncl_comm *comm, ncl_coll coll, ncl_algo algo);
+/** Human-readable detail of the last failed call on this communicator ("" if none). */
+const char *ncl_comm_last_error(const ncl_comm *comm);
+
+/** What went wrong and what to do next. Never NULL. */
+const char *ncl_strerror(ncl_result result);
+const char *ncl_dtype_name(ncl_dtype dtype);
+const char *ncl_op_name(ncl_op op);
+const char *ncl_coll_name(ncl_coll coll);
+const char *ncl_algo_name(ncl_algo algo);
+size_t ncl_dtype_size(ncl_dtype dtype);
+/** 1 if `algo` implements `coll` (AUTO always does). */
+int ncl_algo_supported(ncl_coll coll, ncl_algo algo);
+
+/* Blocking collectives. count semantics as NCCL: reduce_scatter takes the per-rank recvcount,
+ * allgather the per-rank sendcount. In place: recvbuf == sendbuf (allreduce, broadcast,
+ * reduce), recvbuf == sendbuf + rank*recvcount (reduce_scatter),
+ * sendbuf == recvbuf + rank*sendcount (allgather). recvbuf may be NULL on non-root ranks
+ * of reduce; sendbuf is only read on the root of broadcast. */
+ncl_result ncl_allreduce(const void *sendbuf, void *recvbuf, size_t count, ncl_dtype dtype,
+                         ncl_op op, ncl_comm *comm);
+ncl_result ncl_broadcast(const void *sendbuf, void *recvbuf, size_t count, ncl_dtype dtype,
+                         int root, ncl_comm *comm);
+ncl_result ncl_reduce(const void *sendbuf, void *recvbuf, size_t count, ncl_dtype dtype,
+                      ncl_op op, int root, ncl_comm *comm);
+ncl_result ncl_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
+                              ncl_dtype dtype, ncl_op op, ncl_comm *comm);
+ncl_result ncl_allgather(const void *sendbuf, void *recvbuf, size_t sendcount, ncl_dtype dtype,
+                         ncl_comm *comm);
+
+/* Non-blocking form: *_start() launches and returns NCL_SUCCESS (running) or an error;
+ * ncl_test() makes progress and says whether it finished; ncl_wait() blocks until it does.
+ * One collective runs at a time on a communicator. */
+ncl_result ncl_allreduce_start(const void *sendbuf, void *recvbuf, size_t count, ncl_dtype dtype,
+                               ncl_op op, ncl_comm *comm);
+ncl_result ncl_broadcast_start(const void *sendbuf, void *recvbuf, size_t count, ncl_dtype dtype,
+                               int root, ncl_comm *comm);
+ncl_result ncl_reduce_start(const void *sendbuf, void *recvbuf, size_t count, ncl_dtype dtype,
+                            ncl_op op, int root, ncl_comm *comm);
+ncl_result ncl_reduce_scatter_start(const void *sendbuf, void *recvbuf, size_t recvcount,
+                                    ncl_dtype dtype, ncl_op op, ncl_comm *comm);
+ncl_result ncl_allgather_start(const void *sendbuf, void *recvbuf, size_t sendcount,
+                               ncl_dtype dtype, ncl_comm *comm);
+/** *done = 1 when the running collective finished; returns its result (or NCL_SUCCESS while running). */
+ncl_result ncl_test(ncl_comm *comm, int *done);
+ncl_result ncl_wait(ncl_comm *comm);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,110 @@
+/* ncl_hal.h — the hardware abstraction: one ops table per backend, reached through thin wrappers. */
+#ifndef NCL_HAL_H
+#define NCL_HAL_H
+
+#include "ncl_sched.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** What a backend offers one rank. */
+typedef struct ncl_hal_caps {
+    uint64_t scratch_bytes; /**< size of NCL_BUF_SCRATCH on every rank */
+    uint32_t max_queues;    /**< queues the backend runs concurrently (>= 1) */
+    uint32_t buf_align;     /**< required alignment of send/recv buffers in bytes (1 = none) */
+} ncl_hal_caps;
+
+/** The collective about to run on this rank. */
+typedef struct ncl_hal_launch {
+    uint64_t seq;      /**< per-communicator sequence number, 1 for the first collective */
+    uint8_t coll;      /**< ncl_coll */
+    const void *send;  /**< local send buffer (may be NULL) */
+    void *recv;        /**< local receive buffer (may be NULL on reduce non-roots) */
+    uint64_t send_bytes, recv_bytes;
+} ncl_hal_launch;
+
+enum { NCL_LOG_ERROR = 0, NCL_LOG_WARN, NCL_LOG_INFO, NCL_LOG_DEBUG };
+
+/** Backend operations. None may block except wait_event; all return NCL_SUCCESS or an error.
+ *  A NULL op means "not supported". */
+typedef struct ncl_hal_ops {
+    ncl_result (*caps)(void *ctx, ncl_hal_caps *out);
+    /** Binds this rank's buffers for the collective `l`. Peers may address them once this rank
+     *  has recorded its first notify of the collective. */
+    ncl_result (*begin)(void *ctx, const ncl_hal_launch *l);
+    /** The collective finished on this rank (with `result`); buffers are unbound. */
+    ncl_result (*end)(void *ctx, ncl_result result);
+    /** Starts a data task (WRITE, WRITE_REDUCE, LOCAL_*) on `queue`. At most one is outstanding
+     *  per queue; completion is observed with dma_poll. */
+    ncl_result (*dma_submit)(void *ctx, uint32_t queue, const ncl_task *task);
+    /** *done = 1 once the queue's outstanding data task has completed (its writes are visible). */
+    ncl_result (*dma_poll)(void *ctx, uint32_t queue, int *done);
+    /** Adds 1 to counter (this rank, id) on rank `peer`; ordered after completed data tasks. */
+    ncl_result (*notify_record)(void *ctx, uint32_t queue, int peer, uint32_t id);
+    /** If counter (peer, id) >= count, subtracts count and sets *done = 1; else *done = 0. */
+    ncl_result (*notify_try_wait)(void *ctx, int peer, uint32_t id, uint32_t count, int *done);
+    /** Blocks until something may have changed (a record arrived, a task completed) or
+     *  timeout_ns passed. Spurious returns are fine. */
+    ncl_result (*wait_event)(void *ctx, uint64_t timeout_ns);
+    /** Monotonic time in nanoseconds (simulated time on the sim backend). */
+    uint64_t (*now_ns)(void *ctx);
+    void (*log)(void *ctx, int level, const char *msg);
+} ncl_hal_ops;
+
+typedef struct ncl_hal {
+    const ncl_hal_ops *ops;
+    void *ctx;
+} ncl_hal;
+
+static inline ncl_result ncl_hal_caps_get(const ncl_hal *h, ncl_hal_caps *out)
+{
+    return h->ops->caps ? h->ops->caps(h->ctx, out) : NCL_ERR_UNSUPPORTED;
+}
+static inline ncl_result ncl_hal_begin(const ncl_hal *h, const ncl_hal_launch *l)
+{
+    return h->ops->begin ? h->ops->begin(h->ctx, l) : NCL_SUCCESS;
+}
+static inline ncl_result ncl_hal_end(const ncl_hal *h, ncl_result result)
+{
+    return h->ops->end ? h->ops->end(h->ctx, result) : NCL_SUCCESS;
+}
+static inline ncl_result ncl_hal_dma_submit(const ncl_hal *h, uint32_t q, const ncl_task *t)
+{
+    return h->ops->dma_submit ? h->ops->dma_submit(h->ctx, q, t) : NCL_ERR_UNSUPPORTED;
+}
+static inline ncl_result ncl_hal_dma_poll(const ncl_hal *h, uint32_t q, int *done)
+{
+    return h->ops->dma_poll ? h->ops->dma_poll(h->ctx, q, done) : NCL_ERR_UNSUPPORTED;
+}
+static inline ncl_result ncl_hal_notify_record(const ncl_hal *h, uint32_t q, int peer, uint32_t id)
+{
+    return h->ops->notify_record ? h->ops->notify_record(h->ctx, q, peer, id) : NCL_ERR_UNSUPPORTED;
+}
+static inline ncl_result ncl_hal_notify_try_wait(const ncl_hal *h, int peer, uint32_t id,
+                                                 uint32_t count, int *done)
+{
+    return h->ops->notify_try_wait ? h->ops->notify_try_wait(h->ctx, peer, id, count, done)
+                                   : NCL_ERR_UNSUPPORTED;
+}
+static inline ncl_result ncl_hal_wait_event(const ncl_hal *h, uint64_t timeout_ns)
+{
+    return h->ops->wait_event ? h->ops->wait_event(h->ctx, timeout_ns) : NCL_SUCCESS;
+}
+static inline uint64_t ncl_hal_now_ns(const ncl_hal *h)
+{
+    return h->ops->now_ns ? h->ops->now_ns(h->ctx) : 0;
+}
+static inline void ncl_hal_log(const ncl_hal *h, int level, const char *msg)
+{
+    if (h->ops->log)
+        h->ops->log(h->ctx, level, msg);
+}
+
+/** The HAL a communicator was created with (backends use it to find their own context). */
+const ncl_hal *ncl_comm_hal(const ncl_comm *comm);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,46 @@
+/* ncl_host.h — the host backend: N ranks as threads of one process, real memory. */
+#ifndef NCL_HOST_H
+#define NCL_HOST_H
+
+#include "ncl_hal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The function each rank runs with its own communicator. */
+typedef ncl_result (*ncl_host_fn)(ncl_comm *comm, void *arg);
+
+#define NCL_HOST_CONFIG_VERSION 1u
+
+typedef struct ncl_host_config {
+    uint32_t size;          /**< sizeof(ncl_host_config) */
+    uint32_t version;       /**< NCL_HOST_CONFIG_VERSION */
+    int nranks;
+    uint64_t scratch_bytes; /**< NCL_BUF_SCRATCH per rank (default 4 MiB) */
+    ncl_config comm;        /**< communicator options; alloc/free default to malloc/free */
+} ncl_host_config;
+
+#define NCL_HOST_CONFIG_INIT                                                              \
+    {                                                                                     \
+        sizeof(ncl_host_config), NCL_HOST_CONFIG_VERSION, 1, (4ull << 20), NCL_CONFIG_INIT \
+    }
+
+/** Runs fn(comm, arg) on nranks threads, each with its own communicator, and waits for all.
+ *  Returns NCL_SUCCESS if every rank did, else the result of the lowest failing rank. */
+ncl_result ncl_host_run(int nranks, ncl_host_fn fn, void *arg);
+/** Same with options; if rank_results is not NULL it receives every rank's result. */
+ncl_result ncl_host_run_cfg(const ncl_host_config *cfg, ncl_host_fn fn, void *arg,
+                            ncl_result *rank_results);
+
+/** Blocks until all ranks of comm's host world call it (outside of collectives, for timing).
+ *  Only valid on communicators made by ncl_host_run*. */
+ncl_result ncl_host_barrier(ncl_comm *comm);
+
+/** The host backend's ops table, for tests that build communicators by hand. */
+extern const ncl_hal_ops ncl_host_hal_ops;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,110 @@
+/* ncl_sched.h — the schedule IR: per-rank, per-queue task streams that every collective compiles to. */
+#ifndef NCL_SCHED_H
+#define NCL_SCHED_H
+
+#include "ncl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Task kinds: the instruction set real NPU engines expose.
+ *  Tasks of one queue run in order, each starting after the previous one completed.
+ *  Queues of a rank run concurrently; they order each other with NOTIFY_RECORD/WAIT on self. */
+typedef enum ncl_task_kind {
+    NCL_TASK_WRITE = 0,     /**< peer.dst <- src (DMA over the link) */
+    NCL_TASK_WRITE_REDUCE,  /**< peer.dst <- peer.dst op src (inline reduce at the destination) */
+    NCL_TASK_LOCAL_COPY,    /**< dst <- src, both local */
+    NCL_TASK_LOCAL_REDUCE,  /**< dst <- dst op src, both local */
+    NCL_TASK_LOCAL_DIV,     /**< dst <- dst / count (the final step of avg) */
+    NCL_TASK_NOTIFY_RECORD, /**< add 1 to counter (self, notify) on rank `peer` */
+    NCL_TASK_NOTIFY_WAIT,   /**< wait until counter (peer, notify) reaches `count`, then subtract it */
+    NCL_TASK_KIND_COUNT
+} ncl_task_kind;
+
+/** Buffers a task can name; the backend maps them to addresses on the rank that owns them. */
+typedef enum ncl_buf {
+    NCL_BUF_SEND = 0, /**< the caller's send buffer (read only) */
+    NCL_BUF_RECV,     /**< the caller's receive buffer */
+    NCL_BUF_SCRATCH,  /**< the backend's per-rank scratch (ncl_hal_caps.scratch_bytes) */
+    NCL_BUF_COUNT
+} ncl_buf;
+
+typedef struct ncl_ref {
+    uint32_t buf; /**< ncl_buf */
+    uint64_t off; /**< byte offset */
+} ncl_ref;
+
+typedef struct ncl_task {
+    uint8_t kind;    /**< ncl_task_kind */
+    uint8_t dtype;   /**< reduce/div kinds: element type */
+    uint8_t op;      /**< reduce kinds: ncl_op (never AVG: avg reduces with SUM then LOCAL_DIV) */
+    int32_t peer;    /**< WRITE*: destination rank; RECORD: rank to signal; WAIT: rank expected to record */
+    uint32_t notify; /**< notify id (< NCL_NOTIFY_IDS) */
+    uint32_t count;  /**< WAIT: records to consume; LOCAL_DIV: divisor */
+    ncl_ref src;     /**< local source (data kinds) */
+    ncl_ref dst;     /**< destination; on `peer` for WRITE and WRITE_REDUCE */
+    uint64_t bytes;
+    uint32_t step;   /**< algorithm step, for diagnostics */
+} ncl_task;
+
+/** Notify ids per (peer, rank) pair; algorithms use 2 per channel plus a few local ones. */
+#define NCL_NOTIFY_IDS 32u
+
+/** Everything an algorithm needs to produce one rank's task streams. Identical on all ranks
+ *  except `rank`. */
+typedef struct ncl_plan {
+    uint8_t coll, algo, dtype, op; /**< op: never AVG after planning; see `avg` */
+    uint8_t inplace;
+    uint8_t avg;           /**< 1: op was AVG — reduce with SUM, then LOCAL_DIV by nranks */
+    int32_t nranks, rank, root;
+    uint64_t count;        /**< allreduce/broadcast/reduce: elements; reduce_scatter: recvcount;
+                                allgather: sendcount */
+    uint32_t esize;        /**< bytes per element */
+    uint32_t queues;       /**< queues this schedule uses (set by the algorithm's prepare) */
+    uint64_t slice_elems;  /**< largest DMA task, in elements */
+    uint64_t scratch_bytes;/**< scratch the backend gives each rank */
+    uint32_t segments;     /**< pipelined algorithms: segments (set by prepare from the cost model) */
+    uint32_t link_alpha_ns, link_gbps; /**< cost model inputs */
+} ncl_plan;
+
+/** Where `rank`'s input lives, and where its result must end up. Out of place: SEND at 0 and
+ *  RECV at 0. In place the collective works in one buffer, named RECV: allreduce, broadcast,
+ *  reduce: input and output at RECV 0; allgather (RECV holds nranks*count): input at
+ *  RECV + rank*count, output RECV 0; reduce_scatter (RECV is the caller's whole send buffer,
+ *  nranks*count): input RECV 0, output RECV + rank*count. Offsets in bytes. */
+ncl_ref ncl_plan_input(const ncl_plan *plan, int rank);
+ncl_ref ncl_plan_output(const ncl_plan *plan, int rank);
+
+/** Resumable generator state (protothread-style): loop variables live here, not on the stack,
+ *  so a rank's tasks stream out one at a time in O(1) memory. */
+typedef struct ncl_gen {
+    int line;                /**< resume point: 0 = start, -1 = finished */
+    uint64_t i, j, k, m, n;  /**< loop variables that survive a yield */
+} ncl_gen;
+
+/** Produces the next task of (plan->rank, queue) into *out. Returns 1, or 0 at the end. */
+typedef int (*ncl_gen_fn)(const ncl_plan *plan, uint32_t queue, ncl_gen *gen, ncl_task *out);
+
+/** One algorithm for one collective. */
+typedef struct ncl_algo_desc {
+    const char *name;
+    uint8_t coll, algo;
+    /** Fills plan->queues, plan->segments; checks resources (e.g. scratch) and may refuse. */
+    ncl_result (*prepare)(ncl_plan *plan);
+    ncl_gen_fn next;
+} ncl_algo_desc;
+
+/** The algorithm implementing (coll, algo), or NULL. algo must not be AUTO. */
+const ncl_algo_desc *ncl_algo_find(ncl_coll coll, ncl_algo algo);
+
+/** Builds and prepares a plan (algorithm choice for AUTO included). Pure: no HAL, no memory. */
+ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nranks, int rank,
+                         int root, uint64_t count, ncl_dtype dtype, ncl_op op, int inplace,
+                         uint64_t slice_bytes, uint32_t channels, uint64_t scratch_bytes,
+                         uint32_t link_alpha_ns, uint32_t link_gbps);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,138 @@
+/* ring_allreduce.c — ring allreduce: reduce-scatter then allgather around the ring, with inline
+ * reduce at the destination, split over channels and cut into rounds of at most one slice. */
+#include "ncl_algo.h"
+
+/* Layout: the buffer is split into one contiguous portion per channel (queue); each portion is
+ * split into nranks chunks; each round moves at most slice_elems of every chunk.
+ * Rank r sends chunk r-1-s at reduce-scatter step s and so ends holding the fully reduced chunk r,
+ * which it sends first in the allgather. Only chunk r-1 of rank r is never reduced into (r sends it
+ * straight from its input at step 0), so out of place every other chunk is pre-copied to recv. */
+
+static uint64_t channel_span(const ncl_plan *p, uint32_t q, uint64_t *off)
+{
+    return ncl_part(p->count, p->queues, q, off);
+}
+
+static uint64_t rounds(const ncl_plan *p, uint32_t q)
+{
+    uint64_t off, span = channel_span(p, q, &off);
+    return ncl_div_ceil(ncl_div_ceil(span, (uint64_t)p->nranks), p->slice_elems);
+}
+
+/* Elements of chunk k that round `round` moves; *off gets the first element (absolute). */
+static uint64_t chunk_round(const ncl_plan *p, uint32_t q, int k, uint64_t round, uint64_t *off)
+{
+    uint64_t coff, koff;
+    uint64_t span = channel_span(p, q, &coff);
+    uint64_t klen = ncl_part(span, (uint64_t)p->nranks, (uint64_t)k, &koff);
+    uint64_t lo = round * p->slice_elems;
+    *off = coff + koff + lo;
+    return lo >= klen ? 0 : ncl_min_u64(p->slice_elems, klen - lo);
+}
+
+/* Out-of-place pre-copy: part 0 is the channel span before chunk r-1, part 1 the span after it
+ * (on one rank: the whole span, and nothing). */
+static uint64_t precopy_part(const ncl_plan *p, uint32_t q, uint64_t part, uint64_t *off)
+{
+    uint64_t coff, koff;
+    uint64_t span = channel_span(p, q, &coff);
+    if (p->nranks == 1) {
+        *off = coff;
+        return part == 0 ? span : 0;
+    }
+    int skip = ncl_mod(p->rank - 1, p->nranks);
+    uint64_t klen = ncl_part(span, (uint64_t)p->nranks, (uint64_t)skip, &koff);
+    if (part == 0) {
+        *off = coff;
+        return koff;
+    }
+    *off = coff + koff + klen;
+    return span - koff - klen;
+}
+
+static ncl_result prepare(ncl_plan *p)
+{
+    /* Every channel needs at least one element per rank to be worth a queue. */
+    uint64_t per_rank = p->count / (uint64_t)p->nranks;
+    uint32_t q = p->queues;
+    while (q > 1 && per_rank < q)
+        q--;
+    p->queues = q;
+    p->segments = 1;
+    return NCL_SUCCESS;
+}
+
+static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
+{
+    const int r = p->rank, n = p->nranks;
+    const int next_rank = ncl_mod(r + 1, n), prev_rank = ncl_mod(r - 1, n);
+    const uint64_t es = p->esize, steps = 2u * (uint64_t)(n - 1);
+    const ncl_ref in = ncl_plan_input(p, r), recv = ncl_ref_make(NCL_BUF_RECV, 0);
+    uint64_t off, len, span = channel_span(p, q, &off);
+
+    NCL_GEN_BEGIN(g);
+    if (span == 0)
+        return g->line = -1, 0;
+    /* prologue: fill recv with our own contributions (one rank: that is all there is to do),
+     * then tell prev it may reduce into it; copies are cut into slices like every task */
+    if (!p->inplace) {
+        for (g->k = 0; g->k < 2; g->k++) {
+            for (g->m = 0; g->m < precopy_part(p, q, g->k, &off); g->m += p->slice_elems) {
+                len = ncl_min_u64(p->slice_elems, precopy_part(p, q, g->k, &off) - g->m);
+                ncl_task_copy(t, ncl_ref_add(in, (off + g->m) * es),
+                              ncl_ref_add(recv, (off + g->m) * es), len * es, 0);
+                NCL_YIELD(g);
+            }
+        }
+    }
+    if (n == 1)
+        return g->line = -1, 0;
+    ncl_task_record(t, prev_rank, NCL_NOTIFY_READY(q), 0);
+    NCL_YIELD(g);
+    ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(q), 1, 0);
+    NCL_YIELD(g);
+
+    for (g->i = 0; g->i < rounds(p, q); g->i++) {
+        /* reduce-scatter, step s: reduce chunk r-1-s into next's copy; step 0 reads our input */
+        for (g->j = 0; g->j < (uint64_t)(n - 1); g->j++) {
+            len = chunk_round(p, q, ncl_mod(r - 1 - (int)g->j, n), g->i, &off);
+            if (len) {
+                ncl_task_write_reduce(t, p, next_rank, ncl_add_ref_if(g->j == 0, in, recv, off * es),
+                                      ncl_ref_add(recv, off * es), len * es,
+                                      (uint32_t)(g->i * steps + g->j));
+                NCL_YIELD(g);
+            }
+            ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(q), (uint32_t)(g->i * steps + g->j));
+            NCL_YIELD(g);
+            ncl_task_wait(t, prev_rank, NCL_NOTIFY_DATA(q), 1, (uint32_t)(g->i * steps + g->j));
+            NCL_YIELD(g);
+        }
+        /* chunk r is now reduced over all ranks: finish avg once, before it is gathered */
+        if (p->avg) {
+            len = chunk_round(p, q, r, g->i, &off);
+            if (len) {
+                ncl_task_div(t, p, ncl_ref_add(recv, off * es), len * es,
+                             (uint32_t)(g->i * steps + (uint64_t)n - 1));
+                NCL_YIELD(g);
+            }
+        }
+        /* allgather, step s: copy chunk r-s to next (step 0: our reduced chunk) */
+        for (g->j = 0; g->j < (uint64_t)(n - 1); g->j++) {
+            len = chunk_round(p, q, ncl_mod(r - (int)g->j, n), g->i, &off);
+            if (len) {
+                ncl_task_write(t, next_rank, ncl_ref_add(recv, off * es), ncl_ref_add(recv, off * es),
+                               len * es, (uint32_t)(g->i * steps + (uint64_t)n - 1 + g->j));
+                NCL_YIELD(g);
+            }
+            ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(q),
+                            (uint32_t)(g->i * steps + (uint64_t)n - 1 + g->j));
+            NCL_YIELD(g);
+            ncl_task_wait(t, prev_rank, NCL_NOTIFY_DATA(q), 1,
+                          (uint32_t)(g->i * steps + (uint64_t)n - 1 + g->j));
+            NCL_YIELD(g);
+        }
+    }
+    NCL_GEN_END(g);
+}
+
+const ncl_algo_desc ncl_algo_ring_allreduce = {"ring", NCL_COLL_ALLREDUCE, NCL_ALGO_RING, prepare, next};

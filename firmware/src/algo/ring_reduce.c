@@ -1,0 +1,158 @@
+/* ring_reduce.c — ring reduce: a pipelined chain root+1 -> root+2 -> ... -> root-1 -> root whose
+ * partial sums flow with inline reduce at the destination, through double-buffered scratch. */
+#include "ncl_algo.h"
+
+/* Position u = rank - root - 1 (mod p): u = 0 heads the chain, u = p-1 is the root.
+ * Segment s is part s of ncl_part(count, segments). Accumulation targets:
+ *  - the root: recv, pre-copied with its own input (in place it already is);
+ *  - an intermediate rank: scratch slot s % 2, pre-copied with its own input segment.
+ * The head reduces straight from its input. A READY record is one credit: "segment s may now be
+ * reduced into me"; the intermediate grants segment s+1's slot as soon as segment s arrived, so
+ * receiving s+1 overlaps forwarding s. The slot for s+1 last held s-1, whose forward finished
+ * before (tasks of a queue run in order). */
+
+/* Bytes of one scratch slot: half the scratch, whole elements. */
+static uint64_t slot_bytes(const ncl_plan *p)
+{
+    return p->scratch_bytes / 2 / p->esize * p->esize;
+}
+
+static ncl_result prepare(ncl_plan *p)
+{
+    p->queues = 1;
+    p->segments = 1;
+    if (p->slice_elems == 0 || p->esize == 0)
+        return NCL_ERR_INVALID_ARGUMENT;
+    if (p->count == 0)
+        return NCL_SUCCESS;
+    uint64_t seg_max = p->slice_elems;
+    if (p->nranks >= 3) {
+        /* intermediate ranks accumulate in scratch: two slots of at least one element */
+        uint64_t slot_elems = slot_bytes(p) / p->esize;
+        if (slot_elems == 0)
+            return NCL_ERR_UNSUPPORTED;
+        seg_max = ncl_min_u64(seg_max, slot_elems);
+    }
+    uint64_t min_k = ncl_div_ceil(p->count, seg_max);
+    if (min_k > UINT32_MAX)
+        return NCL_ERR_UNSUPPORTED;
+    uint64_t k = ncl_pipeline_segments((uint64_t)p->nranks, p->count * p->esize, p->link_alpha_ns,
+                               p->link_gbps);
+    k = ncl_min_u64(k, p->count);
+    k = ncl_min_u64(k, UINT32_MAX);
+    if (k < min_k)
+        k = min_k;
+    p->segments = (uint32_t)k;
+    return NCL_SUCCESS;
+}
+
+static uint64_t seg(const ncl_plan *p, uint64_t s, uint64_t *off)
+{
+    return ncl_part(p->count, p->segments, s, off);
+}
+
+/* Where segment s (first element off) accumulates on the rank at chain position u. */
+static ncl_ref target(const ncl_plan *p, int u, uint64_t s, uint64_t off)
+{
+    if (u == p->nranks - 1)
+        return ncl_ref_make(NCL_BUF_RECV, off * p->esize);
+    return ncl_ref_make(NCL_BUF_SCRATCH, (s % 2) * slot_bytes(p));
+}
+
+static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
+{
+    const int n = p->nranks, r = p->rank;
+    const int u = ncl_mod((int64_t)r - p->root - 1, n); /* chain position; the root is n-1 */
+    const int prev = ncl_mod((int64_t)r - 1, n), nxt = ncl_mod((int64_t)r + 1, n);
+    const uint64_t es = p->esize, k = p->segments;
+    const ncl_ref in = ncl_plan_input(p, r), recv = ncl_ref_make(NCL_BUF_RECV, 0);
+    const uint32_t data = NCL_NOTIFY_DATA(q), ready = NCL_NOTIFY_READY(q);
+    uint64_t off, len;
+
+    NCL_GEN_BEGIN(g);
+    if (p->count == 0 || (n == 1 && p->inplace))
+        return g->line = -1, 0;
+
+    if (u == n - 1) {
+        /* root. step s (prologue): pre-fill recv's segment s with our input, grant prev one
+         * credit for it; all segments are distinct regions, so credits need not wait */
+        for (g->i = 0; g->i < k; g->i++) {
+            if (!p->inplace) {
+                len = seg(p, g->i, &off);
+                ncl_task_copy(t, ncl_ref_add(in, off * es), ncl_ref_add(recv, off * es), len * es,
+                              (uint32_t)g->i);
+                NCL_YIELD(g);
+            }
+            if (n > 1) {
+                ncl_task_record(t, prev, ready, (uint32_t)g->i);
+                NCL_YIELD(g);
+            }
+        }
+        if (n == 1)
+            return g->line = -1, 0;
+        if (!p->avg) {
+            /* every segment has been reduced into recv once prev has sent them all */
+            ncl_task_wait(t, prev, data, (uint32_t)k, (uint32_t)(k - 1));
+            NCL_YIELD(g);
+            return g->line = -1, 0;
+        }
+        /* avg: segment s is complete when it arrives; divide it while the next ones flow */
+        for (g->i = 0; g->i < k; g->i++) {
+            ncl_task_wait(t, prev, data, 1, (uint32_t)g->i);
+            NCL_YIELD(g);
+            len = seg(p, g->i, &off);
+            ncl_task_div(t, p, ncl_ref_add(recv, off * es), len * es, (uint32_t)g->i);
+            NCL_YIELD(g);
+        }
+        return g->line = -1, 0;
+    }
+
+    if (u == 0) {
+        /* head. step s: once next has pre-filled its target, reduce our input segment into it */
+        for (g->i = 0; g->i < k; g->i++) {
+            ncl_task_wait(t, nxt, ready, 1, (uint32_t)g->i);
+            NCL_YIELD(g);
+            len = seg(p, g->i, &off);
+            ncl_task_write_reduce(t, p, nxt, ncl_ref_add(in, off * es),
+                                  target(p, u + 1, g->i, off), len * es, (uint32_t)g->i);
+            NCL_YIELD(g);
+            ncl_task_record(t, nxt, data, (uint32_t)g->i);
+            NCL_YIELD(g);
+        }
+        return g->line = -1, 0;
+    }
+
+    /* intermediate. step 0: pre-fill slot 0 with our input segment 0, grant prev a credit */
+    len = seg(p, 0, &off);
+    ncl_task_copy(t, ncl_ref_add(in, off * es), target(p, u, 0, off), len * es, 0);
+    NCL_YIELD(g);
+    ncl_task_record(t, prev, ready, 0);
+    NCL_YIELD(g);
+    for (g->i = 0; g->i < k; g->i++) {
+        /* step s: segment s has been reduced into slot s % 2 */
+        ncl_task_wait(t, prev, data, 1, (uint32_t)g->i);
+        NCL_YIELD(g);
+        /* refill the other slot with our segment s+1 and grant it, so prev sends s+1 while we
+         * forward s */
+        if (g->i + 1 < k) {
+            len = seg(p, g->i + 1, &off);
+            ncl_task_copy(t, ncl_ref_add(in, off * es), target(p, u, g->i + 1, off), len * es,
+                          (uint32_t)g->i + 1);
+            NCL_YIELD(g);
+            ncl_task_record(t, prev, ready, (uint32_t)g->i + 1);
+            NCL_YIELD(g);
+        }
+        /* forward: reduce slot s % 2 into next's target once next granted it */
+        ncl_task_wait(t, nxt, ready, 1, (uint32_t)g->i);
+        NCL_YIELD(g);
+        len = seg(p, g->i, &off);
+        ncl_task_write_reduce(t, p, nxt, target(p, u, g->i, off), target(p, u + 1, g->i, off),
+                              len * es, (uint32_t)g->i);
+        NCL_YIELD(g);
+        ncl_task_record(t, nxt, data, (uint32_t)g->i);
+        NCL_YIELD(g);
+    }
+    NCL_GEN_END(g);
+}
+
+const ncl_algo_desc ncl_algo_ring_reduce = {"ring", NCL_COLL_REDUCE, NCL_ALGO_RING, prepare, next};

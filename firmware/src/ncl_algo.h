@@ -1,0 +1,79 @@
+/* ncl_algo.h — what every algorithm file uses: generator macros, task builders, partitioning. */
+#ifndef NCL_ALGO_H
+#define NCL_ALGO_H
+
+#include "ncl/ncl_sched.h"
+
+/* Protothread-style generators: write the algorithm as plain nested loops over fields of
+ * ncl_gen (never over locals, which do not survive a yield) and NCL_YIELD after filling *out.
+ * No `switch` statements inside a generator body. */
+#define NCL_GEN_BEGIN(g)  switch ((g)->line) { case 0:
+#define NCL_YIELD(g)                                                                       \
+    do {                                                                                   \
+        (g)->line = __LINE__;                                                              \
+        return 1;                                                                          \
+    case __LINE__:;                                                                        \
+    } while (0)
+#define NCL_GEN_END(g)                                                                     \
+    default:                                                                               \
+        break;                                                                             \
+    }                                                                                      \
+    (g)->line = -1;                                                                        \
+    return 0
+
+/* Notify ids: each channel (queue) owns a DATA and a READY id. Counters are per sender, so
+ * the same id from different peers never aliases. */
+#define NCL_NOTIFY_DATA(ch) (2u * (ch))
+#define NCL_NOTIFY_READY(ch) (2u * (ch) + 1u)
+
+static inline ncl_ref ncl_ref_make(uint32_t buf, uint64_t off)
+{
+    ncl_ref r;
+    r.buf = buf;
+    r.off = off;
+    return r;
+}
+static inline ncl_ref ncl_ref_add(ncl_ref r, uint64_t off)
+{
+    r.off += off;
+    return r;
+}
+/** (cond ? a : b) + off */
+static inline ncl_ref ncl_add_ref_if(int cond, ncl_ref a, ncl_ref b, uint64_t off)
+{
+    return ncl_ref_add(cond ? a : b, off);
+}
+
+/* Task builders: each fills *t completely. */
+void ncl_task_write(ncl_task *t, int peer, ncl_ref src, ncl_ref dst, uint64_t bytes, uint32_t step);
+void ncl_task_write_reduce(ncl_task *t, const ncl_plan *p, int peer, ncl_ref src, ncl_ref dst,
+                           uint64_t bytes, uint32_t step);
+void ncl_task_copy(ncl_task *t, ncl_ref src, ncl_ref dst, uint64_t bytes, uint32_t step);
+void ncl_task_reduce(ncl_task *t, const ncl_plan *p, ncl_ref src, ncl_ref dst, uint64_t bytes,
+                     uint32_t step);
+void ncl_task_div(ncl_task *t, const ncl_plan *p, ncl_ref dst, uint64_t bytes, uint32_t step);
+void ncl_task_record(ncl_task *t, int peer, uint32_t notify, uint32_t step);
+void ncl_task_wait(ncl_task *t, int peer, uint32_t notify, uint32_t count, uint32_t step);
+
+/** Segment count minimising the pipelined-chain cost (p-2+k)(a + n b / k) (REFERENCE.md):
+ *  k = sqrt((p-2) n b / a), b = 1/gbps ns per byte. At least 1; saturates, never overflows. */
+uint64_t ncl_pipeline_segments(uint64_t p, uint64_t bytes, uint64_t alpha_ns, uint64_t gbps);
+
+/** Splits n items into `parts` near-equal parts (the first n % parts get one more);
+ *  returns the length of part `idx` and its start in *off. */
+uint64_t ncl_part(uint64_t n, uint64_t parts, uint64_t idx, uint64_t *off);
+
+static inline int ncl_mod(int64_t a, int64_t p) { return (int)(((a % p) + p) % p); }
+static inline uint64_t ncl_min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+static inline uint64_t ncl_div_ceil(uint64_t a, uint64_t b) { return b ? (a + b - 1) / b : 0; }
+
+/* The algorithm table entries, one per file under algo/. */
+extern const ncl_algo_desc ncl_algo_ring_allreduce;
+extern const ncl_algo_desc ncl_algo_ring_reduce_scatter;
+extern const ncl_algo_desc ncl_algo_ring_allgather;
+extern const ncl_algo_desc ncl_algo_chain_broadcast;
+extern const ncl_algo_desc ncl_algo_tree_broadcast;
+extern const ncl_algo_desc ncl_algo_ring_reduce;
+extern const ncl_algo_desc ncl_algo_tree_reduce;
+
+#endif

@@ -1,0 +1,257 @@
+/* ncl_api.c — the public collectives: argument checks, planning, schedule proof, launch. */
+#include "ncl_comm.h"
+
+#include "ncl/ncl_check.h"
+#include "ncl/ncl_dtype.h"
+
+#include <string.h>
+
+const char *ncl_strerror(ncl_result r)
+{
+    switch (r) {
+    case NCL_SUCCESS: return "success";
+    case NCL_IN_PROGRESS: return "in progress: the collective is still running; call ncl_test() or ncl_wait()";
+    case NCL_ERR_INVALID_ARGUMENT: return "invalid argument: check buffers, count, datatype, op and root (ncl_comm_last_error() names the one)";
+    case NCL_ERR_INVALID_USAGE: return "invalid usage: not allowed in the communicator's state: a collective is still running (call ncl_wait), or one failed (destroy the communicator)";
+    case NCL_ERR_UNSUPPORTED: return "unsupported: this algorithm or backend cannot do that; choose another algorithm or give the backend more scratch";
+    case NCL_ERR_TIMEOUT: return "timeout: a peer never answered; the message names it - check that every rank calls the same collective";
+    case NCL_ERR_REMOTE: return "remote error: a peer failed; look at that rank's error";
+    case NCL_ERR_LINK: return "link error: a transfer to or from a peer failed; check the link";
+    case NCL_ERR_OUT_OF_MEMORY: return "out of memory: the allocator or the backend's scratch is exhausted";
+    case NCL_ERR_SCHEDULE: return "schedule rejected: the checker found a broken schedule (an engine or user-schedule bug)";
+    case NCL_ERR_BACKEND: return "backend error: the HAL backend failed an operation; see its log";
+    case NCL_ERR_INTERNAL: return "internal error: an engine bug; please report it with ncl_comm_last_error()";
+    default: return "unknown result code";
+    }
+}
+
+const char *ncl_coll_name(ncl_coll c)
+{
+    static const char *const names[NCL_COLL_COUNT] = {"allreduce", "broadcast", "reduce",
+                                                      "reduce_scatter", "allgather"};
+    return (unsigned)c < NCL_COLL_COUNT ? names[c] : "?";
+}
+
+const char *ncl_algo_name(ncl_algo a)
+{
+    static const char *const names[NCL_ALGO_COUNT] = {"auto", "ring", "chain", "tree"};
+    return (unsigned)a < NCL_ALGO_COUNT ? names[a] : "?";
+}
+
+/* A collective call as the user made it. */
+typedef struct call {
+    ncl_coll coll;
+    const void *send;
+    void *recv;
+    uint64_t count;
+    ncl_dtype dtype;
+    ncl_op op;
+    int root;
+} call;
+
+static int overlaps(const void *a, uint64_t abytes, const void *b, uint64_t bbytes)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return abytes && bbytes && x < y + bbytes && y < x + abytes;
+}
+
+/* Checks the call, fills the HAL launch description and whether it runs in place. Touches no
+ * buffer. */
+static ncl_result validate(ncl_comm *comm, const call *c, ncl_hal_launch *l, int *inplace)
+{
+    const char *name = ncl_coll_name(c->coll);
+    int p = comm->nranks, r = comm->rank;
+    if ((unsigned)c->dtype >= NCL_DTYPE_COUNT)
+        return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT,
+                             "%s: unknown datatype %d (allowed: 0..%d, see ncl_dtype)", name,
+                             (int)c->dtype, NCL_DTYPE_COUNT - 1);
+    if ((unsigned)c->op >= NCL_OP_COUNT)
+        return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT,
+                             "%s: unknown op %d (allowed: sum, prod, max, min, avg)", name, (int)c->op);
+    int rooted = c->coll == NCL_COLL_BROADCAST || c->coll == NCL_COLL_REDUCE;
+    if (rooted && (c->root < 0 || c->root >= p))
+        return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT,
+                             "%s: root %d out of range (allowed: 0..%d)", name, c->root, p - 1);
+    uint64_t es = ncl_dtype_size(c->dtype);
+    uint64_t blocks = c->coll == NCL_COLL_ALLGATHER || c->coll == NCL_COLL_REDUCE_SCATTER ? (uint64_t)p : 1;
+    if (c->count > UINT64_MAX / es / blocks || c->count * es * blocks > (uint64_t)PTRDIFF_MAX)
+        return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT,
+                             "%s: count %llu x %llu bytes overflows the address space", name,
+                             (unsigned long long)c->count, (unsigned long long)(es * blocks));
+    uint64_t bytes = c->count * es;
+    uint64_t send_bytes = c->coll == NCL_COLL_REDUCE_SCATTER ? bytes * blocks : bytes;
+    uint64_t recv_bytes = c->coll == NCL_COLL_ALLGATHER ? bytes * blocks : bytes;
+    int needs_send = c->coll != NCL_COLL_BROADCAST || r == c->root;
+    int needs_recv = c->coll != NCL_COLL_REDUCE || r == c->root;
+    if (needs_send && !c->send && bytes)
+        return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT, "%s: sendbuf is NULL", name);
+    if (needs_recv && !c->recv && bytes)
+        return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT, "%s: recvbuf is NULL", name);
+    uint64_t align = comm->caps.buf_align;
+    if ((needs_send && (uintptr_t)c->send % align) || (needs_recv && (uintptr_t)c->recv % align))
+        return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT,
+                             "%s: buffers must be aligned to %llu bytes on this backend", name,
+                             (unsigned long long)align);
+
+    /* In place per NCCL's rules; any other overlap would silently corrupt the result. */
+    const char *send = c->send;
+    char *recv = c->recv;
+    switch (c->coll) {
+    case NCL_COLL_REDUCE_SCATTER: *inplace = recv && recv == send + (uint64_t)r * bytes; break;
+    case NCL_COLL_ALLGATHER: *inplace = send && send == recv + (uint64_t)r * bytes; break;
+    default: *inplace = needs_send && needs_recv && send == recv; break;
+    }
+    if (!*inplace && needs_send && needs_recv && overlaps(send, send_bytes, recv, recv_bytes))
+        return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT,
+                             "%s: sendbuf and recvbuf overlap without being in place", name);
+
+    memset(l, 0, sizeof *l);
+    l->coll = (uint8_t)c->coll;
+    if (*inplace) {
+        /* One buffer, bound as RECV (see ncl_plan_input). */
+        l->recv = c->coll == NCL_COLL_REDUCE_SCATTER ? (void *)(uintptr_t)send : recv;
+        l->recv_bytes = c->coll == NCL_COLL_REDUCE_SCATTER ? send_bytes : recv_bytes;
+    } else {
+        l->send = needs_send ? send : NULL;
+        l->send_bytes = needs_send ? send_bytes : 0;
+        l->recv = needs_recv ? recv : NULL;
+        l->recv_bytes = needs_recv ? recv_bytes : 0;
+    }
+    return NCL_SUCCESS;
+}
+
+static int same_shape(const ncl_plan *a, const ncl_plan *b)
+{
+    ncl_plan x = *a, y = *b;
+    x.rank = y.rank = 0;
+    return memcmp(&x, &y, sizeof x) == 0;
+}
+
+/* Proves the plan's schedule for all ranks, unless this exact shape was proven already. */
+static ncl_result prove(ncl_comm *comm)
+{
+    if (comm->checked_valid && same_shape(&comm->checked, &comm->plan))
+        return NCL_SUCCESS;
+    char msg[256];
+    ncl_result rc = ncl_check(&comm->plan, NULL, comm->cfg.alloc, comm->cfg.free,
+                              comm->cfg.alloc_ud, msg, sizeof msg);
+    if (rc == NCL_ERR_UNSUPPORTED)
+        return NCL_SUCCESS; /* beyond the checker's rank limit: run unproven */
+    if (rc != NCL_SUCCESS)
+        return ncl_comm_fail(comm, rc, "%s (%s): schedule rejected: %s",
+                             ncl_coll_name((ncl_coll)comm->plan.coll),
+                             ncl_algo_name((ncl_algo)comm->plan.algo), msg);
+    comm->checked = comm->plan;
+    comm->checked_valid = 1;
+    return NCL_SUCCESS;
+}
+
+static ncl_result start(ncl_comm *comm, const call *c)
+{
+    if (!comm)
+        return NCL_ERR_INVALID_ARGUMENT;
+    if (comm->active)
+        return ncl_comm_fail(comm, NCL_ERR_INVALID_USAGE,
+                             "%s: collective #%llu is still running; call ncl_wait() first",
+                             ncl_coll_name(c->coll), (unsigned long long)comm->seq);
+    if (comm->broken)
+        return NCL_ERR_INVALID_USAGE; /* keeps the message of the failure that broke it */
+    comm->err[0] = '\0';
+    ncl_hal_launch l;
+    int inplace = 0;
+    ncl_result rc = validate(comm, c, &l, &inplace);
+    if (rc != NCL_SUCCESS || c->count == 0)
+        return rc;
+
+    uint32_t channels = comm->cfg.channels < comm->caps.max_queues ? comm->cfg.channels
+                                                                   : comm->caps.max_queues;
+    rc = ncl_plan_make(&comm->plan, c->coll, (ncl_algo)comm->cfg.algorithm[c->coll], comm->nranks,
+                       comm->rank, c->root, c->count, c->dtype, c->op, inplace,
+                       comm->cfg.slice_bytes, channels, comm->caps.scratch_bytes,
+                       comm->cfg.link_alpha_ns, comm->cfg.link_gbps);
+    if (rc != NCL_SUCCESS)
+        return ncl_comm_fail(comm, rc, "%s: the %s algorithm cannot run %llu x %s on %d ranks "
+                             "with %llu bytes of scratch",
+                             ncl_coll_name(c->coll),
+                             ncl_algo_name((ncl_algo)comm->cfg.algorithm[c->coll]),
+                             (unsigned long long)c->count, ncl_dtype_name(c->dtype), comm->nranks,
+                             (unsigned long long)comm->caps.scratch_bytes);
+    if (comm->cfg.check_schedules && (rc = prove(comm)) != NCL_SUCCESS)
+        return rc;
+    comm->next = ncl_algo_find(c->coll, (ncl_algo)comm->plan.algo)->next;
+    l.seq = ++comm->seq;
+    rc = ncl_hal_begin(&comm->hal, &l);
+    if (rc != NCL_SUCCESS)
+        return ncl_comm_fail(comm, rc, "%s #%llu: backend refused to start: %s", ncl_coll_name(c->coll),
+                             (unsigned long long)l.seq, ncl_strerror(rc));
+    ncl_exec_start(comm);
+    return NCL_SUCCESS;
+}
+
+static ncl_result run(ncl_comm *comm, const call *c)
+{
+    ncl_result rc = start(comm, c);
+    return rc == NCL_SUCCESS ? ncl_exec_wait(comm) : rc;
+}
+
+ncl_result ncl_test(ncl_comm *comm, int *done)
+{
+    if (!comm || !done)
+        return NCL_ERR_INVALID_ARGUMENT;
+    ncl_result rc = ncl_exec_progress(comm);
+    *done = rc != NCL_IN_PROGRESS;
+    return rc == NCL_IN_PROGRESS ? NCL_SUCCESS : rc;
+}
+
+ncl_result ncl_wait(ncl_comm *comm)
+{
+    if (!comm)
+        return NCL_ERR_INVALID_ARGUMENT;
+    return ncl_exec_wait(comm);
+}
+
+#define CALL(coll, send, recv, count, dtype, op, root) \
+    (call){(coll), (send), (recv), (count), (dtype), (op), (root)}
+
+ncl_result ncl_allreduce(const void *s, void *r, size_t n, ncl_dtype d, ncl_op op, ncl_comm *c)
+{
+    return run(c, &CALL(NCL_COLL_ALLREDUCE, s, r, n, d, op, 0));
+}
+ncl_result ncl_broadcast(const void *s, void *r, size_t n, ncl_dtype d, int root, ncl_comm *c)
+{
+    return run(c, &CALL(NCL_COLL_BROADCAST, s, r, n, d, NCL_SUM, root));
+}
+ncl_result ncl_reduce(const void *s, void *r, size_t n, ncl_dtype d, ncl_op op, int root, ncl_comm *c)
+{
+    return run(c, &CALL(NCL_COLL_REDUCE, s, r, n, d, op, root));
+}
+ncl_result ncl_reduce_scatter(const void *s, void *r, size_t n, ncl_dtype d, ncl_op op, ncl_comm *c)
+{
+    return run(c, &CALL(NCL_COLL_REDUCE_SCATTER, s, r, n, d, op, 0));
+}
+ncl_result ncl_allgather(const void *s, void *r, size_t n, ncl_dtype d, ncl_comm *c)
+{
+    return run(c, &CALL(NCL_COLL_ALLGATHER, s, r, n, d, NCL_SUM, 0));
+}
+ncl_result ncl_allreduce_start(const void *s, void *r, size_t n, ncl_dtype d, ncl_op op, ncl_comm *c)
+{
+    return start(c, &CALL(NCL_COLL_ALLREDUCE, s, r, n, d, op, 0));
+}
+ncl_result ncl_broadcast_start(const void *s, void *r, size_t n, ncl_dtype d, int root, ncl_comm *c)
+{
+    return start(c, &CALL(NCL_COLL_BROADCAST, s, r, n, d, NCL_SUM, root));
+}
+ncl_result ncl_reduce_start(const void *s, void *r, size_t n, ncl_dtype d, ncl_op op, int root,
+                            ncl_comm *c)
+{
+    return start(c, &CALL(NCL_COLL_REDUCE, s, r, n, d, op, root));
+}
+ncl_result ncl_reduce_scatter_start(const void *s, void *r, size_t n, ncl_dtype d, ncl_op op,
+                                    ncl_comm *c)
+{
+    return start(c, &CALL(NCL_COLL_REDUCE_SCATTER, s, r, n, d, op, 0));
+}
+ncl_result ncl_allgather_start(const void *s, void *r, size_t n, ncl_dtype d, ncl_comm *c)
+{
+    return start(c, &CALL(NCL_COLL_ALLGATHER, s, r, n, d, NCL_SUM, 0));
+}

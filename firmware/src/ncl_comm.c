@@ -1,0 +1,100 @@
+/* ncl_comm.c — communicator lifetime, accessors and error recording. */
+#include "ncl_comm.h"
+
+#include "ncl_fmt.h"
+
+#include <string.h>
+
+ncl_result ncl_comm_create(ncl_comm **out, int nranks, int rank, const ncl_hal *hal,
+                           const ncl_config *cfg)
+{
+    if (!out)
+        return NCL_ERR_INVALID_ARGUMENT;
+    *out = NULL;
+    if (!hal || !hal->ops || !cfg || nranks < 1 || rank < 0 || rank >= nranks)
+        return NCL_ERR_INVALID_ARGUMENT;
+    if (cfg->size != sizeof(ncl_config) || cfg->version != NCL_CONFIG_VERSION || !cfg->alloc ||
+        !cfg->free || cfg->channels < 1 || cfg->channels > NCL_MAX_QUEUES || cfg->timeout_ns == 0 ||
+        cfg->slice_bytes == 0)
+        return NCL_ERR_INVALID_ARGUMENT;
+    for (int c = 0; c < NCL_COLL_COUNT; c++)
+        if (!ncl_algo_supported((ncl_coll)c, (ncl_algo)cfg->algorithm[c]))
+            return NCL_ERR_INVALID_ARGUMENT;
+    ncl_hal_caps caps;
+    ncl_result rc = ncl_hal_caps_get(hal, &caps);
+    if (rc != NCL_SUCCESS)
+        return rc;
+    if (caps.max_queues < 1 || caps.buf_align < 1)
+        return NCL_ERR_BACKEND;
+    ncl_comm *c = cfg->alloc(cfg->alloc_ud, sizeof *c);
+    if (!c)
+        return NCL_ERR_OUT_OF_MEMORY;
+    memset(c, 0, sizeof *c);
+    c->cfg = *cfg;
+    c->hal = *hal;
+    c->caps = caps;
+    c->nranks = nranks;
+    c->rank = rank;
+#ifdef NCL_CHECK_DEFAULT
+    if (c->cfg.check_schedules < 0)
+        c->cfg.check_schedules = 1;
+#endif
+    if (c->cfg.check_schedules < 0)
+        c->cfg.check_schedules = 0;
+    *out = c;
+    return NCL_SUCCESS;
+}
+
+void ncl_comm_destroy(ncl_comm *comm)
+{
+    if (comm)
+        comm->cfg.free(comm->cfg.alloc_ud, comm);
+}
+
+ncl_result ncl_comm_rank(const ncl_comm *comm, int *rank)
+{
+    if (!comm || !rank)
+        return NCL_ERR_INVALID_ARGUMENT;
+    *rank = comm->rank;
+    return NCL_SUCCESS;
+}
+
+ncl_result ncl_comm_size(const ncl_comm *comm, int *nranks)
+{
+    if (!comm || !nranks)
+        return NCL_ERR_INVALID_ARGUMENT;
+    *nranks = comm->nranks;
+    return NCL_SUCCESS;
+}
+
+ncl_result ncl_comm_set_algorithm(ncl_comm *comm, ncl_coll coll, ncl_algo algo)
+{
+    if (!comm)
+        return NCL_ERR_INVALID_ARGUMENT;
+    if (!ncl_algo_supported(coll, algo))
+        return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT, "%s cannot run %s",
+                             ncl_algo_name(algo), ncl_coll_name(coll));
+    comm->cfg.algorithm[coll] = (uint8_t)algo;
+    return NCL_SUCCESS;
+}
+
+const char *ncl_comm_last_error(const ncl_comm *comm)
+{
+    return comm ? comm->err : "";
+}
+
+const ncl_hal *ncl_comm_hal(const ncl_comm *comm)
+{
+    return comm ? &comm->hal : NULL;
+}
+
+ncl_result ncl_comm_fail(ncl_comm *comm, ncl_result result, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    size_t n = ncl_fmt(comm->err, sizeof comm->err, "rank %d: ", comm->rank);
+    ncl_vfmt(comm->err + n, sizeof comm->err - n, fmt, ap);
+    va_end(ap);
+    ncl_hal_log(&comm->hal, NCL_LOG_ERROR, comm->err);
+    return result;
+}

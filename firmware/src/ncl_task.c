@@ -1,0 +1,108 @@
+/* ncl_task.c — task builders, partitioning and the pipeline cost model shared by all algorithms. */
+#include "ncl_algo.h"
+
+#include <string.h>
+
+static void task_data(ncl_task *t, ncl_task_kind kind, int peer, ncl_ref src, ncl_ref dst,
+                      uint64_t bytes, uint32_t step)
+{
+    memset(t, 0, sizeof *t);
+    t->kind = (uint8_t)kind;
+    t->peer = peer;
+    t->src = src;
+    t->dst = dst;
+    t->bytes = bytes;
+    t->step = step;
+}
+
+void ncl_task_write(ncl_task *t, int peer, ncl_ref src, ncl_ref dst, uint64_t bytes, uint32_t step)
+{
+    task_data(t, NCL_TASK_WRITE, peer, src, dst, bytes, step);
+}
+
+void ncl_task_write_reduce(ncl_task *t, const ncl_plan *p, int peer, ncl_ref src, ncl_ref dst,
+                           uint64_t bytes, uint32_t step)
+{
+    task_data(t, NCL_TASK_WRITE_REDUCE, peer, src, dst, bytes, step);
+    t->dtype = p->dtype;
+    t->op = p->op;
+}
+
+void ncl_task_copy(ncl_task *t, ncl_ref src, ncl_ref dst, uint64_t bytes, uint32_t step)
+{
+    task_data(t, NCL_TASK_LOCAL_COPY, -1, src, dst, bytes, step);
+}
+
+void ncl_task_reduce(ncl_task *t, const ncl_plan *p, ncl_ref src, ncl_ref dst, uint64_t bytes,
+                     uint32_t step)
+{
+    task_data(t, NCL_TASK_LOCAL_REDUCE, -1, src, dst, bytes, step);
+    t->dtype = p->dtype;
+    t->op = p->op;
+}
+
+void ncl_task_div(ncl_task *t, const ncl_plan *p, ncl_ref dst, uint64_t bytes, uint32_t step)
+{
+    task_data(t, NCL_TASK_LOCAL_DIV, -1, dst, dst, bytes, step);
+    t->dtype = p->dtype;
+    t->count = (uint32_t)p->nranks;
+}
+
+void ncl_task_record(ncl_task *t, int peer, uint32_t notify, uint32_t step)
+{
+    memset(t, 0, sizeof *t);
+    t->kind = NCL_TASK_NOTIFY_RECORD;
+    t->peer = peer;
+    t->notify = notify;
+    t->step = step;
+}
+
+void ncl_task_wait(ncl_task *t, int peer, uint32_t notify, uint32_t count, uint32_t step)
+{
+    memset(t, 0, sizeof *t);
+    t->kind = NCL_TASK_NOTIFY_WAIT;
+    t->peer = peer;
+    t->notify = notify;
+    t->count = count;
+    t->step = step;
+}
+
+uint64_t ncl_part(uint64_t n, uint64_t parts, uint64_t idx, uint64_t *off)
+{
+    uint64_t base = n / parts, extra = n % parts;
+    *off = idx * base + (idx < extra ? idx : extra);
+    return base + (idx < extra ? 1 : 0);
+}
+
+static uint64_t isqrt_u64(uint64_t x)
+{
+    uint64_t r = 0, bit = 1ull << 62;
+    while (bit > x)
+        bit >>= 2;
+    while (bit) {
+        if (x >= r + bit) {
+            x -= r + bit;
+            r = (r >> 1) + bit;
+        } else {
+            r >>= 1;
+        }
+        bit >>= 2;
+    }
+    return r;
+}
+
+uint64_t ncl_pipeline_segments(uint64_t p, uint64_t bytes, uint64_t alpha_ns, uint64_t gbps)
+{
+    if (p <= 2)
+        return 1; /* one hop: nothing to overlap, every segment only adds a latency */
+    uint64_t denom = (alpha_ns ? alpha_ns : 1) * (gbps ? gbps : 1);
+    uint64_t q;
+    if (bytes <= UINT64_MAX / (p - 2)) {
+        q = (p - 2) * bytes / denom;
+    } else {
+        q = bytes / denom;
+        q = q > UINT64_MAX / (p - 2) ? UINT64_MAX : q * (p - 2);
+    }
+    uint64_t k = isqrt_u64(q);
+    return k ? k : 1;
+}

@@ -1,0 +1,25 @@
+/* rs_bench.h — the nccl-tests-style sweep of one collective on the host backend. */
+#ifndef RS_BENCH_H
+#define RS_BENCH_H
+
+#include <stdio.h>
+
+#include "ncl/ncl.h"
+#include "rs_cli.h"
+#include "rs_memprobe.h"
+#include "rs_report.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Runs every (dtype, op, size) row of `coll` on opts->nranks host ranks, checks and times
+ *  them, and prints the table through rep. probe may be NULL (no memcpy column).
+ *  Returns an exit status: RS_EXIT_OK, RS_EXIT_WRONG, RS_EXIT_USAGE (memory, sweep too long)
+ *  or RS_EXIT_ENGINE (an engine error, printed on err with the rank and its detail). */
+int rs_bench_run(const rs_opts *opts, ncl_coll coll, rs_report *rep, rs_memprobe *probe, FILE *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,364 @@
+/* test_algos.c — every registered algorithm over ranks x counts x roots x dtypes x ops x
+ * in-place, proven by the schedule checker; plus scratch refusal and chain segment counts. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ncl/ncl_check.h"
+#include "ncl_algo.h"
+
+/* The plan parameters every case uses (the engine's defaults). */
+#define SLICE_BYTES (1ull << 20)
+#define CHANNELS 2u
+#define SCRATCH_BYTES (4ull << 20)
+#define ALPHA_NS 2000u
+#define GBPS 20u
+#define BIG_COUNT (1048576ull + 3) /* >= 4 MiB of fp32, not a multiple of anything */
+
+static void *malloc_wrapper(void *ud, size_t bytes)
+{
+    (void)ud;
+    return malloc(bytes);
+}
+
+static void free_wrapper(void *ud, void *ptr)
+{
+    (void)ud;
+    free(ptr);
+}
+
+static const int rank_counts[] = {1, 2, 3, 4, 5, 7, 8, 16};
+static const ncl_dtype dtypes[] = {NCL_INT8, NCL_FLOAT16, NCL_FLOAT32, NCL_FLOAT64};
+
+static int rooted(ncl_coll c)
+{
+    return c == NCL_COLL_BROADCAST || c == NCL_COLL_REDUCE;
+}
+
+static int reducing(ncl_coll c)
+{
+    return c != NCL_COLL_BROADCAST && c != NCL_COLL_ALLGATHER;
+}
+
+static ncl_result make_plan_sized(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nranks,
+                                  int root, uint64_t count, ncl_dtype dtype, ncl_op op, int inplace,
+                                  uint64_t slice_bytes, uint64_t scratch_bytes)
+{
+    return ncl_plan_make(plan, coll, algo, nranks, 0, root, count, dtype, op, inplace, slice_bytes,
+                         CHANNELS, scratch_bytes, ALPHA_NS, GBPS);
+}
+
+static ncl_result make_plan(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nranks, int root,
+                            uint64_t count, ncl_dtype dtype, ncl_op op, int inplace,
+                            uint64_t scratch_bytes)
+{
+    return make_plan_sized(plan, coll, algo, nranks, root, count, dtype, op, inplace, SLICE_BYTES,
+                           scratch_bytes);
+}
+
+/* Walks every stream of the plan's algorithm; returns 1 and the first data task bigger than a
+ * slice in *big, or 0. The checker bounds regions, not task sizes, so this is checked here. */
+static int oversized_task(const ncl_plan *plan, ncl_task *big)
+{
+    const ncl_algo_desc *d = ncl_algo_find((ncl_coll)plan->coll, (ncl_algo)plan->algo);
+    for (int r = 0; r < plan->nranks; r++) {
+        ncl_plan pr = *plan;
+        pr.rank = r;
+        for (uint32_t q = 0; q < plan->queues; q++) {
+            ncl_gen g;
+            memset(&g, 0, sizeof g);
+            while (d->next(&pr, q, &g, big))
+                if (big->kind <= NCL_TASK_LOCAL_DIV && big->bytes > plan->slice_elems * plan->esize) {
+                    big->peer = r; /* report the issuing rank */
+                    return 1;
+                }
+        }
+    }
+    return 0;
+}
+
+typedef struct pair {
+    ncl_coll coll;
+    ncl_algo algo;
+} pair;
+
+/* One case: plan, check, report. Returns 1 on failure, 0 on success, -1 when `may_refuse` and
+ * the algorithm refused the resources (NCL_ERR_UNSUPPORTED from prepare). */
+static int run_case(const pair *pp, int nranks, int root, uint64_t count, ncl_dtype dt, ncl_op op,
+                    int inplace, uint64_t slice_bytes, uint64_t scratch_bytes, int may_refuse,
+                    int *printed)
+{
+    ncl_plan plan;
+    char msg[512];
+    const char *what = "";
+    ncl_result rc = make_plan_sized(&plan, pp->coll, pp->algo, nranks, root, count, dt, op,
+                                    inplace, slice_bytes, scratch_bytes);
+    if (rc == NCL_ERR_UNSUPPORTED && may_refuse)
+        return -1;
+    if (rc != NCL_SUCCESS) {
+        what = "ncl_plan_make";
+        snprintf(msg, sizeof msg, "%s", ncl_strerror(rc));
+    } else {
+        rc = ncl_check(&plan, NULL, malloc_wrapper, free_wrapper, NULL, msg, sizeof msg);
+        what = "ncl_check";
+        if (rc == NCL_SUCCESS) {
+            static const char *const kinds[] = {"WRITE", "WRITE_REDUCE", "LOCAL_COPY",
+                                                "LOCAL_REDUCE", "LOCAL_DIV"};
+            ncl_task big;
+            if (oversized_task(&plan, &big)) {
+                rc = NCL_ERR_SCHEDULE;
+                what = "slice";
+                snprintf(msg, sizeof msg, "rank %d step %u: %s of %llu bytes exceeds the %llu-byte slice",
+                         big.peer, big.step, kinds[big.kind], (unsigned long long)big.bytes,
+                         (unsigned long long)(plan.slice_elems * plan.esize));
+            }
+        }
+    }
+    if (rc == NCL_SUCCESS)
+        return 0;
+    if ((*printed)++ < 20)
+        print_message("FAIL %s/%s nranks=%d root=%d count=%llu %s %s %s slice=%llu scratch=%llu: "
+                      "%s: %s\n",
+                      ncl_coll_name(pp->coll), ncl_algo_name(pp->algo), nranks, root,
+                      (unsigned long long)count, ncl_dtype_name(dt), ncl_op_name(op),
+                      inplace ? "in-place" : "out-of-place", (unsigned long long)slice_bytes,
+                      (unsigned long long)scratch_bytes, what, msg);
+    return 1;
+}
+
+/* The matrix for one (collective, algorithm) and one slice/scratch size. */
+static int run_matrix(const pair *pp, uint64_t slice_bytes, uint64_t scratch_bytes, int with_big,
+                      int *cases, int *refused, int *printed)
+{
+    int fails = 0;
+    for (size_t ri = 0; ri < sizeof rank_counts / sizeof rank_counts[0]; ri++) {
+        const int p = rank_counts[ri];
+        const uint64_t counts[] = {0, 1, (uint64_t)p - 1, (uint64_t)p + 1, 1009, BIG_COUNT};
+        for (size_t ci = 0; ci < sizeof counts / sizeof counts[0] - !with_big; ci++) {
+            for (int root = 0; root < (rooted(pp->coll) ? p : 1); root++) {
+                for (int inplace = 0; inplace < 2; inplace++) {
+                    for (size_t di = 0; di < sizeof dtypes / sizeof dtypes[0]; di++) {
+                        const ncl_op ops[] = {NCL_SUM, NCL_AVG, NCL_MAX};
+                        for (size_t oi = 0; oi < 3; oi++) {
+                            if (oi > 0 && !reducing(pp->coll))
+                                break;
+                            if (ops[oi] == NCL_MAX && dtypes[di] != NCL_FLOAT32)
+                                continue;
+                            (*cases)++;
+                            int rc = run_case(pp, p, root, counts[ci], dtypes[di], ops[oi], inplace,
+                                              slice_bytes, scratch_bytes, refused != NULL, printed);
+                            if (rc < 0)
+                                (*refused)++;
+                            else
+                                fails += rc;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return fails;
+}
+
+/* The engine's defaults (1 MiB slices, 4 MiB scratch), every shape including >= 4 MiB. */
+static void test_matrix(void **state)
+{
+    const pair *pp = (const pair *)*state;
+    int cases = 0, printed = 0;
+    int fails = run_matrix(pp, SLICE_BYTES, SCRATCH_BYTES, 1, &cases, NULL, &printed);
+    print_message("%s/%s: %d cases, %d failed\n", ncl_coll_name(pp->coll), ncl_algo_name(pp->algo),
+                  cases, fails);
+    assert_int_equal(fails, 0);
+}
+
+/* Tiny slices and scratch: every count below 4 MiB becomes many rounds/segments, so pipelining,
+ * credits and scratch-slot reuse are exercised on every shape (at 1 MiB slices they are only
+ * reached by the largest count). An algorithm may refuse too little scratch. */
+static void test_matrix_small_slices(void **state)
+{
+    const pair *pp = (const pair *)*state;
+    static const uint64_t sizes[][2] = {{64, 96}, {24, 16}};
+    int cases = 0, refused = 0, printed = 0, fails = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        fails += run_matrix(pp, sizes[i][0], sizes[i][1], 0, &cases, &refused, &printed);
+    print_message("%s/%s small slices: %d cases, %d refused for scratch, %d failed\n",
+                  ncl_coll_name(pp->coll), ncl_algo_name(pp->algo), cases, refused, fails);
+    assert_int_equal(fails, 0);
+}
+
+static void expect_checked(ncl_coll coll, ncl_algo algo, int nranks, uint64_t count,
+                           ncl_dtype dt, uint64_t scratch)
+{
+    for (int inplace = 0; inplace < 2; inplace++) {
+        ncl_plan plan;
+        char msg[512];
+        assert_int_equal(make_plan(&plan, coll, algo, nranks, nranks - 1, count, dt, NCL_AVG,
+                                   inplace, scratch),
+                         NCL_SUCCESS);
+        ncl_result rc = ncl_check(&plan, NULL, malloc_wrapper, free_wrapper, NULL, msg, sizeof msg);
+        if (rc != NCL_SUCCESS)
+            print_message("%s/%s nranks=%d scratch=%llu: %s\n", ncl_coll_name(coll),
+                          ncl_algo_name(algo), nranks, (unsigned long long)scratch, msg);
+        assert_int_equal(rc, NCL_SUCCESS);
+    }
+}
+
+/* Reduce accumulates in scratch on intermediate ranks: too little scratch is refused by prepare,
+ * just enough works (one-element slots), and none is needed where no rank accumulates there. */
+static void test_small_scratch(void **state)
+{
+    (void)state;
+    ncl_plan plan;
+    /* ring: two slots of at least one element */
+    assert_int_equal(make_plan(&plan, NCL_COLL_REDUCE, NCL_ALGO_RING, 4, 0, 100, NCL_FLOAT64, NCL_SUM,
+                               0, 8),
+                     NCL_ERR_UNSUPPORTED);
+    assert_int_equal(make_plan(&plan, NCL_COLL_REDUCE, NCL_ALGO_RING, 3, 1, 100, NCL_FLOAT64, NCL_SUM,
+                               1, 15),
+                     NCL_ERR_UNSUPPORTED);
+    expect_checked(NCL_COLL_REDUCE, NCL_ALGO_RING, 4, 100, NCL_FLOAT64, 16);
+    expect_checked(NCL_COLL_REDUCE, NCL_ALGO_RING, 5, 37, NCL_FLOAT16, 7); /* 3-byte slots: 1 elem */
+    expect_checked(NCL_COLL_REDUCE, NCL_ALGO_RING, 2, 100, NCL_FLOAT64, 0); /* no intermediates */
+    /* tree: one element of scratch on the ranks with children */
+    assert_int_equal(make_plan(&plan, NCL_COLL_REDUCE, NCL_ALGO_TREE, 4, 0, 100, NCL_FLOAT64, NCL_SUM,
+                               0, 4),
+                     NCL_ERR_UNSUPPORTED);
+    expect_checked(NCL_COLL_REDUCE, NCL_ALGO_TREE, 8, 100, NCL_FLOAT64, 8);
+    expect_checked(NCL_COLL_REDUCE, NCL_ALGO_TREE, 3, 100, NCL_FLOAT64, 0); /* only leaves below */
+    /* count 0 needs nothing */
+    assert_int_equal(make_plan(&plan, NCL_COLL_REDUCE, NCL_ALGO_RING, 4, 0, 0, NCL_FLOAT64, NCL_SUM, 0, 0),
+                     NCL_SUCCESS);
+}
+
+/* floor(sqrt(x)) by bisection: an independent reference for the engine's integer sqrt. */
+static uint64_t ref_isqrt(uint64_t x)
+{
+    uint64_t lo = 0, hi = 1ull << 32;
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (mid * mid <= x)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* floor(sqrt((p-2) n / (alpha gbps))), clamped to [ceil(count / slice), count] and >= 1. */
+static uint64_t expected_segments(int p, uint64_t count, uint64_t esize)
+{
+    uint64_t slice = SLICE_BYTES / esize;
+    uint64_t k = p > 2 ? ref_isqrt((uint64_t)(p - 2) * count * esize / ((uint64_t)ALPHA_NS * GBPS)) : 1;
+    if (k < 1)
+        k = 1;
+    if (k > count)
+        k = count;
+    if (k < (count + slice - 1) / slice)
+        k = (count + slice - 1) / slice;
+    return k;
+}
+
+/* The chain broadcast cuts the buffer into the cost model's segment count, and every rank's
+ * stream has exactly the tasks that count implies: the root one WRITE (and, out of place, one
+ * LOCAL_COPY) per segment, a middle rank wait/WRITE/record per segment, the tail one wait. */
+static void test_chain_segments(void **state)
+{
+    (void)state;
+    static const int ps[] = {1, 2, 3, 4, 8, 16};
+    static const uint64_t counts[] = {1, 7, 1009, 100000, BIG_COUNT, 5 * 262144ull + 1};
+    const ncl_algo_desc *d = ncl_algo_find(NCL_COLL_BROADCAST, NCL_ALGO_CHAIN);
+    assert_non_null(d);
+    for (size_t pi = 0; pi < sizeof ps / sizeof ps[0]; pi++) {
+        for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
+            for (int inplace = 0; inplace < 2; inplace++) {
+                const int p = ps[pi], root = p / 2;
+                ncl_plan plan;
+                assert_int_equal(make_plan(&plan, NCL_COLL_BROADCAST, NCL_ALGO_CHAIN, p, root,
+                                           counts[ci], NCL_FLOAT32, NCL_SUM, inplace, SCRATCH_BYTES),
+                                 NCL_SUCCESS);
+                const uint64_t k = plan.segments;
+                assert_int_equal(k, expected_segments(p, counts[ci], 4));
+                assert_int_equal(plan.queues, 1);
+                for (int r = 0; r < p; r++) {
+                    const int v = (r - root + p) % p;
+                    uint64_t tasks = 0, writes = 0, copies = 0;
+                    ncl_plan pr = plan;
+                    ncl_gen g;
+                    ncl_task t;
+                    pr.rank = r;
+                    memset(&g, 0, sizeof g);
+                    while (d->next(&pr, 0, &g, &t)) {
+                        tasks++;
+                        writes += t.kind == NCL_TASK_WRITE;
+                        copies += t.kind == NCL_TASK_LOCAL_COPY;
+                    }
+                    uint64_t want_tasks, want_writes = v < p - 1 ? k : 0;
+                    if (v == 0)
+                        want_tasks = (p > 1) + k * (2u * (p > 1) + !inplace);
+                    else if (v < p - 1)
+                        want_tasks = 2 + 3 * k;
+                    else
+                        want_tasks = 2;
+                    assert_int_equal(writes, want_writes);
+                    assert_int_equal(copies, v == 0 && !inplace ? k : 0);
+                    assert_int_equal(tasks, want_tasks);
+                }
+                char msg[512];
+                ncl_result rc = ncl_check(&plan, NULL, malloc_wrapper, free_wrapper, NULL, msg,
+                                          sizeof msg);
+                if (rc != NCL_SUCCESS)
+                    print_message("chain p=%d count=%llu: %s\n", p, (unsigned long long)counts[ci], msg);
+                assert_int_equal(rc, NCL_SUCCESS);
+            }
+        }
+    }
+    /* count 0: no tasks at all */
+    ncl_plan plan;
+    assert_int_equal(make_plan(&plan, NCL_COLL_BROADCAST, NCL_ALGO_CHAIN, 4, 0, 0, NCL_FLOAT32,
+                               NCL_SUM, 0, SCRATCH_BYTES),
+                     NCL_SUCCESS);
+    for (int r = 0; r < 4; r++) {
+        ncl_gen g;
+        ncl_task t;
+        memset(&g, 0, sizeof g);
+        plan.rank = r;
+        assert_int_equal(d->next(&plan, 0, &g, &t), 0);
+    }
+}
+
+int main(void)
+{
+    enum { MAXP = NCL_COLL_COUNT * (NCL_ALGO_COUNT - 1) };
+    static pair pairs[MAXP];
+    static char names[2 * MAXP][64];
+    struct CMUnitTest tests[2 * MAXP + 2];
+    size_t n = 0, np = 0;
+    for (int c = 0; c < NCL_COLL_COUNT; c++) {
+        for (int a = NCL_ALGO_AUTO + 1; a < NCL_ALGO_COUNT; a++) {
+            if (!ncl_algo_find((ncl_coll)c, (ncl_algo)a))
+                continue;
+            pairs[np].coll = (ncl_coll)c;
+            pairs[np].algo = (ncl_algo)a;
+            for (int small = 0; small < 2; small++) {
+                snprintf(names[n], sizeof names[n], "matrix_%s_%s%s", ncl_coll_name((ncl_coll)c),
+                         ncl_algo_name((ncl_algo)a), small ? "_small_slices" : "");
+                struct CMUnitTest t = {names[n], small ? test_matrix_small_slices : test_matrix,
+                                       NULL, NULL, &pairs[np]};
+                tests[n++] = t;
+            }
+            np++;
+        }
+    }
+    struct CMUnitTest scratch = cmocka_unit_test(test_small_scratch);
+    struct CMUnitTest chain = cmocka_unit_test(test_chain_segments);
+    tests[n++] = scratch;
+    tests[n++] = chain;
+    return _cmocka_run_group_tests("algos", tests, n, NULL, NULL);
+}

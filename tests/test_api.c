@@ -1,0 +1,375 @@
+/* test_api.c — the public API's contracts: bad arguments, timeouts, non-blocking use, determinism. */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <ncl/ncl.h>
+#include <ncl/ncl_hal.h>
+#include <ncl/ncl_host.h>
+
+static void *alloc_cb(void *ud, size_t n) { (void)ud; return malloc(n); }
+static void free_cb(void *ud, void *p) { (void)ud; free(p); }
+
+/* ---- a mock backend: records calls, demands 64-byte alignment, never moves data ---- */
+
+typedef struct mock {
+    int begins;
+} mock;
+
+static ncl_result mock_caps(void *ctx, ncl_hal_caps *out)
+{
+    (void)ctx;
+    out->scratch_bytes = 1 << 16;
+    out->max_queues = 2;
+    out->buf_align = 64;
+    return NCL_SUCCESS;
+}
+
+static ncl_result mock_begin(void *ctx, const ncl_hal_launch *l)
+{
+    (void)l;
+    ((mock *)ctx)->begins++;
+    return NCL_SUCCESS;
+}
+
+static const ncl_hal_ops mock_ops = {.caps = mock_caps, .begin = mock_begin};
+
+static ncl_comm *mock_comm(mock *m, int nranks, int rank)
+{
+    static ncl_hal hal; /* test-only; the comm copies it */
+    hal.ops = &mock_ops;
+    hal.ctx = m;
+    ncl_config cfg = NCL_CONFIG_INIT;
+    cfg.alloc = alloc_cb;
+    cfg.free = free_cb;
+    ncl_comm *comm = NULL;
+    assert_int_equal(ncl_comm_create(&comm, nranks, rank, &hal, &cfg), NCL_SUCCESS);
+    return comm;
+}
+
+/* Every bad argument returns invalid-argument with a message, and neither the backend nor the
+ * buffers are touched. */
+static void test_bad_arguments(void **state)
+{
+    (void)state;
+    mock m = {0};
+    ncl_comm *comm = mock_comm(&m, 4, 1);
+    _Alignas(64) float buf[64], out[64];
+    memset(buf, 0xab, sizeof buf);
+    memset(out, 0xcd, sizeof out);
+
+    struct {
+        ncl_result got;
+        const char *needle;
+    } cases[] = {
+        {ncl_allreduce(NULL, out, 8, NCL_FLOAT32, NCL_SUM, comm), "sendbuf is NULL"},
+        {ncl_allreduce(buf, NULL, 8, NCL_FLOAT32, NCL_SUM, comm), "recvbuf is NULL"},
+        {ncl_allreduce(buf, out, 8, (ncl_dtype)42, NCL_SUM, comm), "unknown datatype"},
+        {ncl_allreduce(buf, out, 8, NCL_FLOAT32, (ncl_op)9, comm), "unknown op"},
+        {ncl_allreduce(buf, out, SIZE_MAX / 2, NCL_FLOAT32, NCL_SUM, comm), "overflows"},
+        {ncl_allgather(buf, out, SIZE_MAX / 8, NCL_FLOAT64, comm), "overflows"},
+        {ncl_broadcast(buf, out, 8, NCL_FLOAT32, 4, comm), "root 4 out of range"},
+        {ncl_reduce(buf, out, 8, NCL_FLOAT32, NCL_MAX, -1, comm), "root -1 out of range"},
+        {ncl_allreduce(buf, (char *)buf + 64, 32, NCL_FLOAT32, NCL_SUM, comm), "overlap"},
+        {ncl_allreduce((char *)buf + 4, out, 8, NCL_FLOAT32, NCL_SUM, comm), "aligned to 64"},
+        {ncl_reduce_scatter(buf, out, 4, (ncl_dtype)-1, NCL_SUM, comm), "unknown datatype"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        assert_int_equal(cases[i].got, NCL_ERR_INVALID_ARGUMENT);
+    }
+    /* Messages: re-run each case to read its own message. */
+    assert_int_equal(ncl_allreduce(NULL, out, 8, NCL_FLOAT32, NCL_SUM, comm), NCL_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(ncl_comm_last_error(comm), "sendbuf is NULL"));
+    assert_int_equal(ncl_broadcast(buf, out, 8, NCL_FLOAT32, 4, comm), NCL_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(ncl_comm_last_error(comm), "root 4 out of range (allowed: 0..3)"));
+    assert_int_equal(ncl_allreduce(buf, out, 8, (ncl_dtype)42, NCL_SUM, comm), NCL_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(ncl_comm_last_error(comm), "unknown datatype 42"));
+    assert_int_equal(ncl_allreduce((char *)buf + 4, out, 8, NCL_FLOAT32, NCL_SUM, comm),
+                     NCL_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(ncl_comm_last_error(comm), "aligned to 64 bytes"));
+
+    assert_int_equal(m.begins, 0);
+    for (size_t i = 0; i < sizeof buf; i++)
+        assert_int_equal(((unsigned char *)buf)[i], 0xab);
+    for (size_t i = 0; i < sizeof out; i++)
+        assert_int_equal(((unsigned char *)out)[i], 0xcd);
+
+    /* Broadcast's sendbuf is only read on the root; reduce's recvbuf only on the root. */
+    assert_int_equal(ncl_broadcast(NULL, NULL, 8, NCL_FLOAT32, 0, comm), NCL_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(ncl_comm_last_error(comm), "recvbuf is NULL"));
+    /* Count 0 is a successful no-op, even with NULL buffers. */
+    assert_int_equal(ncl_allreduce(NULL, NULL, 0, NCL_FLOAT32, NCL_SUM, comm), NCL_SUCCESS);
+    assert_int_equal(m.begins, 0);
+    ncl_comm_destroy(comm);
+}
+
+static void test_comm_create_rejects_bad_config(void **state)
+{
+    (void)state;
+    mock m = {0};
+    ncl_hal hal = {&mock_ops, &m};
+    ncl_config cfg = NCL_CONFIG_INIT;
+    cfg.alloc = alloc_cb;
+    cfg.free = free_cb;
+    ncl_comm *comm = (ncl_comm *)0x1;
+    assert_int_equal(ncl_comm_create(&comm, 0, 0, &hal, &cfg), NCL_ERR_INVALID_ARGUMENT);
+    assert_null(comm);
+    assert_int_equal(ncl_comm_create(&comm, 2, 2, &hal, &cfg), NCL_ERR_INVALID_ARGUMENT);
+    ncl_config bad = cfg;
+    bad.version = 99;
+    assert_int_equal(ncl_comm_create(&comm, 2, 0, &hal, &bad), NCL_ERR_INVALID_ARGUMENT);
+    bad = cfg;
+    bad.channels = NCL_MAX_QUEUES + 1;
+    assert_int_equal(ncl_comm_create(&comm, 2, 0, &hal, &bad), NCL_ERR_INVALID_ARGUMENT);
+    bad = cfg;
+    bad.algorithm[NCL_COLL_ALLREDUCE] = NCL_ALGO_TREE; /* tree does not implement allreduce */
+    assert_int_equal(ncl_comm_create(&comm, 2, 0, &hal, &bad), NCL_ERR_INVALID_ARGUMENT);
+    bad = cfg;
+    bad.alloc = NULL;
+    assert_int_equal(ncl_comm_create(&comm, 2, 0, &hal, &bad), NCL_ERR_INVALID_ARGUMENT);
+
+    assert_int_equal(ncl_comm_create(&comm, 3, 2, &hal, &cfg), NCL_SUCCESS);
+    int v = -1;
+    assert_int_equal(ncl_comm_rank(comm, &v), NCL_SUCCESS);
+    assert_int_equal(v, 2);
+    assert_int_equal(ncl_comm_size(comm, &v), NCL_SUCCESS);
+    assert_int_equal(v, 3);
+    assert_int_equal(ncl_comm_set_algorithm(comm, NCL_COLL_BROADCAST, NCL_ALGO_RING), NCL_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ncl_comm_set_algorithm(comm, NCL_COLL_BROADCAST, NCL_ALGO_TREE), NCL_SUCCESS);
+    ncl_comm_destroy(comm);
+}
+
+static void test_strerror_and_names(void **state)
+{
+    (void)state;
+    for (int r = 0; r < NCL_RESULT_COUNT; r++) {
+        assert_non_null(ncl_strerror((ncl_result)r));
+        for (int s = 0; s < r; s++)
+            assert_string_not_equal(ncl_strerror((ncl_result)r), ncl_strerror((ncl_result)s));
+    }
+    assert_non_null(strstr(ncl_strerror((ncl_result)1234), "unknown"));
+    assert_string_equal(ncl_dtype_name(NCL_FLOAT32), "float");
+    assert_string_equal(ncl_op_name(NCL_AVG), "avg");
+    assert_string_equal(ncl_coll_name(NCL_COLL_REDUCE_SCATTER), "reduce_scatter");
+    assert_string_equal(ncl_algo_name(NCL_ALGO_CHAIN), "chain");
+    assert_int_equal(ncl_dtype_size(NCL_BFLOAT16), 2);
+    assert_true(ncl_algo_supported(NCL_COLL_BROADCAST, NCL_ALGO_CHAIN));
+    assert_false(ncl_algo_supported(NCL_COLL_ALLREDUCE, NCL_ALGO_CHAIN));
+}
+
+/* ---- on the host backend ---- */
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+typedef struct absent_world {
+    int absent;                /* this rank never calls the collective (but stays alive) */
+    atomic_int returned;       /* ranks that returned from the collective */
+    char errors[8][400];
+    uint64_t elapsed_ms[8];
+} absent_world;
+
+static ncl_result absent_rank_fn(ncl_comm *comm, void *arg)
+{
+    absent_world *w = arg;
+    int rank;
+    ncl_comm_rank(comm, &rank);
+    if (rank == w->absent) {
+        /* Alive but silent, like a rank stuck elsewhere, until all the others gave up. */
+        while (atomic_load(&w->returned) < 4)
+            nanosleep(&(struct timespec){0, 1000000}, NULL);
+        return NCL_SUCCESS;
+    }
+    float buf[256];
+    for (int i = 0; i < 256; i++)
+        buf[i] = (float)i;
+    uint64_t t0 = now_ms();
+    ncl_result rc = ncl_allreduce(buf, buf, 256, NCL_FLOAT32, NCL_SUM, comm);
+    w->elapsed_ms[rank] = now_ms() - t0;
+    atomic_fetch_add(&w->returned, 1);
+    snprintf(w->errors[rank], sizeof w->errors[rank], "%s", ncl_comm_last_error(comm));
+    /* The communicator is unusable afterwards, and says so. */
+    if (ncl_allreduce(buf, buf, 256, NCL_FLOAT32, NCL_SUM, comm) != NCL_ERR_INVALID_USAGE)
+        return NCL_ERR_INTERNAL;
+    return rc;
+}
+
+/* A rank that never joins: every other rank returns a timeout within the configured time, and the
+ * ranks next to it name it. */
+static void test_absent_rank_times_out(void **state)
+{
+    (void)state;
+    {
+        absent_world w = {.absent = 3};
+        ncl_host_config cfg = NCL_HOST_CONFIG_INIT;
+        cfg.nranks = 5;
+        cfg.comm.timeout_ns = 200u * 1000u * 1000u;
+        ncl_result results[5];
+        ncl_result rc = ncl_host_run_cfg(&cfg, absent_rank_fn, &w, results);
+        assert_int_equal(rc, results[0]);
+        for (int r = 0; r < 5; r++) {
+            if (r == w.absent) {
+                assert_int_equal(results[r], NCL_SUCCESS);
+                continue;
+            }
+            /* Ranks further away may instead see their own peer give up first (remote error). */
+            assert_true(results[r] == NCL_ERR_TIMEOUT || results[r] == NCL_ERR_REMOTE);
+            assert_non_null(strstr(w.errors[r], "allreduce #1 (ring)"));
+            /* Generous bound: the chain of waits behind the missing rank is at most 4 long. */
+            assert_true(w.elapsed_ms[r] < 5 * 200 + 2000);
+        }
+        /* Its ring neighbours wait on it directly, and time out naming it. */
+        assert_int_equal(results[2], NCL_ERR_TIMEOUT);
+        assert_int_equal(results[4], NCL_ERR_TIMEOUT);
+        assert_non_null(strstr(w.errors[2], "timed out: queue 0 step 0 waited"));
+        assert_non_null(strstr(w.errors[2], "from rank 3, which never recorded it"));
+        assert_non_null(strstr(w.errors[4], "from rank 3, which never recorded it"));
+    }
+}
+
+typedef struct nb_world {
+    atomic_int failures;
+} nb_world;
+
+static ncl_result nonblocking_fn(ncl_comm *comm, void *arg)
+{
+    nb_world *w = arg;
+    int rank, n;
+    ncl_comm_rank(comm, &rank);
+    ncl_comm_size(comm, &n);
+    enum { COUNT = 10007 };
+    int32_t *send = malloc(COUNT * sizeof *send), *recv = malloc(COUNT * sizeof *recv);
+    for (int i = 0; i < COUNT; i++)
+        send[i] = i * (rank + 1);
+    ncl_result rc = ncl_allreduce_start(send, recv, COUNT, NCL_INT32, NCL_SUM, comm);
+    if (rc == NCL_SUCCESS) {
+        /* A second collective while one runs is refused, and the first one is unharmed. */
+        if (ncl_allreduce_start(send, recv, COUNT, NCL_INT32, NCL_SUM, comm) != NCL_ERR_INVALID_USAGE)
+            atomic_fetch_add(&w->failures, 1);
+        int done = 0;
+        while (rc == NCL_SUCCESS && !done)
+            rc = ncl_test(comm, &done);
+        if (rc == NCL_SUCCESS)
+            rc = ncl_wait(comm); /* already done: returns at once */
+    }
+    int sum_ranks = n * (n + 1) / 2;
+    for (int i = 0; i < COUNT && rc == NCL_SUCCESS; i++)
+        if (recv[i] != i * sum_ranks) {
+            atomic_fetch_add(&w->failures, 1);
+            break;
+        }
+    /* ncl_wait form with a broadcast */
+    if (rc == NCL_SUCCESS)
+        rc = ncl_broadcast_start(send, recv, COUNT, NCL_INT32, n - 1, comm);
+    if (rc == NCL_SUCCESS)
+        rc = ncl_wait(comm);
+    for (int i = 0; i < COUNT && rc == NCL_SUCCESS; i++)
+        if (recv[i] != i * n) {
+            atomic_fetch_add(&w->failures, 1);
+            break;
+        }
+    free(send);
+    free(recv);
+    return rc;
+}
+
+static void test_nonblocking(void **state)
+{
+    (void)state;
+    nb_world w = {0};
+    assert_int_equal(ncl_host_run(4, nonblocking_fn, &w), NCL_SUCCESS);
+    assert_int_equal(atomic_load(&w.failures), 0);
+}
+
+/* Same inputs => identical results on every rank and every run, even for float sums whose value
+ * depends on the order of additions. */
+enum { DET_COUNT = 50021, DET_RANKS = 7 };
+typedef struct det_world {
+    float results[DET_RANKS][DET_COUNT];
+} det_world;
+
+static ncl_result determinism_fn(ncl_comm *comm, void *arg)
+{
+    det_world *w = arg;
+    int rank;
+    ncl_comm_rank(comm, &rank);
+    float *send = malloc(DET_COUNT * sizeof *send);
+    uint64_t x = 0x9e3779b97f4a7c15ull * (uint64_t)(rank + 1);
+    for (int i = 0; i < DET_COUNT; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        send[i] = (float)(x % 100000) / 7.0f - 5000.0f; /* not exactly summable */
+    }
+    ncl_result rc = ncl_allreduce(send, w->results[rank], DET_COUNT, NCL_FLOAT32, NCL_SUM, comm);
+    free(send);
+    return rc;
+}
+
+static void test_determinism(void **state)
+{
+    (void)state;
+    det_world *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
+    ncl_host_config cfg = NCL_HOST_CONFIG_INIT;
+    cfg.nranks = DET_RANKS;
+    cfg.comm.slice_bytes = 4096; /* many rounds and both channels */
+    assert_int_equal(ncl_host_run_cfg(&cfg, determinism_fn, a, NULL), NCL_SUCCESS);
+    assert_int_equal(ncl_host_run_cfg(&cfg, determinism_fn, b, NULL), NCL_SUCCESS);
+    for (int r = 0; r < DET_RANKS; r++) {
+        assert_memory_equal(a->results[r], a->results[0], sizeof a->results[0]);
+        assert_memory_equal(b->results[r], a->results[0], sizeof a->results[0]);
+    }
+    free(a);
+    free(b);
+}
+
+/* The checker runs on launch when asked for, and a proven shape is not re-proven. */
+static ncl_result checked_fn(ncl_comm *comm, void *arg)
+{
+    (void)arg;
+    int64_t buf[33];
+    for (int i = 0; i < 33; i++)
+        buf[i] = i;
+    ncl_result rc = NCL_SUCCESS;
+    for (int it = 0; it < 3 && rc == NCL_SUCCESS; it++)
+        rc = ncl_allreduce(buf, buf, 33, NCL_INT64, NCL_MAX, comm);
+    for (int i = 0; i < 33 && rc == NCL_SUCCESS; i++)
+        if (buf[i] != i)
+            rc = NCL_ERR_INTERNAL;
+    return rc;
+}
+
+static void test_checked_launch(void **state)
+{
+    (void)state;
+    ncl_host_config cfg = NCL_HOST_CONFIG_INIT;
+    cfg.nranks = 3;
+    cfg.comm.check_schedules = 1;
+    assert_int_equal(ncl_host_run_cfg(&cfg, checked_fn, NULL, NULL), NCL_SUCCESS);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_comm_create_rejects_bad_config),
+        cmocka_unit_test(test_strerror_and_names),
+        cmocka_unit_test(test_absent_rank_times_out),
+        cmocka_unit_test(test_nonblocking),
+        cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_checked_launch),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

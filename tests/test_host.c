@@ -1,0 +1,815 @@
+/* test_host.c — unit tests of the host HAL backend: its ops driven by hand on real rank threads. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "ncl/ncl_dtype.h"
+#include "ncl/ncl_host.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* cmocka's asserts longjmp and must stay on the main thread: rank functions check with
+ * EXPECT, which prints the failed condition and makes the rank return NCL_ERR_INTERNAL. */
+#define EXPECT(cond)                                                                       \
+    do {                                                                                   \
+        if (!(cond)) {                                                                     \
+            fprintf(stderr, "%s:%d: rank %d: check failed: %s\n", __FILE__, __LINE__,      \
+                    rank_of(comm), #cond);                                                 \
+            return NCL_ERR_INTERNAL;                                                       \
+        }                                                                                  \
+    } while (0)
+#define EXPECT_RC(want, call) EXPECT((call) == (want))
+#define EXPECT_OK(call) EXPECT_RC(NCL_SUCCESS, call)
+
+/* Notify ids used by the hand-written protocols below. */
+enum { ID_DATA = 0, ID_READY = 1, ID_GO = 2 };
+
+static const uint64_t SEC = 1000000000ull;
+
+static int rank_of(ncl_comm *comm)
+{
+    int r = -1;
+    ncl_comm_rank(comm, &r);
+    return r;
+}
+
+static int size_of(ncl_comm *comm)
+{
+    int n = 0;
+    ncl_comm_size(comm, &n);
+    return n;
+}
+
+static const ncl_hal *hal_of(ncl_comm *comm)
+{
+    return ncl_comm_hal(comm);
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Binds send/recv for a hand-driven "collective". */
+static ncl_result bind(const ncl_hal *h, const void *send, uint64_t send_bytes, void *recv,
+                       uint64_t recv_bytes)
+{
+    ncl_hal_launch l;
+    memset(&l, 0, sizeof l);
+    l.seq = 1;
+    l.coll = NCL_COLL_ALLREDUCE;
+    l.send = send;
+    l.send_bytes = send_bytes;
+    l.recv = recv;
+    l.recv_bytes = recv_bytes;
+    return ncl_hal_begin(h, &l);
+}
+
+/* Waits like the executor does: try, then sleep on wait_event until the deadline. */
+static ncl_result wait_notify(const ncl_hal *h, int peer, uint32_t id, uint32_t count, uint64_t timeout_ns)
+{
+    uint64_t deadline = ncl_hal_now_ns(h) + timeout_ns;
+    for (;;) {
+        int done = 0;
+        ncl_result rc = ncl_hal_notify_try_wait(h, peer, id, count, &done);
+        if (rc != NCL_SUCCESS)
+            return rc;
+        if (done)
+            return NCL_SUCCESS;
+        uint64_t now = ncl_hal_now_ns(h);
+        if (now >= deadline)
+            return NCL_ERR_TIMEOUT;
+        rc = ncl_hal_wait_event(h, deadline - now);
+        if (rc != NCL_SUCCESS)
+            return rc;
+    }
+}
+
+static ncl_task data_task(uint8_t kind, int peer, uint32_t sbuf, uint64_t soff, uint32_t dbuf,
+                          uint64_t doff, uint64_t bytes)
+{
+    ncl_task t;
+    memset(&t, 0, sizeof t);
+    t.kind = kind;
+    t.peer = peer;
+    t.src.buf = sbuf;
+    t.src.off = soff;
+    t.dst.buf = dbuf;
+    t.dst.off = doff;
+    t.bytes = bytes;
+    return t;
+}
+
+static ncl_task reduce_task(uint8_t kind, int peer, uint32_t sbuf, uint64_t soff, uint32_t dbuf,
+                            uint64_t doff, uint64_t bytes, ncl_dtype dtype, ncl_op op)
+{
+    ncl_task t = data_task(kind, peer, sbuf, soff, dbuf, doff, bytes);
+    t.dtype = (uint8_t)dtype;
+    t.op = (uint8_t)op;
+    return t;
+}
+
+/* Submits on queue q and polls to completion. */
+static ncl_result run_task(const ncl_hal *h, uint32_t q, ncl_task t)
+{
+    ncl_result rc = ncl_hal_dma_submit(h, q, &t);
+    if (rc != NCL_SUCCESS)
+        return rc;
+    for (int i = 0; i < 1000; i++) {
+        int done = 0;
+        rc = ncl_hal_dma_poll(h, q, &done);
+        if (rc != NCL_SUCCESS || done)
+            return rc;
+        ncl_hal_wait_event(h, SEC / 100);
+    }
+    return NCL_ERR_TIMEOUT;
+}
+
+static ncl_result run_n(int nranks, ncl_host_fn fn, void *arg, uint64_t scratch, ncl_result *results)
+{
+    ncl_host_config cfg = NCL_HOST_CONFIG_INIT;
+    cfg.nranks = nranks;
+    cfg.scratch_bytes = scratch;
+    return ncl_host_run_cfg(&cfg, fn, arg, results);
+}
+
+/* Runs with NCL_HOST_LOG=off: for tests whose expected failures would fill the log. */
+static ncl_result run_quiet(int nranks, ncl_host_fn fn, void *arg, uint64_t scratch)
+{
+    setenv("NCL_HOST_LOG", "off", 1);
+    ncl_result rc = run_n(nranks, fn, arg, scratch, NULL);
+    unsetenv("NCL_HOST_LOG");
+    return rc;
+}
+
+/* ---- caps and scratch ------------------------------------------------------------------ */
+
+static ncl_result caps_fn(ncl_comm *comm, void *arg)
+{
+    (void)arg;
+    const ncl_hal *h = hal_of(comm);
+    EXPECT(h && h->ops == &ncl_host_hal_ops);
+    ncl_hal_caps caps;
+    EXPECT_OK(ncl_hal_caps_get(h, &caps));
+    EXPECT(caps.scratch_bytes == 1000);
+    EXPECT(caps.max_queues == NCL_MAX_QUEUES);
+    EXPECT(caps.buf_align == 1);
+    /* Scratch holds data across tasks: send -> scratch -> recv. */
+    unsigned char send[1000], recv[1000];
+    for (int i = 0; i < 1000; i++)
+        send[i] = (unsigned char)(i * 7 + rank_of(comm));
+    memset(recv, 0, sizeof recv);
+    EXPECT_OK(bind(h, send, sizeof send, recv, sizeof recv));
+    EXPECT_OK(run_task(h, 0, data_task(NCL_TASK_LOCAL_COPY, 0, NCL_BUF_SEND, 0, NCL_BUF_SCRATCH, 0, 1000)));
+    EXPECT_OK(run_task(h, 1, data_task(NCL_TASK_LOCAL_COPY, 0, NCL_BUF_SCRATCH, 0, NCL_BUF_RECV, 0, 1000)));
+    EXPECT(memcmp(send, recv, sizeof send) == 0);
+    EXPECT_OK(ncl_hal_end(h, NCL_SUCCESS));
+    uint64_t a = ncl_hal_now_ns(h), b = ncl_hal_now_ns(h);
+    EXPECT(a > 0 && b >= a);
+    return NCL_SUCCESS;
+}
+
+static void test_caps_and_scratch(void **state)
+{
+    (void)state;
+    assert_int_equal(run_n(2, caps_fn, NULL, 1000, NULL), NCL_SUCCESS);
+}
+
+/* ---- WRITE after a READY/DATA handshake -------------------------------------------------- */
+
+enum { XFER = 4096 };
+
+static ncl_result write_fn(ncl_comm *comm, void *arg)
+{
+    (void)arg;
+    const ncl_hal *h = hal_of(comm);
+    int me = rank_of(comm);
+    unsigned char send[XFER], recv[XFER];
+    for (int i = 0; i < XFER; i++)
+        send[i] = (unsigned char)(i * 13 + 1);
+    memset(recv, 0xee, sizeof recv);
+    EXPECT_OK(bind(h, send, sizeof send, recv, sizeof recv));
+    if (me == 1) {
+        EXPECT_OK(ncl_hal_notify_record(h, 0, 0, ID_READY));
+        EXPECT_OK(wait_notify(h, 0, ID_DATA, 2, 10 * SEC));
+        /* whole first half, then 1000 bytes from send+100 at recv+3000 */
+        EXPECT(memcmp(recv, send, XFER / 2) == 0);
+        EXPECT(recv[XFER / 2] == 0xee && recv[2999] == 0xee);
+        EXPECT(memcmp(recv + 3000, send + 100, 1000) == 0);
+        EXPECT(recv[4000] == 0xee);
+    } else {
+        EXPECT_OK(wait_notify(h, 1, ID_READY, 1, 10 * SEC));
+        EXPECT_OK(run_task(h, 0, data_task(NCL_TASK_WRITE, 1, NCL_BUF_SEND, 0, NCL_BUF_RECV, 0, XFER / 2)));
+        EXPECT_OK(ncl_hal_notify_record(h, 0, 1, ID_DATA));
+        EXPECT_OK(run_task(h, 3, data_task(NCL_TASK_WRITE, 1, NCL_BUF_SEND, 100, NCL_BUF_RECV, 3000, 1000)));
+        EXPECT_OK(ncl_hal_notify_record(h, 3, 1, ID_DATA));
+    }
+    EXPECT_OK(ncl_hal_end(h, NCL_SUCCESS));
+    return NCL_SUCCESS;
+}
+
+static void test_write_lands_after_handshake(void **state)
+{
+    (void)state;
+    assert_int_equal(ncl_host_run(2, write_fn, NULL), NCL_SUCCESS);
+}
+
+/* ---- WRITE_REDUCE ------------------------------------------------------------------------ */
+
+enum { RN = 1024 };
+
+static ncl_result write_reduce_fn(ncl_comm *comm, void *arg)
+{
+    (void)arg;
+    const ncl_hal *h = hal_of(comm);
+    int me = rank_of(comm);
+    struct {
+        float f[RN];
+        int32_t i[RN];
+    } send, recv;
+    for (int k = 0; k < RN; k++) {
+        send.f[k] = me == 0 ? 2.0f * (float)k : 0.0f;
+        recv.f[k] = (float)k + 0.5f;
+        send.i[k] = me == 0 ? (k % 2 ? 5000 : -5000) : 0;
+        recv.i[k] = k;
+    }
+    EXPECT_OK(bind(h, &send, sizeof send, &recv, sizeof recv));
+    if (me == 1) {
+        EXPECT_OK(ncl_hal_notify_record(h, 0, 0, ID_READY));
+        EXPECT_OK(wait_notify(h, 0, ID_DATA, 2, 10 * SEC));
+        for (int k = 0; k < RN; k++) {
+            EXPECT(recv.f[k] == 3.0f * (float)k + 0.5f);
+            EXPECT(recv.i[k] == (k % 2 ? 5000 : k));
+        }
+    } else {
+        EXPECT_OK(wait_notify(h, 1, ID_READY, 1, 10 * SEC));
+        EXPECT_OK(run_task(h, 0, reduce_task(NCL_TASK_WRITE_REDUCE, 1, NCL_BUF_SEND, 0, NCL_BUF_RECV, 0,
+                                             sizeof send.f, NCL_FLOAT32, NCL_SUM)));
+        EXPECT_OK(ncl_hal_notify_record(h, 0, 1, ID_DATA));
+        EXPECT_OK(run_task(h, 1, reduce_task(NCL_TASK_WRITE_REDUCE, 1, NCL_BUF_SEND, sizeof send.f,
+                                             NCL_BUF_RECV, sizeof recv.f, sizeof send.i, NCL_INT32, NCL_MAX)));
+        EXPECT_OK(ncl_hal_notify_record(h, 1, 1, ID_DATA));
+    }
+    EXPECT_OK(ncl_hal_end(h, NCL_SUCCESS));
+    return NCL_SUCCESS;
+}
+
+static void test_write_reduce(void **state)
+{
+    (void)state;
+    assert_int_equal(ncl_host_run(2, write_reduce_fn, NULL), NCL_SUCCESS);
+}
+
+/* ---- LOCAL_COPY / LOCAL_REDUCE / LOCAL_DIV ------------------------------------------------ */
+
+static ncl_result local_fn(ncl_comm *comm, void *arg)
+{
+    (void)arg;
+    const ncl_hal *h = hal_of(comm);
+    enum { N = 256 };
+    int32_t send[N], recv[2 * N];
+    for (int k = 0; k < N; k++)
+        send[k] = k - 100;
+    memset(recv, 0, sizeof recv);
+    const uint64_t B = sizeof send;
+    EXPECT_OK(bind(h, send, B, recv, sizeof recv));
+    EXPECT_OK(run_task(h, 0, data_task(NCL_TASK_LOCAL_COPY, 0, NCL_BUF_SEND, 0, NCL_BUF_RECV, 0, B)));
+    EXPECT(memcmp(recv, send, B) == 0);
+    /* recv += send -> 2x; then dst == src is allowed: recv += recv -> 4x */
+    EXPECT_OK(run_task(h, 0, reduce_task(NCL_TASK_LOCAL_REDUCE, 0, NCL_BUF_SEND, 0, NCL_BUF_RECV, 0, B,
+                                         NCL_INT32, NCL_SUM)));
+    EXPECT_OK(run_task(h, 0, reduce_task(NCL_TASK_LOCAL_REDUCE, 0, NCL_BUF_RECV, 0, NCL_BUF_RECV, 0, B,
+                                         NCL_INT32, NCL_SUM)));
+    for (int k = 0; k < N; k++)
+        EXPECT(recv[k] == 4 * (k - 100));
+    /* through scratch: scratch = recv; recv = recv * scratch (prod) */
+    EXPECT_OK(run_task(h, 2, data_task(NCL_TASK_LOCAL_COPY, 0, NCL_BUF_RECV, 0, NCL_BUF_SCRATCH, 64, B)));
+    EXPECT_OK(run_task(h, 2, reduce_task(NCL_TASK_LOCAL_REDUCE, 0, NCL_BUF_SCRATCH, 64, NCL_BUF_RECV, 0, B,
+                                         NCL_INT32, NCL_PROD)));
+    for (int k = 0; k < N; k++)
+        EXPECT(recv[k] == 16 * (k - 100) * (k - 100));
+    /* divide by 3: integers truncate toward zero */
+    memcpy(recv, send, B);
+    ncl_task div = data_task(NCL_TASK_LOCAL_DIV, 0, NCL_BUF_RECV, 0, NCL_BUF_RECV, 0, B);
+    div.dtype = NCL_INT32;
+    div.count = 3;
+    EXPECT_OK(run_task(h, 1, div));
+    for (int k = 0; k < N; k++)
+        EXPECT(recv[k] == (k - 100) / 3);
+    /* an overlapping copy behaves like memmove */
+    for (int k = 0; k < N; k++)
+        recv[k] = k;
+    EXPECT_OK(run_task(h, 0, data_task(NCL_TASK_LOCAL_COPY, 0, NCL_BUF_RECV, 0, NCL_BUF_RECV, 16, 64)));
+    for (int k = 0; k < 16; k++)
+        EXPECT(recv[4 + k] == k);
+    EXPECT_OK(ncl_hal_end(h, NCL_SUCCESS));
+    return NCL_SUCCESS;
+}
+
+static void test_local_ops(void **state)
+{
+    (void)state;
+    assert_int_equal(ncl_host_run(1, local_fn, NULL), NCL_SUCCESS);
+}
+
+/* ---- notify counters ------------------------------------------------------------------- */
+
+static ncl_result count_fn(ncl_comm *comm, void *arg)
+{
+    (void)arg;
+    const ncl_hal *h = hal_of(comm);
+    int done = -1;
+    if (rank_of(comm) == 0) {
+        EXPECT_OK(ncl_hal_notify_record(h, 0, 1, 3));
+        EXPECT_OK(ncl_hal_notify_record(h, 1, 1, 3));
+        /* stay until rank 1 has looked: a short wait on a rank that returned is an error */
+        EXPECT_OK(wait_notify(h, 1, ID_GO, 1, 10 * SEC));
+    } else {
+        EXPECT_OK(wait_notify(h, 0, 3, 2, 10 * SEC));
+        /* both records were consumed by the one wait */
+        EXPECT_OK(ncl_hal_notify_try_wait(h, 0, 3, 1, &done));
+        EXPECT(done == 0);
+        EXPECT_OK(ncl_hal_notify_record(h, 0, 0, ID_GO));
+    }
+    /* count 0 is always satisfied */
+    EXPECT_OK(ncl_hal_notify_try_wait(h, 1 - rank_of(comm), 9, 0, &done));
+    EXPECT(done == 1);
+    /* a record to self orders queues of one rank */
+    EXPECT_OK(ncl_hal_notify_record(h, 2, rank_of(comm), 4));
+    EXPECT_OK(ncl_hal_notify_try_wait(h, rank_of(comm), 4, 1, &done));
+    EXPECT(done == 1);
+    return NCL_SUCCESS;
+}
+
+static void test_notify_counts(void **state)
+{
+    (void)state;
+    assert_int_equal(ncl_host_run(2, count_fn, NULL), NCL_SUCCESS);
+}
+
+static ncl_result alias_fn(ncl_comm *comm, void *arg)
+{
+    (void)arg;
+    const ncl_hal *h = hal_of(comm);
+    int done = -1;
+    switch (rank_of(comm)) {
+    case 0:
+        EXPECT_OK(wait_notify(h, 2, 5, 1, 10 * SEC));
+        EXPECT_OK(ncl_hal_notify_try_wait(h, 1, 5, 1, &done)); /* rank 1 has not recorded */
+        EXPECT(done == 0);
+        EXPECT_OK(ncl_hal_notify_record(h, 0, 1, ID_GO));
+        EXPECT_OK(wait_notify(h, 1, 5, 1, 10 * SEC));
+        EXPECT_OK(ncl_hal_notify_try_wait(h, 2, 5, 1, &done)); /* rank 2's one was consumed */
+        EXPECT(done == 0);
+        EXPECT_OK(ncl_hal_notify_record(h, 0, 2, ID_GO));
+        break;
+    case 1:
+        EXPECT_OK(wait_notify(h, 0, ID_GO, 1, 10 * SEC));
+        EXPECT_OK(ncl_hal_notify_record(h, 0, 0, 5));
+        break;
+    default:
+        EXPECT_OK(ncl_hal_notify_record(h, 0, 0, 5));
+        EXPECT_OK(wait_notify(h, 0, ID_GO, 1, 10 * SEC)); /* stay until rank 0 has looked */
+        break;
+    }
+    return NCL_SUCCESS;
+}
+
+static void test_senders_do_not_alias(void **state)
+{
+    (void)state;
+    assert_int_equal(ncl_host_run(3, alias_fn, NULL), NCL_SUCCESS);
+}
+
+static ncl_result short_fn(ncl_comm *comm, void *arg)
+{
+    (void)arg;
+    const ncl_hal *h = hal_of(comm);
+    int done = -1;
+    if (rank_of(comm) == 0) {
+        EXPECT_OK(ncl_hal_notify_record(h, 0, 1, 7));
+        EXPECT_OK(ncl_hal_notify_record(h, 0, 1, 8)); /* arrives after the one on id 7 */
+        return wait_notify(h, 1, ID_GO, 1, 10 * SEC); /* stay until rank 1 has looked */
+    }
+    EXPECT_OK(wait_notify(h, 0, 8, 1, 10 * SEC));
+    EXPECT_OK(ncl_hal_notify_try_wait(h, 0, 7, 2, &done));
+    EXPECT(done == 0);
+    EXPECT_OK(ncl_hal_notify_try_wait(h, 0, 7, 2, &done));
+    EXPECT(done == 0);
+    EXPECT_OK(ncl_hal_notify_try_wait(h, 0, 7, 1, &done)); /* the short tries took nothing */
+    EXPECT(done == 1);
+    EXPECT_OK(ncl_hal_notify_try_wait(h, 0, 7, 1, &done));
+    EXPECT(done == 0);
+    EXPECT_OK(ncl_hal_notify_record(h, 0, 0, ID_GO));
+    return NCL_SUCCESS;
+}
+
+static void test_try_wait_short_keeps_counter(void **state)
+{
+    (void)state;
+    assert_int_equal(ncl_host_run(2, short_fn, NULL), NCL_SUCCESS);
+}
+
+/* Many ids and senders into one rank: the counter table grows without losing counts. */
+static ncl_result many_fn(ncl_comm *comm, void *arg)
+{
+    (void)arg;
+    const ncl_hal *h = hal_of(comm);
+    int me = rank_of(comm), n = size_of(comm);
+    if (me != 0) {
+        for (uint32_t id = 0; id < NCL_NOTIFY_IDS; id++)
+            for (uint32_t k = 0; k <= id % 3; k++)
+                EXPECT_OK(ncl_hal_notify_record(h, 0, 0, id));
+        return wait_notify(h, 0, 0, 1, 10 * SEC); /* rank 0's "done": stay until it looked */
+    }
+    for (int p = 1; p < n; p++)
+        for (uint32_t id = 0; id < NCL_NOTIFY_IDS; id++) {
+            EXPECT_OK(wait_notify(h, p, id, id % 3 + 1, 10 * SEC));
+            int done = -1;
+            EXPECT_OK(ncl_hal_notify_try_wait(h, p, id, 1, &done));
+            EXPECT(done == 0);
+        }
+    for (int p = 1; p < n; p++)
+        EXPECT_OK(ncl_hal_notify_record(h, 0, p, 0));
+    return NCL_SUCCESS;
+}
+
+static void test_many_counters(void **state)
+{
+    (void)state;
+    assert_int_equal(ncl_host_run(9, many_fn, NULL), NCL_SUCCESS);
+}
+
+/* ---- wait_event ------------------------------------------------------------------------ */
+
+static ncl_result timeout_fn(ncl_comm *comm, void *arg)
+{
+    (void)arg;
+    const ncl_hal *h = hal_of(comm);
+    uint64_t t0 = ncl_hal_now_ns(h);
+    EXPECT_OK(ncl_hal_wait_event(h, 0)); /* returns at once */
+    EXPECT_OK(ncl_hal_wait_event(h, SEC / 10));
+    uint64_t waited = ncl_hal_now_ns(h) - t0;
+    EXPECT(waited >= SEC / 10 - SEC / 1000);
+    EXPECT(waited < 5 * SEC);
+    return NCL_SUCCESS;
+}
+
+static void test_wait_event_times_out(void **state)
+{
+    (void)state;
+    assert_int_equal(ncl_host_run(1, timeout_fn, NULL), NCL_SUCCESS);
+}
+
+static ncl_result wake_fn(ncl_comm *comm, void *arg)
+{
+    (void)arg;
+    const ncl_hal *h = hal_of(comm);
+    if (rank_of(comm) == 0) {
+        sleep_ms(50);
+        EXPECT_OK(ncl_hal_notify_record(h, 0, 1, ID_GO));
+        return NCL_SUCCESS;
+    }
+    /* A 60 s wait that must end because of the record, not the timeout. */
+    uint64_t t0 = ncl_hal_now_ns(h);
+    int done = 0;
+    for (int i = 0; i < 100 && !done; i++) {
+        EXPECT_OK(ncl_hal_notify_try_wait(h, 0, ID_GO, 1, &done));
+        if (!done)
+            EXPECT_OK(ncl_hal_wait_event(h, 60 * SEC));
+    }
+    EXPECT(done);
+    EXPECT(ncl_hal_now_ns(h) - t0 < 30 * SEC);
+    /* a record to self wakes too */
+    EXPECT_OK(ncl_hal_notify_record(h, 0, 1, ID_GO));
+    EXPECT_OK(ncl_hal_wait_event(h, 60 * SEC));
+    EXPECT_OK(ncl_hal_notify_try_wait(h, 1, ID_GO, 1, &done));
+    EXPECT(done);
+    return NCL_SUCCESS;
+}
+
+static void test_wait_event_wakes_on_record(void **state)
+{
+    (void)state;
+    assert_int_equal(ncl_host_run(2, wake_fn, NULL), NCL_SUCCESS);
+}
+
+/* ---- bad regions ----------------------------------------------------------------------- */
+
+static ncl_result oob_fn(ncl_comm *comm, void *arg)
+{
+    (void)arg;
+    const ncl_hal *h = hal_of(comm);
+    unsigned char send[128], recv[128];
+    memset(send, 0x11, sizeof send);
+    memset(recv, 0xcc, sizeof recv);
+    if (rank_of(comm) == 1) {
+        EXPECT_OK(bind(h, send, sizeof send, recv, 64)); /* only 64 bytes of recv are exposed */
+        EXPECT_OK(ncl_hal_notify_record(h, 0, 0, ID_READY));
+        EXPECT_OK(wait_notify(h, 0, ID_DATA, 1, 10 * SEC));
+        EXPECT_OK(ncl_hal_end(h, NCL_SUCCESS));
+        for (int i = 0; i < 128; i++)
+            EXPECT(recv[i] == (i < 64 ? 0x11 : 0xcc));
+        EXPECT_OK(ncl_hal_notify_record(h, 0, 0, ID_GO)); /* "I have unbound" */
+        return NCL_SUCCESS;
+    }
+    const ncl_result B = NCL_ERR_BACKEND;
+    EXPECT_OK(bind(h, send, sizeof send, recv, sizeof recv));
+    EXPECT_OK(wait_notify(h, 1, ID_READY, 1, 10 * SEC));
+    /* into the peer: past the end, straddling it, offset overflow, unknown buffer, SEND */
+    EXPECT_RC(B, run_task(h, 0, data_task(NCL_TASK_WRITE, 1, NCL_BUF_SEND, 0, NCL_BUF_RECV, 0, 65)));
+    EXPECT_RC(B, run_task(h, 0, data_task(NCL_TASK_WRITE, 1, NCL_BUF_SEND, 0, NCL_BUF_RECV, 63, 2)));
+    EXPECT_RC(B, run_task(h, 0, data_task(NCL_TASK_WRITE, 1, NCL_BUF_SEND, 0, NCL_BUF_RECV, UINT64_MAX, 2)));
+    EXPECT_RC(B, run_task(h, 0, data_task(NCL_TASK_WRITE, 1, NCL_BUF_SEND, 0, 7, 0, 2)));
+    EXPECT_RC(B, run_task(h, 0, data_task(NCL_TASK_WRITE, 1, NCL_BUF_SEND, 0, NCL_BUF_SEND, 0, 2)));
+    EXPECT_RC(B, run_task(h, 0, reduce_task(NCL_TASK_WRITE_REDUCE, 1, NCL_BUF_SEND, 0, NCL_BUF_RECV, 0, 128,
+                                            NCL_FLOAT32, NCL_SUM)));
+    /* a failed submit is also reported by the next poll of its queue */
+    ncl_task bad = data_task(NCL_TASK_WRITE, 1, NCL_BUF_SEND, 0, NCL_BUF_RECV, 0, 65);
+    int done = 0;
+    EXPECT_RC(B, ncl_hal_dma_submit(h, 5, &bad));
+    EXPECT_RC(B, ncl_hal_dma_poll(h, 5, &done));
+    EXPECT_OK(ncl_hal_dma_poll(h, 5, &done));
+    EXPECT(done == 1);
+    /* local source out of range, bad peers, bad queue, not a data task */
+    EXPECT_RC(B, run_task(h, 0, data_task(NCL_TASK_WRITE, 1, NCL_BUF_SEND, 100, NCL_BUF_RECV, 0, 64)));
+    EXPECT_RC(B, run_task(h, 0, data_task(NCL_TASK_WRITE, 2, NCL_BUF_SEND, 0, NCL_BUF_RECV, 0, 4)));
+    EXPECT_RC(B, run_task(h, 0, data_task(NCL_TASK_WRITE, -1, NCL_BUF_SEND, 0, NCL_BUF_RECV, 0, 4)));
+    EXPECT_RC(B, run_task(h, NCL_MAX_QUEUES, data_task(NCL_TASK_LOCAL_COPY, 0, NCL_BUF_SEND, 0, NCL_BUF_RECV, 0, 4)));
+    EXPECT_RC(B, run_task(h, 0, data_task(NCL_TASK_NOTIFY_RECORD, 1, NCL_BUF_SEND, 0, NCL_BUF_RECV, 0, 4)));
+    /* local: writing SEND, partial overlap in a reduce, ragged element count, bad dtype, /0 */
+    EXPECT_RC(B, run_task(h, 0, data_task(NCL_TASK_LOCAL_COPY, 0, NCL_BUF_RECV, 0, NCL_BUF_SEND, 0, 4)));
+    EXPECT_RC(B, run_task(h, 0, reduce_task(NCL_TASK_LOCAL_REDUCE, 0, NCL_BUF_RECV, 0, NCL_BUF_RECV, 4, 16,
+                                            NCL_INT32, NCL_SUM)));
+    EXPECT_RC(B, run_task(h, 0, reduce_task(NCL_TASK_LOCAL_REDUCE, 0, NCL_BUF_SEND, 0, NCL_BUF_RECV, 0, 6,
+                                            NCL_INT32, NCL_SUM)));
+    EXPECT_RC(B, run_task(h, 0, reduce_task(NCL_TASK_LOCAL_REDUCE, 0, NCL_BUF_SEND, 0, NCL_BUF_RECV, 0, 8,
+                                            NCL_DTYPE_COUNT, NCL_SUM)));
+    ncl_task div = reduce_task(NCL_TASK_LOCAL_DIV, 0, NCL_BUF_RECV, 0, NCL_BUF_RECV, 0, 8, NCL_INT32, NCL_SUM);
+    EXPECT_RC(B, run_task(h, 0, div));
+    /* bad notify arguments */
+    EXPECT_RC(B, ncl_hal_notify_record(h, 0, 2, 0));
+    EXPECT_RC(B, ncl_hal_notify_record(h, 0, 1, NCL_NOTIFY_IDS));
+    EXPECT_RC(B, ncl_hal_notify_try_wait(h, -1, 0, 1, &done));
+    /* nothing of that touched memory: the one good write lands */
+    EXPECT_OK(run_task(h, 0, data_task(NCL_TASK_WRITE, 1, NCL_BUF_SEND, 0, NCL_BUF_RECV, 0, 64)));
+    EXPECT_OK(ncl_hal_notify_record(h, 0, 1, ID_DATA));
+    /* after the peer ended, its buffers are gone */
+    EXPECT_OK(wait_notify(h, 1, ID_GO, 1, 10 * SEC));
+    EXPECT_RC(B, run_task(h, 0, data_task(NCL_TASK_WRITE, 1, NCL_BUF_SEND, 0, NCL_BUF_RECV, 0, 4)));
+    EXPECT_OK(ncl_hal_end(h, NCL_SUCCESS));
+    /* ... and so are ours; a zero-byte task stays a no-op */
+    EXPECT_RC(B, run_task(h, 0, data_task(NCL_TASK_LOCAL_COPY, 0, NCL_BUF_SEND, 0, NCL_BUF_RECV, 0, 4)));
+    EXPECT_OK(run_task(h, 0, data_task(NCL_TASK_LOCAL_COPY, 0, NCL_BUF_SEND, 0, NCL_BUF_RECV, 0, 0)));
+    /* a NULL buffer with a size */
+    EXPECT_OK(bind(h, NULL, 64, recv, sizeof recv));
+    EXPECT_RC(B, run_task(h, 0, data_task(NCL_TASK_LOCAL_COPY, 0, NCL_BUF_SEND, 0, NCL_BUF_RECV, 0, 4)));
+    EXPECT_OK(ncl_hal_end(h, NCL_SUCCESS));
+    return NCL_SUCCESS;
+}
+
+static void test_bad_regions_fail_cleanly(void **state)
+{
+    (void)state;
+    assert_int_equal(run_quiet(2, oob_fn, NULL, 4096), NCL_SUCCESS);
+}
+
+/* ---- barrier, results, limits ----------------------------------------------------------- */
+
+typedef struct barrier_arg {
+    atomic_int arrived;
+} barrier_arg;
+
+static ncl_result barrier_fn(ncl_comm *comm, void *arg)
+{
+    barrier_arg *b = arg;
+    int n = size_of(comm);
+    for (int round = 1; round <= 20; round++) {
+        atomic_fetch_add(&b->arrived, 1);
+        EXPECT_OK(ncl_host_barrier(comm));
+        EXPECT(atomic_load(&b->arrived) == round * n);
+        EXPECT_OK(ncl_host_barrier(comm)); /* nobody starts the next round before all checked */
+    }
+    return NCL_SUCCESS;
+}
+
+static void test_barrier_8_ranks(void **state)
+{
+    (void)state;
+    barrier_arg b;
+    atomic_init(&b.arrived, 0);
+    assert_int_equal(ncl_host_run(8, barrier_fn, &b), NCL_SUCCESS);
+    assert_int_equal(atomic_load(&b.arrived), 8 * 20);
+}
+
+static ncl_result results_fn(ncl_comm *comm, void *arg)
+{
+    (void)arg;
+    switch (rank_of(comm)) {
+    case 3: return NCL_ERR_TIMEOUT;
+    case 5: return NCL_ERR_LINK;
+    default: return NCL_SUCCESS;
+    }
+}
+
+static void test_run_results(void **state)
+{
+    (void)state;
+    ncl_result res[6];
+    memset(res, 0xff, sizeof res);
+    assert_int_equal(run_n(6, results_fn, NULL, 0, res), NCL_ERR_TIMEOUT);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(res[i], i == 3 ? NCL_ERR_TIMEOUT : i == 5 ? NCL_ERR_LINK : NCL_SUCCESS);
+    assert_int_equal(ncl_host_run(6, results_fn, NULL), NCL_ERR_TIMEOUT);
+}
+
+static ncl_result ok_fn(ncl_comm *comm, void *arg)
+{
+    (void)comm;
+    (void)arg;
+    return NCL_SUCCESS;
+}
+
+static ncl_result mock_caps(void *ctx, ncl_hal_caps *out)
+{
+    (void)ctx;
+    out->scratch_bytes = 0;
+    out->max_queues = 1;
+    out->buf_align = 1;
+    return NCL_SUCCESS;
+}
+
+static void *count_alloc(void *ud, size_t bytes)
+{
+    if (ud)
+        atomic_fetch_add((atomic_int *)ud, 1);
+    return malloc(bytes);
+}
+
+static void count_free(void *ud, void *p)
+{
+    (void)ud;
+    free(p);
+}
+
+static void test_invalid_arguments(void **state)
+{
+    (void)state;
+    assert_int_equal(ncl_host_run(0, ok_fn, NULL), NCL_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ncl_host_run(-3, ok_fn, NULL), NCL_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ncl_host_run(4097, ok_fn, NULL), NCL_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ncl_host_run(2, NULL, NULL), NCL_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ncl_host_run_cfg(NULL, ok_fn, NULL, NULL), NCL_ERR_INVALID_ARGUMENT);
+    ncl_host_config cfg = NCL_HOST_CONFIG_INIT;
+    cfg.version = 99;
+    assert_int_equal(ncl_host_run_cfg(&cfg, ok_fn, NULL, NULL), NCL_ERR_INVALID_ARGUMENT);
+
+    /* the barrier refuses communicators of other backends */
+    assert_int_equal(ncl_host_barrier(NULL), NCL_ERR_INVALID_ARGUMENT);
+    static const ncl_hal_ops mock_ops = {.caps = mock_caps};
+    ncl_hal mock = {&mock_ops, NULL};
+    ncl_config cc = NCL_CONFIG_INIT;
+    cc.alloc = count_alloc;
+    cc.free = count_free;
+    ncl_comm *comm = NULL;
+    assert_int_equal(ncl_comm_create(&comm, 1, 0, &mock, &cc), NCL_SUCCESS);
+    assert_int_equal(ncl_host_barrier(comm), NCL_ERR_INVALID_ARGUMENT);
+    ncl_comm_destroy(comm);
+}
+
+static void test_custom_allocator(void **state)
+{
+    (void)state;
+    atomic_int calls;
+    atomic_init(&calls, 0);
+    ncl_host_config cfg = NCL_HOST_CONFIG_INIT;
+    cfg.nranks = 4;
+    cfg.comm.alloc = count_alloc;
+    cfg.comm.free = count_free;
+    cfg.comm.alloc_ud = &calls;
+    assert_int_equal(ncl_host_run_cfg(&cfg, ok_fn, NULL, NULL), NCL_SUCCESS);
+    assert_true(atomic_load(&calls) >= 4);
+}
+
+/* A bad communicator option fails every rank's ncl_comm_create, not the process. */
+static void test_bad_comm_config(void **state)
+{
+    (void)state;
+    ncl_host_config cfg = NCL_HOST_CONFIG_INIT;
+    cfg.nranks = 3;
+    cfg.comm.channels = 0;
+    ncl_result res[3];
+    setenv("NCL_HOST_LOG", "off", 1);
+    assert_int_equal(ncl_host_run_cfg(&cfg, ok_fn, NULL, res), NCL_ERR_INVALID_ARGUMENT);
+    unsetenv("NCL_HOST_LOG");
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(res[i], NCL_ERR_INVALID_ARGUMENT);
+}
+
+/* A ring of records through all ranks, then a barrier. */
+static ncl_result ring_fn(ncl_comm *comm, void *arg)
+{
+    atomic_int *count = arg;
+    const ncl_hal *h = hal_of(comm);
+    int me = rank_of(comm), n = size_of(comm);
+    for (uint32_t round = 0; round < 4; round++) {
+        EXPECT_OK(ncl_hal_notify_record(h, round % NCL_MAX_QUEUES, (me + 1) % n, ID_DATA));
+        EXPECT_OK(wait_notify(h, (me + n - 1) % n, ID_DATA, 1, 30 * SEC));
+    }
+    EXPECT_OK(ncl_host_barrier(comm));
+    atomic_fetch_add(count, 1);
+    return NCL_SUCCESS;
+}
+
+static void test_64_ranks(void **state)
+{
+    (void)state;
+    atomic_int count;
+    atomic_init(&count, 0);
+    assert_int_equal(ncl_host_run(64, ring_fn, &count), NCL_SUCCESS);
+    assert_int_equal(atomic_load(&count), 64);
+}
+
+/* A rank that returns early makes its peers' waits and barriers fail instead of hang. */
+static ncl_result early_exit_fn(ncl_comm *comm, void *arg)
+{
+    (void)arg;
+    const ncl_hal *h = hal_of(comm);
+    if (rank_of(comm) == 0)
+        return NCL_SUCCESS;
+    uint64_t t0 = ncl_hal_now_ns(h);
+    EXPECT_RC(NCL_ERR_REMOTE, wait_notify(h, 0, ID_DATA, 1, 60 * SEC));
+    EXPECT(ncl_hal_now_ns(h) - t0 < 30 * SEC);
+    EXPECT_RC(NCL_ERR_REMOTE, ncl_host_barrier(comm));
+    return NCL_SUCCESS;
+}
+
+static void test_peer_exit_breaks_waits(void **state)
+{
+    (void)state;
+    assert_int_equal(run_quiet(3, early_exit_fn, NULL, 0), NCL_SUCCESS);
+}
+
+/* End to end: the engine's allreduce over this backend. */
+static ncl_result allreduce_fn(ncl_comm *comm, void *arg)
+{
+    (void)arg;
+    int me = rank_of(comm), n = size_of(comm);
+    enum { N = 10000 };
+    int32_t *send = malloc(N * sizeof *send), *recv = malloc(N * sizeof *recv);
+    EXPECT(send && recv);
+    for (int i = 0; i < N; i++)
+        send[i] = i * (me + 1);
+    ncl_result rc = ncl_allreduce(send, recv, N, NCL_INT32, NCL_SUM, comm);
+    int wrong = 0;
+    for (int i = 0; i < N && rc == NCL_SUCCESS; i++)
+        wrong += recv[i] != i * n * (n + 1) / 2;
+    free(send);
+    free(recv);
+    EXPECT_OK(rc);
+    EXPECT(wrong == 0);
+    EXPECT_OK(ncl_host_barrier(comm));
+    return NCL_SUCCESS;
+}
+
+static void test_engine_allreduce(void **state)
+{
+    (void)state;
+    assert_int_equal(ncl_host_run(3, allreduce_fn, NULL), NCL_SUCCESS);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_caps_and_scratch),
+        cmocka_unit_test(test_write_lands_after_handshake),
+        cmocka_unit_test(test_write_reduce),
+        cmocka_unit_test(test_local_ops),
+        cmocka_unit_test(test_notify_counts),
+        cmocka_unit_test(test_senders_do_not_alias),
+        cmocka_unit_test(test_try_wait_short_keeps_counter),
+        cmocka_unit_test(test_many_counters),
+        cmocka_unit_test(test_wait_event_times_out),
+        cmocka_unit_test(test_wait_event_wakes_on_record),
+        cmocka_unit_test(test_bad_regions_fail_cleanly),
+        cmocka_unit_test(test_barrier_8_ranks),
+        cmocka_unit_test(test_run_results),
+        cmocka_unit_test(test_invalid_arguments),
+        cmocka_unit_test(test_custom_allocator),
+        cmocka_unit_test(test_bad_comm_config),
+        cmocka_unit_test(test_64_ranks),
+        cmocka_unit_test(test_peer_exit_breaks_waits),
+        cmocka_unit_test(test_engine_allreduce),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
