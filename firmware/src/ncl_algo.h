@@ -59,6 +59,14 @@ void ncl_task_wait(ncl_task *t, int peer, uint32_t notify, uint32_t count, uint3
  *  k = sqrt((p-2) n b / a), b = 1/gbps ns per byte. At least 1; saturates, never overflows. */
 uint64_t ncl_pipeline_segments(uint64_t p, uint64_t bytes, uint64_t alpha_ns, uint64_t gbps);
 
+/** Sets plan->segments for a pipelined chain: the cost model's choice, at least enough that
+ *  no segment exceeds seg_max elements, at most one element per segment. */
+ncl_result ncl_pipeline_prepare(ncl_plan *plan, uint64_t seg_max);
+
+/** Binomial trees (v = rank relative to the root): v's children are v + 2^j for 2^j below the
+ *  returned bound — v's lowest set bit, or for the root the first power of two >= n. */
+uint64_t ncl_tree_child_span(uint64_t v, uint64_t n);
+
 /** Splits n items into `parts` near-equal parts (the first n % parts get one more);
  *  returns the length of part `idx` and its start in *off. */
 uint64_t ncl_part(uint64_t n, uint64_t parts, uint64_t idx, uint64_t *off);

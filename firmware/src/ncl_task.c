@@ -106,3 +106,25 @@ uint64_t ncl_pipeline_segments(uint64_t p, uint64_t bytes, uint64_t alpha_ns, ui
     uint64_t k = isqrt_u64(q);
     return k ? k : 1;
 }
+
+ncl_result ncl_pipeline_prepare(ncl_plan *p, uint64_t seg_max)
+{
+    uint64_t min_k = ncl_div_ceil(p->count, seg_max);
+    if (min_k > UINT32_MAX)
+        return NCL_ERR_UNSUPPORTED;
+    uint64_t k = ncl_pipeline_segments((uint64_t)p->nranks, p->count * p->esize, p->link_alpha_ns,
+                                       p->link_gbps);
+    k = ncl_min_u64(ncl_min_u64(k, p->count), UINT32_MAX);
+    p->segments = (uint32_t)(k < min_k ? min_k : k);
+    return NCL_SUCCESS;
+}
+
+uint64_t ncl_tree_child_span(uint64_t v, uint64_t n)
+{
+    if (v)
+        return v & (~v + 1);
+    uint64_t s = 1;
+    while (s < n)
+        s <<= 1;
+    return s;
+}

@@ -16,17 +16,7 @@ static ncl_result prepare(ncl_plan *p)
     if (p->count == 0)
         return NCL_SUCCESS;
     /* no task may move more than a slice */
-    uint64_t min_k = ncl_div_ceil(p->count, p->slice_elems);
-    if (min_k > UINT32_MAX)
-        return NCL_ERR_UNSUPPORTED;
-    uint64_t k = ncl_pipeline_segments((uint64_t)p->nranks, p->count * p->esize, p->link_alpha_ns,
-                               p->link_gbps);
-    k = ncl_min_u64(k, p->count);
-    k = ncl_min_u64(k, UINT32_MAX);
-    if (k < min_k)
-        k = min_k;
-    p->segments = (uint32_t)k;
-    return NCL_SUCCESS;
+    return ncl_pipeline_prepare(p, p->slice_elems);
 }
 
 /* Elements of segment s; its first element in *off. */

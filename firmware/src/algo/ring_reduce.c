@@ -33,17 +33,7 @@ static ncl_result prepare(ncl_plan *p)
             return NCL_ERR_UNSUPPORTED;
         seg_max = ncl_min_u64(seg_max, slot_elems);
     }
-    uint64_t min_k = ncl_div_ceil(p->count, seg_max);
-    if (min_k > UINT32_MAX)
-        return NCL_ERR_UNSUPPORTED;
-    uint64_t k = ncl_pipeline_segments((uint64_t)p->nranks, p->count * p->esize, p->link_alpha_ns,
-                               p->link_gbps);
-    k = ncl_min_u64(k, p->count);
-    k = ncl_min_u64(k, UINT32_MAX);
-    if (k < min_k)
-        k = min_k;
-    p->segments = (uint32_t)k;
-    return NCL_SUCCESS;
+    return ncl_pipeline_prepare(p, seg_max);
 }
 
 static uint64_t seg(const ncl_plan *p, uint64_t s, uint64_t *off)

@@ -11,17 +11,6 @@
  * subtrees finish sooner. Scratch is refilled for round i+1 only after this rank's own reduce of
  * round i into its parent completed (same queue), so reuse across rounds is safe. */
 
-/* 2^j bound of v's children: v's lowest set bit, or for the root the first power of two >= p. */
-static uint64_t child_span(uint64_t v, uint64_t n)
-{
-    if (v)
-        return v & (~v + 1);
-    uint64_t s = 1;
-    while (s < n)
-        s <<= 1;
-    return s;
-}
-
 static ncl_result prepare(ncl_plan *p)
 {
     p->queues = 1;
@@ -62,7 +51,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
 {
     const int n = p->nranks, r = p->rank;
     const uint64_t v = (uint64_t)ncl_mod((int64_t)r - p->root, n);
-    const uint64_t span = child_span(v, (uint64_t)n), es = p->esize, rounds = p->segments;
+    const uint64_t span = ncl_tree_child_span(v, (uint64_t)n), es = p->esize, rounds = p->segments;
     const int parent = ncl_mod((int64_t)r - (int64_t)span, n); /* meaningless on the root */
     const int leaf = span == 1 || v + 1 >= (uint64_t)n;
     const ncl_ref in = ncl_plan_input(p, r);
