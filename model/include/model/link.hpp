@@ -1,0 +1,121 @@
+// link.hpp — one unidirectional channel (a full-duplex link is two). Message fidelity: a transfer
+// is one flow, bandwidth shared fairly (processor sharing, virtual-time finish tags). Packet
+// fidelity: packets serialised one at a time with credit-based flow control against the
+// receiver's buffer. Holds its state (up/down, degraded) and statistics.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "model/params.hpp"
+#include "model/rs_spec.h"
+#include "model/scheduler.hpp"
+
+namespace model {
+
+class Network;
+
+/** What a channel has done so far. */
+struct LinkStats {
+    uint64_t bytes = 0;      // payload bytes sent
+    uint64_t wire_bytes = 0; // payload + headers
+    uint64_t packets = 0;    // packets (message fidelity: ceil(payload / packet) per transfer)
+    uint64_t transfers = 0;  // flows (message) / messages injected here (packet)
+    double busy_s = 0;       // time with something on the wire
+    uint64_t peak_queue = 0; // message: peak concurrent flows; packet: peak packets queued to send
+    uint64_t peak_queue_bytes = 0; // packet: peak bytes in the sender-side output queue
+    uint64_t credit_stalls = 0;    // packet: times a ready packet waited for credits
+};
+
+class Link {
+public:
+    /** out_buffer: byte capacity of the sender-side output queue for forwarded packets (a
+     *  switch's output port buffer); 0 = unlimited (an NPU forwarding from its memory). */
+    Link(Network &net, Scheduler &sched, int id, int from, int to, const rs_link_params &p,
+         uint32_t out_buffer);
+
+    int id() const { return id_; }
+    int from() const { return from_; }
+    int to() const { return to_; }
+    const rs_link_params &params() const { return p_; }
+    bool up() const { return up_; }
+    const LinkStats &stats() const { return st_; }
+    /** Stats with busy time brought up to now (message fidelity accrues lazily). */
+    LinkStats stats_now();
+    /** Current queue: flows (message) or packets waiting + in service (packet). */
+    uint64_t queued() const;
+
+    /** Bytes on the wire for a payload: payload + ceil(payload / packet) * header. */
+    uint64_t wire_bytes(uint64_t payload) const;
+    uint64_t latency_ps() const { return lat_ps_; }
+
+    // ---- message fidelity ----
+    /** Start serialising a flow of `payload` bytes now; the network's hop_done(msg, hop) runs
+     *  when its last byte has left (not counting latency). */
+    void flow_start(uint32_t msg, uint32_t hop, uint64_t payload);
+
+    // ---- packet fidelity ----
+    /** Queue a message's packets for injection here (round-robin among injecting messages). */
+    void inject(uint32_t msg);
+    /** Forward a packet arriving from `in_link` (credits of in_link return once admitted). */
+    void forward(uint32_t pkt, Link &in_link);
+
+    // ---- faults ----
+    void set_down();
+    /** New bandwidth and/or latency from now; a value < 0 keeps the current one. */
+    void degrade(double bandwidth, double latency);
+
+    static const ComponentInfo &info();
+    static rs_link_params defaults();     // NPU-NPU links (HCCS-like)
+    static rs_link_params nic_defaults(); // cluster NIC links (100GE RoCE-like)
+
+private:
+    friend class Network; // credit_back for packets consumed at their destination
+    struct Flow {
+        double finish; // virtual-time finish tag
+        uint64_t seq;
+        uint32_t msg, hop;
+    };
+    struct FlowLater {
+        bool operator()(const Flow &a, const Flow &b) const
+        {
+            return a.finish != b.finish ? a.finish > b.finish : a.seq > b.seq;
+        }
+    };
+    void ps_advance(uint64_t now);
+    void ps_reschedule(uint64_t now);
+    static void ps_event(void *self, uint64_t gen);
+
+    void try_send();
+    void admit(uint32_t pkt, Link &in_link);
+    static void tx_done(void *self, uint64_t pkt);
+    static void credit_back(void *self, uint64_t bytes);
+
+    Network &net_;
+    Scheduler &s_;
+    int id_, from_, to_;
+    rs_link_params p_;
+    uint64_t lat_ps_;
+    bool up_ = true;
+    LinkStats st_;
+
+    // message fidelity: processor sharing
+    std::vector<Flow> flows_; // min-heap on finish tag
+    double vtime_ = 0;        // bytes served to each active flow so far
+    uint64_t last_ps_ = 0;
+    uint64_t gen_ = 0, fseq_ = 0;
+
+    // packet fidelity
+    std::deque<uint32_t> outq_;   // forwarded packets queued at the sender (switch output port)
+    std::deque<std::pair<uint32_t, Link *>> waiters_; // (packet, its input) waiting for space
+    std::deque<uint32_t> inject_; // messages injecting here, round robin
+    uint64_t outq_bytes_ = 0;
+    uint32_t out_cap_;
+    int64_t credits_;
+    bool busy_ = false, prefer_fwd_ = false, cur_fwd_ = false;
+    uint32_t cur_wire_ = 0;
+    uint64_t cur_start_ = 0;
+};
+
+} // namespace model

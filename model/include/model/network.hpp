@@ -1,0 +1,127 @@
+// network.hpp — the facade the NPU device and the `sim` HAL backend use: builds the topology's
+// links and switches, moves messages between ranks at the chosen fidelity, injects faults and
+// exposes per-channel statistics. Deterministic: same inputs -> same simulated times.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "model/link.hpp"
+#include "model/params.hpp"
+#include "model/rs_spec.h"
+#include "model/scheduler.hpp"
+#include "model/switch.hpp"
+#include "model/topology.hpp"
+
+namespace model {
+
+/** One channel's identity, parameters, state and statistics (see Network::for_each_channel). */
+struct ChannelInfo {
+    int id;
+    int from, to;
+    std::string name;       // "npu0->npu1"
+    rs_link_params params;  // current (after overrides and faults)
+    bool up;
+    bool nic;
+    LinkStats stats;
+    double utilisation;     // busy time / simulated time so far, 0..1
+};
+
+class Network {
+public:
+    /** Build everything (during SystemC elaboration: before the first sc_start). Throws
+     *  ConfigError. `sched` may be shared with the devices; null = the network makes its own. */
+    Network(const rs_topology_spec &spec, rs_fidelity fidelity, Scheduler *sched = nullptr);
+    ~Network();
+    Network(const Network &) = delete;
+    Network &operator=(const Network &) = delete;
+
+    /** Send `bytes` from rank src to rank dst starting now; on_delivered runs in simulation
+     *  context once the last byte has arrived. src == dst delivers at once (zero time). A transfer
+     *  whose route crosses a down link never completes (first_down_on_route() tells where). */
+    void transfer(int src, int dst, uint64_t bytes, std::function<void()> on_delivered);
+
+    /** Apply a fault at f.at (simulated seconds; now if already past). Throws ConfigError when
+     *  its link does not exist. Endpoints are node ids: ranks, then switches. */
+    void schedule_fault(const rs_fault &f);
+
+    void for_each_channel(const std::function<void(const ChannelInfo &)> &fn);
+    std::string describe() const { return topo_.describe(); }
+    const Topology &topology() const { return topo_; }
+    Scheduler &scheduler() { return *sched_; }
+    rs_fidelity fidelity() const { return fid_; }
+    int nranks() const { return topo_.nranks(); }
+    const std::vector<Switch> &switches() const { return switches_; }
+    Link &link(int ch) { return *links_.at(ch); }
+
+    /** Channels currently down, in id order. */
+    std::vector<int> down_channels() const;
+    /** First down channel on the route src->dst, or -1 (for the engine's timeout message). */
+    int first_down_on_route(int src, int dst) const;
+    /** True when some channel a->b (or b->a) is down. */
+    bool link_down(int a, int b) const;
+    std::string channel_name(int ch) const { return topo_.channel_name(ch); }
+
+    uint64_t transfers_started() const { return started_; }
+    uint64_t transfers_delivered() const { return delivered_; }
+    uint64_t in_flight() const { return started_ - delivered_; }
+    double now_s() const { return Scheduler::to_s(sched_->now()); }
+
+    /** Fidelity and network-wide parameters, for `ringsim params`. */
+    static const ComponentInfo &info();
+
+private:
+    friend class Link;
+    struct Msg {
+        int src, dst;
+        uint32_t route;      // index into routes_
+        uint64_t bytes;
+        uint64_t inject_left; // packet: payload not yet packetised
+        uint64_t arrived;     // packet: payload consumed at dst
+        uint32_t hops_left;   // message: hops still serialising
+        uint64_t deliver_at;  // message: latest (serial end + downstream latency) so far
+        std::function<void()> cb;
+    };
+    struct Packet {
+        uint32_t msg;
+        uint32_t payload;
+        uint32_t hop;
+    };
+
+    uint32_t route_of(int src, int dst);
+    uint32_t new_msg();
+    uint32_t new_packet(uint32_t msg, uint32_t payload);
+    void deliver(uint32_t msg);
+    // message fidelity
+    void hop_done(uint32_t msg, uint32_t hop);
+    static void hop_enter(void *self, uint64_t arg);
+    static void deliver_ev(void *self, uint64_t msg);
+    // packet fidelity
+    void packet_sent(uint32_t pkt, Link &l, uint64_t tx_ps);
+    static void packet_arrive(void *self, uint64_t pkt_and_link);
+    static void fault_ev(void *self, uint64_t idx);
+
+    Topology topo_;
+    rs_fidelity fid_;
+    std::unique_ptr<Scheduler> own_sched_;
+    Scheduler *sched_;
+    uint64_t fwd_ps_;
+    std::vector<std::unique_ptr<Link>> links_;
+    std::vector<Switch> switches_;
+    std::vector<int> switch_of_node_; // -1 for NPUs
+
+    std::vector<std::vector<int>> routes_;
+    std::unordered_map<uint64_t, uint32_t> route_idx_;
+    std::vector<Msg> msgs_;
+    std::vector<uint32_t> free_msgs_;
+    std::vector<Packet> pkts_;
+    std::vector<uint32_t> free_pkts_;
+    std::vector<rs_fault> faults_;
+    uint64_t started_ = 0, delivered_ = 0;
+};
+
+} // namespace model

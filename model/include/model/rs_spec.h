@@ -1,0 +1,127 @@
+/* rs_spec.h — what a scenario describes, in SI units: the contract between the scenario loader
+ * (sim/rs_scenario.c fills it) and the SystemC model (model/ builds from it). Plain C. */
+#ifndef RS_SPEC_H
+#define RS_SPEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ncl/ncl.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum rs_topo_kind {
+    RS_TOPO_RING = 0,   /* 0 -> 1 -> ... -> p-1 -> 0, one direction */
+    RS_TOPO_BIRING,     /* ring with links in both directions */
+    RS_TOPO_FULL_MESH,  /* a link between every pair, both directions */
+    RS_TOPO_TORUS2D,    /* dims[0] x dims[1], wrap-around links in both directions */
+    RS_TOPO_SWITCH,     /* star: every rank has one link pair to a single switch */
+    RS_TOPO_FAT_TREE,   /* two levels: `per_leaf` ranks per leaf switch, `spines` spine switches */
+    RS_TOPO_SERVER8,    /* Atlas-800-style: groups 0-3 and 4-7 fully meshed + pairs 0-4 .. 3-7 */
+    RS_TOPO_CLUSTER,    /* `servers` SERVER8s; every NPU also has a NIC link pair to one switch */
+    RS_TOPO_LINKS,      /* the explicit link list only */
+    RS_TOPO_KIND_COUNT
+} rs_topo_kind;
+
+/* One unidirectional channel's parameters (a full-duplex link is two of them). */
+typedef struct rs_link_params {
+    double bandwidth;      /* bytes per second on the wire, headers included */
+    double latency;        /* seconds, first bit out to first bit in */
+    uint32_t packet_bytes; /* payload bytes per packet */
+    uint32_t header_bytes; /* header bytes added to every packet */
+    uint32_t buffer_bytes; /* receive buffer = credits, for packet fidelity */
+} rs_link_params;
+
+typedef struct rs_switch_params {
+    double latency;        /* seconds through the switch (cut-through) */
+    uint32_t buffer_bytes; /* per output port */
+} rs_switch_params;
+
+/* A link of the explicit list, an override of a built link, or a fault's target. Endpoints are
+ * rank numbers; `both` covers a->b and b->a. `line` is the scenario line, for messages. */
+typedef struct rs_link_ref {
+    int32_t a, b;
+    int32_t both;
+    int32_t line;
+} rs_link_ref;
+
+typedef struct rs_link_spec {
+    rs_link_ref ends;
+    rs_link_params params; /* explicit list: full parameters (defaults from the topology's link) */
+} rs_link_spec;
+
+/* Changes to built links: a field < 0 keeps the built value. */
+typedef struct rs_link_override {
+    rs_link_ref ends;
+    double bandwidth;
+    double latency;
+} rs_link_override;
+
+typedef struct rs_topology_spec {
+    rs_topo_kind kind;
+    int32_t nranks;          /* ring/biring/full_mesh/switch/links; derived for the others */
+    int32_t dims[2];         /* torus2d */
+    int32_t per_leaf, spines;/* fat_tree: ranks per leaf switch, spine switches (leaves = nranks/per_leaf) */
+    int32_t servers;         /* cluster */
+    rs_link_params link;     /* every NPU-NPU link (and NPU-switch links of switch/fat_tree) */
+    rs_link_params nic;      /* cluster: NPU NIC <-> switch links */
+    rs_switch_params sw;
+    rs_link_spec *links;     /* RS_TOPO_LINKS */
+    size_t links_count;
+    rs_link_override *overrides;
+    size_t overrides_count;
+} rs_topology_spec;
+
+typedef struct rs_device_params {
+    uint32_t dma_engines;    /* concurrent DMA tasks per device */
+    uint32_t queue_depth;    /* tasks a DMA engine queues */
+    double mem_bandwidth;    /* bytes/s of device memory, shared by DMA reads, writes and reductions */
+    double reduce_bandwidth; /* bytes/s of the inline-reduce unit */
+    double task_overhead;    /* seconds to issue one task */
+    uint64_t memory_bytes;   /* device memory size (real payload) */
+} rs_device_params;
+
+typedef enum rs_fault_kind { RS_FAULT_DOWN = 0, RS_FAULT_DEGRADE } rs_fault_kind;
+
+typedef struct rs_fault {
+    double at;               /* simulated seconds */
+    rs_fault_kind kind;
+    rs_link_ref ends;
+    double bandwidth;        /* degrade: new value, < 0 keeps */
+    double latency;          /* degrade: new value, < 0 keeps */
+} rs_fault;
+
+typedef enum rs_fidelity { RS_FIDELITY_MESSAGE = 0, RS_FIDELITY_PACKET } rs_fidelity;
+
+typedef struct rs_workload {
+    ncl_coll colls[NCL_COLL_COUNT];
+    int32_t colls_count;
+    ncl_algo algo;
+    ncl_dtype dtype;
+    ncl_op op;
+    int32_t root;
+    uint64_t begin_bytes, end_bytes;
+    uint32_t factor;         /* size multiplier per step (>= 2) */
+    int32_t iters, warmup;
+} rs_workload;
+
+typedef struct rs_scenario {
+    char *path;              /* the file it came from */
+    char *name;
+    char *description;
+    rs_topology_spec topo;
+    rs_device_params device;
+    rs_workload workload;
+    int32_t payload_real;    /* 1: real bytes moved and checked; 0: timing only */
+    rs_fidelity fidelity;
+    uint64_t seed;
+    rs_fault *faults;
+    size_t faults_count;
+} rs_scenario;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

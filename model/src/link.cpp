@@ -1,0 +1,308 @@
+// link.cpp — unidirectional channel: processor-sharing flows (message fidelity) and credit-based
+// packet serialisation (packet fidelity), faults and statistics.
+#include "model/link.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/network.hpp"
+
+namespace model {
+
+namespace {
+
+const ParamInfo k_params[] = {
+    {"bandwidth", "B/s", "30 GB/s", "bytes per second on the wire, headers included"},
+    {"latency", "s", "1 us", "first bit out to first bit in; also the credit-return delay"},
+    {"packet", "B", "4 KiB", "payload bytes per packet (the last packet of a message may be short)"},
+    {"header", "B", "64 B", "header bytes added to every packet: wire = payload + ceil(payload/packet)*header"},
+    {"buffer", "B", "256 KiB",
+     "receiver buffer = credits (packet fidelity); must hold one packet + header; throughput "
+     "needs buffer >= bandwidth * (2 * latency) + packet"},
+};
+const PortInfo k_ports[] = {
+    {"tx", "sender end: an NPU (injection, or transit on ring/torus) or a switch output port"},
+    {"rx", "receiver end: an NPU or a switch input port"},
+};
+const StatInfo k_stats[] = {
+    {"bytes", "B", "payload bytes carried"},
+    {"wire_bytes", "B", "payload + header bytes carried"},
+    {"packets", "-", "packets carried (message fidelity: counted per transfer)"},
+    {"busy", "s", "time with data on the wire; utilisation = busy / simulated time"},
+    {"peak_queue", "-",
+     "message: peak concurrent transfers sharing the channel; packet: peak packets + injecting "
+     "messages waiting at the sender"},
+    {"peak_queue_bytes", "B", "packet: peak bytes in the sender-side output queue"},
+    {"credit_stalls", "-", "packet: times a ready packet waited for receiver credits"},
+    {"up", "-", "0 once a fault took the channel down"},
+};
+
+} // namespace
+
+const ComponentInfo &Link::info()
+{
+    static const ComponentInfo ci = MODEL_COMPONENT(
+        "link",
+        "unidirectional channel (a full-duplex link is two); fidelity message (one event per "
+        "transfer, fair bandwidth sharing) or packet (every packet, credits, back-pressure)",
+        k_params, k_ports, k_stats);
+    return ci;
+}
+
+rs_link_params Link::defaults()
+{
+    rs_link_params p;
+    p.bandwidth = 30e9;
+    p.latency = 1e-6;
+    p.packet_bytes = 4096;
+    p.header_bytes = 64;
+    p.buffer_bytes = 256 * 1024;
+    return p;
+}
+
+rs_link_params Link::nic_defaults()
+{
+    rs_link_params p;
+    p.bandwidth = 12.5e9; // 100 Gb/s
+    p.latency = 2e-6;
+    p.packet_bytes = 4096;
+    p.header_bytes = 64;
+    p.buffer_bytes = 256 * 1024;
+    return p;
+}
+
+Link::Link(Network &net, Scheduler &sched, int id, int from, int to, const rs_link_params &p,
+           uint32_t out_buffer)
+    : net_(net), s_(sched), id_(id), from_(from), to_(to), p_(p),
+      lat_ps_(Scheduler::to_ps(p.latency)), out_cap_(out_buffer), credits_(p.buffer_bytes)
+{
+}
+
+uint64_t Link::wire_bytes(uint64_t payload) const
+{
+    uint64_t pk = (payload + p_.packet_bytes - 1) / p_.packet_bytes;
+    return payload + pk * p_.header_bytes;
+}
+
+uint64_t Link::queued() const
+{
+    if (net_.fidelity() == RS_FIDELITY_MESSAGE)
+        return flows_.size();
+    return outq_.size() + waiters_.size() + inject_.size() + (busy_ ? 1 : 0);
+}
+
+LinkStats Link::stats_now()
+{
+    uint64_t now = s_.now();
+    if (net_.fidelity() == RS_FIDELITY_MESSAGE) {
+        ps_advance(now);
+        return st_;
+    }
+    LinkStats s = st_;
+    if (busy_)
+        s.busy_s += Scheduler::to_s(now - cur_start_);
+    return s;
+}
+
+// ---------------------------------------------------------------- message fidelity
+
+void Link::ps_advance(uint64_t now)
+{
+    if (!flows_.empty() && up_ && now > last_ps_) {
+        double dt = Scheduler::to_s(now - last_ps_);
+        vtime_ += dt * p_.bandwidth / (double)flows_.size();
+        st_.busy_s += dt;
+    }
+    last_ps_ = now;
+}
+
+void Link::ps_reschedule(uint64_t now)
+{
+    gen_++; // any completion event already scheduled is now stale
+    if (flows_.empty() || !up_)
+        return;
+    double rem = std::max(0.0, flows_.front().finish - vtime_);
+    double dt = rem * (double)flows_.size() / p_.bandwidth;
+    s_.at(now + Scheduler::to_ps(dt), &Link::ps_event, this, gen_);
+}
+
+void Link::flow_start(uint32_t msg, uint32_t hop, uint64_t payload)
+{
+    uint64_t now = s_.now();
+    ps_advance(now);
+    if (flows_.empty())
+        vtime_ = 0; // keep the tags small so their differences stay exact
+    uint64_t wire = wire_bytes(payload);
+    st_.bytes += payload;
+    st_.wire_bytes += wire;
+    st_.packets += (payload + p_.packet_bytes - 1) / p_.packet_bytes;
+    st_.transfers++;
+    flows_.push_back(Flow{vtime_ + (double)wire, fseq_++, msg, hop});
+    std::push_heap(flows_.begin(), flows_.end(), FlowLater());
+    st_.peak_queue = std::max<uint64_t>(st_.peak_queue, flows_.size());
+    ps_reschedule(now);
+}
+
+void Link::ps_event(void *self, uint64_t gen)
+{
+    Link &l = *static_cast<Link *>(self);
+    if (gen != l.gen_)
+        return;
+    uint64_t now = l.s_.now();
+    l.ps_advance(now);
+    // The event was scheduled for the head flow; rounding to ps may leave a sliver of its bytes.
+    l.vtime_ = std::max(l.vtime_, l.flows_.front().finish);
+    double eps = 1e-9 * l.vtime_ + 1e-6;
+    Flow done[8];
+    int nd = 0;
+    std::vector<Flow> more;
+    while (!l.flows_.empty() && l.flows_.front().finish <= l.vtime_ + eps) {
+        std::pop_heap(l.flows_.begin(), l.flows_.end(), FlowLater());
+        if (nd < 8)
+            done[nd++] = l.flows_.back();
+        else
+            more.push_back(l.flows_.back());
+        l.flows_.pop_back();
+    }
+    l.ps_reschedule(now);
+    for (int i = 0; i < nd; i++)
+        l.net_.hop_done(done[i].msg, done[i].hop);
+    for (const Flow &f : more)
+        l.net_.hop_done(f.msg, f.hop);
+}
+
+// ---------------------------------------------------------------- packet fidelity
+
+void Link::inject(uint32_t msg)
+{
+    st_.transfers++;
+    inject_.push_back(msg);
+    st_.peak_queue = std::max(st_.peak_queue, queued());
+    try_send();
+}
+
+void Link::forward(uint32_t pkt, Link &in_link)
+{
+    uint32_t wire = net_.pkts_[pkt].payload + p_.header_bytes;
+    // FIFO behind earlier waiters; an empty queue always takes one packet so a buffer smaller
+    // than a packet slows the port instead of stalling it forever.
+    if (waiters_.empty() && (out_cap_ == 0 || outq_bytes_ == 0 || outq_bytes_ + wire <= out_cap_))
+        admit(pkt, in_link);
+    else
+        waiters_.emplace_back(pkt, &in_link);
+    st_.peak_queue = std::max(st_.peak_queue, queued());
+}
+
+void Link::admit(uint32_t pkt, Link &in_link)
+{
+    uint32_t payload = net_.pkts_[pkt].payload;
+    outq_.push_back(pkt);
+    outq_bytes_ += payload + p_.header_bytes;
+    st_.peak_queue_bytes = std::max(st_.peak_queue_bytes, outq_bytes_);
+    // The packet left the input buffer: its credits travel back over the input link.
+    s_.after(in_link.lat_ps_, &Link::credit_back, &in_link, payload + in_link.p_.header_bytes);
+    try_send();
+}
+
+void Link::credit_back(void *self, uint64_t bytes)
+{
+    Link &l = *static_cast<Link *>(self);
+    l.credits_ += (int64_t)bytes;
+    l.try_send();
+}
+
+void Link::try_send()
+{
+    if (busy_ || !up_)
+        return;
+    bool fwd;
+    if (!outq_.empty() && !inject_.empty())
+        fwd = prefer_fwd_; // alternate between transit traffic and our own
+    else if (!outq_.empty())
+        fwd = true;
+    else if (!inject_.empty())
+        fwd = false;
+    else
+        return;
+    uint32_t payload;
+    if (fwd)
+        payload = net_.pkts_[outq_.front()].payload;
+    else
+        payload = (uint32_t)std::min<uint64_t>(p_.packet_bytes,
+                                               net_.msgs_[inject_.front()].inject_left);
+    uint32_t wire = payload + p_.header_bytes;
+    if (credits_ < (int64_t)wire) {
+        st_.credit_stalls++;
+        return; // credit_back() retries
+    }
+    credits_ -= wire;
+    uint32_t pkt;
+    if (fwd) {
+        pkt = outq_.front();
+        outq_.pop_front();
+    } else {
+        uint32_t m = inject_.front();
+        inject_.pop_front();
+        net_.msgs_[m].inject_left -= payload;
+        if (net_.msgs_[m].inject_left > 0)
+            inject_.push_back(m); // round robin among messages injecting here
+        pkt = net_.new_packet(m, payload);
+    }
+    prefer_fwd_ = !fwd;
+    busy_ = true;
+    cur_fwd_ = fwd;
+    cur_wire_ = wire;
+    cur_start_ = s_.now();
+    st_.bytes += payload;
+    st_.wire_bytes += wire;
+    st_.packets++;
+    uint64_t dur = Scheduler::to_ps((double)wire / p_.bandwidth);
+    s_.after(dur, &Link::tx_done, this, pkt);
+    net_.packet_sent(pkt, *this, dur);
+}
+
+void Link::tx_done(void *self, uint64_t pkt)
+{
+    Link &l = *static_cast<Link *>(self);
+    uint64_t now = l.s_.now();
+    l.busy_ = false;
+    l.st_.busy_s += Scheduler::to_s(now - l.cur_start_);
+    if (l.cur_fwd_) {
+        l.outq_bytes_ -= l.cur_wire_;
+        while (!l.waiters_.empty()) {
+            auto w = l.waiters_.front();
+            uint32_t wire = l.net_.pkts_[w.first].payload + l.p_.header_bytes;
+            if (l.out_cap_ != 0 && l.outq_bytes_ != 0 && l.outq_bytes_ + wire > l.out_cap_)
+                break;
+            l.waiters_.pop_front();
+            l.admit(w.first, *w.second);
+        }
+    }
+    (void)pkt;
+    l.try_send();
+}
+
+// ---------------------------------------------------------------- faults
+
+void Link::set_down()
+{
+    ps_advance(s_.now());
+    up_ = false;
+    gen_++; // frozen flows never complete
+}
+
+void Link::degrade(double bandwidth, double latency)
+{
+    uint64_t now = s_.now();
+    ps_advance(now);
+    if (bandwidth > 0)
+        p_.bandwidth = bandwidth;
+    if (latency >= 0) {
+        p_.latency = latency;
+        lat_ps_ = Scheduler::to_ps(latency);
+    }
+    if (net_.fidelity() == RS_FIDELITY_MESSAGE)
+        ps_reschedule(now);
+}
+
+} // namespace model

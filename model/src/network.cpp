@@ -1,0 +1,291 @@
+// network.cpp — the network facade: builds links and switches, runs messages at message or packet
+// fidelity along computed routes, applies faults, reports statistics.
+#include "model/network.hpp"
+
+#include <algorithm>
+
+namespace model {
+
+namespace {
+const ParamInfo k_params[] = {
+    {"fidelity", "-", "message",
+     "message: one event per transfer and hop, fair bandwidth sharing (processor sharing) on "
+     "each channel, cut-through across hops; packet: every packet serialised with credits and "
+     "back-pressure, virtual cut-through at switches and transit NPUs"},
+};
+const PortInfo k_ports[] = {
+    {"rank[0..p-1]", "transfer(src, dst, bytes, on_delivered) endpoints: the NPU devices"},
+};
+const StatInfo k_stats[] = {
+    {"transfers", "-", "transfers started and delivered"},
+    {"events", "-", "scheduler callbacks processed (shared with the devices)"},
+};
+} // namespace
+
+const ComponentInfo &Network::info()
+{
+    static const ComponentInfo ci = MODEL_COMPONENT(
+        "network", "moves messages between ranks along computed routes; faults; statistics",
+        k_params, k_ports, k_stats);
+    return ci;
+}
+
+Network::Network(const rs_topology_spec &spec, rs_fidelity fidelity, Scheduler *sched)
+    : topo_(spec), fid_(fidelity), sched_(sched)
+{
+    if (fid_ != RS_FIDELITY_MESSAGE && fid_ != RS_FIDELITY_PACKET)
+        throw ConfigError("network: unknown fidelity " + std::to_string((int)fid_));
+    if (!sched_) {
+        own_sched_ = std::make_unique<Scheduler>(sc_core::sc_gen_unique_name("net_sched"));
+        sched_ = own_sched_.get();
+    }
+    fwd_ps_ = Scheduler::to_ps(topo_.forward_latency());
+    const rs_switch_params swp = topo_.switch_params();
+    for (const TopoChannel &c : topo_.channels()) {
+        if (fid_ == RS_FIDELITY_PACKET &&
+            (uint64_t)c.params.buffer_bytes < (uint64_t)c.params.packet_bytes + c.params.header_bytes)
+            throw ConfigError("channel " + topo_.channel_name(c.id) + ": buffer (" +
+                              std::to_string(c.params.buffer_bytes) +
+                              " B) must hold one packet + header (" +
+                              std::to_string(c.params.packet_bytes + c.params.header_bytes) +
+                              " B) for packet fidelity");
+        uint32_t cap = topo_.nodes()[c.from].is_switch ? swp.buffer_bytes : 0;
+        links_.push_back(std::make_unique<Link>(*this, *sched_, c.id, c.from, c.to, c.params, cap));
+    }
+    switch_of_node_.assign(topo_.nnodes(), -1);
+    for (const TopoNode &n : topo_.nodes())
+        if (n.is_switch) {
+            switch_of_node_[n.id] = (int)switches_.size();
+            switches_.emplace_back(n.id, n.name, swp, n.in, n.out);
+        }
+}
+
+Network::~Network() = default;
+
+uint32_t Network::route_of(int src, int dst)
+{
+    uint64_t key = (uint64_t)src * (uint64_t)topo_.nnodes() + (uint64_t)dst;
+    auto it = route_idx_.find(key);
+    if (it != route_idx_.end())
+        return it->second;
+    uint32_t idx = (uint32_t)routes_.size();
+    routes_.push_back(topo_.route(src, dst));
+    route_idx_.emplace(key, idx);
+    return idx;
+}
+
+uint32_t Network::new_msg()
+{
+    if (!free_msgs_.empty()) {
+        uint32_t m = free_msgs_.back();
+        free_msgs_.pop_back();
+        return m;
+    }
+    msgs_.emplace_back();
+    return (uint32_t)(msgs_.size() - 1);
+}
+
+uint32_t Network::new_packet(uint32_t msg, uint32_t payload)
+{
+    uint32_t p;
+    if (!free_pkts_.empty()) {
+        p = free_pkts_.back();
+        free_pkts_.pop_back();
+    } else {
+        pkts_.emplace_back();
+        p = (uint32_t)(pkts_.size() - 1);
+    }
+    pkts_[p] = Packet{msg, payload, 0};
+    return p;
+}
+
+void Network::transfer(int src, int dst, uint64_t bytes, std::function<void()> on_delivered)
+{
+    int p = topo_.nranks();
+    if (src < 0 || src >= p || dst < 0 || dst >= p)
+        throw ConfigError("transfer " + std::to_string(src) + "->" + std::to_string(dst) +
+                          ": rank out of range (0.." + std::to_string(p - 1) + ")");
+    started_++;
+    uint32_t m = new_msg();
+    Msg &msg = msgs_[m];
+    msg.src = src;
+    msg.dst = dst;
+    msg.bytes = bytes;
+    msg.inject_left = bytes;
+    msg.arrived = 0;
+    msg.deliver_at = 0;
+    msg.cb = std::move(on_delivered);
+    uint64_t now = sched_->now();
+    if (src == dst) {
+        msg.route = UINT32_MAX;
+        sched_->at(now, &Network::deliver_ev, this, m);
+        return;
+    }
+    msg.route = route_of(src, dst);
+    const std::vector<int> &r = routes_[msg.route];
+    msg.hops_left = (uint32_t)r.size();
+    if (bytes == 0) { // nothing to serialise: only the latencies
+        uint64_t t = now;
+        for (size_t k = 0; k < r.size(); k++)
+            t += links_[r[k]]->latency_ps() + (k ? fwd_ps_ : 0);
+        sched_->at(t, &Network::deliver_ev, this, m);
+        return;
+    }
+    if (fid_ == RS_FIDELITY_PACKET) {
+        links_[r[0]]->inject(m);
+        return;
+    }
+    // Message fidelity, cut-through: hop k starts serialising when the head reaches it.
+    links_[r[0]]->flow_start(m, 0, bytes);
+    uint64_t t = now;
+    for (size_t k = 1; k < r.size(); k++) {
+        t += links_[r[k - 1]]->latency_ps() + fwd_ps_;
+        sched_->at(t, &Network::hop_enter, this, ((uint64_t)m << 32) | k);
+    }
+}
+
+void Network::hop_enter(void *self, uint64_t arg)
+{
+    Network &n = *static_cast<Network *>(self);
+    uint32_t m = (uint32_t)(arg >> 32), k = (uint32_t)arg;
+    const std::vector<int> &r = n.routes_[n.msgs_[m].route];
+    n.links_[r[k]]->flow_start(m, k, n.msgs_[m].bytes);
+}
+
+void Network::hop_done(uint32_t m, uint32_t hop)
+{
+    Msg &msg = msgs_[m];
+    const std::vector<int> &r = routes_[msg.route];
+    // Delivery = the latest over hops of (that hop's last byte out + latency downstream): the
+    // slowest hop sets the pace, as in a cut-through pipeline.
+    uint64_t t = sched_->now();
+    for (size_t k = hop; k < r.size(); k++)
+        t += links_[r[k]]->latency_ps() + (k > hop ? fwd_ps_ : 0);
+    msg.deliver_at = std::max(msg.deliver_at, t);
+    if (hop + 1 < r.size()) {
+        int sw = switch_of_node_[links_[r[hop]]->to()];
+        if (sw >= 0)
+            switches_[sw].count_forward(msg.bytes);
+    }
+    if (--msg.hops_left == 0)
+        sched_->at(msg.deliver_at, &Network::deliver_ev, this, m);
+}
+
+void Network::deliver_ev(void *self, uint64_t m)
+{
+    static_cast<Network *>(self)->deliver((uint32_t)m);
+}
+
+void Network::deliver(uint32_t m)
+{
+    delivered_++;
+    std::function<void()> cb = std::move(msgs_[m].cb);
+    msgs_[m].cb = nullptr;
+    free_msgs_.push_back(m); // the callback may start transfers that reuse the slot
+    if (cb)
+        cb();
+}
+
+void Network::packet_sent(uint32_t pkt, Link &l, uint64_t tx_ps)
+{
+    // Called when the packet starts on the wire. At its destination it arrives whole:
+    // start + serialisation + latency. At a switch or transit NPU it is forwarded cut-through
+    // (virtual cut-through): once the header is in and the forwarding latency has passed, but
+    // never so early that a faster next channel would finish before the last byte arrives.
+    const Packet &pk = pkts_[pkt];
+    const Msg &msg = msgs_[pk.msg];
+    uint64_t now = sched_->now(), t;
+    if (l.to() == msg.dst) {
+        t = now + tx_ps + l.latency_ps();
+    } else {
+        const Link &next = *links_[routes_[msg.route][pk.hop + 1]];
+        uint64_t next_ps =
+            Scheduler::to_ps((double)(pk.payload + next.params().header_bytes) / next.params().bandwidth);
+        t = now + l.latency_ps() + fwd_ps_ + (tx_ps > next_ps ? tx_ps - next_ps : 0);
+    }
+    sched_->at(t, &Network::packet_arrive, this, ((uint64_t)l.id() << 32) | pkt);
+}
+
+void Network::packet_arrive(void *self, uint64_t arg)
+{
+    Network &n = *static_cast<Network *>(self);
+    Link &in = *n.links_[arg >> 32];
+    uint32_t pkt = (uint32_t)arg;
+    Packet &pk = n.pkts_[pkt];
+    uint32_t m = pk.msg;
+    Msg &msg = n.msgs_[m];
+    if (in.to() == msg.dst) {
+        // Consumed into device memory: the buffer slot frees at once.
+        n.sched_->after(in.latency_ps(), &Link::credit_back, &in, pk.payload + in.params().header_bytes);
+        msg.arrived += pk.payload;
+        n.free_pkts_.push_back(pkt);
+        if (msg.arrived == msg.bytes)
+            n.deliver(m);
+        return;
+    }
+    pk.hop++;
+    int sw = n.switch_of_node_[in.to()];
+    if (sw >= 0)
+        n.switches_[sw].count_forward(pk.payload);
+    n.links_[n.routes_[msg.route][pk.hop]]->forward(pkt, in);
+}
+
+void Network::schedule_fault(const rs_fault &f)
+{
+    topo_.match(f.ends, f.kind == RS_FAULT_DOWN ? "fault down" : "fault degrade"); // throws
+    if (f.kind == RS_FAULT_DEGRADE && f.bandwidth == 0)
+        throw ConfigError("fault degrade: bandwidth must be > 0 (use a down fault)");
+    faults_.push_back(f);
+    sched_->at(Scheduler::to_ps(f.at), &Network::fault_ev, this, faults_.size() - 1);
+}
+
+void Network::fault_ev(void *self, uint64_t idx)
+{
+    Network &n = *static_cast<Network *>(self);
+    const rs_fault &f = n.faults_[idx];
+    for (int ch : n.topo_.match(f.ends, "fault")) {
+        if (f.kind == RS_FAULT_DOWN)
+            n.links_[ch]->set_down();
+        else
+            n.links_[ch]->degrade(f.bandwidth, f.latency);
+    }
+}
+
+std::vector<int> Network::down_channels() const
+{
+    std::vector<int> out;
+    for (const auto &l : links_)
+        if (!l->up())
+            out.push_back(l->id());
+    return out;
+}
+
+int Network::first_down_on_route(int src, int dst) const
+{
+    for (int ch : topo_.route(src, dst))
+        if (!links_[ch]->up())
+            return ch;
+    return -1;
+}
+
+bool Network::link_down(int a, int b) const
+{
+    for (const auto &l : links_)
+        if (!l->up() && ((l->from() == a && l->to() == b) || (l->from() == b && l->to() == a)))
+            return true;
+    return false;
+}
+
+void Network::for_each_channel(const std::function<void(const ChannelInfo &)> &fn)
+{
+    double now = now_s();
+    for (const auto &l : links_) {
+        const TopoChannel &c = topo_.channels()[l->id()];
+        ChannelInfo ci{l->id(), l->from(), l->to(), topo_.channel_name(l->id()), l->params(),
+                       l->up(), c.nic, l->stats_now(), 0.0};
+        ci.utilisation = now > 0 ? std::min(1.0, ci.stats.busy_s / now) : 0.0;
+        fn(ci);
+    }
+}
+
+} // namespace model
