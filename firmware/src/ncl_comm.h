@@ -12,7 +12,7 @@ typedef struct ncl_queue {
     ncl_task task;        /* current task when state is READY, DMA or WAITING */
     uint8_t state;        /* ncl_qstate */
     uint32_t index;       /* tasks fetched so far (the current task is index - 1) */
-    uint64_t wait_start;  /* when the current NOTIFY_WAIT first found its counter short */
+    uint64_t wait_start;  /* when the current NOTIFY_WAIT started, or the current DMA was issued */
 } ncl_queue;
 
 struct ncl_comm {

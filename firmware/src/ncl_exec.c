@@ -44,6 +44,14 @@ static ncl_result task_failed(ncl_comm *comm, uint32_t q, ncl_result rc)
 static ncl_result timed_out(ncl_comm *comm, uint32_t q, uint64_t waited_ns)
 {
     const ncl_queue *qs = &comm->queues[q];
+    if (qs->state == NCL_Q_DMA)
+        return ncl_comm_fail(comm, NCL_ERR_TIMEOUT,
+                             "%s #%llu (%s) timed out: queue %u step %u: %s of %llu bytes to rank %d "
+                             "did not complete in %llu ms",
+                             ncl_coll_name((ncl_coll)comm->plan.coll), (unsigned long long)comm->seq,
+                             ncl_algo_name((ncl_algo)comm->plan.algo), q, qs->task.step,
+                             task_names[qs->task.kind], (unsigned long long)qs->task.bytes,
+                             qs->task.peer, (unsigned long long)(waited_ns / 1000000u));
     return ncl_comm_fail(comm, NCL_ERR_TIMEOUT,
                          "%s #%llu (%s) timed out: queue %u step %u waited %llu ms for notify %u "
                          "(x%u) from rank %d, which never recorded it",
@@ -89,6 +97,7 @@ static ncl_result step_queue(ncl_comm *comm, uint32_t q, int *moved)
                 rc = ncl_hal_dma_submit(hal, q, &qs->task);
                 if (rc != NCL_SUCCESS)
                     return task_failed(comm, q, rc);
+                qs->wait_start = ncl_hal_now_ns(hal);
                 qs->state = NCL_Q_DMA;
                 *moved = 1;
                 continue;
@@ -96,6 +105,11 @@ static ncl_result step_queue(ncl_comm *comm, uint32_t q, int *moved)
             break;
         case NCL_Q_DMA:
             rc = ncl_hal_dma_poll(hal, q, &done);
+            if (rc == NCL_SUCCESS && !done) {
+                uint64_t waited = ncl_hal_now_ns(hal) - qs->wait_start;
+                if (waited > comm->cfg.timeout_ns)
+                    return timed_out(comm, q, waited);
+            }
             break;
         case NCL_Q_WAITING:
             rc = ncl_hal_notify_try_wait(hal, qs->task.peer, qs->task.notify, qs->task.count, &done);
@@ -143,7 +157,7 @@ static uint64_t sleep_budget(const ncl_comm *comm)
     uint64_t now = ncl_hal_now_ns(&comm->hal), budget = comm->cfg.timeout_ns;
     for (uint32_t q = 0; q < comm->plan.queues; q++) {
         const ncl_queue *qs = &comm->queues[q];
-        if (qs->state != NCL_Q_WAITING)
+        if (qs->state != NCL_Q_WAITING && qs->state != NCL_Q_DMA)
             continue;
         uint64_t deadline = qs->wait_start + comm->cfg.timeout_ns + 1;
         uint64_t left = deadline > now ? deadline - now : 0;
