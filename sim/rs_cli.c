@@ -132,10 +132,14 @@ void rs_cli_defaults(rs_opts *o)
 void rs_cli_usage_run(FILE *out)
 {
     fprintf(out,
-        "usage: ringsim run [--backend host] [options]\n"
+        "usage: ringsim run                      simulate scenarios/default.yaml on the model\n"
+        "       ringsim run SCENARIO [--json FILE] [--stats]\n"
+        "       ringsim run --backend host [options]\n"
         "\n"
         "Runs an nccl-tests-style sweep of collectives on N ranks and checks every result\n"
-        "bit-exactly. Exit status: 0 all correct, 1 wrong values, 2 bad usage, 3 engine error.\n"
+        "bit-exactly: on the SystemC model as a scenario (YAML, see scenarios/README.md) says,\n"
+        "or on host threads as the flags below say. Exit status: 0 all correct, 1 wrong\n"
+        "values, 2 bad usage or scenario, 3 engine error (timeout, dead link, ...).\n"
         "\n"
         "nccl-tests flags:\n"
         "  -b, --minbytes SIZE      smallest size (default 8); SIZE takes a K, M or G suffix\n"

@@ -18,7 +18,7 @@ extern "C" {
 #define RS_EXIT_USAGE 2   /* bad command line or an output file that cannot be written */
 #define RS_EXIT_ENGINE 3  /* the engine returned an error (timeout, ...) */
 
-typedef enum rs_backend { RS_BACKEND_HOST = 0 } rs_backend;
+typedef enum rs_backend { RS_BACKEND_HOST = 0, RS_BACKEND_SIM } rs_backend;
 
 /** Everything `ringsim run` was asked to do. */
 typedef struct rs_opts {

@@ -63,7 +63,7 @@ rs_report *rs_report_create(const rs_opts *opts, FILE *out, int json)
     cJSON *d = rep->doc;
     cJSON_AddStringToObject(d, "program", "ringsim");
     cJSON_AddStringToObject(d, "command", "run");
-    cJSON_AddStringToObject(d, "backend", "host");
+    cJSON_AddStringToObject(d, "backend", opts->backend == RS_BACKEND_SIM ? "sim" : "host");
     cJSON_AddNumberToObject(d, "ranks", opts->nranks);
     cJSON_AddStringToObject(d, "algo", rs_cli_algo_name(opts->algo));
     cJSON_AddNumberToObject(d, "channels", opts->channels);
@@ -120,8 +120,10 @@ void rs_report_table_begin(rs_report *rep, ncl_coll coll, const char *algo_desc)
     rep->nrows = 0;
 
     FILE *f = rep->out;
-    fprintf(f, "# ringsim run: %s on %d ranks, backend host, algorithm %s, %u channel%s\n",
-            rs_cli_coll_name(coll), o->nranks, algo_desc, (unsigned)o->channels, o->channels == 1 ? "" : "s");
+    fprintf(f, "# ringsim run: %s on %d ranks, backend %s, algorithm %s, %u channel%s%s\n",
+            rs_cli_coll_name(coll), o->nranks, o->backend == RS_BACKEND_SIM ? "sim" : "host", algo_desc,
+            (unsigned)o->channels, o->channels == 1 ? "" : "s",
+            o->backend == RS_BACKEND_SIM ? " (times are simulated)" : "");
     fprintf(f, "# sizes %llu..%llu B, ", (unsigned long long)o->minbytes, (unsigned long long)o->maxbytes);
     if (o->stepfactor > 1)
         fprintf(f, "x%llu", (unsigned long long)o->stepfactor);
@@ -226,7 +228,7 @@ void rs_report_row(rs_report *rep, const rs_row *row)
         return;
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "collective", rs_cli_coll_name(row->coll));
-    cJSON_AddStringToObject(j, "backend", "host");
+    cJSON_AddStringToObject(j, "backend", o->backend == RS_BACKEND_SIM ? "sim" : "host");
     cJSON_AddNumberToObject(j, "ranks", o->nranks);
     cJSON_AddStringToObject(j, "algo", rs_cli_algo_name(row->algo));
     cJSON_AddNumberToObject(j, "channels", o->channels);

@@ -6,6 +6,7 @@
 
 #include "model/link.hpp"
 #include "model/network.hpp"
+#include "model/npu.hpp"
 #include "model/switch.hpp"
 #include "model/topology.hpp"
 
@@ -13,9 +14,9 @@ namespace model {
 
 const std::vector<const ComponentInfo *> &Params::registry()
 {
-    // Add new component types here (the NPU device comes next).
+    // Add new component types here.
     static const std::vector<const ComponentInfo *> r = {
-        &Topology::info(), &Network::info(), &Link::info(), &Switch::info(),
+        &Topology::info(), &Network::info(), &Link::info(), &Switch::info(), &Npu::info(),
     };
     return r;
 }

@@ -21,7 +21,7 @@ const ParamInfo k_params[] = {
     {"nranks", "-", "8", "NPUs (ring, biring, full_mesh, switch, fat_tree, links); derived otherwise"},
     {"dims", "-", "[4, 4]", "torus2d: rows x columns, rank = row * columns + column"},
     {"per_leaf", "-", "4", "fat_tree: NPUs per leaf switch (leaves = nranks / per_leaf)"},
-    {"spines", "-", "2", "fat_tree: spine switches, each linked to every leaf"},
+    {"spines", "-", "per_leaf", "fat_tree: spine switches, each linked to every leaf (default: full bisection)"},
     {"servers", "-", "2", "cluster: number of 8-NPU servers (ranks 8*s .. 8*s+7)"},
     {"overrides", "-", "[]",
      "per-link changes {a, b, both, bandwidth, latency}; node ids: ranks, then switches"},

@@ -1,6 +1,6 @@
 # cli_check.cmake — runs one ringsim command and checks its exit status, output and JSON.
 # cmake -DCMD=<prog|arg|...> -DEXPECT_RC=N [-DEXPECT_OUT=regex] [-DEXPECT_ERR=regex]
-#       [-DREJECT_OUT=regex] [-DJSON_FILE=path -DJSON_ROWS=N] -P cli_check.cmake
+#       [-DREJECT_OUT=regex] [-DJSON_FILE=path -DJSON_ROWS=N [-DMIN_BUSBW=GB/s]] -P cli_check.cmake
 cmake_minimum_required(VERSION 3.22)
 
 if(NOT DEFINED CMD OR NOT DEFINED EXPECT_RC)
@@ -45,6 +45,14 @@ if(DEFINED JSON_FILE)
         string(APPEND failures "${JSON_FILE}: result is '${result}', expected OK\n")
       endif()
       math(EXPR last "${nrows} - 1")
+      if(DEFINED MIN_BUSBW AND nrows GREATER 0)
+        foreach(i RANGE ${last})
+          string(JSON bw GET "${doc}" rows ${i} in_place busbw_gbps)
+          if(bw LESS MIN_BUSBW)
+            string(APPEND failures "${JSON_FILE}: row ${i} in-place busbw ${bw} < ${MIN_BUSBW}\n")
+          endif()
+        endforeach()
+      endif()
       if(nrows GREATER 0)
         foreach(i RANGE ${last})
           foreach(place out_of_place in_place)

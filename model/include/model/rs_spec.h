@@ -16,7 +16,8 @@ typedef enum rs_topo_kind {
     RS_TOPO_RING = 0,   /* 0 -> 1 -> ... -> p-1 -> 0, one direction */
     RS_TOPO_BIRING,     /* ring with links in both directions */
     RS_TOPO_FULL_MESH,  /* a link between every pair, both directions */
-    RS_TOPO_TORUS2D,    /* dims[0] x dims[1], wrap-around links in both directions */
+    RS_TOPO_TORUS2D,    /* dims[0] x dims[1], wrap-around links in both directions; rank =
+                           row * dims[1] + column; a dimension of 2 gives one link pair, not two */
     RS_TOPO_SWITCH,     /* star: every rank has one link pair to a single switch */
     RS_TOPO_FAT_TREE,   /* two levels: `per_leaf` ranks per leaf switch, `spines` spine switches */
     RS_TOPO_SERVER8,    /* Atlas-800-style: groups 0-3 and 4-7 fully meshed + pairs 0-4 .. 3-7 */
@@ -40,7 +41,8 @@ typedef struct rs_switch_params {
 } rs_switch_params;
 
 /* A link of the explicit list, an override of a built link, or a fault's target. Endpoints are
- * rank numbers; `both` covers a->b and b->a. `line` is the scenario line, for messages. */
+ * node ids: ranks 0..p-1, then switches (switch/cluster: node p; fat_tree: leaves, then spines);
+ * `both` covers a->b and b->a. `line` is the scenario line, for messages. */
 typedef struct rs_link_ref {
     int32_t a, b;
     int32_t both;
@@ -80,7 +82,8 @@ typedef struct rs_device_params {
     double mem_bandwidth;    /* bytes/s of device memory, shared by DMA reads, writes and reductions */
     double reduce_bandwidth; /* bytes/s of the inline-reduce unit */
     double task_overhead;    /* seconds to issue one task */
-    uint64_t memory_bytes;   /* device memory size (real payload) */
+    uint64_t memory_bytes;   /* device memory capacity (checked against a real payload's buffers;
+                                nothing is allocated up front) */
 } rs_device_params;
 
 typedef enum rs_fault_kind { RS_FAULT_DOWN = 0, RS_FAULT_DEGRADE } rs_fault_kind;

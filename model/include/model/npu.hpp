@@ -1,0 +1,101 @@
+// npu.hpp — an NPU device of the model and the `sim` HAL backend: the unchanged firmware engine
+// issues its tasks here, and they become timed DMA, link and notify activity with real bytes.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <unordered_map>
+#include <vector>
+
+#include <ncl/ncl_hal.h>
+
+#include "model/network.hpp"
+#include "model/params.hpp"
+#include "model/rs_spec.h"
+
+namespace model {
+
+/* Timing model (documented in model/README.md):
+ *  - a data task (WRITE*, LOCAL_*) occupies one of the device's DMA engines; issuing it costs
+ *    task_overhead, then a WRITE moves its bytes over the network route to the peer, a
+ *    WRITE_REDUCE as well, finishing no earlier than bytes / reduce_bandwidth after it started
+ *    (the reduce streams with the data); local copies take 2 x bytes / memory_bandwidth (read +
+ *    write), local reduces bytes / reduce_bandwidth, local divides bytes / memory_bandwidth;
+ *  - a data task completes when its last byte is in place at the destination; the engine then
+ *    issues the next task of the queue;
+ *  - NOTIFY_RECORD is chained to the descriptor before it: right after a write to the same peer
+ *    it lands with the data (the channel is in order); otherwise it is a small message over the
+ *    route (it pays the latency). To self it is immediate. NOTIFY_WAIT costs nothing. */
+class Npu {
+public:
+    /** Called (in simulation context) whenever something this rank may be waiting for happened. */
+    using Waker = void (*)(void *ud, int rank);
+
+    Npu(int rank, Network &net, const rs_device_params &dev, bool payload, uint64_t scratch_bytes,
+        std::vector<Npu *> &all, Waker waker, void *waker_ud);
+    Npu(const Npu &) = delete;
+    Npu &operator=(const Npu &) = delete;
+
+    /** The HAL to create this rank's communicator with. */
+    ncl_hal hal() { return ncl_hal{&ops, this}; }
+    int rank() const { return rank_; }
+
+    /** The first data-task failure of the current collective (bounds, unbound peer), or "". */
+    const std::string &fault() const { return fault_; }
+
+    static const ncl_hal_ops ops;
+    static const ComponentInfo &info();
+
+private:
+    struct Region {
+        unsigned char *base[NCL_BUF_COUNT] = {nullptr, nullptr, nullptr};
+        uint64_t size[NCL_BUF_COUNT] = {0, 0, 0};
+        bool bound = false;
+    };
+    struct Dma {
+        uint32_t queue;
+        ncl_task task;
+    };
+
+    // HAL operations
+    ncl_result caps(ncl_hal_caps *out);
+    ncl_result begin(const ncl_hal_launch *l);
+    ncl_result end(ncl_result result);
+    ncl_result dma_submit(uint32_t queue, const ncl_task *task);
+    ncl_result dma_poll(uint32_t queue, int *done);
+    ncl_result notify_record(uint32_t queue, int peer, uint32_t id);
+    ncl_result notify_try_wait(int peer, uint32_t id, uint32_t count, int *done);
+
+    void start_dma(const Dma &d);
+    void finish_dma(uint32_t queue, uint64_t started_ps, uint64_t min_ps, const ncl_task &t);
+    bool apply(const ncl_task &t);
+    unsigned char *resolve(const ncl_ref &ref, uint64_t bytes, bool write, const char *what);
+    void add_record(int from, uint32_t id);
+    void wake() { waker_(waker_ud_, rank_); }
+
+    static void ev_issue(void *self, uint64_t arg);
+    static void ev_local_done(void *self, uint64_t arg);
+    static void ev_finish(void *self, uint64_t arg);
+
+    int rank_;
+    Network &net_;
+    Scheduler &sched_;
+    rs_device_params dev_;
+    bool payload_;
+    std::vector<unsigned char> scratch_;
+    uint64_t scratch_bytes_;
+    std::vector<Npu *> &all_;
+    Waker waker_;
+    void *waker_ud_;
+
+    Region bound_;
+    uint32_t busy_engines_ = 0;
+    std::deque<Dma> waiting_;             // data tasks waiting for a free DMA engine
+    ncl_task current_[NCL_MAX_QUEUES];    // the queue's data task in flight
+    uint8_t done_[NCL_MAX_QUEUES] = {};   // 1: finished, not yet polled
+    int last_write_peer_[NCL_MAX_QUEUES]; // peer of the queue's last completed write, or -1
+    std::unordered_map<uint64_t, uint32_t> counters_; // (sender << 32 | id) -> records
+    std::string fault_;
+};
+
+} // namespace model

@@ -1,0 +1,273 @@
+// npu.cpp — the NPU device and the `sim` HAL backend (see npu.hpp for the timing model).
+#include "model/npu.hpp"
+
+#include <cstring>
+
+#include <ncl/ncl_dtype.h>
+
+namespace model {
+
+namespace {
+
+const ParamInfo k_params[] = {
+    {"dma_engines", "", "4", "data tasks the device runs at once; more wait in FIFO order"},
+    {"queue_depth", "", "16", "tasks a queue may have outstanding (the engine keeps one)"},
+    {"memory_bandwidth", "B/s", "400 GB/s", "local copies take 2 x bytes / this, divides bytes / this"},
+    {"reduce_bandwidth", "B/s", "200 GB/s", "inline and local reductions run at this rate"},
+    {"task_overhead", "s", "1 us", "time to issue one data task (the o of alpha = L + o)"},
+    {"memory", "B", "1 GiB", "device memory (scratch comes out of it)"},
+};
+const PortInfo k_ports[] = {
+    {"net", "the network: one channel pair per link of the topology"},
+};
+const StatInfo k_stats[] = {
+    {"tasks", "", "data tasks executed"},
+    {"bytes", "B", "bytes written to peers"},
+};
+
+const char *const k_buf_names[NCL_BUF_COUNT] = {"SEND", "RECV", "SCRATCH"};
+
+} // namespace
+
+const ComponentInfo &Npu::info()
+{
+    static const ComponentInfo ci = MODEL_COMPONENT(
+        "npu", "NPU device: DMA engines with inline reduce, notify registers, the firmware engine",
+        k_params, k_ports, k_stats);
+    return ci;
+}
+
+Npu::Npu(int rank, Network &net, const rs_device_params &dev, bool payload, uint64_t scratch_bytes,
+         std::vector<Npu *> &all, Waker waker, void *waker_ud)
+    : rank_(rank), net_(net), sched_(net.scheduler()), dev_(dev), payload_(payload),
+      scratch_bytes_(scratch_bytes), all_(all), waker_(waker), waker_ud_(waker_ud)
+{
+    if (payload_)
+        scratch_.resize(scratch_bytes);
+    for (int &p : last_write_peer_)
+        p = -1;
+}
+
+// ---- HAL trampolines: one const table, `ctx` is the device ----------------------------------
+
+static Npu *self(void *ctx) { return static_cast<Npu *>(ctx); }
+
+const ncl_hal_ops Npu::ops = {
+    [](void *c, ncl_hal_caps *o) { return self(c)->caps(o); },
+    [](void *c, const ncl_hal_launch *l) { return self(c)->begin(l); },
+    [](void *c, ncl_result r) { return self(c)->end(r); },
+    [](void *c, uint32_t q, const ncl_task *t) { return self(c)->dma_submit(q, t); },
+    [](void *c, uint32_t q, int *d) { return self(c)->dma_poll(q, d); },
+    [](void *c, uint32_t q, int p, uint32_t id) { return self(c)->notify_record(q, p, id); },
+    [](void *c, int p, uint32_t id, uint32_t n, int *d) { return self(c)->notify_try_wait(p, id, n, d); },
+    nullptr, // wait_event: the driver is event-driven and never blocks
+    [](void *c) { return self(c)->sched_.now() / 1000u; },
+    nullptr, // log: errors reach the user through ncl_comm_last_error
+};
+
+ncl_result Npu::caps(ncl_hal_caps *out)
+{
+    out->scratch_bytes = scratch_bytes_;
+    out->max_queues = NCL_MAX_QUEUES;
+    out->buf_align = 1;
+    return NCL_SUCCESS;
+}
+
+ncl_result Npu::begin(const ncl_hal_launch *l)
+{
+    bound_.base[NCL_BUF_SEND] = (unsigned char *)(uintptr_t)l->send;
+    bound_.size[NCL_BUF_SEND] = l->send_bytes;
+    bound_.base[NCL_BUF_RECV] = (unsigned char *)l->recv;
+    bound_.size[NCL_BUF_RECV] = l->recv_bytes;
+    bound_.base[NCL_BUF_SCRATCH] = payload_ ? scratch_.data() : nullptr;
+    bound_.size[NCL_BUF_SCRATCH] = scratch_bytes_;
+    bound_.bound = true;
+    fault_.clear();
+    for (int &p : last_write_peer_)
+        p = -1;
+    return NCL_SUCCESS;
+}
+
+ncl_result Npu::end(ncl_result)
+{
+    bound_.bound = false;
+    return NCL_SUCCESS;
+}
+
+ncl_result Npu::dma_submit(uint32_t queue, const ncl_task *task)
+{
+    if (queue >= NCL_MAX_QUEUES)
+        return NCL_ERR_BACKEND;
+    done_[queue] = 0;
+    current_[queue] = *task;
+    Dma d{queue, *task};
+    if (busy_engines_ >= dev_.dma_engines) {
+        waiting_.push_back(d);
+        return NCL_SUCCESS;
+    }
+    start_dma(d);
+    return NCL_SUCCESS;
+}
+
+void Npu::start_dma(const Dma &d)
+{
+    busy_engines_++;
+    sched_.after(Scheduler::to_ps(dev_.task_overhead), ev_issue, this, d.queue);
+}
+
+// The issue overhead has passed: the data moves now.
+void Npu::ev_issue(void *obj, uint64_t q)
+{
+    Npu *n = self(obj);
+    const ncl_task &t = n->current_[q];
+    uint64_t started = n->sched_.now();
+    switch ((ncl_task_kind)t.kind) {
+    case NCL_TASK_WRITE:
+    case NCL_TASK_WRITE_REDUCE: {
+        uint64_t min_ps = t.kind == NCL_TASK_WRITE_REDUCE && n->dev_.reduce_bandwidth > 0
+                              ? Scheduler::to_ps((double)t.bytes / n->dev_.reduce_bandwidth)
+                              : 0;
+        n->net_.transfer(n->rank_, t.peer, t.bytes, [n, q, started, min_ps]() {
+            n->finish_dma((uint32_t)q, started, min_ps, n->current_[q]);
+        });
+        return;
+    }
+    case NCL_TASK_LOCAL_COPY:
+        n->sched_.after(Scheduler::to_ps(2.0 * (double)t.bytes / n->dev_.mem_bandwidth),
+                        ev_local_done, n, q);
+        return;
+    case NCL_TASK_LOCAL_REDUCE:
+        n->sched_.after(Scheduler::to_ps((double)t.bytes / n->dev_.reduce_bandwidth), ev_local_done,
+                        n, q);
+        return;
+    default: /* LOCAL_DIV */
+        n->sched_.after(Scheduler::to_ps((double)t.bytes / n->dev_.mem_bandwidth), ev_local_done,
+                        n, q);
+        return;
+    }
+}
+
+void Npu::ev_local_done(void *obj, uint64_t q)
+{
+    Npu *n = self(obj);
+    n->finish_dma((uint32_t)q, n->sched_.now(), 0, n->current_[q]);
+}
+
+// The last byte arrived; an inline reduce may still need min_ps from `started` to finish.
+void Npu::finish_dma(uint32_t queue, uint64_t started_ps, uint64_t min_ps, const ncl_task &t)
+{
+    uint64_t now = sched_.now();
+    if (started_ps + min_ps > now) {
+        sched_.at(started_ps + min_ps, ev_finish, this, queue);
+        return;
+    }
+    if (!apply(t))
+        done_[queue] = 2;
+    else
+        done_[queue] = 1;
+    last_write_peer_[queue] =
+        t.kind == NCL_TASK_WRITE || t.kind == NCL_TASK_WRITE_REDUCE ? t.peer : -1;
+    busy_engines_--;
+    if (!waiting_.empty()) {
+        Dma d = waiting_.front();
+        waiting_.pop_front();
+        start_dma(d);
+    }
+    wake();
+}
+
+void Npu::ev_finish(void *obj, uint64_t q)
+{
+    Npu *n = self(obj);
+    n->finish_dma((uint32_t)q, n->sched_.now(), 0, n->current_[q]);
+}
+
+unsigned char *Npu::resolve(const ncl_ref &ref, uint64_t bytes, bool write, const char *what)
+{
+    if (!bound_.bound || ref.buf >= NCL_BUF_COUNT || ref.off > bound_.size[ref.buf] ||
+        bytes > bound_.size[ref.buf] - ref.off || (write && ref.buf == NCL_BUF_SEND)) {
+        if (fault_.empty())
+            fault_ = std::string(what) + " " +
+                     (ref.buf < NCL_BUF_COUNT ? k_buf_names[ref.buf] : "?") + "[" +
+                     std::to_string(ref.off) + "..+" + std::to_string(bytes) + ") on rank " +
+                     std::to_string(rank_) +
+                     (bound_.bound ? ": outside the bound buffer" : ": no collective running there");
+        return nullptr;
+    }
+    return bound_.base[ref.buf] ? bound_.base[ref.buf] + ref.off : nullptr;
+}
+
+// Moves the bytes (real payload only). false: a region was out of range or unbound.
+bool Npu::apply(const ncl_task &t)
+{
+    bool remote = t.kind == NCL_TASK_WRITE || t.kind == NCL_TASK_WRITE_REDUCE;
+    Npu *dst_dev = remote ? all_[t.peer] : this;
+    unsigned char *src = resolve(t.src, t.bytes, false, "source");
+    unsigned char *dst = dst_dev->resolve(t.dst, t.bytes, true, "destination");
+    if ((!src && bound_.base[t.src.buf]) || (!dst && dst_dev->bound_.base[t.dst.buf]) ||
+        !fault_.empty() || !dst_dev->fault_.empty()) {
+        if (fault_.empty())
+            fault_ = dst_dev->fault_;
+        return false;
+    }
+    if (!payload_ || !src || !dst)
+        return true;
+    uint64_t count = t.bytes / ncl_dtype_size((ncl_dtype)t.dtype);
+    switch ((ncl_task_kind)t.kind) {
+    case NCL_TASK_WRITE:
+    case NCL_TASK_LOCAL_COPY: std::memmove(dst, src, t.bytes); break;
+    case NCL_TASK_WRITE_REDUCE:
+    case NCL_TASK_LOCAL_REDUCE: ncl_reduce_kernel(dst, src, count, (ncl_dtype)t.dtype, (ncl_op)t.op); break;
+    case NCL_TASK_LOCAL_DIV: ncl_div_kernel(dst, count, (ncl_dtype)t.dtype, t.count); break;
+    default: break;
+    }
+    return true;
+}
+
+ncl_result Npu::dma_poll(uint32_t queue, int *done)
+{
+    if (queue >= NCL_MAX_QUEUES)
+        return NCL_ERR_BACKEND;
+    *done = done_[queue] != 0;
+    if (done_[queue] == 2) {
+        done_[queue] = 0;
+        return NCL_ERR_BACKEND;
+    }
+    done_[queue] = 0;
+    return NCL_SUCCESS;
+}
+
+void Npu::add_record(int from, uint32_t id)
+{
+    counters_[((uint64_t)(uint32_t)from << 32) | id]++;
+    wake();
+}
+
+ncl_result Npu::notify_record(uint32_t queue, int peer, uint32_t id)
+{
+    if (peer < 0 || peer >= (int)all_.size() || id >= NCL_NOTIFY_IDS || queue >= NCL_MAX_QUEUES)
+        return NCL_ERR_BACKEND;
+    Npu *dst = all_[peer];
+    if (peer == rank_ || last_write_peer_[queue] == peer) {
+        // Local, or chained behind the write that just landed there: no extra latency.
+        last_write_peer_[queue] = -1;
+        int from = rank_;
+        sched_.after(0, [](void *o, uint64_t a) { self(o)->add_record((int)(a >> 32), (uint32_t)a); },
+                     dst, ((uint64_t)(uint32_t)from << 32) | id);
+        return NCL_SUCCESS;
+    }
+    int from = rank_;
+    net_.transfer(rank_, peer, 0, [dst, from, id]() { dst->add_record(from, id); });
+    return NCL_SUCCESS;
+}
+
+ncl_result Npu::notify_try_wait(int peer, uint32_t id, uint32_t count, int *done)
+{
+    auto it = counters_.find(((uint64_t)(uint32_t)peer << 32) | id);
+    *done = it != counters_.end() && it->second >= count;
+    if (*done)
+        it->second -= count;
+    return NCL_SUCCESS;
+}
+
+} // namespace model

@@ -1,0 +1,424 @@
+// rs_simrun.cpp — `ringsim run SCENARIO`: builds the network and one NPU per rank, runs the
+// workload's sweep with the unchanged engine on every NPU, and reports simulated times.
+#include "rs_simrun.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include <ncl/ncl_dtype.h>
+
+#include "model/network.hpp"
+#include "model/npu.hpp"
+#include "rs_data.h"
+
+namespace {
+
+// Timing-only runs move no bytes, but the API wants distinct, non-NULL buffers: these addresses
+// are never dereferenced (the sim backend touches memory only with a real payload).
+const uintptr_t k_fake_send = uintptr_t(1) << 44, k_fake_recv = uintptr_t(2) << 44;
+
+struct Call {
+    ncl_coll coll;
+    uint64_t count; // per rank for allgather / reduce_scatter, as the API takes it
+    ncl_dtype dt;
+    ncl_op op;
+    int root;
+    int inplace;
+};
+
+struct Rank {
+    std::unique_ptr<model::Npu> npu;
+    ncl_comm *comm = nullptr;
+    std::vector<unsigned char> a, b; // real payload: in-place uses a only
+    const void *send = nullptr;
+    void *recv = nullptr;
+    int remaining = 0;            // collectives left in the phase
+    bool pending = false;         // a progress callback is scheduled
+    uint64_t end_ps = 0;
+};
+
+class Driver {
+public:
+    Driver(const rs_scenario &sc, FILE *err) : sc_(sc), err_(err) {}
+    ~Driver()
+    {
+        for (Rank &r : ranks_)
+            ncl_comm_destroy(r.comm);
+    }
+
+    int build();
+    int run(rs_report *rep);
+    uint64_t events() const { return net_ ? net_->scheduler().events() : 0; }
+    double sim_s() const { return net_ ? net_->now_s() : 0; }
+
+private:
+    int sweep(ncl_coll coll, rs_report *rep);
+    void place(Rank &r, int rank, const Call &c);
+    bool phase(const Call &c, int k, double *time_us);
+    void start(int rank);
+    void progress(int rank);
+    static void ev_progress(void *self, uint64_t rank);
+    static void wake(void *self, int rank);
+    int engine_error(int rank, ncl_result rc, const char *what);
+
+    const rs_scenario &sc_;
+    FILE *err_;
+    std::unique_ptr<model::Network> net_;
+    std::vector<Rank> ranks_;
+    std::vector<model::Npu *> npus_;
+    Call call_{};
+    int failed_rank_ = -1;
+    ncl_result failed_rc_ = NCL_SUCCESS;
+    std::vector<unsigned char> expected_;
+    uint64_t timeout_ns_ = 0;
+};
+
+int Driver::build()
+{
+    int p = sc_.topo.nranks;
+    try {
+        net_.reset(new model::Network(sc_.topo, sc_.fidelity));
+        for (size_t i = 0; i < sc_.faults_count; i++)
+            net_->schedule_fault(sc_.faults[i]);
+    } catch (const std::exception &e) {
+        std::fprintf(err_, "ringsim: %s: %s\n", sc_.path ? sc_.path : "scenario", e.what());
+        return RS_EXIT_USAGE;
+    }
+    ranks_.resize((size_t)p);
+    npus_.resize((size_t)p);
+    // Scratch for the engine: what the ring algorithms need for 1 MiB slices, within memory.
+    uint64_t scratch = sc_.device.memory_bytes / 4 < (16u << 20) ? sc_.device.memory_bytes / 4 : (16u << 20);
+    for (int r = 0; r < p; r++) {
+        ranks_[r].npu.reset(new model::Npu(r, *net_, sc_.device, sc_.payload_real != 0, scratch,
+                                           npus_, wake, this));
+        npus_[r] = ranks_[r].npu.get();
+    }
+    ncl_config cfg = NCL_CONFIG_INIT;
+    cfg.alloc = [](void *, size_t n) { return std::malloc(n); };
+    cfg.free = [](void *, void *ptr) { std::free(ptr); };
+    cfg.check_schedules = 0; // the tests prove every algorithm; launches here are timed
+    // Devices take large DMA tasks: slices only bound a task, and every round pays alpha.
+    cfg.slice_bytes = getenv("RINGSIM_SLICE") ? strtoull(getenv("RINGSIM_SLICE"), nullptr, 0) : (4u << 20);
+    timeout_ns_ = cfg.timeout_ns;
+    if (sc_.workload.algo != NCL_ALGO_AUTO)
+        for (int c = 0; c < NCL_COLL_COUNT; c++)
+            if (ncl_algo_supported((ncl_coll)c, sc_.workload.algo))
+                cfg.algorithm[c] = (uint8_t)sc_.workload.algo;
+    // The engine's cost model sees the scenario's links.
+    cfg.link_alpha_ns = (uint32_t)((sc_.topo.link.latency + sc_.device.task_overhead) * 1e9);
+    cfg.link_gbps = (uint32_t)(sc_.topo.link.bandwidth / 1e9) ? (uint32_t)(sc_.topo.link.bandwidth / 1e9) : 1;
+    for (int r = 0; r < p; r++) {
+        ncl_hal hal = ranks_[r].npu->hal();
+        ncl_result rc = ncl_comm_create(&ranks_[r].comm, p, r, &hal, &cfg);
+        if (rc != NCL_SUCCESS) {
+            std::fprintf(err_, "ringsim: rank %d: cannot create the communicator: %s\n", r, ncl_strerror(rc));
+            return RS_EXIT_ENGINE;
+        }
+    }
+    return RS_EXIT_OK;
+}
+
+void Driver::wake(void *self, int rank)
+{
+    Driver *d = static_cast<Driver *>(self);
+    Rank &r = d->ranks_[rank];
+    if (r.pending || r.remaining == 0)
+        return;
+    r.pending = true;
+    d->net_->scheduler().after(0, ev_progress, d, (uint64_t)rank);
+}
+
+void Driver::ev_progress(void *self, uint64_t rank)
+{
+    Driver *d = static_cast<Driver *>(self);
+    d->ranks_[rank].pending = false;
+    d->progress((int)rank);
+}
+
+void Driver::start(int rank)
+{
+    Rank &r = ranks_[rank];
+    const Call &c = call_;
+    ncl_result rc = NCL_ERR_INTERNAL;
+    switch (c.coll) {
+    case NCL_COLL_ALLREDUCE: rc = ncl_allreduce_start(r.send, r.recv, c.count, c.dt, c.op, r.comm); break;
+    case NCL_COLL_BROADCAST: rc = ncl_broadcast_start(r.send, r.recv, c.count, c.dt, c.root, r.comm); break;
+    case NCL_COLL_REDUCE: rc = ncl_reduce_start(r.send, r.recv, c.count, c.dt, c.op, c.root, r.comm); break;
+    case NCL_COLL_REDUCE_SCATTER: rc = ncl_reduce_scatter_start(r.send, r.recv, c.count, c.dt, c.op, r.comm); break;
+    case NCL_COLL_ALLGATHER: rc = ncl_allgather_start(r.send, r.recv, c.count, c.dt, r.comm); break;
+    default: break;
+    }
+    if (rc != NCL_SUCCESS) {
+        r.remaining = 0;
+        if (failed_rank_ < 0)
+            failed_rank_ = rank, failed_rc_ = rc;
+        return;
+    }
+    progress(rank);
+}
+
+void Driver::progress(int rank)
+{
+    Rank &r = ranks_[rank];
+    if (r.remaining == 0)
+        return;
+    int done = 0;
+    ncl_result rc = ncl_test(r.comm, &done);
+    if (!done)
+        return;
+    if (rc != NCL_SUCCESS) {
+        r.remaining = 0;
+        if (failed_rank_ < 0)
+            failed_rank_ = rank, failed_rc_ = rc;
+        return;
+    }
+    r.end_ps = net_->scheduler().now();
+    if (--r.remaining > 0)
+        start(rank); // back to back, like a loop of launches on a stream
+}
+
+// Runs k collectives `c` back to back on every rank, all starting now. time_us: per collective,
+// from the common start to the last rank's end. false: an engine error (failed_rank_).
+bool Driver::phase(const Call &c, int k, double *time_us)
+{
+    call_ = c;
+    model::Scheduler &s = net_->scheduler();
+    uint64_t t0 = s.now();
+    for (Rank &r : ranks_)
+        r.remaining = k, r.end_ps = t0;
+    for (size_t i = 0; i < ranks_.size(); i++)
+        start((int)i);
+    for (;;) {
+        sc_core::sc_start();
+        bool stuck = false;
+        for (Rank &r : ranks_)
+            stuck |= r.remaining > 0;
+        if (!stuck)
+            break;
+        // Nothing moves any more: let simulated time reach the engine's timeout, so the waits
+        // that can never be satisfied fail with their diagnosis instead of hanging.
+        uint64_t warp = (timeout_ns_ + 1) * 1000; // ps
+        for (size_t i = 0; i < ranks_.size(); i++)
+            if (ranks_[i].remaining > 0)
+                s.after(warp, ev_progress, this, i), ranks_[i].pending = true;
+    }
+    uint64_t end = t0;
+    for (Rank &r : ranks_)
+        end = r.end_ps > end ? r.end_ps : end;
+    *time_us = (double)(end - t0) / 1e6 / k;
+    return failed_rank_ < 0;
+}
+
+// Every rank has given up or finished by now (phase() lets stuck waits time out): print each
+// failed rank's diagnosis, then the links that are down.
+int Driver::engine_error(int rank, ncl_result rc, const char *what)
+{
+    std::fprintf(err_, "ringsim: %s: rank %d failed during %s: %s\n", sc_.path ? sc_.path : "scenario",
+                 rank, what, ncl_strerror(rc));
+    for (Rank &r : ranks_) {
+        std::string detail = ncl_comm_last_error(r.comm);
+        if (!detail.empty())
+            std::fprintf(err_, "ringsim:   %s\n", detail.c_str());
+        if (!r.npu->fault().empty())
+            std::fprintf(err_, "ringsim:   rank %d device: %s\n", r.npu->rank(), r.npu->fault().c_str());
+    }
+    for (int ch : net_->down_channels())
+        std::fprintf(err_, "ringsim:   link %s is down\n", net_->channel_name(ch).c_str());
+    return RS_EXIT_ENGINE;
+}
+
+// Buffers of one rank for the call, placed as nccl-tests does (in place per NCCL's rules).
+void Driver::place(Rank &r, int rank, const Call &c)
+{
+    int p = (int)ranks_.size();
+    uint64_t es = ncl_dtype_size(c.dt);
+    uint64_t in = (c.coll == NCL_COLL_REDUCE_SCATTER ? c.count * p : c.count) * es;
+    uint64_t out = (c.coll == NCL_COLL_ALLGATHER ? c.count * p : c.count) * es;
+    uint64_t off = (uint64_t)rank * c.count * es;
+    unsigned char *a, *b;
+    if (sc_.payload_real) {
+        // Grow only: re-allocating 2 x 256 MiB per rank and row costs more than simulating it.
+        if (r.a.size() < (in > out ? in : out))
+            r.a.resize(in > out ? in : out);
+        if (r.b.size() < out)
+            r.b.resize(out);
+        a = r.a.data();
+        b = r.b.data();
+        std::memset(c.inplace ? a : b, 0xa5, out); // results never written show up as #wrong
+    } else {
+        a = reinterpret_cast<unsigned char *>(k_fake_send);
+        b = reinterpret_cast<unsigned char *>(k_fake_recv);
+    }
+    if (!c.inplace) {
+        r.send = a;
+        r.recv = b;
+    } else if (c.coll == NCL_COLL_REDUCE_SCATTER) {
+        r.send = a;
+        r.recv = a + off;
+    } else if (c.coll == NCL_COLL_ALLGATHER) {
+        r.send = a + off;
+        r.recv = a;
+    } else {
+        r.send = r.recv = a;
+    }
+    if (sc_.payload_real) {
+        bool reduces = c.coll == NCL_COLL_ALLREDUCE || c.coll == NCL_COLL_REDUCE ||
+                       c.coll == NCL_COLL_REDUCE_SCATTER;
+        uint64_t n = c.coll == NCL_COLL_REDUCE_SCATTER ? c.count * p : c.count;
+        rs_data_fill(const_cast<void *>(r.send), n, c.dt, reduces ? c.op : NCL_MAX, p, rank, sc_.seed, 0);
+    }
+}
+
+int Driver::sweep(ncl_coll coll, rs_report *rep)
+{
+    const rs_workload &w = sc_.workload;
+    int p = (int)ranks_.size();
+    bool reduces = coll == NCL_COLL_ALLREDUCE || coll == NCL_COLL_REDUCE || coll == NCL_COLL_REDUCE_SCATTER;
+    bool rooted = coll == NCL_COLL_BROADCAST || coll == NCL_COLL_REDUCE;
+    bool per_rank = coll == NCL_COLL_ALLGATHER || coll == NCL_COLL_REDUCE_SCATTER;
+    uint64_t es = ncl_dtype_size(w.dtype);
+    ncl_algo algo = ncl_algo_supported(coll, w.algo) ? w.algo : NCL_ALGO_AUTO;
+    rs_report_table_begin(rep, coll, ncl_algo_name(algo));
+    int status = RS_EXIT_OK;
+    for (uint64_t size = w.begin_bytes; size <= w.end_bytes; size *= w.factor) {
+        uint64_t count = size / es / (per_rank ? p : 1);
+        if (count == 0)
+            continue;
+        Call c{coll, count, w.dtype, reduces ? w.op : NCL_SUM, rooted ? w.root : 0, 0};
+        rs_row row{};
+        row.coll = coll;
+        row.dtype = w.dtype;
+        row.op = c.op;
+        row.has_op = reduces;
+        row.root = rooted ? w.root : -1;
+        row.size = count * es * (per_rank ? p : 1);
+        row.count = count;
+        row.algo = algo;
+        row.memcpy_gbps = -1;
+        double factor = rs_report_bus_factor(coll, p);
+        if (sc_.payload_real) { // the reference result, once per row
+            uint64_t total = per_rank ? count * p : count;
+            expected_.assign(total * es, 0);
+            if (coll == NCL_COLL_BROADCAST)
+                rs_data_fill(expected_.data(), count, w.dtype, NCL_MAX, p, c.root, sc_.seed, 0);
+            else if (coll == NCL_COLL_ALLGATHER)
+                for (int k = 0; k < p; k++)
+                    rs_data_fill(expected_.data() + k * count * es, count, w.dtype, NCL_MAX, p, k, sc_.seed, 0);
+            else
+                rs_data_expected(expected_.data(), total, w.dtype, c.op, p, sc_.seed, 0, 1);
+        }
+        for (int pl = 0; pl < 2; pl++) {
+            c.inplace = pl;
+            double t = 0;
+            uint64_t wrong = 0;
+            for (int r = 0; r < p; r++)
+                place(ranks_[r], r, c);
+            if (sc_.payload_real) { // check run
+                if (!phase(c, 1, &t))
+                    return engine_error(failed_rank_, failed_rc_, "the check run");
+                for (int r = 0; r < p; r++) {
+                    if (coll == NCL_COLL_REDUCE && r != c.root)
+                        continue;
+                    const unsigned char *want = expected_.data() + (coll == NCL_COLL_REDUCE_SCATTER ? r * count * es : 0);
+                    uint64_t n = coll == NCL_COLL_ALLGATHER ? count * p : count;
+                    wrong += rs_data_count_wrong(ranks_[r].recv, want, n, w.dtype, reduces ? c.op : NCL_MAX);
+                }
+            }
+            if (w.warmup > 0 && !phase(c, w.warmup, &t))
+                return engine_error(failed_rank_, failed_rc_, "warm-up");
+            if (!phase(c, w.iters, &t))
+                return engine_error(failed_rank_, failed_rc_, "the timed iterations");
+            row.res[pl].time_us = t;
+            row.res[pl].algbw = t > 0 ? (double)row.size / t / 1e3 : 0.0;
+            row.res[pl].busbw = row.res[pl].algbw * factor;
+            row.res[pl].wrong = wrong;
+            if (wrong)
+                status = RS_EXIT_WRONG;
+        }
+        rs_report_row(rep, &row);
+        if (size > UINT64_MAX / w.factor)
+            break;
+    }
+    rs_report_table_end(rep, 0);
+    return status;
+}
+
+int Driver::run(rs_report *rep)
+{
+    int status = RS_EXIT_OK;
+    for (int i = 0; i < sc_.workload.colls_count; i++) {
+        int s = sweep(sc_.workload.colls[i], rep);
+        status = s > status ? s : status;
+        if (s == RS_EXIT_ENGINE)
+            break;
+    }
+    return status;
+}
+
+// SystemC is entered through sc_elab_and_sim, which calls sc_main: the job waits here.
+struct Job {
+    const rs_scenario *sc;
+    rs_report *rep;
+    int stats;
+    FILE *err;
+    int status;
+};
+Job *g_job;
+
+} // namespace
+
+int sc_main(int, char **)
+{
+    Job &j = *g_job;
+    auto wall0 = std::chrono::steady_clock::now();
+    Driver d(*j.sc, j.err);
+    j.status = d.build();
+    if (j.status == RS_EXIT_OK)
+        j.status = d.run(j.rep);
+    if (j.stats) {
+        double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+        std::printf("# stats: %llu events in %.3f s wall (%.3g events/s), %.6g s simulated\n",
+                    (unsigned long long)d.events(), wall, wall > 0 ? (double)d.events() / wall : 0.0, d.sim_s());
+    }
+    return 0;
+}
+
+extern "C" void rs_simrun_opts(const rs_scenario *sc, rs_opts *o)
+{
+    rs_cli_defaults(o);
+    o->backend = RS_BACKEND_SIM;
+    o->minbytes = sc->workload.begin_bytes;
+    o->maxbytes = sc->workload.end_bytes;
+    o->stepfactor = sc->workload.factor;
+    o->iters = sc->workload.iters;
+    o->warmup_iters = sc->workload.warmup;
+    o->check = sc->payload_real;
+    o->nops = 1;
+    o->ops[0] = sc->workload.op;
+    o->ndtypes = 1;
+    o->dtypes[0] = sc->workload.dtype;
+    o->ncolls = sc->workload.colls_count;
+    for (int i = 0; i < o->ncolls; i++)
+        o->colls[i] = sc->workload.colls[i];
+    o->root = sc->workload.root;
+    o->nranks = sc->topo.nranks;
+    o->algo = sc->workload.algo;
+    o->seed = sc->seed;
+    o->memprobe = 0;
+}
+
+extern "C" int rs_simrun(const rs_scenario *sc, rs_report *rep, int stats, FILE *err)
+{
+    setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
+    Job job{sc, rep, stats, err, RS_EXIT_OK};
+    g_job = &job;
+    sc_core::sc_elab_and_sim(0, nullptr);
+    g_job = nullptr;
+    return job.status;
+}
