@@ -1,14 +1,19 @@
-/* main.c — the `ringsim` program: dispatches subcommands (run, validate, help, version). */
+/* main.c — the `ringsim` program: dispatches subcommands (run, compare, validate, help, version). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ncl/ncl.h"
 #include "rs_bench.h"
 #include "rs_cli.h"
+#include "rs_compare.h"
 #include "rs_memprobe.h"
+#include "rs_plot.h"
 #include "rs_report.h"
+#include "rs_rows.h"
 #include "rs_scenario.h"
 #include "rs_simrun.h"
 #include "model/params.h"
@@ -20,7 +25,7 @@
 #define RINGSIM_DEFAULT_SCENARIO "scenarios/default.yaml"
 #endif
 
-static const char rs_subcommands[] = "run, validate, params, help, version";
+static const char rs_subcommands[] = "run, compare, validate, params, help, version";
 
 static void rs_usage(FILE *f)
 {
@@ -29,8 +34,13 @@ static void rs_usage(FILE *f)
         "\n"
         "commands:\n"
         "  run       simulate scenarios/default.yaml (the 8-NPU server) on the SystemC model\n"
-        "  run SCENARIO [--json FILE] [--stats]\n"
-        "            simulate a scenario (YAML, see scenarios/) on the SystemC model\n"
+        "  run SCENARIO [--json FILE] [--csv FILE] [--trace FILE] [--trace-max N] [--plot FILE]\n"
+        "               [--links N|all|none] [--stats]\n"
+        "            simulate a scenario (YAML, see scenarios/) on the SystemC model; --trace writes a\n"
+        "            Chrome/Perfetto trace, --plot busbw against size (.svg/.png, needs gnuplot),\n"
+        "            --links how many channels the utilisation summary lists (default 16)\n"
+        "  compare A B [--json FILE] [--plot FILE]\n"
+        "            run two scenarios and print their times side by side with ratios B/A\n"
         "  run --backend host [flags]\n"
         "            run collectives on N host threads, nccl-tests flags ('ringsim run --help')\n"
         "  params    every model component's parameters, ports and statistics\n"
@@ -39,19 +49,69 @@ static void rs_usage(FILE *f)
         "  version   print the version\n");
 }
 
-/* `ringsim run SCENARIO [--json FILE] [--stats]`: the scenario's workload on the model. */
+static const char rs_scenario_opts[] =
+    "--json FILE, --stats, --csv FILE, --trace FILE, --trace-max N, --plot FILE, --links N|all|none";
+
+/* Opens an output file before the run: a bad path should fail before a long run, not after. */
+static FILE *rs_open_out(const char *flag, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        fprintf(stderr, "ringsim: %s: cannot write '%s': %s\n", flag, path, strerror(errno));
+    return f;
+}
+
+/* `ringsim run SCENARIO [options]`: the scenario's workload on the model. */
 static int rs_cmd_run_scenario(const char *path, int argc, char **argv)
 {
-    const char *json_path = NULL;
-    int stats = 0;
+    const char *json_path = NULL, *csv_path = NULL, *plot_path = NULL;
+    rs_simrun_extras x;
+    memset(&x, 0, sizeof x);
+    x.links = 16;
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--stats") == 0) {
-            stats = 1;
-        } else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--stats") == 0) {
+            x.stats = 1;
+        } else if (strcmp(a, "--json") == 0 && v) {
             json_path = argv[++i];
+        } else if (strcmp(a, "--csv") == 0 && v) {
+            csv_path = argv[++i];
+        } else if (strcmp(a, "--trace") == 0 && v) {
+            x.trace_path = argv[++i];
+        } else if (strcmp(a, "--plot") == 0 && v) {
+            plot_path = argv[++i];
+        } else if (strcmp(a, "--trace-max") == 0 && v) {
+            char *end;
+            errno = 0;
+            unsigned long long n = strtoull(v, &end, 10);
+            if (errno || *end || end == v || n == 0 || v[0] == '-') {
+                fprintf(stderr, "ringsim: --trace-max: '%s' is not a positive integer (events)\n", v);
+                return RS_EXIT_USAGE;
+            }
+            x.trace_max_events = n;
+            i++;
+        } else if (strcmp(a, "--links") == 0 && v) {
+            char *end;
+            long n = strtol(v, &end, 10);
+            if (strcmp(v, "all") == 0)
+                x.links = -1;
+            else if (strcmp(v, "none") == 0)
+                x.links = 0;
+            else if (*end == '\0' && end != v && n > 0 && n < 1000000)
+                x.links = (int)n;
+            else {
+                fprintf(stderr, "ringsim: --links: '%s' is not allowed (allowed: a count > 0, all, none)\n", v);
+                return RS_EXIT_USAGE;
+            }
+            i++;
+        } else if (v == NULL && (strcmp(a, "--json") == 0 || strcmp(a, "--csv") == 0 || strcmp(a, "--trace") == 0 ||
+                                 strcmp(a, "--plot") == 0 || strcmp(a, "--trace-max") == 0 ||
+                                 strcmp(a, "--links") == 0)) {
+            fprintf(stderr, "ringsim: %s: missing value\n", a);
+            return RS_EXIT_USAGE;
         } else {
-            fprintf(stderr, "ringsim: run %s: unknown option '%s' (allowed with a scenario: --json FILE, "
-                            "--stats; the workload comes from the scenario)\n", path, argv[i]);
+            fprintf(stderr, "ringsim: run %s: unknown option '%s' (allowed with a scenario: %s; "
+                            "the workload comes from the scenario)\n", path, a, rs_scenario_opts);
             return RS_EXIT_USAGE;
         }
     }
@@ -61,24 +121,57 @@ static int rs_cmd_run_scenario(const char *path, int argc, char **argv)
         fprintf(stderr, "%s\n", err);
         return RS_EXIT_USAGE;
     }
-    FILE *json = NULL;
-    if (json_path && (json = fopen(json_path, "w")) == NULL) {
-        fprintf(stderr, "ringsim: --json: cannot write '%s': %s\n", json_path, strerror(errno));
+    FILE *json = NULL, *csv = NULL;
+    int status = RS_EXIT_OK;
+    if (plot_path && rs_plot_check(plot_path, stderr) != 0)
+        status = RS_EXIT_USAGE;
+    if (status == RS_EXIT_OK && json_path && (json = rs_open_out("--json", json_path)) == NULL)
+        status = RS_EXIT_USAGE;
+    if (status == RS_EXIT_OK && csv_path && (csv = rs_open_out("--csv", csv_path)) == NULL)
+        status = RS_EXIT_USAGE;
+    if (status != RS_EXIT_OK) {
+        if (json)
+            fclose(json);
         rs_scenario_free(&sc);
-        return RS_EXIT_USAGE;
+        return status;
     }
     rs_opts o;
     rs_simrun_opts(&sc, &o);
     o.json_path = json_path;
+    rs_rows rows;
+    memset(&rows, 0, sizeof rows);
+    rows.nranks = o.nranks;
+    rows.check = o.check;
+    rows.csv = csv;
+    if (csv)
+        rs_rows_csv_header(csv);
+    x.on_row = rs_rows_add;
+    x.row_ud = &rows;
+    x.progress = isatty(STDERR_FILENO);
     rs_report *rep = rs_report_create(&o, stdout, json != NULL);
     char summary[256];
     rs_scenario_summary(&sc, summary, sizeof summary);
     printf("# scenario %s: %s\n", sc.name, summary);
-    int status = rep ? rs_simrun(&sc, rep, stats, stderr) : RS_EXIT_USAGE;
+    fflush(stdout);
+    status = rep ? rs_simrun(&sc, rep, &x, stderr) : RS_EXIT_USAGE;
     if (status == RS_EXIT_WRONG)
         fprintf(stderr, "ringsim: run: some results were wrong (see #wrong)\n");
     if (json && rs_report_write_json(rep, json, json_path, stderr) != 0 && status == RS_EXIT_OK)
         status = RS_EXIT_USAGE;
+    if (csv && (fflush(csv) != 0 || ferror(csv) || fclose(csv) != 0)) {
+        fprintf(stderr, "ringsim: --csv: cannot write '%s': %s\n", csv_path, strerror(errno));
+        if (status == RS_EXIT_OK)
+            status = RS_EXIT_USAGE;
+    }
+    if (plot_path && rows.n > 0) {
+        const rs_rows *sets[1] = {&rows};
+        char title[300];
+        snprintf(title, sizeof title, "ringsim: %s", sc.name);
+        int rc = rs_rows_plot(sets, NULL, 1, plot_path, title, stderr);
+        if (rc && status == RS_EXIT_OK)
+            status = rc;
+    }
+    rs_rows_free(&rows);
     rs_report_destroy(rep);
     rs_scenario_free(&sc);
     return status;
@@ -141,6 +234,8 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (strcmp(cmd, "run") == 0)
         return rs_cmd_run(argc - 2, argv + 2);
+    if (strcmp(cmd, "compare") == 0)
+        return rs_compare_cmd(argc - 2, argv + 2, rs_cmd_run_scenario, stdout, stderr);
     if (strcmp(cmd, "params") == 0) {
         model_params_print(stdout);
         return RS_EXIT_OK;

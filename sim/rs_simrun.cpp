@@ -2,7 +2,9 @@
 // workload's sweep with the unchanged engine on every NPU, and reports simulated times.
 #include "rs_simrun.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -16,6 +18,7 @@
 #include "model/network.hpp"
 #include "model/npu.hpp"
 #include "rs_data.h"
+#include "rs_trace.hpp"
 
 namespace {
 
@@ -45,7 +48,7 @@ struct Rank {
 
 class Driver {
 public:
-    Driver(const rs_scenario &sc, FILE *err) : sc_(sc), err_(err) {}
+    Driver(const rs_scenario &sc, const rs_simrun_extras &x, FILE *err) : sc_(sc), x_(x), err_(err) {}
     ~Driver()
     {
         for (Rank &r : ranks_)
@@ -55,6 +58,8 @@ public:
     int build();
     int run(rs_report *rep);
     uint64_t events() const { return net_ ? net_->scheduler().events() : 0; }
+    void print_links(FILE *out);
+    int finish_trace() { return tracer_ ? tracer_->finish() : 0; }
     double sim_s() const { return net_ ? net_->now_s() : 0; }
 
 private:
@@ -67,8 +72,15 @@ private:
     static void wake(void *self, int rank);
     int engine_error(int rank, ncl_result rc, const char *what);
 
+    void show_progress(ncl_coll coll, uint64_t size);
+    void clear_progress();
+
     const rs_scenario &sc_;
+    const rs_simrun_extras &x_;
     FILE *err_;
+    std::unique_ptr<rs::Tracer> tracer_;
+    int rows_total_ = 0, rows_done_ = 0;
+    bool progress_shown_ = false;
     std::unique_ptr<model::Network> net_;
     std::vector<Rank> ranks_;
     std::vector<model::Npu *> npus_;
@@ -89,6 +101,14 @@ int Driver::build()
     } catch (const std::exception &e) {
         std::fprintf(err_, "ringsim: %s: %s\n", sc_.path ? sc_.path : "scenario", e.what());
         return RS_EXIT_USAGE;
+    }
+    if (x_.trace_path) {
+        FILE *f = std::fopen(x_.trace_path, "w");
+        if (f == nullptr) {
+            std::fprintf(err_, "ringsim: --trace: cannot write '%s': %s\n", x_.trace_path, std::strerror(errno));
+            return RS_EXIT_USAGE;
+        }
+        tracer_.reset(new rs::Tracer(f, x_.trace_path, x_.trace_max_events, net_->scheduler(), err_));
     }
     ranks_.resize((size_t)p);
     npus_.resize((size_t)p);
@@ -114,7 +134,7 @@ int Driver::build()
     cfg.link_alpha_ns = (uint32_t)((sc_.topo.link.latency + sc_.device.task_overhead) * 1e9);
     cfg.link_gbps = (uint32_t)(sc_.topo.link.bandwidth / 1e9) ? (uint32_t)(sc_.topo.link.bandwidth / 1e9) : 1;
     for (int r = 0; r < p; r++) {
-        ncl_hal hal = ranks_[r].npu->hal();
+        ncl_hal hal = tracer_ ? tracer_->wrap(r, ranks_[r].npu.get()) : ranks_[r].npu->hal();
         ncl_result rc = ncl_comm_create(&ranks_[r].comm, p, r, &hal, &cfg);
         if (rc != NCL_SUCCESS) {
             std::fprintf(err_, "ringsim: rank %d: cannot create the communicator: %s\n", r, ncl_strerror(rc));
@@ -302,6 +322,7 @@ int Driver::sweep(ncl_coll coll, rs_report *rep)
         row.algo = algo;
         row.memcpy_gbps = -1;
         double factor = rs_report_bus_factor(coll, p);
+        show_progress(coll, row.size);
         if (sc_.payload_real) { // the reference result, once per row
             uint64_t total = per_rank ? count * p : count;
             expected_.assign(total * es, 0);
@@ -341,7 +362,11 @@ int Driver::sweep(ncl_coll coll, rs_report *rep)
             if (wrong)
                 status = RS_EXIT_WRONG;
         }
+        clear_progress();
+        rows_done_++;
         rs_report_row(rep, &row);
+        if (x_.on_row)
+            x_.on_row(x_.row_ud, &row);
         if (size > UINT64_MAX / w.factor)
             break;
     }
@@ -349,15 +374,85 @@ int Driver::sweep(ncl_coll coll, rs_report *rep)
     return status;
 }
 
+// "ringsim: allreduce 64 MiB (12/24)" on a terminal, rewritten in place; rows clear it first
+// so the table (stdout, often the same terminal) never lands behind it.
+void Driver::show_progress(ncl_coll coll, uint64_t size)
+{
+    if (!x_.progress)
+        return;
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    uint64_t v = size;
+    while (v >= 1024 && v % 1024 == 0 && u < 4)
+        v /= 1024, u++;
+    std::fprintf(err_, "\rringsim: %s %llu %s (%d/%d)\033[K", ncl_coll_name(coll), (unsigned long long)v,
+                 units[u], rows_done_ + 1, rows_total_);
+    std::fflush(err_);
+    progress_shown_ = true;
+}
+
+void Driver::clear_progress()
+{
+    if (!progress_shown_)
+        return;
+    std::fputs("\r\033[K", err_);
+    std::fflush(err_);
+    progress_shown_ = false;
+}
+
+// Per-link utilisation after the tables: every channel that carried bytes, busiest first.
+void Driver::print_links(FILE *out)
+{
+    if (!net_ || x_.links == 0)
+        return;
+    struct L {
+        int id;
+        std::string name;
+        uint64_t bytes, peak;
+        double util;
+        bool up;
+    };
+    std::vector<L> ls;
+    int nch = 0;
+    net_->for_each_channel([&](const model::ChannelInfo &c) {
+        nch++;
+        if (c.stats.bytes > 0)
+            ls.push_back(L{c.id, c.name, c.stats.bytes, c.stats.peak_queue, c.utilisation, c.up});
+    });
+    // Ties keep channel order, so the listing is as deterministic as the times.
+    std::stable_sort(ls.begin(), ls.end(), [](const L &a, const L &b) { return a.util > b.util; });
+    std::fprintf(out, "# link utilisation: %zu of %d channels carried traffic over %.6g us simulated "
+                      "(busy %% = time with bytes on the wire / simulated time)\n",
+                 ls.size(), nch, net_->now_s() * 1e6);
+    std::fprintf(out, "#%23s  %16s  %7s  %10s\n", "channel", "bytes", "busy %", "peak queue");
+    size_t shown = x_.links < 0 || (size_t)x_.links >= ls.size() ? ls.size() : (size_t)x_.links;
+    for (size_t i = 0; i < shown; i++)
+        std::fprintf(out, " %23s  %16llu  %7.2f  %10llu%s\n", ls[i].name.c_str(), (unsigned long long)ls[i].bytes,
+                     ls[i].util * 100.0, (unsigned long long)ls[i].peak, ls[i].up ? "" : "  (down)");
+    if (shown < ls.size())
+        std::fprintf(out, "# (%zu more; --links all lists them)\n", ls.size() - shown);
+    std::fflush(out);
+}
+
 int Driver::run(rs_report *rep)
 {
     int status = RS_EXIT_OK;
+    const rs_workload &w = sc_.workload;
+    uint64_t es = ncl_dtype_size(w.dtype);
+    for (int i = 0; i < w.colls_count; i++) // rows to come, for the progress line
+        for (uint64_t size = w.begin_bytes; size <= w.end_bytes; size *= w.factor) {
+            bool per_rank = w.colls[i] == NCL_COLL_ALLGATHER || w.colls[i] == NCL_COLL_REDUCE_SCATTER;
+            rows_total_ += size / es / (per_rank ? ranks_.size() : 1) > 0;
+            if (size > UINT64_MAX / w.factor)
+                break;
+        }
     for (int i = 0; i < sc_.workload.colls_count; i++) {
         int s = sweep(sc_.workload.colls[i], rep);
         status = s > status ? s : status;
         if (s == RS_EXIT_ENGINE)
             break;
     }
+    clear_progress();
     return status;
 }
 
@@ -365,7 +460,7 @@ int Driver::run(rs_report *rep)
 struct Job {
     const rs_scenario *sc;
     rs_report *rep;
-    int stats;
+    const rs_simrun_extras *x;
     FILE *err;
     int status;
 };
@@ -377,11 +472,14 @@ int sc_main(int, char **)
 {
     Job &j = *g_job;
     auto wall0 = std::chrono::steady_clock::now();
-    Driver d(*j.sc, j.err);
+    Driver d(*j.sc, *j.x, j.err);
     j.status = d.build();
     if (j.status == RS_EXIT_OK)
         j.status = d.run(j.rep);
-    if (j.stats) {
+    d.print_links(stdout);
+    if (d.finish_trace() != 0 && j.status == RS_EXIT_OK)
+        j.status = RS_EXIT_USAGE;
+    if (j.x->stats) {
         double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
         std::printf("# stats: %llu events in %.3f s wall (%.3g events/s), %.6g s simulated\n",
                     (unsigned long long)d.events(), wall, wall > 0 ? (double)d.events() / wall : 0.0, d.sim_s());
@@ -413,10 +511,11 @@ extern "C" void rs_simrun_opts(const rs_scenario *sc, rs_opts *o)
     o->memprobe = 0;
 }
 
-extern "C" int rs_simrun(const rs_scenario *sc, rs_report *rep, int stats, FILE *err)
+extern "C" int rs_simrun(const rs_scenario *sc, rs_report *rep, const rs_simrun_extras *x, FILE *err)
 {
     setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
-    Job job{sc, rep, stats, err, RS_EXIT_OK};
+    static const rs_simrun_extras none{};
+    Job job{sc, rep, x ? x : &none, err, RS_EXIT_OK};
     g_job = &job;
     sc_core::sc_elab_and_sim(0, nullptr);
     g_job = nullptr;

@@ -25,7 +25,10 @@ namespace model {
  *    issues the next task of the queue;
  *  - NOTIFY_RECORD is chained to the descriptor before it: right after a write to the same peer
  *    it lands with the data (the channel is in order); otherwise it is a small message over the
- *    route (it pays the latency). To self it is immediate. NOTIFY_WAIT costs nothing. */
+ *    route (it pays the latency: on a one-way ring the route back to the predecessor is p-1 hops,
+ *    which is what the engine's READY handshake costs there). To self it is immediate.
+ *    NOTIFY_WAIT costs nothing.
+ * Checked against the REFERENCE.md alpha-beta formulas by tests/accuracy (model/README.md). */
 class Npu {
 public:
     /** Called (in simulation context) whenever something this rank may be waiting for happened. */

@@ -1,0 +1,223 @@
+// rs_trace.cpp — the tracing HAL: forwards each op to the NPU device and streams Chrome trace
+// events (ts/dur in simulated µs) to the --trace file as they happen.
+#include "rs_trace.hpp"
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstring>
+
+#include <ncl/ncl.h>
+
+namespace rs {
+
+struct Tracer::Rank {
+    Tracer *t;
+    model::Npu *npu;
+    int rank;
+    uint32_t named = 0; // bit tid: thread_name emitted
+    uint8_t coll = 0;
+    uint64_t seq = 0, begin_ps = 0, bytes = 0;
+    bool in_coll = false;
+    struct Q {
+        bool pending = false;
+        ncl_task task{};
+        uint64_t submit_ps = 0;
+    } q[NCL_MAX_QUEUES];
+};
+
+namespace {
+
+const char *kind_name(unsigned k)
+{
+    static const char *const names[] = {"WRITE", "WRITE_REDUCE", "LOCAL_COPY", "LOCAL_REDUCE",
+                                        "LOCAL_DIV", "NOTIFY_RECORD", "NOTIFY_WAIT"};
+    return k < sizeof names / sizeof names[0] ? names[k] : "TASK";
+}
+
+// ps -> µs with ps resolution, as the trace format wants microseconds.
+struct Us {
+    char s[32];
+    explicit Us(uint64_t ps) { std::snprintf(s, sizeof s, "%llu.%06llu", (unsigned long long)(ps / 1000000),
+                                             (unsigned long long)(ps % 1000000)); }
+};
+
+} // namespace
+
+// The trampolines: ctx is the Rank; each forwards to the device's own op.
+struct TraceOps {
+    static Tracer::Rank &R(void *ctx) { return *static_cast<Tracer::Rank *>(ctx); }
+    static const ncl_hal_ops &D() { return model::Npu::ops; }
+
+    static ncl_result caps(void *ctx, ncl_hal_caps *out) { return D().caps(R(ctx).npu, out); }
+    static ncl_result begin(void *ctx, const ncl_hal_launch *l)
+    {
+        Tracer::Rank &r = R(ctx);
+        r.coll = l->coll;
+        r.seq = l->seq;
+        r.bytes = l->recv_bytes > l->send_bytes ? l->recv_bytes : l->send_bytes;
+        r.begin_ps = r.t->sched_.now();
+        r.in_coll = true;
+        return D().begin(r.npu, l);
+    }
+    static ncl_result end(void *ctx, ncl_result result)
+    {
+        Tracer::Rank &r = R(ctx);
+        if (r.in_coll && r.t->room()) {
+            r.t->thread_name(r, 0);
+            uint64_t now = r.t->sched_.now();
+            r.t->emit("{\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%s,\"dur\":%s,\"name\":\"%s\","
+                      "\"args\":{\"seq\":%llu,\"bytes\":%llu,\"result\":\"%s\"}}",
+                      r.rank, Us(r.begin_ps).s, Us(now - r.begin_ps).s, ncl_coll_name((ncl_coll)r.coll),
+                      (unsigned long long)r.seq, (unsigned long long)r.bytes, ncl_strerror(result));
+        }
+        r.in_coll = false;
+        return D().end(r.npu, result);
+    }
+    static ncl_result dma_submit(void *ctx, uint32_t queue, const ncl_task *task)
+    {
+        Tracer::Rank &r = R(ctx);
+        ncl_result rc = D().dma_submit(r.npu, queue, task);
+        if (rc == NCL_SUCCESS && queue < NCL_MAX_QUEUES) {
+            r.q[queue].pending = true;
+            r.q[queue].task = *task;
+            r.q[queue].submit_ps = r.t->sched_.now();
+        }
+        return rc;
+    }
+    static ncl_result dma_poll(void *ctx, uint32_t queue, int *done)
+    {
+        Tracer::Rank &r = R(ctx);
+        ncl_result rc = D().dma_poll(r.npu, queue, done);
+        if (rc == NCL_SUCCESS && *done && queue < NCL_MAX_QUEUES && r.q[queue].pending) {
+            Tracer::Rank::Q &q = r.q[queue];
+            q.pending = false;
+            if (r.t->room()) {
+                r.t->thread_name(r, queue + 1);
+                const ncl_task &t = q.task;
+                r.t->emit("{\"ph\":\"X\",\"pid\":%d,\"tid\":%u,\"ts\":%s,\"dur\":%s,\"name\":\"%s\","
+                          "\"args\":{\"peer\":%d,\"bytes\":%llu,\"collective\":\"%s\",\"seq\":%llu,"
+                          "\"step\":%u}}",
+                          r.rank, queue + 1, Us(q.submit_ps).s, Us(r.t->sched_.now() - q.submit_ps).s,
+                          kind_name(t.kind), (int)t.peer, (unsigned long long)t.bytes,
+                          ncl_coll_name((ncl_coll)r.coll), (unsigned long long)r.seq, (unsigned)t.step);
+            }
+        }
+        return rc;
+    }
+    static ncl_result notify_record(void *ctx, uint32_t queue, int peer, uint32_t id)
+    {
+        Tracer::Rank &r = R(ctx);
+        if (r.t->room()) {
+            r.t->thread_name(r, queue + 1);
+            r.t->emit("{\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%u,\"ts\":%s,\"name\":\"NOTIFY_RECORD\","
+                      "\"args\":{\"peer\":%d,\"id\":%u,\"collective\":\"%s\",\"seq\":%llu}}",
+                      r.rank, queue + 1, Us(r.t->sched_.now()).s, peer, id, ncl_coll_name((ncl_coll)r.coll),
+                      (unsigned long long)r.seq);
+        }
+        return D().notify_record(r.npu, queue, peer, id);
+    }
+    static ncl_result notify_try_wait(void *ctx, int peer, uint32_t id, uint32_t count, int *done)
+    {
+        return D().notify_try_wait(R(ctx).npu, peer, id, count, done);
+    }
+    static ncl_result wait_event(void *ctx, uint64_t timeout_ns) { return D().wait_event(R(ctx).npu, timeout_ns); }
+    static uint64_t now_ns(void *ctx) { return D().now_ns(R(ctx).npu); }
+    static void log(void *ctx, int level, const char *msg) { D().log(R(ctx).npu, level, msg); }
+};
+
+Tracer::Tracer(FILE *f, std::string path, uint64_t max_events, model::Scheduler &sched, FILE *err)
+    : f_(f), path_(std::move(path)), max_(max_events ? max_events : 4000000), sched_(sched), err_(err)
+{
+    // A NULL op of the device stays NULL: the engine treats it as "not supported".
+    const ncl_hal_ops &d = model::Npu::ops;
+    ops_.caps = d.caps ? TraceOps::caps : nullptr;
+    ops_.begin = d.begin ? TraceOps::begin : nullptr;
+    ops_.end = d.end ? TraceOps::end : nullptr;
+    ops_.dma_submit = d.dma_submit ? TraceOps::dma_submit : nullptr;
+    ops_.dma_poll = d.dma_poll ? TraceOps::dma_poll : nullptr;
+    ops_.notify_record = d.notify_record ? TraceOps::notify_record : nullptr;
+    ops_.notify_try_wait = d.notify_try_wait ? TraceOps::notify_try_wait : nullptr;
+    ops_.wait_event = d.wait_event ? TraceOps::wait_event : nullptr;
+    ops_.now_ns = d.now_ns ? TraceOps::now_ns : nullptr;
+    ops_.log = d.log ? TraceOps::log : nullptr;
+    std::fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f_);
+}
+
+Tracer::~Tracer()
+{
+    if (!finished_)
+        finish();
+}
+
+ncl_hal Tracer::wrap(int rank, model::Npu *npu)
+{
+    std::unique_ptr<Rank> r(new Rank{});
+    r->t = this;
+    r->npu = npu;
+    r->rank = rank;
+    emit("{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":\"npu%d\"}}", rank, rank);
+    emit("{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%d}}", rank, rank);
+    ranks_.push_back(std::move(r));
+    return ncl_hal{&ops_, ranks_.back().get()};
+}
+
+void Tracer::thread_name(Rank &r, unsigned tid)
+{
+    if (tid >= 32 || (r.named >> tid & 1u))
+        return;
+    r.named |= 1u << tid;
+    if (tid == 0)
+        emit("{\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"name\":\"thread_name\",\"args\":{\"name\":\"collectives\"}}", r.rank);
+    else
+        emit("{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_name\",\"args\":{\"name\":\"queue %u\"}}",
+             r.rank, tid, tid - 1);
+}
+
+bool Tracer::room()
+{
+    if (events_ < max_) {
+        events_++;
+        return true;
+    }
+    if (!truncated_) {
+        truncated_ = true;
+        std::fprintf(err_, "ringsim: --trace: '%s' stops after %llu events (the rest of the run is not traced)\n",
+                     path_.c_str(), (unsigned long long)max_);
+        emit("{\"ph\":\"i\",\"s\":\"g\",\"pid\":0,\"tid\":0,\"ts\":%s,\"name\":\"ringsim: trace truncated after "
+             "%llu events\"}", Us(sched_.now()).s, (unsigned long long)max_);
+    }
+    return false;
+}
+
+void Tracer::emit(const char *fmt, ...)
+{
+    if (!first_)
+        std::fputs(",\n", f_);
+    first_ = false;
+    va_list ap;
+    va_start(ap, fmt);
+    std::vfprintf(f_, fmt, ap);
+    va_end(ap);
+}
+
+int Tracer::finish()
+{
+    finished_ = true;
+    std::fputs("\n],\"otherData\":{\"program\":\"ringsim\",\"time_unit\":\"simulated us\",", f_);
+    if (truncated_)
+        std::fprintf(f_, "\"warning\":\"trace truncated after %llu events\",", (unsigned long long)max_);
+    std::fprintf(f_, "\"events\":%llu}}\n", (unsigned long long)events_);
+    errno = 0;
+    int bad = std::fflush(f_) != 0 || std::ferror(f_);
+    int saved = errno;
+    if (std::fclose(f_) != 0 && !bad)
+        bad = 1, saved = errno;
+    if (bad) {
+        std::fprintf(err_, "ringsim: --trace: cannot write '%s': %s\n", path_.c_str(),
+                     saved ? std::strerror(saved) : "write error");
+        return -1;
+    }
+    return 0;
+}
+
+} // namespace rs

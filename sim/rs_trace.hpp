@@ -1,0 +1,55 @@
+// rs_trace.hpp — `ringsim run SCENARIO --trace FILE`: a Chrome/Perfetto trace of every rank's
+// tasks, recorded by wrapping each rank's HAL (the model stays untouched).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ncl/ncl_hal.h>
+
+#include "model/npu.hpp"
+#include "model/scheduler.hpp"
+
+namespace rs {
+
+/** Writes the "traceEvents" JSON as the simulation runs: one process per NPU, thread 0 holds
+ *  the rank's collectives, thread q+1 its queue q. A data task is a complete event from
+ *  dma_submit to the dma_poll that reports it done (the driver polls in the same simulated
+ *  instant the device finishes, so this is the device's completion time); a NOTIFY_RECORD is
+ *  an instant event. Times are simulated microseconds. */
+class Tracer {
+public:
+    /** f: opened for writing (closed by finish). max_events: stop recording after that many. */
+    Tracer(FILE *f, std::string path, uint64_t max_events, model::Scheduler &sched, FILE *err);
+    ~Tracer();
+    Tracer(const Tracer &) = delete;
+    Tracer &operator=(const Tracer &) = delete;
+
+    /** The HAL rank `rank` should use instead of npu->hal(): forwards every op to the device. */
+    ncl_hal wrap(int rank, model::Npu *npu);
+    /** Closes the JSON. 0, or -1 after "ringsim: --trace: cannot write ..." on err. */
+    int finish();
+    uint64_t events() const { return events_; }
+
+    struct Rank; // per-rank state (public for the C trampolines)
+
+private:
+    friend struct TraceOps;
+    bool room();
+    void emit(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+    void thread_name(Rank &r, unsigned tid);
+
+    FILE *f_;
+    std::string path_;
+    uint64_t max_, events_ = 0;
+    model::Scheduler &sched_;
+    FILE *err_;
+    bool first_ = true, truncated_ = false, finished_ = false;
+    std::vector<std::unique_ptr<Rank>> ranks_;
+    ncl_hal_ops ops_{};
+};
+
+} // namespace rs

@@ -1,0 +1,358 @@
+// test_accuracy.cpp — simulated collective times against the REFERENCE.md alpha-beta formulas on
+// contention-free rings, plus gamma hiding, a contention case and determinism. One case per
+// process (argv[1]): every Network must exist before the process's first sc_start.
+//
+// What the engine adds on top of the formulas (stated explicitly in every expectation):
+//  - READY handshake: before the first write every rank records READY to its predecessor (the
+//    writer) and waits for its successor's. On a one-way ring that notify travels the whole way
+//    round: (p-1) L + (p-2) forwarding. Constant in n; measured with a zero-byte notify.
+//  - ring reduce-scatter pre-fills its accumulation targets with the rank's own contribution
+//    (p-2 local copies in place, each o + 2 (n/p) / memory_bandwidth): the inline reduce needs
+//    the receiver's value in place before the sender accumulates into it.
+//  - gamma: the device streams the inline reduce with the data (max of wire and reduce time),
+//    so with reduce_bandwidth >= link bandwidth the ((p-1)/p) n gamma term adds nothing.
+//  - chain broadcast: k is the engine's own choice (cost model, integer ns and GB/s); the
+//    formula is evaluated at that k, and separately compared with the formula's best k.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "acc_sim.hpp"
+
+using acc::Sim;
+
+namespace {
+
+const char *coll_name(ncl_coll c)
+{
+    switch (c) {
+    case NCL_COLL_ALLREDUCE: return "allreduce";
+    case NCL_COLL_REDUCE_SCATTER: return "reduce_scatter";
+    case NCL_COLL_ALLGATHER: return "allgather";
+    case NCL_COLL_BROADCAST: return "broadcast";
+    default: return "?";
+    }
+}
+
+const ncl_coll k_colls[] = {NCL_COLL_ALLREDUCE, NCL_COLL_REDUCE_SCATTER, NCL_COLL_ALLGATHER,
+                            NCL_COLL_BROADCAST};
+
+uint64_t isqrt(uint64_t v)
+{
+    uint64_t r = (uint64_t)std::sqrt((double)v);
+    while (r * r > v)
+        r--;
+    while ((r + 1) * (r + 1) <= v)
+        r++;
+    return r;
+}
+
+/* The engine's chain segment count (firmware ncl_pipeline_segments / ncl_pipeline_prepare with a
+ * slice larger than the buffer): isqrt((p-2) n / (alpha_ns x gbps)), at least 1. */
+uint64_t engine_k(int p, uint64_t bytes, const ncl_config &cfg)
+{
+    if (p <= 2)
+        return 1;
+    uint64_t k = isqrt((uint64_t)(p - 2) * bytes / ((uint64_t)cfg.link_alpha_ns * cfg.link_gbps));
+    k = k ? k : 1;
+    return k < bytes / 4 ? k : bytes / 4;
+}
+
+double chain_formula(int p, double n, double k, const acc::Terms &t)
+{
+    return ((p > 2 ? p - 2 : 0) + k) * (t.alpha + n * t.beta / k);
+}
+
+/* The formula's best integer k (T(k) is convex: check around the continuous optimum). */
+double chain_best(int p, double n, const acc::Terms &t)
+{
+    double kc = p > 2 ? std::sqrt((p - 2) * n * t.beta / t.alpha) : 1.0;
+    double best = chain_formula(p, n, 1, t);
+    for (double k = std::floor(kc) - 1; k <= std::ceil(kc) + 1; k++)
+        if (k >= 1)
+            best = std::fmin(best, chain_formula(p, n, k, t));
+    return best;
+}
+
+/* REFERENCE.md time (gamma hidden: see test_gamma). */
+double formula(ncl_coll c, int p, double n, const acc::Terms &t, uint64_t k)
+{
+    double f = (double)(p - 1) / p;
+    switch (c) {
+    case NCL_COLL_ALLREDUCE: return 2 * (p - 1) * t.alpha + 2 * f * n * t.beta;
+    case NCL_COLL_REDUCE_SCATTER:
+    case NCL_COLL_ALLGATHER: return (p - 1) * t.alpha + f * n * t.beta;
+    case NCL_COLL_BROADCAST: return chain_formula(p, n, (double)k, t);
+    default: return 0;
+    }
+}
+
+/* The engine's schedule terms the formula does not count (see the top of the file). */
+double engine_extra(ncl_coll c, int p, double n, bool inplace, double t_ready,
+                    const rs_device_params &d, const acc::Terms &t, uint64_t k)
+{
+    double x = t_ready, o = d.task_overhead, M = d.mem_bandwidth;
+    if (c == NCL_COLL_REDUCE_SCATTER && p > 1) {
+        int copies = inplace ? p - 2 : p - 1;
+        x += copies * (o + 2.0 * (n / p) / M);
+    }
+    if (inplace)
+        return x;
+    switch (c) {
+    case NCL_COLL_ALLREDUCE: // pre-copy of every chunk but r-1: the span before it and the span
+                             // after it, two tasks on the slowest rank (one when p == 2)
+        return x + (p > 2 ? 2 : 1) * o + 2.0 * ((p - 1.0) / p) * n / M;
+    case NCL_COLL_ALLGATHER: // own block into place
+        return x + o + 2.0 * (n / p) / M;
+    case NCL_COLL_BROADCAST: {
+        // the root copies each segment into its recv in the same queue as its writes, so the
+        // pipeline's head issues a segment every alpha + s beta + o + 2 s / M: the last rank ends
+        // (k-1) copies later, the root itself k copies after its last write
+        double s = n / (double)k, cp = o + 2.0 * s / M;
+        double tail = (k - 1) * cp, root = k * cp - (p - 2) * (t.alpha + s * t.beta);
+        return x + (tail > root ? tail : root);
+    }
+    default: return x;
+    }
+}
+
+struct Row {
+    const char *fid;
+    ncl_coll coll;
+    int p;
+    uint64_t bytes;
+    double sim, form, extra;
+};
+std::vector<Row> g_rows;
+
+void print_rows()
+{
+    std::printf("%-8s %-15s %4s %12s %14s %14s %12s %10s %10s\n", "fidelity", "collective", "p",
+                "bytes", "sim(us)", "formula(us)", "extra(us)", "raw err", "adj err");
+    for (const Row &r : g_rows) {
+        double raw = (r.sim - r.form) / r.form, adj = (r.sim - r.extra - r.form) / r.form;
+        std::printf("%-8s %-15s %4d %12llu %14.3f %14.3f %12.3f %9.4f%% %9.4f%%\n", r.fid,
+                    coll_name(r.coll), r.p, (unsigned long long)r.bytes, r.sim * 1e6, r.form * 1e6,
+                    r.extra * 1e6, raw * 100, adj * 100);
+    }
+}
+
+/* Margins: >= 1 MiB the issue's 1 %. Below 1 MiB the same formula + engine terms hold to 1 % as
+ * well (packetisation rounds a step up to whole packets: < 1 header per step, ~2 ns against an
+ * alpha of 2 us); what grows below 1 MiB is the *raw* error against the bare formula, because the
+ * READY handshake is a constant (p-1) L: see the table's "raw err" column and model/README.md. */
+const double k_tol_big = 0.01, k_tol_small = 0.01;
+
+void sweep(Sim &s, const char *fid, uint64_t lo, uint64_t hi, uint64_t factor, bool inplace = true)
+{
+    int p = s.nranks();
+    rs_device_params dev = acc::device_params();
+    acc::Terms t = acc::terms(acc::ring_spec(p).link, dev);
+    double t_ready = s.notify_latency(1 % p, 0); // successor -> rank 0: the READY's route
+    for (ncl_coll c : k_colls) {
+        for (uint64_t n = lo; n <= hi; n *= factor) {
+            if (n / 4 < (uint64_t)p) // fewer elements than ranks: nothing per ring step
+                continue;
+            double sim = s.run(c, n, inplace);
+            ACC_CHECK(sim > 0);
+            uint64_t k = engine_k(p, n, s.config());
+            double f = formula(c, p, (double)n, t, k);
+            double x = engine_extra(c, p, (double)n, inplace, t_ready, dev, t, k);
+            g_rows.push_back(Row{fid, c, p, n, sim, f, x});
+            double tol = n >= (1u << 20) ? k_tol_big : k_tol_small;
+            if (!(std::fabs(sim - x - f) <= tol * f)) {
+                std::fprintf(stderr, "%s %s p=%d n=%llu: sim %.3f us vs formula %.3f + engine %.3f us\n",
+                             fid, coll_name(c), p, (unsigned long long)n, sim * 1e6, f * 1e6, x * 1e6);
+                acc::g_failures++;
+            }
+            if (c == NCL_COLL_BROADCAST && n >= (1u << 20) && inplace) {
+                // the engine's k is (close to) the formula's best k
+                double best = chain_best(p, (double)n, t);
+                if (!(f <= best * 1.01)) {
+                    std::fprintf(stderr, "chain p=%d n=%llu: engine k=%llu gives %.3f us, best %.3f us\n",
+                                 p, (unsigned long long)n, (unsigned long long)k, f * 1e6, best * 1e6);
+                    acc::g_failures++;
+                }
+            }
+            if (c == NCL_COLL_ALLREDUCE && n == (256u << 20) && inplace) {
+                // issue 3: busbw at 256 MiB >= 97 % of the link's payload bandwidth
+                double busbw = (double)n / sim * 2.0 * (p - 1) / p;
+                ACC_CHECK(busbw >= 0.97 / t.beta);
+            }
+        }
+    }
+}
+
+int case_message()
+{
+    std::vector<std::unique_ptr<Sim>> sims;
+    for (int p : {2, 4, 8, 16, 64})
+        sims.emplace_back(new Sim(acc::ring_spec(p), RS_FIDELITY_MESSAGE, acc::device_params()));
+    // bidirectional ring: the READY comes back over the reverse link, one L (data still one way)
+    std::vector<std::unique_ptr<Sim>> bi;
+    for (int p : {8, 64})
+        bi.emplace_back(new Sim(acc::ring_spec(p, RS_TOPO_BIRING), RS_FIDELITY_MESSAGE, acc::device_params()));
+    for (auto &s : sims)
+        sweep(*s, "message", 1u << 10, 1ull << 30, 4);
+    for (auto &s : bi)
+        sweep(*s, "biring", 1u << 10, 1ull << 30, 4);
+    // out of place: the pre-copies (memory bandwidth) on top, see engine_extra
+    for (size_t i : {0, 2, 4})
+        sweep(*sims[i], "oop", 64u << 10, 256u << 20, 16, false);
+    print_rows();
+    return 0;
+}
+
+int case_packet()
+{
+    std::vector<std::unique_ptr<Sim>> sims;
+    for (int p : {2, 4, 8, 16})
+        sims.emplace_back(new Sim(acc::ring_spec(p), RS_FIDELITY_PACKET, acc::device_params()));
+    for (auto &s : sims)
+        sweep(*s, "packet", 4u << 10, 256u << 20, 4);
+    print_rows();
+    return 0;
+}
+
+/* Gamma: the inline reduce streams with the data, a step takes o + max(L + wire / B, c / R).
+ * R >= B: the reduce is hidden, times identical whatever R. R < B: the reduce sets the pace of the
+ * reduce-scatter steps, and adds max (not sum) to them. */
+int case_gamma()
+{
+    const int p = 8;
+    const uint64_t n = 64u << 20;
+    rs_topology_spec spec = acc::ring_spec(p);
+    double B = spec.link.bandwidth;
+    rs_device_params d_eq = acc::device_params(), d_fast = d_eq, d_slow = d_eq;
+    d_eq.reduce_bandwidth = B;
+    d_fast.reduce_bandwidth = 10 * B;
+    d_slow.reduce_bandwidth = B / 4;
+    Sim eq(spec, RS_FIDELITY_MESSAGE, d_eq), fast(spec, RS_FIDELITY_MESSAGE, d_fast),
+        slow(spec, RS_FIDELITY_MESSAGE, d_slow);
+    acc::Terms t = acc::terms(spec.link, d_eq);
+    double t_ready = eq.notify_latency(1, 0);
+    slow.notify_latency(1, 0), fast.notify_latency(1, 0);
+    for (ncl_coll c : {NCL_COLL_ALLREDUCE, NCL_COLL_REDUCE_SCATTER}) {
+        double te = eq.run(c, n, true), tf = fast.run(c, n, true), ts = slow.run(c, n, true);
+        double f = formula(c, p, (double)n, t, 1);
+        double x = engine_extra(c, p, (double)n, true, t_ready, d_eq, t, 1);
+        double chunk = (double)n / p, R = d_slow.reduce_bandwidth;
+        // slow reduce: every reduce-scatter step costs o + c / R instead of alpha + c beta
+        double pred_slow = x + (p - 1) * (d_slow.task_overhead + chunk / R) +
+                           (c == NCL_COLL_ALLREDUCE ? (p - 1) * (t.alpha + chunk * t.beta) : 0.0);
+        // and the REFERENCE.md additive gamma term (gamma = 1/R) overestimates it
+        double additive = x + f + (double)(p - 1) / p * n / R;
+        std::printf("gamma %-15s R=B %.3f us  R=10B %.3f us  formula+engine %.3f us | R=B/4 %.3f us "
+                    "(max model %.3f us, additive gamma %.3f us)\n",
+                    coll_name(c), te * 1e6, tf * 1e6, (f + x) * 1e6, ts * 1e6, pred_slow * 1e6,
+                    additive * 1e6);
+        ACC_CHECK(te == tf); // exactly: reduce hidden behind the wire
+        ACC_CHECK(std::fabs(te - x - f) <= 0.01 * f);
+        ACC_CHECK(std::fabs(ts - pred_slow) <= 0.01 * pred_slow);
+        ACC_CHECK(ts < additive);
+    }
+    return 0;
+}
+
+/* Contention: a `links` topology 0->1->2->3 plus 3->1 and 2->0, no 3->0. The ring's last hop
+ * 3->0 routes 3->1->2->0 and so shares channel 1->2 with the ring's own 1->2 flow. Fair sharing
+ * predicts that channel serialises 2 chunks per allgather step: each step takes ~ o + 2 c beta
+ * (plus the longer route's latencies) instead of o + L + c beta. */
+int case_contention()
+{
+    const int p = 4;
+    const uint64_t n = 64u << 20;
+    rs_link_params lp = acc::link_params();
+    std::vector<rs_link_spec> links;
+    auto add = [&](int a, int b) {
+        rs_link_spec l{};
+        l.ends.a = a, l.ends.b = b, l.ends.both = 0, l.ends.line = 0;
+        l.params = lp;
+        links.push_back(l);
+    };
+    add(0, 1), add(1, 2), add(2, 3), add(3, 1), add(2, 0);
+    rs_topology_spec shared = acc::ring_spec(p);
+    shared.kind = RS_TOPO_LINKS;
+    shared.links = links.data();
+    shared.links_count = links.size();
+    rs_topology_spec free_spec = acc::ring_spec(p);
+    rs_device_params dev = acc::device_params();
+    Sim sm(shared, RS_FIDELITY_MESSAGE, dev), sp(shared, RS_FIDELITY_PACKET, dev),
+        fm(free_spec, RS_FIDELITY_MESSAGE, dev);
+    acc::Terms t = acc::terms(lp, dev);
+    double ready_shared = 0;
+    for (int r = 0; r < p; r++) // the READY that arrives last sets the start
+        ready_shared = std::fmax(ready_shared, sm.notify_latency((r + 1) % p, r));
+    sp.notify_latency(1, 0);
+    double lat30 = sm.notify_latency(3, 0); // the detour's latency
+    fm.notify_latency(1, 0);
+    double chunk = (double)n / p;
+    double pred = ready_shared + (p - 1) * (dev.task_overhead + lat30 + 2 * chunk * t.beta);
+    double tm = sm.run(NCL_COLL_ALLGATHER, n, true), tp = sp.run(NCL_COLL_ALLGATHER, n, true);
+    double tf = fm.run(NCL_COLL_ALLGATHER, n, true);
+    std::printf("contention allgather p=4 64 MiB: free %.3f us, shared-channel message %.3f us, packet "
+                "%.3f us, fair-share prediction %.3f us (slowdown %.3f, predicted %.3f)\n",
+                tf * 1e6, tm * 1e6, tp * 1e6, pred * 1e6, tm / tf, pred / tf);
+    ACC_CHECK(std::fabs(tm - pred) <= 0.03 * pred);
+    ACC_CHECK(std::fabs(tp - pred) <= 0.03 * pred);
+    ACC_CHECK(tm / tf > 1.9);
+    return 0;
+}
+
+/* Same scenario twice (separate networks and devices) -> identical simulated times, both
+ * fidelities, every collective. */
+int case_determinism()
+{
+    rs_device_params dev = acc::device_params();
+    Sim a(acc::ring_spec(8), RS_FIDELITY_PACKET, dev), b(acc::ring_spec(8), RS_FIDELITY_PACKET, dev);
+    Sim c(acc::ring_spec(16), RS_FIDELITY_MESSAGE, dev), d(acc::ring_spec(16), RS_FIDELITY_MESSAGE, dev);
+    for (ncl_coll coll : k_colls) {
+        for (uint64_t n : {64ull << 10, 4ull << 20}) {
+            for (bool inplace : {true, false}) {
+                double ta = a.run(coll, n, inplace), tb = b.run(coll, n, inplace);
+                double tc = c.run(coll, n, inplace), td = d.run(coll, n, inplace);
+                ACC_CHECK(ta > 0 && ta == tb);
+                ACC_CHECK(tc > 0 && tc == td);
+            }
+        }
+    }
+    // and a repeat on the same network gives the same duration again
+    double t1 = c.run(NCL_COLL_ALLREDUCE, 1u << 20, true), t2 = c.run(NCL_COLL_ALLREDUCE, 1u << 20, true);
+    ACC_CHECK(t1 == t2);
+    return 0;
+}
+
+} // namespace
+
+int sc_main(int argc, char **argv)
+{
+    if (argc < 2) {
+        std::fprintf(stderr, "usage: %s message|packet|gamma|contention|determinism\n", argv[0]);
+        return 2;
+    }
+    std::string c = argv[1];
+    if (c == "message")
+        case_message();
+    else if (c == "packet")
+        case_packet();
+    else if (c == "gamma")
+        case_gamma();
+    else if (c == "contention")
+        case_contention();
+    else if (c == "determinism")
+        case_determinism();
+    else {
+        std::fprintf(stderr, "unknown case %s\n", c.c_str());
+        return 2;
+    }
+    if (acc::g_failures) {
+        std::fprintf(stderr, "accuracy %s: %d check(s) failed\n", c.c_str(), acc::g_failures);
+        return 1;
+    }
+    std::printf("accuracy %s: ok\n", c.c_str());
+    return 0;
+}
