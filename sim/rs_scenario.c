@@ -410,6 +410,8 @@ static const rs_key rs_keys_workload[] = {
      "1", NULL, NULL, NULL, "timed iterations per size; simulated time is deterministic, so 1 measures it"},
     {"warmup", RS_T_INT, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, warmup), 0, 0, 1000000, 0, 0, 0, "0",
      NULL, NULL, NULL, "untimed iterations before them"},
+    {"channels", RS_T_INT, RS_UNIT_COUNT, RS_S_U32, offsetof(rs_workload, channels), 0, 1, 8, 0, 0, 0, "2",
+     NULL, NULL, NULL, "parallel queues of the ring algorithms (ringsim --channels); 1 = one chunk per ring step"},
 };
 static const rs_map rs_map_workload = {
     "workload", "What to run, as nccl-tests would: every collective over the size sweep.",

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
+
 #include <systemc>
 
 #include <ncl/ncl_dtype.h>
@@ -125,6 +127,7 @@ int Driver::build()
     cfg.check_schedules = 0; // the tests prove every algorithm; launches here are timed
     // Devices take large DMA tasks: slices only bound a task, and every round pays alpha.
     cfg.slice_bytes = getenv("RINGSIM_SLICE") ? strtoull(getenv("RINGSIM_SLICE"), nullptr, 0) : (4u << 20);
+    cfg.channels = sc_.workload.channels ? sc_.workload.channels : 2;
     timeout_ns_ = cfg.timeout_ns;
     if (sc_.workload.algo != NCL_ALGO_AUTO)
         for (int c = 0; c < NCL_COLL_COUNT; c++)
@@ -481,8 +484,11 @@ int sc_main(int, char **)
         j.status = RS_EXIT_USAGE;
     if (j.x->stats) {
         double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-        std::printf("# stats: %llu events in %.3f s wall (%.3g events/s), %.6g s simulated\n",
-                    (unsigned long long)d.events(), wall, wall > 0 ? (double)d.events() / wall : 0.0, d.sim_s());
+        struct rusage ru;
+        double peak_mb = getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024.0 : 0.0; // KiB on Linux
+        std::printf("# stats: %llu events in %.3f s wall (%.3g events/s), %.6g s simulated, peak memory %.1f MiB\n",
+                    (unsigned long long)d.events(), wall, wall > 0 ? (double)d.events() / wall : 0.0, d.sim_s(),
+                    peak_mb);
     }
     return 0;
 }
@@ -505,6 +511,7 @@ extern "C" void rs_simrun_opts(const rs_scenario *sc, rs_opts *o)
     for (int i = 0; i < o->ncolls; i++)
         o->colls[i] = sc->workload.colls[i];
     o->root = sc->workload.root;
+    o->channels = sc->workload.channels ? sc->workload.channels : 2;
     o->nranks = sc->topo.nranks;
     o->algo = sc->workload.algo;
     o->seed = sc->seed;

@@ -52,6 +52,7 @@ Network::Network(const rs_topology_spec &spec, rs_fidelity fidelity, Scheduler *
         uint32_t cap = topo_.nodes()[c.from].is_switch ? swp.buffer_bytes : 0;
         links_.push_back(std::make_unique<Link>(*this, *sched_, c.id, c.from, c.to, c.params, cap));
     }
+    route_cache_.resize(topo_.nranks());
     switch_of_node_.assign(topo_.nnodes(), -1);
     for (const TopoNode &n : topo_.nodes())
         if (n.is_switch) {
@@ -63,6 +64,23 @@ Network::Network(const rs_topology_spec &spec, rs_fidelity fidelity, Scheduler *
 Network::~Network() = default;
 
 uint32_t Network::route_of(int src, int dst)
+{
+    RouteCache &c = route_cache_[src];
+    if (c.dst[0] == dst)
+        return c.route[0];
+    uint32_t r;
+    if (c.dst[1] == dst)
+        r = c.route[1];
+    else
+        r = route_lookup(src, dst);
+    c.dst[1] = c.dst[0];
+    c.route[1] = c.route[0];
+    c.dst[0] = dst;
+    c.route[0] = r;
+    return r;
+}
+
+uint32_t Network::route_lookup(int src, int dst)
 {
     uint64_t key = (uint64_t)src * (uint64_t)topo_.nnodes() + (uint64_t)dst;
     auto it = route_idx_.find(key);
@@ -101,12 +119,31 @@ uint32_t Network::new_packet(uint32_t msg, uint32_t payload)
 
 void Network::transfer(int src, int dst, uint64_t bytes, std::function<void()> on_delivered)
 {
+    uint32_t m = new_msg();
+    msgs_[m].fn = nullptr;
+    msgs_[m].cb = std::move(on_delivered);
+    launch(m, src, dst, bytes);
+}
+
+void Network::transfer(int src, int dst, uint64_t bytes, Scheduler::Fn fn, void *obj, uint64_t arg)
+{
+    uint32_t m = new_msg();
+    msgs_[m].fn = fn;
+    msgs_[m].obj = obj;
+    msgs_[m].arg = arg;
+    launch(m, src, dst, bytes);
+}
+
+void Network::launch(uint32_t m, int src, int dst, uint64_t bytes)
+{
     int p = topo_.nranks();
-    if (src < 0 || src >= p || dst < 0 || dst >= p)
+    if (src < 0 || src >= p || dst < 0 || dst >= p) {
+        msgs_[m].cb = nullptr;
+        free_msgs_.push_back(m);
         throw ConfigError("transfer " + std::to_string(src) + "->" + std::to_string(dst) +
                           ": rank out of range (0.." + std::to_string(p - 1) + ")");
+    }
     started_++;
-    uint32_t m = new_msg();
     Msg &msg = msgs_[m];
     msg.src = src;
     msg.dst = dst;
@@ -114,7 +151,6 @@ void Network::transfer(int src, int dst, uint64_t bytes, std::function<void()> o
     msg.inject_left = bytes;
     msg.arrived = 0;
     msg.deliver_at = 0;
-    msg.cb = std::move(on_delivered);
     uint64_t now = sched_->now();
     if (src == dst) {
         msg.route = UINT32_MAX;
@@ -179,9 +215,18 @@ void Network::deliver_ev(void *self, uint64_t m)
 void Network::deliver(uint32_t m)
 {
     delivered_++;
-    std::function<void()> cb = std::move(msgs_[m].cb);
-    msgs_[m].cb = nullptr;
-    free_msgs_.push_back(m); // the callback may start transfers that reuse the slot
+    Msg &msg = msgs_[m];
+    if (msg.fn) {
+        Scheduler::Fn fn = msg.fn;
+        void *obj = msg.obj;
+        uint64_t arg = msg.arg;
+        free_msgs_.push_back(m); // the callback may start transfers that reuse the slot
+        fn(obj, arg);
+        return;
+    }
+    std::function<void()> cb = std::move(msg.cb);
+    msg.cb = nullptr;
+    free_msgs_.push_back(m);
     if (cb)
         cb();
 }

@@ -46,6 +46,7 @@ Npu::Npu(int rank, Network &net, const rs_device_params &dev, bool payload, uint
         scratch_.resize(scratch_bytes);
     for (int &p : last_write_peer_)
         p = -1;
+    counters_.assign(8, Counter{0, 0, false});
 }
 
 // ---- HAL trampolines: one const table, `ctx` is the device ----------------------------------
@@ -127,9 +128,9 @@ void Npu::ev_issue(void *obj, uint64_t q)
         uint64_t min_ps = t.kind == NCL_TASK_WRITE_REDUCE && n->dev_.reduce_bandwidth > 0
                               ? Scheduler::to_ps((double)t.bytes / n->dev_.reduce_bandwidth)
                               : 0;
-        n->net_.transfer(n->rank_, t.peer, t.bytes, [n, q, started, min_ps]() {
-            n->finish_dma((uint32_t)q, started, min_ps, n->current_[q]);
-        });
+        n->issued_ps_[q] = started;
+        n->min_ps_[q] = min_ps;
+        n->net_.transfer(n->rank_, t.peer, t.bytes, ev_written, n, q);
         return;
     }
     case NCL_TASK_LOCAL_COPY:
@@ -145,6 +146,12 @@ void Npu::ev_issue(void *obj, uint64_t q)
                         n, q);
         return;
     }
+}
+
+void Npu::ev_written(void *obj, uint64_t q)
+{
+    Npu *n = self(obj);
+    n->finish_dma((uint32_t)q, n->issued_ps_[q], n->min_ps_[q], n->current_[q]);
 }
 
 void Npu::ev_local_done(void *obj, uint64_t q)
@@ -237,10 +244,38 @@ ncl_result Npu::dma_poll(uint32_t queue, int *done)
     return NCL_SUCCESS;
 }
 
+Npu::Counter *Npu::counter(uint64_t key, bool create)
+{
+    size_t mask = counters_.size() - 1;
+    size_t i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 40) & mask;
+    for (; counters_[i].used; i = (i + 1) & mask)
+        if (counters_[i].key == key)
+            return &counters_[i];
+    if (!create)
+        return nullptr;
+    if ((counters_used_ + 1) * 2 > counters_.size()) { // grow at half full, then insert
+        std::vector<Counter> old(counters_.size() * 2, Counter{0, 0, false});
+        old.swap(counters_);
+        counters_used_ = 0;
+        for (const Counter &c : old)
+            if (c.used)
+                *counter(c.key, true) = c;
+        return counter(key, true);
+    }
+    counters_used_++;
+    counters_[i] = Counter{key, 0, true};
+    return &counters_[i];
+}
+
 void Npu::add_record(int from, uint32_t id)
 {
-    counters_[((uint64_t)(uint32_t)from << 32) | id]++;
+    counter(((uint64_t)(uint32_t)from << 32) | id, true)->count++;
     wake();
+}
+
+void Npu::ev_record(void *obj, uint64_t from_and_id)
+{
+    self(obj)->add_record((int)(from_and_id >> 32), (uint32_t)from_and_id);
 }
 
 ncl_result Npu::notify_record(uint32_t queue, int peer, uint32_t id)
@@ -248,25 +283,23 @@ ncl_result Npu::notify_record(uint32_t queue, int peer, uint32_t id)
     if (peer < 0 || peer >= (int)all_.size() || id >= NCL_NOTIFY_IDS || queue >= NCL_MAX_QUEUES)
         return NCL_ERR_BACKEND;
     Npu *dst = all_[peer];
+    uint64_t arg = ((uint64_t)(uint32_t)rank_ << 32) | id;
     if (peer == rank_ || last_write_peer_[queue] == peer) {
         // Local, or chained behind the write that just landed there: no extra latency.
         last_write_peer_[queue] = -1;
-        int from = rank_;
-        sched_.after(0, [](void *o, uint64_t a) { self(o)->add_record((int)(a >> 32), (uint32_t)a); },
-                     dst, ((uint64_t)(uint32_t)from << 32) | id);
+        sched_.after(0, ev_record, dst, arg);
         return NCL_SUCCESS;
     }
-    int from = rank_;
-    net_.transfer(rank_, peer, 0, [dst, from, id]() { dst->add_record(from, id); });
+    net_.transfer(rank_, peer, 0, ev_record, dst, arg);
     return NCL_SUCCESS;
 }
 
 ncl_result Npu::notify_try_wait(int peer, uint32_t id, uint32_t count, int *done)
 {
-    auto it = counters_.find(((uint64_t)(uint32_t)peer << 32) | id);
-    *done = it != counters_.end() && it->second >= count;
+    Counter *c = counter(((uint64_t)(uint32_t)peer << 32) | id, false);
+    *done = c != nullptr && c->count >= count;
     if (*done)
-        it->second -= count;
+        c->count -= count;
     return NCL_SUCCESS;
 }
 

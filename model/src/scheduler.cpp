@@ -9,12 +9,10 @@
 namespace model {
 
 namespace {
-struct Later {
-    template <class E> bool operator()(const E &a, const E &b) const
-    {
-        return a.t != b.t ? a.t > b.t : a.seq > b.seq;
-    }
-};
+inline size_t hash_t(uint64_t t, size_t mask)
+{
+    return (size_t)((t * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+}
 } // namespace
 
 Scheduler::Scheduler(sc_core::sc_module_name name) : sc_core::sc_module(name)
@@ -24,6 +22,9 @@ Scheduler::Scheduler(sc_core::sc_module_name name) : sc_core::sc_module(name)
     SC_METHOD(run);
     sensitive << ev_;
     heap_.reserve(1024);
+    heap_b_.reserve(1024);
+    now_.reserve(1024);
+    index_.assign(1024, Slot{0, k_none});
 }
 
 uint64_t Scheduler::to_ps(double seconds)
@@ -36,23 +37,147 @@ uint64_t Scheduler::to_ps(double seconds)
 void Scheduler::at(uint64_t t, Fn fn, void *obj, uint64_t arg)
 {
     uint64_t n = now();
-    if (t < n)
-        t = n;
-    heap_.push_back(Ev{t, seq_++, fn, obj, arg});
-    std::push_heap(heap_.begin(), heap_.end(), Later());
+    if (t <= n) {
+        // Due now: after everything already due (FIFO), exactly as a (t, seq) heap orders it.
+        now_.push_back(Due{fn, obj, arg});
+        if (started_ && !in_run_ && n < armed_)
+            arm(n);
+        return;
+    }
+    uint32_t node = free_nodes_;
+    if (node != k_none) {
+        free_nodes_ = nodes_[node].next;
+    } else {
+        node = (uint32_t)nodes_.size();
+        nodes_.emplace_back();
+    }
+    nodes_[node] = Node{Due{fn, obj, arg}, k_none};
+    uint32_t b = bucket_for(t);
+    Bucket &bk = buckets_[b];
+    if (bk.head == k_none)
+        bk.head = node;
+    else
+        nodes_[bk.tail].next = node;
+    bk.tail = node;
+    timed_++;
     // Inside run() the loop re-arms at its end; before the first run() the method's
     // initialisation call arms it.
     if (started_ && !in_run_ && t < armed_)
         arm(n);
 }
 
+// The bucket of time t, created (and pushed on the heap) if there is none yet.
+uint32_t Scheduler::bucket_for(uint64_t t)
+{
+    size_t mask = index_.size() - 1;
+    size_t i = hash_t(t, mask);
+    for (; index_[i].bucket != k_none; i = (i + 1) & mask)
+        if (index_[i].t == t)
+            return index_[i].bucket;
+    uint32_t b;
+    if (!free_buckets_.empty()) {
+        b = free_buckets_.back();
+        free_buckets_.pop_back();
+    } else {
+        b = (uint32_t)buckets_.size();
+        buckets_.emplace_back();
+    }
+    buckets_[b] = Bucket{t, k_none, k_none};
+    index_[i] = Slot{t, b};
+    if (++index_used_ * 2 > index_.size()) { // keep probes short: rehash at half full
+        std::vector<Slot> old(index_.size() * 2, Slot{0, k_none});
+        old.swap(index_);
+        mask = index_.size() - 1;
+        for (const Slot &sl : old)
+            if (sl.bucket != k_none) {
+                size_t j = hash_t(sl.t, mask);
+                while (index_[j].bucket != k_none)
+                    j = (j + 1) & mask;
+                index_[j] = sl;
+            }
+    }
+    // 4-ary heap push: half the depth of a binary heap; times are distinct, so t alone orders.
+    size_t k = heap_.size();
+    heap_.push_back(t);
+    heap_b_.push_back(b);
+    uint64_t *h = heap_.data();
+    uint32_t *hb = heap_b_.data();
+    while (k > 0) {
+        size_t p = (k - 1) / 4;
+        if (h[p] <= t)
+            break;
+        h[k] = h[p];
+        hb[k] = hb[p];
+        k = p;
+    }
+    h[k] = t;
+    hb[k] = b;
+    return b;
+}
+
+// Linear probing with backward-shift deletion (no tombstones).
+void Scheduler::index_erase(uint64_t t)
+{
+    size_t mask = index_.size() - 1;
+    size_t i = hash_t(t, mask);
+    while (index_[i].t != t || index_[i].bucket == k_none)
+        i = (i + 1) & mask;
+    for (size_t j = (i + 1) & mask;; j = (j + 1) & mask) {
+        if (index_[j].bucket == k_none)
+            break;
+        size_t home = hash_t(index_[j].t, mask);
+        // Move j into the hole at i when its home is not in (i, j] (cyclically).
+        if (((j - home) & mask) >= ((j - i) & mask)) {
+            index_[i] = index_[j];
+            i = j;
+        }
+    }
+    index_[i].bucket = k_none;
+    index_used_--;
+}
+
+void Scheduler::heap_pop()
+{
+    uint64_t last = heap_.back();
+    uint32_t last_b = heap_b_.back();
+    heap_.pop_back();
+    heap_b_.pop_back();
+    size_t n = heap_.size();
+    if (n == 0)
+        return;
+    uint64_t *h = heap_.data();
+    uint32_t *hb = heap_b_.data();
+    size_t i = 0;
+    for (;;) {
+        size_t c = 4 * i + 1;
+        if (c >= n)
+            break;
+        size_t best = c;
+        size_t end = c + 4 < n ? c + 4 : n;
+        for (size_t k = c + 1; k < end; k++)
+            if (h[k] < h[best])
+                best = k;
+        if (h[best] >= last)
+            break;
+        h[i] = h[best];
+        hb[i] = hb[best];
+        i = best;
+    }
+    h[i] = last;
+    hb[i] = last_b;
+}
+
 void Scheduler::arm(uint64_t n)
 {
-    if (heap_.empty()) {
+    uint64_t t;
+    if (now_head_ < now_.size())
+        t = n;
+    else if (!heap_.empty())
+        t = heap_.front();
+    else {
         armed_ = UINT64_MAX;
         return;
     }
-    uint64_t t = heap_.front().t;
     armed_ = t;
     // An earlier notification overrides a pending later one; a later one is ignored.
     ev_.notify(sc_core::sc_time((double)(t - n), sc_core::SC_PS));
@@ -61,16 +186,39 @@ void Scheduler::arm(uint64_t n)
 void Scheduler::run()
 {
     started_ = true;
+    uint64_t n = (uint64_t)sc_core::sc_time_stamp().value();
+    run_now_ = n;
     in_run_ = true;
-    uint64_t n = now();
     armed_ = UINT64_MAX;
-    while (!heap_.empty() && heap_.front().t <= n) {
-        std::pop_heap(heap_.begin(), heap_.end(), Later());
-        Ev e = heap_.back();
-        heap_.pop_back();
-        events_++;
-        e.fn(e.obj, e.arg);
+    for (;;) {
+        if (!heap_.empty() && heap_.front() <= n) {
+            // The earliest bucket is due: unhook it first (nothing can join it now: whatever
+            // is scheduled for <= now goes to the now-FIFO), then run its callbacks in order.
+            uint32_t b = heap_b_.front();
+            index_erase(heap_.front());
+            heap_pop();
+            uint32_t node = buckets_[b].head;
+            free_buckets_.push_back(b);
+            while (node != k_none) {
+                Due d = nodes_[node].d;
+                uint32_t next = nodes_[node].next;
+                nodes_[node].next = free_nodes_;
+                free_nodes_ = node;
+                node = next;
+                timed_--;
+                events_++;
+                d.fn(d.obj, d.arg);
+            }
+        } else if (now_head_ < now_.size()) {
+            Due d = now_[now_head_++];
+            events_++;
+            d.fn(d.obj, d.arg);
+        } else {
+            break;
+        }
     }
+    now_.clear();
+    now_head_ = 0;
     in_run_ = false;
     arm(n);
 }

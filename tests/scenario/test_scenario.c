@@ -22,7 +22,7 @@
 
 /* Every file of scenarios/: each must load (and each is also run through `ringsim validate`). */
 static const char *const library[] = {
-    "default", "ring8", "ring64", "ring1024", "torus4x4", "cluster4x8", "irregular", "degraded",
+    "default", "ring8", "ring64", "ring1024", "ring2048", "torus4x4", "cluster4x8", "irregular", "degraded",
 };
 
 /* One fixture per error class; the first line of each says the message expected. Listed here

@@ -44,6 +44,9 @@ public:
      *  context once the last byte has arrived. src == dst delivers at once (zero time). A transfer
      *  whose route crosses a down link never completes (first_down_on_route() tells where). */
     void transfer(int src, int dst, uint64_t bytes, std::function<void()> on_delivered);
+    /** The same with a plain callback: fn(obj, arg) on delivery. Allocates nothing (the devices
+     *  use it for every DMA write and notify). */
+    void transfer(int src, int dst, uint64_t bytes, Scheduler::Fn fn, void *obj, uint64_t arg);
 
     /** Apply a fault at f.at (simulated seconds; now if already past). Throws ConfigError when
      *  its link does not exist. Endpoints are node ids: ranks, then switches. */
@@ -84,7 +87,10 @@ private:
         uint64_t arrived;     // packet: payload consumed at dst
         uint32_t hops_left;   // message: hops still serialising
         uint64_t deliver_at;  // message: latest (serial end + downstream latency) so far
-        std::function<void()> cb;
+        Scheduler::Fn fn;     // on delivery: fn(obj, arg) ...
+        void *obj;
+        uint64_t arg;
+        std::function<void()> cb; // ... or cb (when fn is null)
     };
     struct Packet {
         uint32_t msg;
@@ -93,7 +99,9 @@ private:
     };
 
     uint32_t route_of(int src, int dst);
+    uint32_t route_lookup(int src, int dst);
     uint32_t new_msg();
+    void launch(uint32_t m, int src, int dst, uint64_t bytes);
     uint32_t new_packet(uint32_t msg, uint32_t payload);
     void deliver(uint32_t msg);
     // message fidelity
@@ -116,6 +124,13 @@ private:
 
     std::vector<std::vector<int>> routes_;
     std::unordered_map<uint64_t, uint32_t> route_idx_;
+    // Last two routes each source used (dst, route; dst -1 = none): a rank mostly talks to
+    // the same one or two peers, so most transfers skip the hash lookup.
+    struct RouteCache {
+        int dst[2] = {-1, -1};
+        uint32_t route[2] = {0, 0};
+    };
+    std::vector<RouteCache> route_cache_;
     std::vector<Msg> msgs_;
     std::vector<uint32_t> free_msgs_;
     std::vector<Packet> pkts_;

@@ -4,7 +4,6 @@
 
 #include <cstdint>
 #include <deque>
-#include <unordered_map>
 #include <vector>
 
 #include <ncl/ncl_hal.h>
@@ -77,6 +76,8 @@ private:
     void wake() { waker_(waker_ud_, rank_); }
 
     static void ev_issue(void *self, uint64_t arg);
+    static void ev_written(void *self, uint64_t queue);
+    static void ev_record(void *self, uint64_t from_and_id);
     static void ev_local_done(void *self, uint64_t arg);
     static void ev_finish(void *self, uint64_t arg);
 
@@ -97,7 +98,19 @@ private:
     ncl_task current_[NCL_MAX_QUEUES];    // the queue's data task in flight
     uint8_t done_[NCL_MAX_QUEUES] = {};   // 1: finished, not yet polled
     int last_write_peer_[NCL_MAX_QUEUES]; // peer of the queue's last completed write, or -1
-    std::unordered_map<uint64_t, uint32_t> counters_; // (sender << 32 | id) -> records
+    uint64_t issued_ps_[NCL_MAX_QUEUES] = {}; // when the queue's data task started moving
+    uint64_t min_ps_[NCL_MAX_QUEUES] = {};    // its inline reduce's minimum duration
+
+    // Notify counters, (sender << 32 | id) -> records: a small open-addressing table (a rank
+    // hears from few peers; entries stay once created, so there is no deletion).
+    struct Counter {
+        uint64_t key;
+        uint32_t count;
+        bool used;
+    };
+    std::vector<Counter> counters_; // power-of-two size
+    size_t counters_used_ = 0;
+    Counter *counter(uint64_t key, bool create);
     std::string fault_;
 };
 

@@ -108,6 +108,7 @@ typedef struct rs_workload {
     uint64_t begin_bytes, end_bytes;
     uint32_t factor;         /* size multiplier per step (>= 2) */
     int32_t iters, warmup;
+    uint32_t channels;       /* the engine's parallel ring queues (ncl_config.channels), 1..8 */
 } rs_workload;
 
 typedef struct rs_scenario {

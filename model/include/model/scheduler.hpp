@@ -1,6 +1,7 @@
-// scheduler.hpp — the model's event kernel: one SC_METHOD on one sc_event drains a min-heap of
-// timed callbacks (time in ps, then insertion order). Few SystemC events, deterministic order,
-// no thread per transfer. Links, switches and (next) the NPU devices all schedule through it.
+// scheduler.hpp — the model's event kernel: one SC_METHOD on one sc_event drains timed callbacks
+// in (time in ps, insertion order): a 4-ary min-heap of distinct times, each with a FIFO bucket
+// of its callbacks, plus a FIFO of callbacks due now. Few SystemC events, deterministic order,
+// no thread per transfer; links, switches and the NPU devices all schedule through it.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +20,7 @@ public:
     explicit Scheduler(sc_core::sc_module_name name);
 
     /** Simulated time now, in ps (SystemC's default resolution, checked at construction). */
-    uint64_t now() const { return (uint64_t)sc_core::sc_time_stamp().value(); }
+    uint64_t now() const { return in_run_ ? run_now_ : (uint64_t)sc_core::sc_time_stamp().value(); }
     /** Run fn(obj, arg) at absolute time t_ps (>= now; earlier is clamped to now). Callbacks at
      *  the same time run in the order they were scheduled. Callable during elaboration, from
      *  callbacks, from other SystemC processes, or between sc_start() calls. */
@@ -28,23 +29,55 @@ public:
 
     /** Callbacks run so far (the "events processed" figure of --stats). */
     uint64_t events() const { return events_; }
-    size_t pending() const { return heap_.size(); }
+    size_t pending() const { return timed_ + (now_.size() - now_head_); }
 
     static uint64_t to_ps(double seconds);
     static double to_s(uint64_t ps) { return (double)ps * 1e-12; }
 
 private:
-    struct Ev {
-        uint64_t t, seq;
+    struct Due {
         Fn fn;
         void *obj;
         uint64_t arg;
     };
+    struct Node { // one pending timed callback, linked into its time's bucket
+        Due d;
+        uint32_t next;
+    };
+    struct Bucket { // every callback due at time t, in scheduling order
+        uint64_t t;
+        uint32_t head, tail;
+    };
+    struct Slot { // open-addressing index time -> bucket (bucket == k_none: empty)
+        uint64_t t;
+        uint32_t bucket;
+    };
+    static constexpr uint32_t k_none = UINT32_MAX;
     void run();
     void arm(uint64_t now);
+    uint32_t bucket_for(uint64_t t);
+    void index_erase(uint64_t t);
+    void heap_pop();
 
-    std::vector<Ev> heap_;
-    uint64_t seq_ = 0;
+    // A collective at scale schedules many callbacks for the very same instant (every rank's
+    // step issues, serialisation ends and deliveries coincide), so the heap holds distinct times
+    // only and each time keeps a FIFO of its callbacks: appending to it is exactly insertion
+    // order. Callbacks due now (a zero delay: notifications, wake-ups) go to a separate FIFO.
+    // Every bucket due at the current time was filled before that time was reached, so it
+    // precedes every now-FIFO entry in scheduling order: draining the due bucket first, then
+    // the FIFO, runs exactly the (time, insertion) order one heap of (t, seq) would.
+    std::vector<uint64_t> heap_;    // 4-ary min-heap of bucket times ...
+    std::vector<uint32_t> heap_b_;  // ... and their buckets (parallel arrays)
+    std::vector<Bucket> buckets_;
+    std::vector<uint32_t> free_buckets_;
+    std::vector<Node> nodes_;
+    uint32_t free_nodes_ = k_none; // free list through Node::next
+    std::vector<Slot> index_;      // power-of-two size, linear probing
+    size_t index_used_ = 0;
+    size_t timed_ = 0;             // timed callbacks pending
+    std::vector<Due> now_;
+    size_t now_head_ = 0;
+    uint64_t run_now_ = 0; // the time run() is draining (now() without asking SystemC)
     uint64_t armed_ = UINT64_MAX; // time the sc_event is notified for, MAX = not armed
     uint64_t events_ = 0;
     bool started_ = false, in_run_ = false;
