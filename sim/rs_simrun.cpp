@@ -17,8 +17,7 @@
 
 #include <ncl/ncl_dtype.h>
 
-#include "model/network.hpp"
-#include "model/npu.hpp"
+#include "model/cluster.hpp"
 #include "rs_data.h"
 #include "rs_trace.hpp"
 
@@ -28,51 +27,28 @@ namespace {
 // are never dereferenced (the sim backend touches memory only with a real payload).
 const uintptr_t k_fake_send = uintptr_t(1) << 44, k_fake_recv = uintptr_t(2) << 44;
 
-struct Call {
-    ncl_coll coll;
-    uint64_t count; // per rank for allgather / reduce_scatter, as the API takes it
-    ncl_dtype dt;
-    ncl_op op;
-    int root;
-    int inplace;
-};
-
-struct Rank {
-    std::unique_ptr<model::Npu> npu;
-    ncl_comm *comm = nullptr;
-    std::vector<unsigned char> a, b; // real payload: in-place uses a only
+/* A rank's real-payload buffers (in place uses a only), and where this row's call points. */
+struct Buffers {
+    std::vector<unsigned char> a, b;
     const void *send = nullptr;
     void *recv = nullptr;
-    int remaining = 0;            // collectives left in the phase
-    bool pending = false;         // a progress callback is scheduled
-    uint64_t end_ps = 0;
 };
 
 class Driver {
 public:
     Driver(const rs_scenario &sc, const rs_simrun_extras &x, FILE *err) : sc_(sc), x_(x), err_(err) {}
-    ~Driver()
-    {
-        for (Rank &r : ranks_)
-            ncl_comm_destroy(r.comm);
-    }
 
     int build();
     int run(rs_report *rep);
-    uint64_t events() const { return net_ ? net_->scheduler().events() : 0; }
+    uint64_t events() const { return cl_ ? cl_->network().scheduler().events() : 0; }
     void print_links(FILE *out);
     int finish_trace() { return tracer_ ? tracer_->finish() : 0; }
-    double sim_s() const { return net_ ? net_->now_s() : 0; }
+    double sim_s() const { return cl_ ? cl_->network().now_s() : 0; }
 
 private:
     int sweep(ncl_coll coll, rs_report *rep);
-    void place(Rank &r, int rank, const Call &c);
-    bool phase(const Call &c, int k, double *time_us);
-    void start(int rank);
-    void progress(int rank);
-    static void ev_progress(void *self, uint64_t rank);
-    static void wake(void *self, int rank);
-    int engine_error(int rank, ncl_result rc, const char *what);
+    void place(int rank, const model::Collective &c, bool inplace);
+    int engine_error(const char *what);
 
     void show_progress(ncl_coll coll, uint64_t size);
     void clear_progress();
@@ -83,23 +59,20 @@ private:
     std::unique_ptr<rs::Tracer> tracer_;
     int rows_total_ = 0, rows_done_ = 0;
     bool progress_shown_ = false;
-    std::unique_ptr<model::Network> net_;
-    std::vector<Rank> ranks_;
-    std::vector<model::Npu *> npus_;
-    Call call_{};
-    int failed_rank_ = -1;
-    ncl_result failed_rc_ = NCL_SUCCESS;
+    std::unique_ptr<model::Cluster> cl_;
+    std::vector<Buffers> bufs_;
     std::vector<unsigned char> expected_;
-    uint64_t timeout_ns_ = 0;
 };
 
 int Driver::build()
 {
     int p = sc_.topo.nranks;
+    // Scratch for the engine: what the ring algorithms need for 1 MiB slices, within memory.
+    uint64_t scratch = sc_.device.memory_bytes / 4 < (16u << 20) ? sc_.device.memory_bytes / 4 : (16u << 20);
     try {
-        net_.reset(new model::Network(sc_.topo, sc_.fidelity));
+        cl_.reset(new model::Cluster(sc_.topo, sc_.fidelity, sc_.device, sc_.payload_real != 0, scratch));
         for (size_t i = 0; i < sc_.faults_count; i++)
-            net_->schedule_fault(sc_.faults[i]);
+            cl_->network().schedule_fault(sc_.faults[i]);
     } catch (const std::exception &e) {
         std::fprintf(err_, "ringsim: %s: %s\n", sc_.path ? sc_.path : "scenario", e.what());
         return RS_EXIT_USAGE;
@@ -110,25 +83,14 @@ int Driver::build()
             std::fprintf(err_, "ringsim: --trace: cannot write '%s': %s\n", x_.trace_path, std::strerror(errno));
             return RS_EXIT_USAGE;
         }
-        tracer_.reset(new rs::Tracer(f, x_.trace_path, x_.trace_max_events, net_->scheduler(), err_));
+        tracer_.reset(new rs::Tracer(f, x_.trace_path, x_.trace_max_events, cl_->network().scheduler(), err_));
     }
-    ranks_.resize((size_t)p);
-    npus_.resize((size_t)p);
-    // Scratch for the engine: what the ring algorithms need for 1 MiB slices, within memory.
-    uint64_t scratch = sc_.device.memory_bytes / 4 < (16u << 20) ? sc_.device.memory_bytes / 4 : (16u << 20);
-    for (int r = 0; r < p; r++) {
-        ranks_[r].npu.reset(new model::Npu(r, *net_, sc_.device, sc_.payload_real != 0, scratch,
-                                           npus_, wake, this));
-        npus_[r] = ranks_[r].npu.get();
-    }
+    bufs_.resize((size_t)p);
     ncl_config cfg = NCL_CONFIG_INIT;
-    cfg.alloc = [](void *, size_t n) { return std::malloc(n); };
-    cfg.free = [](void *, void *ptr) { std::free(ptr); };
     cfg.check_schedules = 0; // the tests prove every algorithm; launches here are timed
     // Devices take large DMA tasks: slices only bound a task, and every round pays alpha.
-    cfg.slice_bytes = getenv("RINGSIM_SLICE") ? strtoull(getenv("RINGSIM_SLICE"), nullptr, 0) : (4u << 20);
+    cfg.slice_bytes = 4u << 20;
     cfg.channels = sc_.workload.channels ? sc_.workload.channels : 2;
-    timeout_ns_ = cfg.timeout_ns;
     if (sc_.workload.algo != NCL_ALGO_AUTO)
         for (int c = 0; c < NCL_COLL_COUNT; c++)
             if (ncl_algo_supported((ncl_coll)c, sc_.workload.algo))
@@ -136,130 +98,41 @@ int Driver::build()
     // The engine's cost model sees the scenario's links.
     cfg.link_alpha_ns = (uint32_t)((sc_.topo.link.latency + sc_.device.task_overhead) * 1e9);
     cfg.link_gbps = (uint32_t)(sc_.topo.link.bandwidth / 1e9) ? (uint32_t)(sc_.topo.link.bandwidth / 1e9) : 1;
-    for (int r = 0; r < p; r++) {
-        ncl_hal hal = tracer_ ? tracer_->wrap(r, ranks_[r].npu.get()) : ranks_[r].npu->hal();
-        ncl_result rc = ncl_comm_create(&ranks_[r].comm, p, r, &hal, &cfg);
-        if (rc != NCL_SUCCESS) {
-            std::fprintf(err_, "ringsim: rank %d: cannot create the communicator: %s\n", r, ncl_strerror(rc));
-            return RS_EXIT_ENGINE;
-        }
+    model::Cluster::HalWrap wrap;
+    if (tracer_)
+        wrap = [this](int r, model::Npu &npu) { return tracer_->wrap(r, &npu); };
+    ncl_result rc = cl_->connect(cfg, wrap);
+    if (rc != NCL_SUCCESS) {
+        std::fprintf(err_, "ringsim: cannot create the communicators: %s\n", ncl_strerror(rc));
+        return RS_EXIT_ENGINE;
     }
     return RS_EXIT_OK;
 }
 
-void Driver::wake(void *self, int rank)
-{
-    Driver *d = static_cast<Driver *>(self);
-    Rank &r = d->ranks_[rank];
-    if (r.pending || r.remaining == 0)
-        return;
-    r.pending = true;
-    d->net_->scheduler().after(0, ev_progress, d, (uint64_t)rank);
-}
-
-void Driver::ev_progress(void *self, uint64_t rank)
-{
-    Driver *d = static_cast<Driver *>(self);
-    d->ranks_[rank].pending = false;
-    d->progress((int)rank);
-}
-
-void Driver::start(int rank)
-{
-    Rank &r = ranks_[rank];
-    const Call &c = call_;
-    ncl_result rc = NCL_ERR_INTERNAL;
-    switch (c.coll) {
-    case NCL_COLL_ALLREDUCE: rc = ncl_allreduce_start(r.send, r.recv, c.count, c.dt, c.op, r.comm); break;
-    case NCL_COLL_BROADCAST: rc = ncl_broadcast_start(r.send, r.recv, c.count, c.dt, c.root, r.comm); break;
-    case NCL_COLL_REDUCE: rc = ncl_reduce_start(r.send, r.recv, c.count, c.dt, c.op, c.root, r.comm); break;
-    case NCL_COLL_REDUCE_SCATTER: rc = ncl_reduce_scatter_start(r.send, r.recv, c.count, c.dt, c.op, r.comm); break;
-    case NCL_COLL_ALLGATHER: rc = ncl_allgather_start(r.send, r.recv, c.count, c.dt, r.comm); break;
-    default: break;
-    }
-    if (rc != NCL_SUCCESS) {
-        r.remaining = 0;
-        if (failed_rank_ < 0)
-            failed_rank_ = rank, failed_rc_ = rc;
-        return;
-    }
-    progress(rank);
-}
-
-void Driver::progress(int rank)
-{
-    Rank &r = ranks_[rank];
-    if (r.remaining == 0)
-        return;
-    int done = 0;
-    ncl_result rc = ncl_test(r.comm, &done);
-    if (!done)
-        return;
-    if (rc != NCL_SUCCESS) {
-        r.remaining = 0;
-        if (failed_rank_ < 0)
-            failed_rank_ = rank, failed_rc_ = rc;
-        return;
-    }
-    r.end_ps = net_->scheduler().now();
-    if (--r.remaining > 0)
-        start(rank); // back to back, like a loop of launches on a stream
-}
-
-// Runs k collectives `c` back to back on every rank, all starting now. time_us: per collective,
-// from the common start to the last rank's end. false: an engine error (failed_rank_).
-bool Driver::phase(const Call &c, int k, double *time_us)
-{
-    call_ = c;
-    model::Scheduler &s = net_->scheduler();
-    uint64_t t0 = s.now();
-    for (Rank &r : ranks_)
-        r.remaining = k, r.end_ps = t0;
-    for (size_t i = 0; i < ranks_.size(); i++)
-        start((int)i);
-    for (;;) {
-        sc_core::sc_start();
-        bool stuck = false;
-        for (Rank &r : ranks_)
-            stuck |= r.remaining > 0;
-        if (!stuck)
-            break;
-        // Nothing moves any more: let simulated time reach the engine's timeout, so the waits
-        // that can never be satisfied fail with their diagnosis instead of hanging.
-        uint64_t warp = (timeout_ns_ + 1) * 1000; // ps
-        for (size_t i = 0; i < ranks_.size(); i++)
-            if (ranks_[i].remaining > 0)
-                s.after(warp, ev_progress, this, i), ranks_[i].pending = true;
-    }
-    uint64_t end = t0;
-    for (Rank &r : ranks_)
-        end = r.end_ps > end ? r.end_ps : end;
-    *time_us = (double)(end - t0) / 1e6 / k;
-    return failed_rank_ < 0;
-}
-
-// Every rank has given up or finished by now (phase() lets stuck waits time out): print each
+// Every rank has given up or finished by now (Cluster::run lets stuck waits time out): print each
 // failed rank's diagnosis, then the links that are down.
-int Driver::engine_error(int rank, ncl_result rc, const char *what)
+int Driver::engine_error(const char *what)
 {
+    clear_progress();
     std::fprintf(err_, "ringsim: %s: rank %d failed during %s: %s\n", sc_.path ? sc_.path : "scenario",
-                 rank, what, ncl_strerror(rc));
-    for (Rank &r : ranks_) {
-        std::string detail = ncl_comm_last_error(r.comm);
+                 cl_->failed_rank(), what, ncl_strerror(cl_->failed_result()));
+    for (int r = 0; r < cl_->nranks(); r++) {
+        std::string detail = ncl_comm_last_error(cl_->comm(r));
         if (!detail.empty())
             std::fprintf(err_, "ringsim:   %s\n", detail.c_str());
-        if (!r.npu->fault().empty())
-            std::fprintf(err_, "ringsim:   rank %d device: %s\n", r.npu->rank(), r.npu->fault().c_str());
+        if (!cl_->npu(r).fault().empty())
+            std::fprintf(err_, "ringsim:   rank %d device: %s\n", r, cl_->npu(r).fault().c_str());
     }
-    for (int ch : net_->down_channels())
-        std::fprintf(err_, "ringsim:   link %s is down\n", net_->channel_name(ch).c_str());
+    for (int ch : cl_->network().down_channels())
+        std::fprintf(err_, "ringsim:   link %s is down\n", cl_->network().channel_name(ch).c_str());
     return RS_EXIT_ENGINE;
 }
 
 // Buffers of one rank for the call, placed as nccl-tests does (in place per NCCL's rules).
-void Driver::place(Rank &r, int rank, const Call &c)
+void Driver::place(int rank, const model::Collective &c, bool inplace)
 {
-    int p = (int)ranks_.size();
+    Buffers &r = bufs_[rank];
+    int p = cl_->nranks();
     uint64_t es = ncl_dtype_size(c.dt);
     uint64_t in = (c.coll == NCL_COLL_REDUCE_SCATTER ? c.count * p : c.count) * es;
     uint64_t out = (c.coll == NCL_COLL_ALLGATHER ? c.count * p : c.count) * es;
@@ -273,12 +146,12 @@ void Driver::place(Rank &r, int rank, const Call &c)
             r.b.resize(out);
         a = r.a.data();
         b = r.b.data();
-        std::memset(c.inplace ? a : b, 0xa5, out); // results never written show up as #wrong
+        std::memset(inplace ? a : b, 0xa5, out); // results never written show up as #wrong
     } else {
         a = reinterpret_cast<unsigned char *>(k_fake_send);
         b = reinterpret_cast<unsigned char *>(k_fake_recv);
     }
-    if (!c.inplace) {
+    if (!inplace) {
         r.send = a;
         r.recv = b;
     } else if (c.coll == NCL_COLL_REDUCE_SCATTER) {
@@ -296,12 +169,13 @@ void Driver::place(Rank &r, int rank, const Call &c)
         uint64_t n = c.coll == NCL_COLL_REDUCE_SCATTER ? c.count * p : c.count;
         rs_data_fill(const_cast<void *>(r.send), n, c.dt, reduces ? c.op : NCL_MAX, p, rank, sc_.seed, 0);
     }
+    cl_->set_buffers(rank, r.send, r.recv);
 }
 
 int Driver::sweep(ncl_coll coll, rs_report *rep)
 {
     const rs_workload &w = sc_.workload;
-    int p = (int)ranks_.size();
+    int p = cl_->nranks();
     bool reduces = coll == NCL_COLL_ALLREDUCE || coll == NCL_COLL_REDUCE || coll == NCL_COLL_REDUCE_SCATTER;
     bool rooted = coll == NCL_COLL_BROADCAST || coll == NCL_COLL_REDUCE;
     bool per_rank = coll == NCL_COLL_ALLGATHER || coll == NCL_COLL_REDUCE_SCATTER;
@@ -313,7 +187,7 @@ int Driver::sweep(ncl_coll coll, rs_report *rep)
         uint64_t count = size / es / (per_rank ? p : 1);
         if (count == 0)
             continue;
-        Call c{coll, count, w.dtype, reduces ? w.op : NCL_SUM, rooted ? w.root : 0, 0};
+        model::Collective c{coll, count, w.dtype, reduces ? w.op : NCL_SUM, rooted ? w.root : 0};
         rs_row row{};
         row.coll = coll;
         row.dtype = w.dtype;
@@ -338,26 +212,25 @@ int Driver::sweep(ncl_coll coll, rs_report *rep)
                 rs_data_expected(expected_.data(), total, w.dtype, c.op, p, sc_.seed, 0, 1);
         }
         for (int pl = 0; pl < 2; pl++) {
-            c.inplace = pl;
             double t = 0;
             uint64_t wrong = 0;
             for (int r = 0; r < p; r++)
-                place(ranks_[r], r, c);
+                place(r, c, pl == 1);
             if (sc_.payload_real) { // check run
-                if (!phase(c, 1, &t))
-                    return engine_error(failed_rank_, failed_rc_, "the check run");
+                if (!cl_->run(c, 1, &t))
+                    return engine_error("the check run");
                 for (int r = 0; r < p; r++) {
                     if (coll == NCL_COLL_REDUCE && r != c.root)
                         continue;
                     const unsigned char *want = expected_.data() + (coll == NCL_COLL_REDUCE_SCATTER ? r * count * es : 0);
                     uint64_t n = coll == NCL_COLL_ALLGATHER ? count * p : count;
-                    wrong += rs_data_count_wrong(ranks_[r].recv, want, n, w.dtype, reduces ? c.op : NCL_MAX);
+                    wrong += rs_data_count_wrong(bufs_[r].recv, want, n, w.dtype, reduces ? c.op : NCL_MAX);
                 }
             }
-            if (w.warmup > 0 && !phase(c, w.warmup, &t))
-                return engine_error(failed_rank_, failed_rc_, "warm-up");
-            if (!phase(c, w.iters, &t))
-                return engine_error(failed_rank_, failed_rc_, "the timed iterations");
+            if (w.warmup > 0 && !cl_->run(c, w.warmup, &t))
+                return engine_error("warm-up");
+            if (!cl_->run(c, w.iters, &t))
+                return engine_error("the timed iterations");
             row.res[pl].time_us = t;
             row.res[pl].algbw = t > 0 ? (double)row.size / t / 1e3 : 0.0;
             row.res[pl].busbw = row.res[pl].algbw * factor;
@@ -406,8 +279,9 @@ void Driver::clear_progress()
 // Per-link utilisation after the tables: every channel that carried bytes, busiest first.
 void Driver::print_links(FILE *out)
 {
-    if (!net_ || x_.links == 0)
+    if (!cl_ || x_.links == 0)
         return;
+    model::Network &net = cl_->network();
     struct L {
         int id;
         std::string name;
@@ -417,7 +291,7 @@ void Driver::print_links(FILE *out)
     };
     std::vector<L> ls;
     int nch = 0;
-    net_->for_each_channel([&](const model::ChannelInfo &c) {
+    net.for_each_channel([&](const model::ChannelInfo &c) {
         nch++;
         if (c.stats.bytes > 0)
             ls.push_back(L{c.id, c.name, c.stats.bytes, c.stats.peak_queue, c.utilisation, c.up});
@@ -426,7 +300,7 @@ void Driver::print_links(FILE *out)
     std::stable_sort(ls.begin(), ls.end(), [](const L &a, const L &b) { return a.util > b.util; });
     std::fprintf(out, "# link utilisation: %zu of %d channels carried traffic over %.6g us simulated "
                       "(busy %% = time with bytes on the wire / simulated time)\n",
-                 ls.size(), nch, net_->now_s() * 1e6);
+                 ls.size(), nch, net.now_s() * 1e6);
     std::fprintf(out, "#%23s  %16s  %7s  %10s\n", "channel", "bytes", "busy %", "peak queue");
     size_t shown = x_.links < 0 || (size_t)x_.links >= ls.size() ? ls.size() : (size_t)x_.links;
     for (size_t i = 0; i < shown; i++)
@@ -445,7 +319,7 @@ int Driver::run(rs_report *rep)
     for (int i = 0; i < w.colls_count; i++) // rows to come, for the progress line
         for (uint64_t size = w.begin_bytes; size <= w.end_bytes; size *= w.factor) {
             bool per_rank = w.colls[i] == NCL_COLL_ALLGATHER || w.colls[i] == NCL_COLL_REDUCE_SCATTER;
-            rows_total_ += size / es / (per_rank ? ranks_.size() : 1) > 0;
+            rows_total_ += size / es / (per_rank ? (uint64_t)cl_->nranks() : 1) > 0;
             if (size > UINT64_MAX / w.factor)
                 break;
         }

@@ -1,0 +1,85 @@
+// cluster.hpp — a simulated machine that runs collectives: the network, one NPU per rank and each
+// rank's communicator, driven event by event (ncl_*_start, then ncl_test whenever the NPU says
+// something changed). `ringsim run` and the accuracy tests both run the model through it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include <ncl/ncl.h>
+
+#include "model/network.hpp"
+#include "model/npu.hpp"
+
+namespace model {
+
+/** One collective call, the same on every rank (buffers are per rank: set_buffers). */
+struct Collective {
+    ncl_coll coll;
+    uint64_t count; // per rank for allgather / reduce_scatter, as the API takes it
+    ncl_dtype dt;
+    ncl_op op;
+    int root;
+};
+
+class Cluster {
+public:
+    /** Gives the HAL a rank's communicator uses (e.g. a tracing wrapper around npu.hal()). */
+    using HalWrap = std::function<ncl_hal(int rank, Npu &npu)>;
+
+    /** Builds the network and the NPUs (during elaboration: before the process's first
+     *  sc_start). Throws ConfigError for a topology the network rejects. */
+    Cluster(const rs_topology_spec &topo, rs_fidelity fidelity, const rs_device_params &device,
+            bool payload, uint64_t scratch_bytes);
+    ~Cluster();
+    Cluster(const Cluster &) = delete;
+    Cluster &operator=(const Cluster &) = delete;
+
+    /** Creates every rank's communicator with cfg (its alloc/free may be NULL: malloc/free). */
+    ncl_result connect(const ncl_config &cfg, const HalWrap &wrap = nullptr);
+
+    int nranks() const { return (int)ranks_.size(); }
+    Network &network() { return *net_; }
+    Npu &npu(int rank) { return *ranks_[rank].npu; }
+    ncl_comm *comm(int rank) { return ranks_[rank].comm; }
+
+    /** The buffers `rank` passes to the next run(). */
+    void set_buffers(int rank, const void *send, void *recv);
+
+    /** Runs k calls of c back to back on every rank, all starting now. Waits that can never be
+     *  satisfied are brought to the engine's timeout in simulated time, so every rank ends.
+     *  time_us: per call, from the common start to the last rank's end. false: some rank failed
+     *  (failed_rank(), failed_result(), and ncl_comm_last_error of each rank). */
+    bool run(const Collective &c, int k, double *time_us);
+    int failed_rank() const { return failed_rank_; }
+    ncl_result failed_result() const { return failed_rc_; }
+
+private:
+    struct Rank {
+        std::unique_ptr<Npu> npu;
+        ncl_comm *comm = nullptr;
+        const void *send = nullptr;
+        void *recv = nullptr;
+        int remaining = 0;    // calls left in this run
+        bool pending = false; // a progress callback is scheduled
+        uint64_t end_ps = 0;
+    };
+
+    void start(int rank);
+    void progress(int rank);
+    void fail(int rank, ncl_result rc);
+    static void ev_progress(void *self, uint64_t rank);
+    static void wake(void *self, int rank);
+
+    std::unique_ptr<Network> net_;
+    std::vector<Rank> ranks_;
+    std::vector<Npu *> npus_;
+    Collective call_{};
+    uint64_t timeout_ns_ = 0;
+    int failed_rank_ = -1;
+    ncl_result failed_rc_ = NCL_SUCCESS;
+};
+
+} // namespace model
