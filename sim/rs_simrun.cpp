@@ -84,6 +84,7 @@ int Driver::build()
             return RS_EXIT_USAGE;
         }
         tracer_.reset(new rs::Tracer(f, x_.trace_path, x_.trace_max_events, cl_->network().scheduler(), err_));
+        tracer_->observe(cl_->network());
     }
     bufs_.resize((size_t)p);
     ncl_config cfg = NCL_CONFIG_INIT;

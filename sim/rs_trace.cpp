@@ -161,6 +161,35 @@ ncl_hal Tracer::wrap(int rank, model::Npu *npu)
     return ncl_hal{&ops_, ranks_.back().get()};
 }
 
+void Tracer::observe(model::Network &net)
+{
+    net_ = &net;
+    int pid = net.nranks();
+    emit("{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":\"links\"}}", pid);
+    emit("{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%d}}", pid, pid);
+    net.set_observer(on_transfer, this);
+}
+
+void Tracer::on_transfer(void *self, int src, int dst, uint64_t bytes, uint64_t start_ps, uint64_t end_ps,
+                         int channel)
+{
+    Tracer &t = *static_cast<Tracer *>(self);
+    if (channel < 0 || !t.room())
+        return;
+    int pid = t.net_->nranks();
+    if ((size_t)channel >= t.channel_named_.size())
+        t.channel_named_.resize((size_t)channel + 1, false);
+    if (!t.channel_named_[channel]) {
+        t.channel_named_[channel] = true;
+        t.emit("{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":\"%s\"}}",
+               pid, channel, t.net_->channel_name(channel).c_str());
+    }
+    t.emit("{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%s,\"dur\":%s,\"name\":\"%s\","
+           "\"args\":{\"src\":%d,\"dst\":%d,\"bytes\":%llu}}",
+           pid, channel, Us(start_ps).s, Us(end_ps - start_ps).s, bytes ? "transfer" : "notify", src, dst,
+           (unsigned long long)bytes);
+}
+
 void Tracer::thread_name(Rank &r, unsigned tid)
 {
     if (tid >= 32 || (r.named >> tid & 1u))

@@ -10,13 +10,14 @@
 
 #include <ncl/ncl_hal.h>
 
+#include "model/network.hpp"
 #include "model/npu.hpp"
 #include "model/scheduler.hpp"
 
 namespace rs {
 
 /** Writes the "traceEvents" JSON as the simulation runs: one process per NPU, thread 0 holds
- *  the rank's collectives, thread q+1 its queue q. A data task is a complete event from
+ *  the rank's collectives, thread q+1 its queue q; with observe(), one more process for links. A data task is a complete event from
  *  dma_submit to the dma_poll that reports it done (the driver polls in the same simulated
  *  instant the device finishes, so this is the device's completion time); a NOTIFY_RECORD is
  *  an instant event. Times are simulated microseconds. */
@@ -30,6 +31,10 @@ public:
 
     /** The HAL rank `rank` should use instead of npu->hal(): forwards every op to the device. */
     ncl_hal wrap(int rank, model::Npu *npu);
+    /** Also records every network transfer: a process "links" (pid = nranks) with one thread per
+     *  channel; a transfer is a complete event on the first channel of its route, from its start
+     *  to its delivery (multi-hop routes included in that span). */
+    void observe(model::Network &net);
     /** Closes the JSON. 0, or -1 after "ringsim: --trace: cannot write ..." on err. */
     int finish();
     uint64_t events() const { return events_; }
@@ -49,6 +54,10 @@ private:
     FILE *err_;
     bool first_ = true, truncated_ = false, finished_ = false;
     std::vector<std::unique_ptr<Rank>> ranks_;
+    model::Network *net_ = nullptr;
+    std::vector<bool> channel_named_;
+    static void on_transfer(void *self, int src, int dst, uint64_t bytes, uint64_t start_ps,
+                            uint64_t end_ps, int channel);
     ncl_hal_ops ops_{};
 };
 

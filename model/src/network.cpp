@@ -152,6 +152,7 @@ void Network::launch(uint32_t m, int src, int dst, uint64_t bytes)
     msg.arrived = 0;
     msg.deliver_at = 0;
     uint64_t now = sched_->now();
+    msg.start_ps = now;
     if (src == dst) {
         msg.route = UINT32_MAX;
         sched_->at(now, &Network::deliver_ev, this, m);
@@ -216,6 +217,9 @@ void Network::deliver(uint32_t m)
 {
     delivered_++;
     Msg &msg = msgs_[m];
+    if (observer_)
+        observer_(observer_ud_, msg.src, msg.dst, msg.bytes, msg.start_ps, sched_->now(),
+                  msg.route == UINT32_MAX ? -1 : routes_[msg.route][0]);
     if (msg.fn) {
         Scheduler::Fn fn = msg.fn;
         void *obj = msg.obj;

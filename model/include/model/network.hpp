@@ -74,6 +74,12 @@ public:
     uint64_t in_flight() const { return started_ - delivered_; }
     double now_s() const { return Scheduler::to_s(sched_->now()); }
 
+    /** Called on every delivery with the transfer's ends, size, start and end (ps) and the first
+     *  channel of its route (-1 for a transfer to self): what `--trace` shows as link activity. */
+    using Observer = void (*)(void *ud, int src, int dst, uint64_t bytes, uint64_t start_ps,
+                              uint64_t end_ps, int first_channel);
+    void set_observer(Observer fn, void *ud) { observer_ = fn, observer_ud_ = ud; }
+
     /** Fidelity and network-wide parameters, for `ringsim params`. */
     static const ComponentInfo &info();
 
@@ -87,6 +93,7 @@ private:
         uint64_t arrived;     // packet: payload consumed at dst
         uint32_t hops_left;   // message: hops still serialising
         uint64_t deliver_at;  // message: latest (serial end + downstream latency) so far
+        uint64_t start_ps;    // when the transfer started (for the observer)
         Scheduler::Fn fn;     // on delivery: fn(obj, arg) ...
         void *obj;
         uint64_t arg;
@@ -137,6 +144,8 @@ private:
     std::vector<uint32_t> free_pkts_;
     std::vector<rs_fault> faults_;
     uint64_t started_ = 0, delivered_ = 0;
+    Observer observer_ = nullptr;
+    void *observer_ud_ = nullptr;
 };
 
 } // namespace model
