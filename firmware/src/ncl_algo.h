@@ -38,11 +38,6 @@ static inline ncl_ref ncl_ref_add(ncl_ref r, uint64_t off)
     r.off += off;
     return r;
 }
-/** (cond ? a : b) + off */
-static inline ncl_ref ncl_add_ref_if(int cond, ncl_ref a, ncl_ref b, uint64_t off)
-{
-    return ncl_ref_add(cond ? a : b, off);
-}
 
 /* Task builders: each fills *t completely. */
 void ncl_task_write(ncl_task *t, int peer, ncl_ref src, ncl_ref dst, uint64_t bytes, uint32_t step);

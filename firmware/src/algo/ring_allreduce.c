@@ -97,7 +97,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         for (g->j = 0; g->j < (uint64_t)(n - 1); g->j++) {
             len = chunk_round(p, q, ncl_mod(r - 1 - (int)g->j, n), g->i, &off);
             if (len) {
-                ncl_task_write_reduce(t, p, next_rank, ncl_add_ref_if(g->j == 0, in, recv, off * es),
+                ncl_task_write_reduce(t, p, next_rank, ncl_ref_add(g->j == 0 ? in : recv, off * es),
                                       ncl_ref_add(recv, off * es), len * es,
                                       (uint32_t)(g->i * steps + g->j));
                 NCL_YIELD(g);
