@@ -19,6 +19,7 @@
 
 #include "model/cluster.hpp"
 #include "rs_data.h"
+#include "rs_payload.hpp"
 #include "rs_trace.hpp"
 
 namespace {
@@ -27,9 +28,21 @@ namespace {
 // are never dereferenced (the sim backend touches memory only with a real payload).
 const uintptr_t k_fake_send = uintptr_t(1) << 44, k_fake_recv = uintptr_t(2) << 44;
 
-/* A rank's real-payload buffers (in place uses a only), and where this row's call points. */
+/* Which input was generated where: a run that wrote nothing over it can reuse it. */
+struct InputKey {
+    uint64_t offset = 0, count = 0;
+    int dt = -1, op = -1;
+    bool operator==(const InputKey &o) const
+    {
+        return offset == o.offset && count == o.count && dt == o.dt && op == o.op;
+    }
+};
+
+/* A rank's real-payload buffers (in place uses a only), the input a holds, and where this row's
+ * call points. */
 struct Buffers {
-    std::vector<unsigned char> a, b;
+    rs::PayloadBuf a, b;
+    InputKey a_input; // dt -1: nothing reusable
     const void *send = nullptr;
     void *recv = nullptr;
 };
@@ -48,6 +61,9 @@ public:
 private:
     int sweep(ncl_coll coll, rs_report *rep);
     void place(int rank, const model::Collective &c, bool inplace);
+    void prepare(int rank, const model::Collective &c, bool inplace);
+    void expect(const model::Collective &c);
+    uint64_t count_wrong(const model::Collective &c);
     int engine_error(const char *what);
 
     void show_progress(ncl_coll coll, uint64_t size);
@@ -61,7 +77,7 @@ private:
     bool progress_shown_ = false;
     std::unique_ptr<model::Cluster> cl_;
     std::vector<Buffers> bufs_;
-    std::vector<unsigned char> expected_;
+    rs::PayloadBuf expected_;
 };
 
 int Driver::build()
@@ -140,14 +156,11 @@ void Driver::place(int rank, const model::Collective &c, bool inplace)
     uint64_t off = (uint64_t)rank * c.count * es;
     unsigned char *a, *b;
     if (sc_.payload_real) {
-        // Grow only: re-allocating 2 x 256 MiB per rank and row costs more than simulating it.
-        if (r.a.size() < (in > out ? in : out))
-            r.a.resize(in > out ? in : out);
-        if (r.b.size() < out)
-            r.b.resize(out);
-        a = r.a.data();
-        b = r.b.data();
-        std::memset(inplace ? a : b, 0xa5, out); // results never written show up as #wrong
+        unsigned char *old = r.a.data();
+        a = r.a.reserve(in > out ? in : out);
+        b = r.b.reserve(out); // mapped lazily: untouched in place
+        if (a != old)
+            r.a_input = InputKey{};
     } else {
         a = reinterpret_cast<unsigned char *>(k_fake_send);
         b = reinterpret_cast<unsigned char *>(k_fake_recv);
@@ -164,13 +177,85 @@ void Driver::place(int rank, const model::Collective &c, bool inplace)
     } else {
         r.send = r.recv = a;
     }
-    if (sc_.payload_real) {
-        bool reduces = c.coll == NCL_COLL_ALLREDUCE || c.coll == NCL_COLL_REDUCE ||
-                       c.coll == NCL_COLL_REDUCE_SCATTER;
-        uint64_t n = c.coll == NCL_COLL_REDUCE_SCATTER ? c.count * p : c.count;
-        rs_data_fill(const_cast<void *>(r.send), n, c.dt, reduces ? c.op : NCL_MAX, p, rank, sc_.seed, 0);
-    }
     cl_->set_buffers(rank, r.send, r.recv);
+}
+
+// A rank's input and poisoned output (real payload; runs on a worker thread). The input is
+// generated unless a already holds it (out of place then in place, same row: runs only read it).
+void Driver::prepare(int rank, const model::Collective &c, bool inplace)
+{
+    Buffers &r = bufs_[rank];
+    int p = cl_->nranks();
+    uint64_t es = ncl_dtype_size(c.dt);
+    uint64_t n_in = c.coll == NCL_COLL_REDUCE_SCATTER ? c.count * p : c.count;
+    uint64_t out = (c.coll == NCL_COLL_ALLGATHER ? c.count * p : c.count) * es;
+    bool reduces = c.coll == NCL_COLL_ALLREDUCE || c.coll == NCL_COLL_REDUCE || c.coll == NCL_COLL_REDUCE_SCATTER;
+    unsigned char *send = static_cast<unsigned char *>(const_cast<void *>(r.send));
+    unsigned char *recv = static_cast<unsigned char *>(r.recv);
+    InputKey key{(uint64_t)(send - r.a.data()), n_in, (int)c.dt, reduces ? (int)c.op : (int)NCL_MAX};
+    if (!(r.a_input == key)) {
+        rs_data_fill(send, n_in, c.dt, (ncl_op)key.op, p, rank, sc_.seed, 0);
+        r.a_input = key;
+    }
+    // Results never written show up as #wrong: poison the output the input does not cover.
+    unsigned char *in_end = send + n_in * es, *out_end = recv + out;
+    if (!inplace) {
+        std::memset(recv, 0xa5, out);
+    } else {
+        if (recv < send)
+            std::memset(recv, 0xa5, (size_t)((out_end < send ? out_end : send) - recv));
+        if (out_end > in_end)
+            std::memset(recv > in_end ? recv : in_end, 0xa5, (size_t)(out_end - (recv > in_end ? recv : in_end)));
+    }
+}
+
+// The reference result from the ranks' inputs (out-of-place placement, before any run): the
+// same arithmetic as rs_data_expected (rank 0, then op with ranks 1..p-1 in order) without
+// generating every input again.
+void Driver::expect(const model::Collective &c)
+{
+    int p = cl_->nranks();
+    uint64_t es = ncl_dtype_size(c.dt);
+    bool per_rank = c.coll == NCL_COLL_ALLGATHER || c.coll == NCL_COLL_REDUCE_SCATTER;
+    uint64_t total = per_rank ? c.count * p : c.count;
+    unsigned char *e = expected_.reserve(total * es);
+    auto input = [this](int r) { return static_cast<const unsigned char *>(bufs_[r].send); };
+    if (c.coll == NCL_COLL_BROADCAST) {
+        std::memcpy(e, input(c.root), total * es);
+        return;
+    }
+    if (c.coll == NCL_COLL_ALLGATHER) {
+        rs::parallel_for(p, [&](int k) { std::memcpy(e + k * c.count * es, input(k), c.count * es); });
+        return;
+    }
+    const uint64_t block = 16384; // elements: the running result stays in cache across ranks
+    rs::parallel_for((int)((total + block - 1) / block), [&](int i) {
+        uint64_t lo = (uint64_t)i * block, n = total - lo < block ? total - lo : block;
+        std::memcpy(e + lo * es, input(0) + lo * es, n * es);
+        for (int r = 1; r < p; r++)
+            ncl_reduce_kernel(e + lo * es, input(r) + lo * es, n, c.dt, c.op);
+        if (c.op == NCL_AVG)
+            ncl_div_kernel(e + lo * es, n, c.dt, (uint32_t)p);
+    });
+}
+
+uint64_t Driver::count_wrong(const model::Collective &c)
+{
+    int p = cl_->nranks();
+    uint64_t es = ncl_dtype_size(c.dt);
+    bool reduces = c.coll == NCL_COLL_ALLREDUCE || c.coll == NCL_COLL_REDUCE || c.coll == NCL_COLL_REDUCE_SCATTER;
+    std::vector<uint64_t> wrong((size_t)p, 0);
+    rs::parallel_for(p, [&](int r) {
+        if (c.coll == NCL_COLL_REDUCE && r != c.root)
+            return;
+        const unsigned char *want = expected_.data() + (c.coll == NCL_COLL_REDUCE_SCATTER ? r * c.count * es : 0);
+        uint64_t n = c.coll == NCL_COLL_ALLGATHER ? c.count * p : c.count;
+        wrong[r] = rs_data_count_wrong(bufs_[r].recv, want, n, c.dt, reduces ? c.op : NCL_MAX);
+    });
+    uint64_t sum = 0;
+    for (uint64_t w : wrong)
+        sum += w;
+    return sum;
 }
 
 int Driver::sweep(ncl_coll coll, rs_report *rep)
@@ -201,37 +286,31 @@ int Driver::sweep(ncl_coll coll, rs_report *rep)
         row.memcpy_gbps = -1;
         double factor = rs_report_bus_factor(coll, p);
         show_progress(coll, row.size);
-        if (sc_.payload_real) { // the reference result, once per row
-            uint64_t total = per_rank ? count * p : count;
-            expected_.assign(total * es, 0);
-            if (coll == NCL_COLL_BROADCAST)
-                rs_data_fill(expected_.data(), count, w.dtype, NCL_MAX, p, c.root, sc_.seed, 0);
-            else if (coll == NCL_COLL_ALLGATHER)
-                for (int k = 0; k < p; k++)
-                    rs_data_fill(expected_.data() + k * count * es, count, w.dtype, NCL_MAX, p, k, sc_.seed, 0);
-            else
-                rs_data_expected(expected_.data(), total, w.dtype, c.op, p, sc_.seed, 0, 1);
-        }
         for (int pl = 0; pl < 2; pl++) {
             double t = 0;
             uint64_t wrong = 0;
             for (int r = 0; r < p; r++)
                 place(r, c, pl == 1);
-            if (sc_.payload_real) { // check run
+            // Simulated time does not depend on the data: with one timed iteration and no
+            // warm-up the check run is that iteration.
+            bool check_is_timed = w.iters == 1 && w.warmup == 0;
+            if (sc_.payload_real) {
+                rs::parallel_for(p, [&](int r) { prepare(r, c, pl == 1); });
+                if (pl == 0)
+                    expect(c);
                 if (!cl_->run(c, 1, &t))
                     return engine_error("the check run");
-                for (int r = 0; r < p; r++) {
-                    if (coll == NCL_COLL_REDUCE && r != c.root)
-                        continue;
-                    const unsigned char *want = expected_.data() + (coll == NCL_COLL_REDUCE_SCATTER ? r * count * es : 0);
-                    uint64_t n = coll == NCL_COLL_ALLGATHER ? count * p : count;
-                    wrong += rs_data_count_wrong(bufs_[r].recv, want, n, w.dtype, reduces ? c.op : NCL_MAX);
-                }
+                wrong = count_wrong(c);
+                if (pl == 1) // in-place runs wrote over the inputs
+                    for (Buffers &b : bufs_)
+                        b.a_input = InputKey{};
             }
-            if (w.warmup > 0 && !cl_->run(c, w.warmup, &t))
-                return engine_error("warm-up");
-            if (!cl_->run(c, w.iters, &t))
-                return engine_error("the timed iterations");
+            if (!sc_.payload_real || !check_is_timed) {
+                if (w.warmup > 0 && !cl_->run(c, w.warmup, &t))
+                    return engine_error("warm-up");
+                if (!cl_->run(c, w.iters, &t))
+                    return engine_error("the timed iterations");
+            }
             row.res[pl].time_us = t;
             row.res[pl].algbw = t > 0 ? (double)row.size / t / 1e3 : 0.0;
             row.res[pl].busbw = row.res[pl].algbw * factor;
