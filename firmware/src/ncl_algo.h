@@ -66,7 +66,18 @@ uint64_t ncl_tree_child_span(uint64_t v, uint64_t n);
  *  returns the length of part `idx` and its start in *off. */
 uint64_t ncl_part(uint64_t n, uint64_t parts, uint64_t idx, uint64_t *off);
 
-static inline int ncl_mod(int64_t a, int64_t p) { return (int)(((a % p) + p) % p); }
+/* a mod p in [0, p). Ranks are mostly one step outside the range: no division then. */
+static inline int ncl_mod(int64_t a, int64_t p)
+{
+    if (a >= 0 && a < p)
+        return (int)a;
+    if (a < 0 && a >= -p)
+        return (int)(a + p);
+    if (a >= p && a < 2 * p)
+        return (int)(a - p);
+    int64_t m = a % p;
+    return (int)(m < 0 ? m + p : m);
+}
 static inline uint64_t ncl_min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 static inline uint64_t ncl_div_ceil(uint64_t a, uint64_t b) { return b ? (a + b - 1) / b : 0; }
 

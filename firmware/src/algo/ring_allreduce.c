@@ -13,17 +13,12 @@ static uint64_t channel_span(const ncl_plan *p, uint32_t q, uint64_t *off)
     return ncl_part(p->count, p->queues, q, off);
 }
 
-static uint64_t rounds(const ncl_plan *p, uint32_t q)
+/* Elements of chunk k that round `round` moves, in the channel portion [coff, coff + span);
+ * *off gets the first element (absolute). */
+static uint64_t chunk_round(const ncl_plan *p, uint64_t span, uint64_t coff, int k, uint64_t round,
+                            uint64_t *off)
 {
-    uint64_t off, span = channel_span(p, q, &off);
-    return ncl_div_ceil(ncl_div_ceil(span, (uint64_t)p->nranks), p->slice_elems);
-}
-
-/* Elements of chunk k that round `round` moves; *off gets the first element (absolute). */
-static uint64_t chunk_round(const ncl_plan *p, uint32_t q, int k, uint64_t round, uint64_t *off)
-{
-    uint64_t coff, koff;
-    uint64_t span = channel_span(p, q, &coff);
+    uint64_t koff;
     uint64_t klen = ncl_part(span, (uint64_t)p->nranks, (uint64_t)k, &koff);
     uint64_t lo = round * p->slice_elems;
     *off = coff + koff + lo;
@@ -62,25 +57,28 @@ static ncl_result prepare(ncl_plan *p)
     return NCL_SUCCESS;
 }
 
+/* Generator state: n = the channel portion's length, m = its first element (set once: they
+ * cost divisions), i = round, j = step (k, j: the pre-copy's part and position). */
 static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
 {
     const int r = p->rank, n = p->nranks;
     const int next_rank = ncl_mod(r + 1, n), prev_rank = ncl_mod(r - 1, n);
     const uint64_t es = p->esize, steps = 2u * (uint64_t)(n - 1);
     const ncl_ref in = ncl_plan_input(p, r), recv = ncl_ref_make(NCL_BUF_RECV, 0);
-    uint64_t off, len, span = channel_span(p, q, &off);
+    uint64_t off, len;
 
     NCL_GEN_BEGIN(g);
-    if (span == 0)
+    g->n = channel_span(p, q, &g->m);
+    if (g->n == 0)
         return g->line = -1, 0;
     /* prologue: fill recv with our own contributions (one rank: that is all there is to do),
      * then tell prev it may reduce into it; copies are cut into slices like every task */
     if (!p->inplace) {
         for (g->k = 0; g->k < 2; g->k++) {
-            for (g->m = 0; g->m < precopy_part(p, q, g->k, &off); g->m += p->slice_elems) {
-                len = ncl_min_u64(p->slice_elems, precopy_part(p, q, g->k, &off) - g->m);
-                ncl_task_copy(t, ncl_ref_add(in, (off + g->m) * es),
-                              ncl_ref_add(recv, (off + g->m) * es), len * es, 0);
+            for (g->j = 0; g->j < precopy_part(p, q, g->k, &off); g->j += p->slice_elems) {
+                len = ncl_min_u64(p->slice_elems, precopy_part(p, q, g->k, &off) - g->j);
+                ncl_task_copy(t, ncl_ref_add(in, (off + g->j) * es),
+                              ncl_ref_add(recv, (off + g->j) * es), len * es, 0);
                 NCL_YIELD(g);
             }
         }
@@ -92,10 +90,10 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(q), 1, 0);
     NCL_YIELD(g);
 
-    for (g->i = 0; g->i < rounds(p, q); g->i++) {
+    for (g->i = 0; g->i < ncl_div_ceil(ncl_div_ceil(g->n, (uint64_t)n), p->slice_elems); g->i++) {
         /* reduce-scatter, step s: reduce chunk r-1-s into next's copy; step 0 reads our input */
         for (g->j = 0; g->j < (uint64_t)(n - 1); g->j++) {
-            len = chunk_round(p, q, ncl_mod(r - 1 - (int)g->j, n), g->i, &off);
+            len = chunk_round(p, g->n, g->m, ncl_mod(r - 1 - (int)g->j, n), g->i, &off);
             if (len) {
                 ncl_task_write_reduce(t, p, next_rank, ncl_ref_add(g->j == 0 ? in : recv, off * es),
                                       ncl_ref_add(recv, off * es), len * es,
@@ -109,7 +107,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         }
         /* chunk r is now reduced over all ranks: finish avg once, before it is gathered */
         if (p->avg) {
-            len = chunk_round(p, q, r, g->i, &off);
+            len = chunk_round(p, g->n, g->m, r, g->i, &off);
             if (len) {
                 ncl_task_div(t, p, ncl_ref_add(recv, off * es), len * es,
                              (uint32_t)(g->i * steps + (uint64_t)n - 1));
@@ -118,7 +116,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         }
         /* allgather, step s: copy chunk r-s to next (step 0: our reduced chunk) */
         for (g->j = 0; g->j < (uint64_t)(n - 1); g->j++) {
-            len = chunk_round(p, q, ncl_mod(r - (int)g->j, n), g->i, &off);
+            len = chunk_round(p, g->n, g->m, ncl_mod(r - (int)g->j, n), g->i, &off);
             if (len) {
                 ncl_task_write(t, next_rank, ncl_ref_add(recv, off * es), ncl_ref_add(recv, off * es),
                                len * es, (uint32_t)(g->i * steps + (uint64_t)n - 1 + g->j));
