@@ -55,6 +55,7 @@ public:
     int run(rs_report *rep);
     uint64_t events() const { return cl_ ? cl_->network().scheduler().events() : 0; }
     void print_links(FILE *out);
+    void print_devices(FILE *out);
     int finish_trace() { return tracer_ ? tracer_->finish() : 0; }
     double sim_s() const { return cl_ ? cl_->network().now_s() : 0; }
 
@@ -391,6 +392,33 @@ void Driver::print_links(FILE *out)
     std::fflush(out);
 }
 
+// --stats: the devices whose memory was busiest (all of them up to 8 ranks).
+void Driver::print_devices(FILE *out)
+{
+    if (!cl_)
+        return;
+    std::vector<std::pair<int, model::NpuStats>> ds;
+    for (int r = 0; r < cl_->nranks(); r++)
+        ds.emplace_back(r, cl_->npu(r).stats());
+    std::stable_sort(ds.begin(), ds.end(), [](const std::pair<int, model::NpuStats> &a,
+                                              const std::pair<int, model::NpuStats> &b) {
+        return a.second.memory_busy_s > b.second.memory_busy_s;
+    });
+    double sim = cl_->network().now_s();
+    std::fprintf(out, "# devices (memory busy %% = time with a memory stream active / simulated time)\n");
+    std::fprintf(out, "#%9s  %12s  %16s  %16s  %13s\n", "device", "data tasks", "bytes out", "memory bytes",
+                 "memory busy %");
+    size_t shown = ds.size() < 8 ? ds.size() : 8;
+    for (size_t i = 0; i < shown; i++) {
+        const model::NpuStats &st = ds[i].second;
+        std::fprintf(out, " %6s%-3d  %12llu  %16llu  %16llu  %13.2f\n", "npu", ds[i].first,
+                     (unsigned long long)st.tasks, (unsigned long long)st.bytes_out,
+                     (unsigned long long)st.memory_bytes, sim > 0 ? st.memory_busy_s / sim * 100.0 : 0.0);
+    }
+    if (shown < ds.size())
+        std::fprintf(out, "# (%zu more devices)\n", ds.size() - shown);
+}
+
 int Driver::run(rs_report *rep)
 {
     int status = RS_EXIT_OK;
@@ -437,6 +465,7 @@ int sc_main(int, char **)
     if (d.finish_trace() != 0 && j.status == RS_EXIT_OK)
         j.status = RS_EXIT_USAGE;
     if (j.x->stats) {
+        d.print_devices(stdout);
         double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
         struct rusage ru;
         double peak_mb = getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024.0 : 0.0; // KiB on Linux

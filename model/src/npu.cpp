@@ -12,7 +12,9 @@ namespace {
 const ParamInfo k_params[] = {
     {"dma_engines", "", "4", "data tasks the device runs at once; more wait in FIFO order"},
     {"queue_depth", "", "16", "tasks a queue may have outstanding (the engine keeps one)"},
-    {"memory_bandwidth", "B/s", "400 GB/s", "local copies take 2 x bytes / this, divides bytes / this"},
+    {"memory_bandwidth", "B/s", "400 GB/s",
+     "shared fairly by DMA reads and writes and reductions: a write streams n bytes at each end, "
+     "a write-reduce 2n at the destination, a local copy or divide 2n, a local reduce 3n"},
     {"reduce_bandwidth", "B/s", "200 GB/s", "inline and local reductions run at this rate"},
     {"task_overhead", "s", "1 us", "time to issue one data task (the o of alpha = L + o)"},
     {"memory", "B", "1 GiB", "device memory (scratch comes out of it)"},
@@ -21,8 +23,10 @@ const PortInfo k_ports[] = {
     {"net", "the network: one channel pair per link of the topology"},
 };
 const StatInfo k_stats[] = {
-    {"tasks", "", "data tasks executed"},
+    {"tasks", "", "data tasks completed"},
     {"bytes", "B", "bytes written to peers"},
+    {"memory_bytes", "B", "bytes through the device memory (reads + writes)"},
+    {"memory_busy", "s", "time with at least one memory stream active"},
 };
 
 const char *const k_buf_names[NCL_BUF_COUNT] = {"SEND", "RECV", "SCRATCH"};
@@ -40,7 +44,8 @@ const ComponentInfo &Npu::info()
 Npu::Npu(int rank, Network &net, const rs_device_params &dev, bool payload, uint64_t scratch_bytes,
          std::vector<Npu *> &all, Waker waker, void *waker_ud)
     : rank_(rank), net_(net), sched_(net.scheduler()), dev_(dev), payload_(payload),
-      scratch_bytes_(scratch_bytes), all_(all), waker_(waker), waker_ud_(waker_ud)
+      scratch_bytes_(scratch_bytes), all_(all), waker_(waker), waker_ud_(waker_ud),
+      mem_(net.scheduler(), dev.mem_bandwidth)
 {
     if (payload_)
         scratch_.resize(scratch_bytes);
@@ -121,43 +126,47 @@ void Npu::ev_issue(void *obj, uint64_t q)
 {
     Npu *n = self(obj);
     const ncl_task &t = n->current_[q];
-    uint64_t started = n->sched_.now();
+    double bytes = (double)t.bytes;
+    bool reduces = t.kind == NCL_TASK_WRITE_REDUCE || t.kind == NCL_TASK_LOCAL_REDUCE;
+    n->issued_ps_[q] = n->sched_.now();
+    n->min_ps_[q] = reduces && n->dev_.reduce_bandwidth > 0 ? Scheduler::to_ps(bytes / n->dev_.reduce_bandwidth) : 0;
     switch ((ncl_task_kind)t.kind) {
     case NCL_TASK_WRITE:
-    case NCL_TASK_WRITE_REDUCE: {
-        uint64_t min_ps = t.kind == NCL_TASK_WRITE_REDUCE && n->dev_.reduce_bandwidth > 0
-                              ? Scheduler::to_ps((double)t.bytes / n->dev_.reduce_bandwidth)
-                              : 0;
-        n->issued_ps_[q] = started;
-        n->min_ps_[q] = min_ps;
+    case NCL_TASK_WRITE_REDUCE:
+        n->src_mem_[q] = n->mem_.start(t.bytes);
+        n->dst_mem_[q] = n->all_[t.peer]->mem_.start(t.kind == NCL_TASK_WRITE ? t.bytes : 2 * t.bytes);
         n->net_.transfer(n->rank_, t.peer, t.bytes, ev_written, n, q);
         return;
-    }
-    case NCL_TASK_LOCAL_COPY:
-        n->sched_.after(Scheduler::to_ps(2.0 * (double)t.bytes / n->dev_.mem_bandwidth),
-                        ev_local_done, n, q);
-        return;
-    case NCL_TASK_LOCAL_REDUCE:
-        n->sched_.after(Scheduler::to_ps((double)t.bytes / n->dev_.reduce_bandwidth), ev_local_done,
-                        n, q);
-        return;
-    default: /* LOCAL_DIV */
-        n->sched_.after(Scheduler::to_ps((double)t.bytes / n->dev_.mem_bandwidth), ev_local_done,
-                        n, q);
-        return;
+    case NCL_TASK_LOCAL_REDUCE: n->mem_.start(3 * t.bytes, ev_local_done, n, q); return;
+    default: /* LOCAL_COPY, LOCAL_DIV: read + write */ n->mem_.start(2 * t.bytes, ev_local_done, n, q); return;
     }
 }
 
+// The last byte of a write arrived: done once both memory streams are served too.
 void Npu::ev_written(void *obj, uint64_t q)
 {
     Npu *n = self(obj);
-    n->finish_dma((uint32_t)q, n->issued_ps_[q], n->min_ps_[q], n->current_[q]);
+    Memory &dst = n->all_[n->current_[q].peer]->mem_;
+    n->mem_pending_[q] = 2;
+    if (n->mem_.done_or_wait(n->src_mem_[q], ev_mem_done, n, q))
+        n->mem_pending_[q]--;
+    if (dst.done_or_wait(n->dst_mem_[q], ev_mem_done, n, q))
+        n->mem_pending_[q]--;
+    if (n->mem_pending_[q] == 0)
+        n->finish_dma((uint32_t)q, n->issued_ps_[q], n->min_ps_[q], n->current_[q]);
+}
+
+void Npu::ev_mem_done(void *obj, uint64_t q)
+{
+    Npu *n = self(obj);
+    if (--n->mem_pending_[q] == 0)
+        n->finish_dma((uint32_t)q, n->issued_ps_[q], n->min_ps_[q], n->current_[q]);
 }
 
 void Npu::ev_local_done(void *obj, uint64_t q)
 {
     Npu *n = self(obj);
-    n->finish_dma((uint32_t)q, n->sched_.now(), 0, n->current_[q]);
+    n->finish_dma((uint32_t)q, n->issued_ps_[q], n->min_ps_[q], n->current_[q]);
 }
 
 // The last byte arrived; an inline reduce may still need min_ps from `started` to finish.
@@ -174,6 +183,9 @@ void Npu::finish_dma(uint32_t queue, uint64_t started_ps, uint64_t min_ps, const
         done_[queue] = 1;
     last_write_peer_[queue] =
         t.kind == NCL_TASK_WRITE || t.kind == NCL_TASK_WRITE_REDUCE ? t.peer : -1;
+    tasks_done_++;
+    if (t.kind == NCL_TASK_WRITE || t.kind == NCL_TASK_WRITE_REDUCE)
+        bytes_out_ += t.bytes;
     busy_engines_--;
     if (!waiting_.empty()) {
         Dma d = waiting_.front();
@@ -181,6 +193,11 @@ void Npu::finish_dma(uint32_t queue, uint64_t started_ps, uint64_t min_ps, const
         start_dma(d);
     }
     wake();
+}
+
+NpuStats Npu::stats()
+{
+    return NpuStats{tasks_done_, bytes_out_, mem_.bytes(), mem_.busy_s()};
 }
 
 void Npu::ev_finish(void *obj, uint64_t q)
@@ -285,9 +302,10 @@ ncl_result Npu::notify_record(uint32_t queue, int peer, uint32_t id)
     Npu *dst = all_[peer];
     uint64_t arg = ((uint64_t)(uint32_t)rank_ << 32) | id;
     if (peer == rank_ || last_write_peer_[queue] == peer) {
-        // Local, or chained behind the write that just landed there: no extra latency.
+        // Local, or chained behind the write that just landed there: no extra latency. The
+        // counter changes now; whoever waits on it runs from its own progress event.
         last_write_peer_[queue] = -1;
-        sched_.after(0, ev_record, dst, arg);
+        dst->add_record(rank_, id);
         return NCL_SUCCESS;
     }
     net_.transfer(rank_, peer, 0, ev_record, dst, arg);

@@ -31,7 +31,7 @@ uint64_t Scheduler::to_ps(double seconds)
 {
     if (!(seconds > 0))
         return 0;
-    return (uint64_t)std::llround(seconds * 1e12);
+    return (uint64_t)(seconds * 1e12 + 0.5); // round half up, as llround does for positives
 }
 
 void Scheduler::at(uint64_t t, Fn fn, void *obj, uint64_t arg)

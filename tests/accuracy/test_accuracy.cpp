@@ -303,6 +303,42 @@ int case_contention()
     return 0;
 }
 
+/* Memory: the DMA's reads and writes share the device memory. A ring step moves c bytes out (the
+ * sender reads c) and c in (the receiver writes c; a write-reduce reads and writes it: 2c), all
+ * ranks at once, so with memory_bandwidth M below the link's every allgather step takes
+ * o + 2c / M and every reduce-scatter step o + 3c / M instead of alpha + c beta. */
+int case_memory()
+{
+    const int p = 4;
+    const uint64_t n = 64u << 20;
+    rs_device_params dev = acc::device_params();
+    dev.mem_bandwidth = 20e9; // the link: 30 GB/s
+    rs_topology_spec spec = acc::ring_spec(p);
+    Sim s(spec, RS_FIDELITY_MESSAGE, dev);
+    acc::Terms t = acc::terms(spec.link, dev);
+    double t_ready = s.notify_latency(1, 0);
+    double o = dev.task_overhead, M = dev.mem_bandwidth, c = (double)n / p;
+    double ag = (p - 1) * (o + 2 * c / M), rs = (p - 1) * (o + 3 * c / M);
+    struct {
+        ncl_coll coll;
+        double pred;
+    } cases[] = {
+        {NCL_COLL_ALLGATHER, t_ready + ag},
+        {NCL_COLL_REDUCE_SCATTER, engine_extra(NCL_COLL_REDUCE_SCATTER, p, (double)n, true, t_ready, dev, t, 1) + rs},
+        {NCL_COLL_ALLREDUCE, t_ready + rs + ag},
+    };
+    for (auto &k : cases) {
+        double sim = s.run(k.coll, n, true);
+        double link_bound = formula(k.coll, p, (double)n, t, 1);
+        std::printf("memory-bound %-15s p=%d 64 MiB, M=20 GB/s: sim %.3f us, predicted %.3f us "
+                    "(link-bound formula %.3f us)\n",
+                    coll_name(k.coll), p, sim * 1e6, k.pred * 1e6, link_bound * 1e6);
+        ACC_CHECK(std::fabs(sim - k.pred) <= 0.01 * k.pred);
+        ACC_CHECK(sim > 1.5 * link_bound);
+    }
+    return 0;
+}
+
 /* Same scenario twice (separate networks and devices) -> identical simulated times, both
  * fidelities, every collective. */
 int case_determinism()
@@ -331,7 +367,7 @@ int case_determinism()
 int sc_main(int argc, char **argv)
 {
     if (argc < 2) {
-        std::fprintf(stderr, "usage: %s message|packet|gamma|contention|determinism\n", argv[0]);
+        std::fprintf(stderr, "usage: %s message|packet|gamma|contention|determinism|memory\n", argv[0]);
         return 2;
     }
     std::string c = argv[1];
@@ -345,6 +381,8 @@ int sc_main(int argc, char **argv)
         case_contention();
     else if (c == "determinism")
         case_determinism();
+    else if (c == "memory")
+        case_memory();
     else {
         std::fprintf(stderr, "unknown case %s\n", c.c_str());
         return 2;

@@ -8,6 +8,7 @@
 
 #include <ncl/ncl_hal.h>
 
+#include "model/memory.hpp"
 #include "model/network.hpp"
 #include "model/params.hpp"
 #include "model/rs_spec.h"
@@ -16,18 +17,30 @@ namespace model {
 
 /* Timing model (documented in model/README.md):
  *  - a data task (WRITE*, LOCAL_*) occupies one of the device's DMA engines; issuing it costs
- *    task_overhead, then a WRITE moves its bytes over the network route to the peer, a
- *    WRITE_REDUCE as well, finishing no earlier than bytes / reduce_bandwidth after it started
- *    (the reduce streams with the data); local copies take 2 x bytes / memory_bandwidth (read +
- *    write), local reduces bytes / reduce_bandwidth, local divides bytes / memory_bandwidth;
- *  - a data task completes when its last byte is in place at the destination; the engine then
- *    issues the next task of the queue;
+ *    task_overhead, then its bytes move;
+ *  - the device memory (memory_bandwidth, see memory.hpp) is shared fairly by everything that
+ *    touches it at once: a WRITE reads n bytes at the source and writes n at the destination,
+ *    a WRITE_REDUCE reads n at the source and reads + writes n at the destination, a local copy
+ *    or divide moves 2n, a local reduce 3n (two reads, one write);
+ *  - a WRITE* moves its bytes over the network route to the peer while both memories stream
+ *    them; it completes when the last byte has arrived and both memory streams are served, and
+ *    a WRITE_REDUCE no earlier than n / reduce_bandwidth after it started (the reduce unit
+ *    streams with the data); a local reduce likewise takes at least n / reduce_bandwidth;
+ *  - when a data task completes the engine issues the next task of the queue;
  *  - NOTIFY_RECORD is chained to the descriptor before it: right after a write to the same peer
  *    it lands with the data (the channel is in order); otherwise it is a small message over the
  *    route (it pays the latency: on a one-way ring the route back to the predecessor is p-1 hops,
  *    which is what the engine's READY handshake costs there). To self it is immediate.
  *    NOTIFY_WAIT costs nothing.
  * Checked against the REFERENCE.md alpha-beta formulas by tests/accuracy (model/README.md). */
+/** What a device has done so far (see Npu::info() for the table). */
+struct NpuStats {
+    uint64_t tasks = 0;        // data tasks completed
+    uint64_t bytes_out = 0;    // bytes written to peers
+    uint64_t memory_bytes = 0; // bytes through the device memory
+    double memory_busy_s = 0;  // time with a memory stream active
+};
+
 class Npu {
 public:
     /** Called (in simulation context) whenever something this rank may be waiting for happened. */
@@ -44,6 +57,7 @@ public:
 
     /** The first data-task failure of the current collective (bounds, unbound peer), or "". */
     const std::string &fault() const { return fault_; }
+    NpuStats stats();
 
     static const ncl_hal_ops ops;
     static const ComponentInfo &info();
@@ -79,6 +93,7 @@ private:
     static void ev_written(void *self, uint64_t queue);
     static void ev_record(void *self, uint64_t from_and_id);
     static void ev_local_done(void *self, uint64_t arg);
+    static void ev_mem_done(void *self, uint64_t queue);
     static void ev_finish(void *self, uint64_t arg);
 
     int rank_;
@@ -99,7 +114,12 @@ private:
     uint8_t done_[NCL_MAX_QUEUES] = {};   // 1: finished, not yet polled
     int last_write_peer_[NCL_MAX_QUEUES]; // peer of the queue's last completed write, or -1
     uint64_t issued_ps_[NCL_MAX_QUEUES] = {}; // when the queue's data task started moving
-    uint64_t min_ps_[NCL_MAX_QUEUES] = {};    // its inline reduce's minimum duration
+    uint64_t min_ps_[NCL_MAX_QUEUES] = {};    // its reduce's minimum duration
+    Memory::Id src_mem_[NCL_MAX_QUEUES] = {}; // a write's memory streams: read here ...
+    Memory::Id dst_mem_[NCL_MAX_QUEUES] = {}; // ... and write at the peer
+    uint8_t mem_pending_[NCL_MAX_QUEUES] = {}; // streams still unserved after the last byte
+    Memory mem_;
+    uint64_t tasks_done_ = 0, bytes_out_ = 0;
 
     // Notify counters, (sender << 32 | id) -> records: a small open-addressing table (a rank
     // hears from few peers; entries stay once created, so there is no deletion).
