@@ -21,10 +21,12 @@
     (g)->line = -1;                                                                        \
     return 0
 
-/* Notify ids: each channel (queue) owns a DATA and a READY id. Counters are per sender, so
- * the same id from different peers never aliases. */
+/* Notify ids: each channel owns a DATA and a READY id, and a LOCAL id for its queues to order
+ * each other on one rank. Counters are per sender, so the same id from different peers never
+ * aliases. */
 #define NCL_NOTIFY_DATA(ch) (2u * (ch))
 #define NCL_NOTIFY_READY(ch) (2u * (ch) + 1u)
+#define NCL_NOTIFY_LOCAL(ch) (2u * NCL_MAX_QUEUES + (ch))
 
 static inline ncl_ref ncl_ref_make(uint32_t buf, uint64_t off)
 {

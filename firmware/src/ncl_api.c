@@ -163,11 +163,11 @@ static ncl_result start(ncl_comm *comm, const call *c)
     if (rc != NCL_SUCCESS || c->count == 0)
         return rc;
 
-    uint32_t channels = comm->cfg.channels < comm->caps.max_queues ? comm->cfg.channels
-                                                                   : comm->caps.max_queues;
+    uint32_t max_queues = comm->caps.max_queues < NCL_MAX_QUEUES ? comm->caps.max_queues : NCL_MAX_QUEUES;
+    uint32_t channels = comm->cfg.channels < max_queues ? comm->cfg.channels : max_queues;
     rc = ncl_plan_make(&comm->plan, c->coll, (ncl_algo)comm->cfg.algorithm[c->coll], comm->nranks,
                        comm->rank, c->root, c->count, c->dtype, c->op, inplace,
-                       comm->cfg.slice_bytes, channels, comm->caps.scratch_bytes,
+                       comm->cfg.slice_bytes, channels, max_queues, comm->caps.scratch_bytes,
                        comm->cfg.link_alpha_ns, comm->cfg.link_gbps);
     if (rc != NCL_SUCCESS)
         return ncl_comm_fail(comm, rc, "%s: the %s algorithm cannot run %llu x %s on %d ranks "

@@ -86,13 +86,14 @@ static ncl_algo choose_auto(ncl_plan *plan)
 
 ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nranks, int rank,
                          int root, uint64_t count, ncl_dtype dtype, ncl_op op, int inplace,
-                         uint64_t slice_bytes, uint32_t channels, uint64_t scratch_bytes,
-                         uint32_t link_alpha_ns, uint32_t link_gbps)
+                         uint64_t slice_bytes, uint32_t channels, uint32_t max_queues,
+                         uint64_t scratch_bytes, uint32_t link_alpha_ns, uint32_t link_gbps)
 {
     memset(plan, 0, sizeof *plan);
     if ((unsigned)coll >= NCL_COLL_COUNT || (unsigned)algo >= NCL_ALGO_COUNT ||
         (unsigned)dtype >= NCL_DTYPE_COUNT || (unsigned)op >= NCL_OP_COUNT || nranks < 1 ||
-        rank < 0 || rank >= nranks || channels < 1 || channels > NCL_MAX_QUEUES)
+        rank < 0 || rank >= nranks || channels < 1 || channels > max_queues ||
+        max_queues > NCL_MAX_QUEUES)
         return NCL_ERR_INVALID_ARGUMENT;
     plan->coll = (uint8_t)coll;
     plan->dtype = (uint8_t)dtype;
@@ -106,6 +107,7 @@ ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nrank
     plan->esize = (uint32_t)ncl_dtype_size(dtype);
     plan->slice_elems = slice_bytes / plan->esize ? slice_bytes / plan->esize : 1;
     plan->queues = channels; /* an upper bound; prepare() settles the real number */
+    plan->max_queues = max_queues;
     plan->scratch_bytes = scratch_bytes;
     plan->link_alpha_ns = link_alpha_ns ? link_alpha_ns : 1;
     plan->link_gbps = link_gbps ? link_gbps : 1;

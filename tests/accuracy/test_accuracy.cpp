@@ -6,9 +6,10 @@
 //  - READY handshake: before the first write every rank records READY to its predecessor (the
 //    writer) and waits for its successor's. On a one-way ring that notify travels the whole way
 //    round: (p-1) L + (p-2) forwarding. Constant in n; measured with a zero-byte notify.
-//  - ring reduce-scatter pre-fills its accumulation targets with the rank's own contribution
-//    (p-2 local copies in place, each o + 2 (n/p) / memory_bandwidth): the inline reduce needs
-//    the receiver's value in place before the sender accumulates into it.
+//  - ring reduce-scatter fills each accumulation target with the rank's own contribution before
+//    the sender reduces into it (the inline reduce needs the receiver's value in place). A fill
+//    queue runs those copies ahead of the ring, so only the first, o + 2 (n/p) / memory_bandwidth,
+//    is on the critical path (none in place on 2 ranks: the output is the target).
 //  - gamma: the device streams the inline reduce with the data (max of wire and reduce time),
 //    so with reduce_bandwidth >= link bandwidth the ((p-1)/p) n gamma term adds nothing.
 //  - chain broadcast: k is the engine's own choice (cost model, integer ns and GB/s); the
@@ -96,10 +97,8 @@ double engine_extra(ncl_coll c, int p, double n, bool inplace, double t_ready,
                     const rs_device_params &d, const acc::Terms &t, uint64_t k)
 {
     double x = t_ready, o = d.task_overhead, M = d.mem_bandwidth;
-    if (c == NCL_COLL_REDUCE_SCATTER && p > 1) {
-        int copies = inplace ? p - 2 : p - 1;
-        x += copies * (o + 2.0 * (n / p) / M);
-    }
+    if (c == NCL_COLL_REDUCE_SCATTER && p > 1 && !(inplace && p == 2))
+        x += o + 2.0 * (n / p) / M; // the first target's fill; the fill queue hides the rest
     if (inplace)
         return x;
     switch (c) {
@@ -306,7 +305,9 @@ int case_contention()
 /* Memory: the DMA's reads and writes share the device memory. A ring step moves c bytes out (the
  * sender reads c) and c in (the receiver writes c; a write-reduce reads and writes it: 2c), all
  * ranks at once, so with memory_bandwidth M below the link's every allgather step takes
- * o + 2c / M and every reduce-scatter step o + 3c / M instead of alpha + c beta. */
+ * o + 2c / M and every reduce-scatter step o + 3c / M instead of alpha + c beta. Reduce-scatter's
+ * target fills (2c each, p-2 in place) then compete for the same memory: the whole collective is
+ * its memory work over M, plus a few overheads. */
 int case_memory()
 {
     const int p = 4;
@@ -319,21 +320,22 @@ int case_memory()
     double t_ready = s.notify_latency(1, 0);
     double o = dev.task_overhead, M = dev.mem_bandwidth, c = (double)n / p;
     double ag = (p - 1) * (o + 2 * c / M), rs = (p - 1) * (o + 3 * c / M);
+    double rs_work = ((p - 2) * 2 * c + (p - 1) * 3 * c) / M;
     struct {
         ncl_coll coll;
-        double pred;
+        double pred, slack; // sim in [pred, pred + slack]
     } cases[] = {
-        {NCL_COLL_ALLGATHER, t_ready + ag},
-        {NCL_COLL_REDUCE_SCATTER, engine_extra(NCL_COLL_REDUCE_SCATTER, p, (double)n, true, t_ready, dev, t, 1) + rs},
-        {NCL_COLL_ALLREDUCE, t_ready + rs + ag},
+        {NCL_COLL_ALLGATHER, t_ready + ag, 0},
+        {NCL_COLL_REDUCE_SCATTER, rs_work, (p + 1) * (o + t_ready)},
+        {NCL_COLL_ALLREDUCE, t_ready + rs + ag, 0},
     };
     for (auto &k : cases) {
         double sim = s.run(k.coll, n, true);
         double link_bound = formula(k.coll, p, (double)n, t, 1);
         std::printf("memory-bound %-15s p=%d 64 MiB, M=20 GB/s: sim %.3f us, predicted %.3f us "
-                    "(link-bound formula %.3f us)\n",
-                    coll_name(k.coll), p, sim * 1e6, k.pred * 1e6, link_bound * 1e6);
-        ACC_CHECK(std::fabs(sim - k.pred) <= 0.01 * k.pred);
+                    "(+ up to %.3f us; link-bound formula %.3f us)\n",
+                    coll_name(k.coll), p, sim * 1e6, k.pred * 1e6, k.slack * 1e6, link_bound * 1e6);
+        ACC_CHECK(sim >= k.pred * (1 - 1e-9) && sim <= (k.pred + k.slack) * (1 + 1e-9));
         ACC_CHECK(sim > 1.5 * link_bound);
     }
     return 0;

@@ -62,6 +62,8 @@ typedef struct ncl_plan {
                                 allgather: sendcount */
     uint32_t esize;        /**< bytes per element */
     uint32_t queues;       /**< queues this schedule uses (set by the algorithm's prepare) */
+    uint32_t max_queues;   /**< queues the backend runs at once: room for helper queues */
+    uint32_t helper_queues;/**< of `queues`, those that serve the data channels (set by prepare) */
     uint64_t slice_elems;  /**< largest DMA task, in elements */
     uint64_t scratch_bytes;/**< scratch the backend gives each rank */
     uint32_t segments;     /**< pipelined algorithms: segments (set by prepare from the cost model) */
@@ -101,8 +103,8 @@ const ncl_algo_desc *ncl_algo_find(ncl_coll coll, ncl_algo algo);
 /** Builds and prepares a plan (algorithm choice for AUTO included). Pure: no HAL, no memory. */
 ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nranks, int rank,
                          int root, uint64_t count, ncl_dtype dtype, ncl_op op, int inplace,
-                         uint64_t slice_bytes, uint32_t channels, uint64_t scratch_bytes,
-                         uint32_t link_alpha_ns, uint32_t link_gbps);
+                         uint64_t slice_bytes, uint32_t channels, uint32_t max_queues,
+                         uint64_t scratch_bytes, uint32_t link_alpha_ns, uint32_t link_gbps);
 
 #ifdef __cplusplus
 }
