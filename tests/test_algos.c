@@ -218,6 +218,68 @@ static void expect_checked(ncl_coll coll, ncl_algo algo, int nranks, uint64_t co
     }
 }
 
+/* Logical rings: every channel on its own permutation of the ranks (as on a server with several
+ * rings over disjoint links), proven by the checker for every ring algorithm, with few and many
+ * rounds, both ways of filling reduce-scatter targets. */
+static void test_rings(void **state)
+{
+    (void)state;
+    static const pair ring_algos[] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING},
+                                      {NCL_COLL_REDUCE_SCATTER, NCL_ALGO_RING},
+                                      {NCL_COLL_ALLGATHER, NCL_ALGO_RING}};
+    enum { MAXR = 8, NRINGS = 3 };
+    int32_t order[NRINGS * MAXR], pos[NRINGS * MAXR];
+    uint32_t seed = 12345;
+    int cases = 0, fails = 0, printed = 0;
+    for (int p = 1; p <= MAXR; p++) {
+        for (int k = 0; k < NRINGS; k++) { /* ring 0: reversed; others: shuffled */
+            int32_t *o = order + k * p;
+            for (int i = 0; i < p; i++)
+                o[i] = k == 0 ? p - 1 - i : i;
+            for (int i = p - 1; k > 0 && i > 0; i--) {
+                seed = seed * 1103515245u + 12345u;
+                int j = (int)((seed >> 16) % (uint32_t)(i + 1));
+                int32_t tmp = o[i];
+                o[i] = o[j], o[j] = tmp;
+            }
+            for (int i = 0; i < p; i++)
+                pos[k * p + o[i]] = i;
+        }
+        for (size_t a = 0; a < sizeof ring_algos / sizeof ring_algos[0]; a++) {
+            for (int many_rounds = 0; many_rounds < 2; many_rounds++) {
+                for (int inplace = 0; inplace < 2; inplace++) {
+                    g_max_queues = many_rounds ? CHANNELS : NCL_MAX_QUEUES;
+                    ncl_plan plan;
+                    char msg[512];
+                    uint64_t count = many_rounds ? 1009 : (uint64_t)p + 1;
+                    ncl_result rc = make_plan_sized(&plan, ring_algos[a].coll, NCL_ALGO_RING, p, 0, count,
+                                                    NCL_FLOAT32, NCL_AVG, inplace, many_rounds ? 64 : SLICE_BYTES,
+                                                    many_rounds ? 4096 : SCRATCH_BYTES);
+                    if (rc == NCL_SUCCESS) {
+                        plan.ring_order = order;
+                        plan.ring_pos = pos;
+                        plan.ring_count = NRINGS;
+                        rc = ncl_check(&plan, NULL, malloc_wrapper, free_wrapper, NULL, msg, sizeof msg);
+                    } else {
+                        snprintf(msg, sizeof msg, "%s", ncl_strerror(rc));
+                    }
+                    cases++;
+                    if (rc != NCL_SUCCESS) {
+                        fails++;
+                        if (printed++ < 10)
+                            print_message("FAIL rings %s p=%d count=%llu %s: %s\n",
+                                          ncl_coll_name(ring_algos[a].coll), p, (unsigned long long)count,
+                                          inplace ? "in-place" : "out-of-place", msg);
+                    }
+                }
+            }
+        }
+    }
+    g_max_queues = NCL_MAX_QUEUES;
+    print_message("rings: %d cases, %d failed\n", cases, fails);
+    assert_int_equal(fails, 0);
+}
+
 /* Reduce accumulates in scratch on intermediate ranks: too little scratch is refused by prepare,
  * just enough works (one-element slots), and none is needed where no rank accumulates there. */
 static void test_small_scratch(void **state)
@@ -346,7 +408,7 @@ int main(void)
     enum { MAXP = NCL_COLL_COUNT * (NCL_ALGO_COUNT - 1) };
     static pair pairs[MAXP];
     static char names[2 * MAXP][64];
-    struct CMUnitTest tests[2 * MAXP + 2];
+    struct CMUnitTest tests[2 * MAXP + 3];
     size_t n = 0, np = 0;
     for (int c = 0; c < NCL_COLL_COUNT; c++) {
         for (int a = NCL_ALGO_AUTO + 1; a < NCL_ALGO_COUNT; a++) {
@@ -364,6 +426,8 @@ int main(void)
             np++;
         }
     }
+    struct CMUnitTest rings = cmocka_unit_test(test_rings);
+    tests[n++] = rings;
     struct CMUnitTest scratch = cmocka_unit_test(test_small_scratch);
     struct CMUnitTest chain = cmocka_unit_test(test_chain_segments);
     tests[n++] = scratch;

@@ -137,6 +137,20 @@ static void test_comm_create_rejects_bad_config(void **state)
     bad = cfg;
     bad.alloc = NULL;
     assert_int_equal(ncl_comm_create(&comm, 2, 0, &hal, &bad), NCL_ERR_INVALID_ARGUMENT);
+    /* rings: each must name every rank once; a count needs the array and the array a count */
+    const int32_t dup[] = {0, 1, 1}, out_of_range[] = {0, 1, 3}, ok[] = {2, 0, 1, 0, 2, 1};
+    bad = cfg;
+    bad.rings = dup, bad.ring_count = 1;
+    assert_int_equal(ncl_comm_create(&comm, 3, 0, &hal, &bad), NCL_ERR_INVALID_ARGUMENT);
+    bad.rings = out_of_range;
+    assert_int_equal(ncl_comm_create(&comm, 3, 0, &hal, &bad), NCL_ERR_INVALID_ARGUMENT);
+    bad.rings = NULL;
+    assert_int_equal(ncl_comm_create(&comm, 3, 0, &hal, &bad), NCL_ERR_INVALID_ARGUMENT);
+    bad.rings = ok, bad.ring_count = 0;
+    assert_int_equal(ncl_comm_create(&comm, 3, 0, &hal, &bad), NCL_ERR_INVALID_ARGUMENT);
+    bad.ring_count = 2;
+    assert_int_equal(ncl_comm_create(&comm, 3, 0, &hal, &bad), NCL_SUCCESS);
+    ncl_comm_destroy(comm);
 
     assert_int_equal(ncl_comm_create(&comm, 3, 2, &hal, &cfg), NCL_SUCCESS);
     int v = -1;

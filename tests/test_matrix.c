@@ -211,6 +211,21 @@ static void run_matrix(ncl_coll coll, ncl_algo algo)
         ncl_host_config cfg = NCL_HOST_CONFIG_INIT;
         cfg.nranks = w.nranks;
         cfg.comm.algorithm[coll] = (uint8_t)algo;
+        /* every other rank count: the ring algorithms on two logical rings, one per channel —
+         * reversed, and stepping by a stride coprime with the rank count */
+        int32_t rings[2 * 16];
+        int p = w.nranks, stride = 1;
+        for (int k = 2; k < p; k++)
+            if (p % k != 0) {
+                stride = k;
+                break;
+            }
+        for (int r = 0; r < p; r++)
+            rings[r] = p - 1 - r, rings[p + r] = (int32_t)(((int64_t)r * stride) % p);
+        if (i % 2 == 1 && algo == NCL_ALGO_RING && p <= 16) {
+            cfg.comm.rings = rings;
+            cfg.comm.ring_count = 2;
+        }
         cfg.comm.timeout_ns = 60ull * 1000 * 1000 * 1000;
         ncl_result rc = ncl_host_run_cfg(&cfg, matrix_fn, &w, NULL);
         if (rc != NCL_SUCCESS || w.wrong_cases) {

@@ -83,6 +83,18 @@ static inline int ncl_mod(int64_t a, int64_t p)
 static inline uint64_t ncl_min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 static inline uint64_t ncl_div_ceil(uint64_t a, uint64_t b) { return b ? (a + b - 1) / b : 0; }
 
+/* Ring c (channel c's logical ring): the position of `rank`, and the rank at position `pos`
+ * (any integer: taken mod nranks). Without rings, ring c is 0, 1, ..., nranks-1. */
+static inline int ncl_ring_pos(const ncl_plan *p, uint32_t c, int rank)
+{
+    return p->ring_count ? p->ring_pos[(size_t)(c % p->ring_count) * (size_t)p->nranks + (size_t)rank] : rank;
+}
+static inline int ncl_ring_rank(const ncl_plan *p, uint32_t c, int64_t pos)
+{
+    int i = ncl_mod(pos, p->nranks);
+    return p->ring_count ? p->ring_order[(size_t)(c % p->ring_count) * (size_t)p->nranks + (size_t)i] : (int)i;
+}
+
 /* The algorithm table entries, one per file under algo/. */
 extern const ncl_algo_desc ncl_algo_ring_allreduce;
 extern const ncl_algo_desc ncl_algo_ring_reduce_scatter;

@@ -176,6 +176,9 @@ static ncl_result start(ncl_comm *comm, const call *c)
                              ncl_algo_name((ncl_algo)comm->cfg.algorithm[c->coll]),
                              (unsigned long long)c->count, ncl_dtype_name(c->dtype), comm->nranks,
                              (unsigned long long)comm->caps.scratch_bytes);
+    comm->plan.ring_order = comm->ring_order;
+    comm->plan.ring_pos = comm->ring_pos;
+    comm->plan.ring_count = comm->ring_count;
     if (comm->cfg.check_schedules && (rc = prove(comm)) != NCL_SUCCESS)
         return rc;
     comm->next = ncl_algo_find(c->coll, (ncl_algo)comm->plan.algo)->next;

@@ -26,11 +26,35 @@ ncl_result ncl_comm_create(ncl_comm **out, int nranks, int rank, const ncl_hal *
         return rc;
     if (caps.max_queues < 1 || caps.buf_align < 1)
         return NCL_ERR_BACKEND;
-    ncl_comm *c = cfg->alloc(cfg->alloc_ud, sizeof *c);
+    if ((cfg->ring_count != 0) != (cfg->rings != NULL) || cfg->ring_count > NCL_MAX_QUEUES)
+        return NCL_ERR_INVALID_ARGUMENT;
+    /* the ring tables live right after the communicator: one allocation, one free */
+    size_t table = (size_t)cfg->ring_count * (size_t)nranks;
+    ncl_comm *c = cfg->alloc(cfg->alloc_ud, sizeof *c + 2 * table * sizeof(int32_t));
     if (!c)
         return NCL_ERR_OUT_OF_MEMORY;
     memset(c, 0, sizeof *c);
+    if (table) {
+        c->ring_order = (int32_t *)(c + 1);
+        c->ring_pos = c->ring_order + table;
+        c->ring_count = cfg->ring_count;
+        for (size_t i = 0; i < table; i++)
+            c->ring_pos[i] = -1;
+        for (uint32_t k = 0; k < cfg->ring_count; k++) {
+            for (int i = 0; i < nranks; i++) {
+                int32_t r = cfg->rings[(size_t)k * (size_t)nranks + (size_t)i];
+                /* each ring must name every rank exactly once */
+                if (r < 0 || r >= nranks || c->ring_pos[(size_t)k * (size_t)nranks + (size_t)r] >= 0) {
+                    cfg->free(cfg->alloc_ud, c);
+                    return NCL_ERR_INVALID_ARGUMENT;
+                }
+                c->ring_order[(size_t)k * (size_t)nranks + (size_t)i] = r;
+                c->ring_pos[(size_t)k * (size_t)nranks + (size_t)r] = i;
+            }
+        }
+    }
     c->cfg = *cfg;
+    c->cfg.rings = NULL; /* the caller's array may go away: use the copy */
     c->hal = *hal;
     c->caps = caps;
     c->nranks = nranks;

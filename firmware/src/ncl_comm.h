@@ -20,6 +20,10 @@ struct ncl_comm {
     ncl_hal hal;
     ncl_hal_caps caps;
     int nranks, rank;
+    /* the config's rings, copied (NULL: identity): order[c * nranks + i] is the rank at
+     * position i of ring c, pos[c * nranks + r] the position of rank r */
+    int32_t *ring_order, *ring_pos;
+    uint32_t ring_count;
     uint64_t seq;              /* sequence number of the last launched collective */
     /* the running collective */
     int active;

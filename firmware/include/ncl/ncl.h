@@ -88,12 +88,17 @@ typedef struct ncl_config {
     ncl_alloc_fn alloc;       /**< required: used at creation (and by the checker) only */
     ncl_free_fn free;
     void *alloc_ud;
+    /** Optional logical rings for the ring algorithms: ring_count orders of all nranks ranks, ring
+     *  c at rings[c * nranks]; channel c runs on ring c % ring_count. NULL: every channel on
+     *  0, 1, ..., nranks-1. Copied at creation; every rank must pass the same rings. */
+    const int32_t *rings;
+    uint32_t ring_count;
 } ncl_config;
 
 #define NCL_CONFIG_INIT                                                                       \
     {                                                                                         \
         sizeof(ncl_config), NCL_CONFIG_VERSION, 30000000000ull, 2u, (512ull << 10), {0, 0, 0, 0, 0}, \
-            -1, 2000u, 20u, 0, 0, 0                                                           \
+            -1, 2000u, 20u, 0, 0, 0, 0, 0                                                     \
     }
 
 struct ncl_hal;

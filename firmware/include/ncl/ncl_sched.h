@@ -68,6 +68,10 @@ typedef struct ncl_plan {
     uint64_t scratch_bytes;/**< scratch the backend gives each rank */
     uint32_t segments;     /**< pipelined algorithms: segments (set by prepare from the cost model) */
     uint32_t link_alpha_ns, link_gbps; /**< cost model inputs */
+    /** Logical rings (the communicator's tables; NULL: identity): ring_order[c * nranks + i] is
+     *  the rank at position i of ring c, ring_pos the inverse. Channel c uses ring c % count. */
+    const int32_t *ring_order, *ring_pos;
+    uint32_t ring_count;
 } ncl_plan;
 
 /** Where `rank`'s input lives, and where its result must end up. Out of place: SEND at 0 and

@@ -2,9 +2,10 @@
  * over channels and cut into rounds of at most one slice. */
 #include "ncl_algo.h"
 
-/* recv holds nranks blocks of `count` elements; block k is rank k's input. At step s rank r
- * forwards block r-s to next (step 0: its own block) and receives block r-1-s. No scratch and
- * no reuse, so a single READY handshake up front is enough. */
+/* recv holds nranks blocks of `count` elements; block k is rank k's input. Channel q runs on its
+ * logical ring (ncl_ring_*): at step s position i forwards the block of the rank at position i-s
+ * (step 0: its own) and receives the one of position i-1-s. No scratch and no reuse, so a single
+ * READY handshake up front is enough. */
 
 static uint64_t channel_span(const ncl_plan *p, uint32_t q, uint64_t *off)
 {
@@ -36,8 +37,8 @@ static ncl_result prepare(ncl_plan *p)
 
 static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
 {
-    const int r = p->rank, n = p->nranks;
-    const int next_rank = ncl_mod(r + 1, n), prev_rank = ncl_mod(r - 1, n);
+    const int r = p->rank, n = p->nranks, i = ncl_ring_pos(p, q, r);
+    const int next_rank = ncl_ring_rank(p, q, i + 1), prev_rank = ncl_ring_rank(p, q, i - 1);
     const uint64_t es = p->esize, steps = (uint64_t)(n - 1);
     uint64_t off, len, coff, span = channel_span(p, q, &coff);
 
@@ -57,11 +58,11 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(q), 1, 0);
     NCL_YIELD(g);
     for (g->i = 0; round_span(p, q, g->i, &off) != 0; g->i++) {
-        /* step s: forward block r-s (step 0: ours), then wait for block r-1-s from prev */
+        /* step s: forward position i-s's block (step 0: ours), then wait for i-1-s's from prev */
         for (g->j = 0; g->j < steps; g->j++) {
             len = round_span(p, q, g->i, &off);
-            ncl_task_write(t, next_rank, block(p, ncl_mod(r - (int)g->j, n), off),
-                           block(p, ncl_mod(r - (int)g->j, n), off), len * es,
+            ncl_task_write(t, next_rank, block(p, ncl_ring_rank(p, q, i - (int64_t)g->j), off),
+                           block(p, ncl_ring_rank(p, q, i - (int64_t)g->j), off), len * es,
                            (uint32_t)(g->i * steps + g->j));
             NCL_YIELD(g);
             ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(q), (uint32_t)(g->i * steps + g->j));

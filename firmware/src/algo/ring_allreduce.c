@@ -3,10 +3,12 @@
 #include "ncl_algo.h"
 
 /* Layout: the buffer is split into one contiguous portion per channel (queue); each portion is
- * split into nranks chunks; each round moves at most slice_elems of every chunk.
- * Rank r sends chunk r-1-s at reduce-scatter step s and so ends holding the fully reduced chunk r,
- * which it sends first in the allgather. Only chunk r-1 of rank r is never reduced into (r sends it
- * straight from its input at step 0), so out of place every other chunk is pre-copied to recv. */
+ * split into nranks chunks; each round moves at most slice_elems of every chunk. Channel c runs
+ * on its logical ring (ncl_ring_*); below, i is a rank's position on it and chunk k the k-th.
+ * Position i sends chunk i-1-s at reduce-scatter step s and so ends holding the fully reduced
+ * chunk i, which it sends first in the allgather. Only chunk i-1 of position i is never reduced
+ * into (it is sent straight from the input at step 0), so out of place every other chunk is
+ * pre-copied to recv. */
 
 static uint64_t channel_span(const ncl_plan *p, uint32_t q, uint64_t *off)
 {
@@ -25,7 +27,7 @@ static uint64_t chunk_round(const ncl_plan *p, uint64_t span, uint64_t coff, int
     return lo >= klen ? 0 : ncl_min_u64(p->slice_elems, klen - lo);
 }
 
-/* Out-of-place pre-copy: part 0 is the channel span before chunk r-1, part 1 the span after it
+/* Out-of-place pre-copy: part 0 is the channel span before chunk i-1, part 1 the span after it
  * (on one rank: the whole span, and nothing). */
 static uint64_t precopy_part(const ncl_plan *p, uint32_t q, uint64_t part, uint64_t *off)
 {
@@ -35,7 +37,7 @@ static uint64_t precopy_part(const ncl_plan *p, uint32_t q, uint64_t part, uint6
         *off = coff;
         return part == 0 ? span : 0;
     }
-    int skip = ncl_mod(p->rank - 1, p->nranks);
+    int skip = ncl_mod(ncl_ring_pos(p, q, p->rank) - 1, p->nranks);
     uint64_t klen = ncl_part(span, (uint64_t)p->nranks, (uint64_t)skip, &koff);
     if (part == 0) {
         *off = coff;
@@ -61,8 +63,8 @@ static ncl_result prepare(ncl_plan *p)
  * cost divisions), i = round, j = step (k, j: the pre-copy's part and position). */
 static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
 {
-    const int r = p->rank, n = p->nranks;
-    const int next_rank = ncl_mod(r + 1, n), prev_rank = ncl_mod(r - 1, n);
+    const int r = p->rank, n = p->nranks, i = ncl_ring_pos(p, q, r);
+    const int next_rank = ncl_ring_rank(p, q, i + 1), prev_rank = ncl_ring_rank(p, q, i - 1);
     const uint64_t es = p->esize, steps = 2u * (uint64_t)(n - 1);
     const ncl_ref in = ncl_plan_input(p, r), recv = ncl_ref_make(NCL_BUF_RECV, 0);
     uint64_t off, len;
@@ -91,9 +93,9 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     NCL_YIELD(g);
 
     for (g->i = 0; g->i < ncl_div_ceil(ncl_div_ceil(g->n, (uint64_t)n), p->slice_elems); g->i++) {
-        /* reduce-scatter, step s: reduce chunk r-1-s into next's copy; step 0 reads our input */
+        /* reduce-scatter, step s: reduce chunk i-1-s into next's copy; step 0 reads our input */
         for (g->j = 0; g->j < (uint64_t)(n - 1); g->j++) {
-            len = chunk_round(p, g->n, g->m, ncl_mod(r - 1 - (int)g->j, n), g->i, &off);
+            len = chunk_round(p, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), g->i, &off);
             if (len) {
                 ncl_task_write_reduce(t, p, next_rank, ncl_ref_add(g->j == 0 ? in : recv, off * es),
                                       ncl_ref_add(recv, off * es), len * es,
@@ -105,18 +107,18 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
             ncl_task_wait(t, prev_rank, NCL_NOTIFY_DATA(q), 1, (uint32_t)(g->i * steps + g->j));
             NCL_YIELD(g);
         }
-        /* chunk r is now reduced over all ranks: finish avg once, before it is gathered */
+        /* chunk i is now reduced over all ranks: finish avg once, before it is gathered */
         if (p->avg) {
-            len = chunk_round(p, g->n, g->m, r, g->i, &off);
+            len = chunk_round(p, g->n, g->m, i, g->i, &off);
             if (len) {
                 ncl_task_div(t, p, ncl_ref_add(recv, off * es), len * es,
                              (uint32_t)(g->i * steps + (uint64_t)n - 1));
                 NCL_YIELD(g);
             }
         }
-        /* allgather, step s: copy chunk r-s to next (step 0: our reduced chunk) */
+        /* allgather, step s: copy chunk i-s to next (step 0: our reduced chunk) */
         for (g->j = 0; g->j < (uint64_t)(n - 1); g->j++) {
-            len = chunk_round(p, g->n, g->m, ncl_mod(r - (int)g->j, n), g->i, &off);
+            len = chunk_round(p, g->n, g->m, ncl_mod(i - (int)g->j, n), g->i, &off);
             if (len) {
                 ncl_task_write(t, next_rank, ncl_ref_add(recv, off * es), ncl_ref_add(recv, off * es),
                                len * es, (uint32_t)(g->i * steps + (uint64_t)n - 1 + g->j));

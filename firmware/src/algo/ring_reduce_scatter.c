@@ -3,10 +3,11 @@
  * a helper queue that runs ahead of the ring. */
 #include "ncl_algo.h"
 
-/* Rank r sends chunk r-1-s at step s (step 0 straight from its input) and receives chunk r-2-s;
- * the chunk received at the last step, p-2, is chunk r: its target is r's output, the targets of
- * earlier steps are scratch slots 0..p-3. Each round moves at most `round_elems` of every chunk
- * of the channel's portion.
+/* Channel c runs on its logical ring (ncl_ring_*): position i holds rank ring_rank(i), and "chunk
+ * k" below is the chunk rank ring_rank(k) ends with. Position i sends chunk i-1-s at step s (step
+ * 0 straight from its input) and receives chunk i-2-s; the chunk received at the last step, p-2,
+ * is its own: its target is the output, the targets of earlier steps are scratch slots 0..p-3.
+ * Each round moves at most `round_elems` of every chunk of the channel's portion.
  *
  * A target must hold the receiver's own contribution before the sender reduces into it: the
  * receiver copies it there, then records READY to the sender, one READY per step. With room for
@@ -72,7 +73,8 @@ static ncl_result prepare(ncl_plan *p)
 static void fill_task(const ncl_plan *p, uint32_t c, uint64_t round, uint64_t j, ncl_task *t)
 {
     uint64_t off, len = round_span(p, c, round, &off);
-    ncl_task_copy(t, input_chunk(p, ncl_mod(p->rank - 2 - (int)j, p->nranks), off),
+    int k = ncl_ring_rank(p, c, ncl_ring_pos(p, c, p->rank) - 2 - (int64_t)j);
+    ncl_task_copy(t, input_chunk(p, k, off),
                   target(p, c, p->rank, j, off), len * p->esize,
                   (uint32_t)(round * (uint64_t)(p->nranks - 1) + j));
 }
@@ -81,9 +83,10 @@ static void fill_task(const ncl_plan *p, uint32_t c, uint64_t round, uint64_t j,
 static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
 {
     const int r = p->rank, n = p->nranks;
-    const int next_rank = ncl_mod(r + 1, n), prev_rank = ncl_mod(r - 1, n);
     const uint64_t es = p->esize;
     const uint32_t channels = channels_of(p), c = q % channels;
+    const int i = ncl_ring_pos(p, c, r);
+    const int next_rank = ncl_ring_rank(p, c, i + 1), prev_rank = ncl_ring_rank(p, c, i - 1);
     const int fill_queue = q >= channels, fills_here = p->helper_queues == 0;
     uint64_t off, len;
 
@@ -128,13 +131,13 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                 NCL_YIELD(g);
             }
         }
-        /* step s: reduce chunk r-1-s into next's target for it (step 0 from our input) */
+        /* step s: reduce chunk i-1-s into next's target for it (step 0 from our input) */
         for (g->j = 0; g->j < (uint64_t)(n - 1); g->j++) {
             ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(c), 1, (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
             NCL_YIELD(g);
             len = round_span(p, c, g->i, &off);
             ncl_task_write_reduce(t, p, next_rank,
-                                  g->j == 0 ? input_chunk(p, ncl_mod(r - 1, n), off)
+                                  g->j == 0 ? input_chunk(p, ncl_ring_rank(p, c, i - 1), off)
                                             : target(p, c, r, g->j - 1, off),
                                   target(p, c, next_rank, g->j, off), len * es,
                                   (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
