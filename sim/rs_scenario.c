@@ -71,6 +71,7 @@ static const rs_name rs_payload_names[] = {{"real", 1}, {"none", 0}};
 static const rs_name rs_fidelity_names[] = {{"message", RS_FIDELITY_MESSAGE}, {"packet", RS_FIDELITY_PACKET}};
 static const rs_name rs_action_names[] = {{"down", RS_FAULT_DOWN}, {"degrade", RS_FAULT_DEGRADE}};
 /* YAML 1.2 core schema booleans; yes/no/on/off are deliberately not booleans here */
+static const rs_name rs_rings_names[] = {{"auto", RS_RINGS_AUTO}, {"rank", RS_RINGS_RANK}};
 static const rs_name rs_bool_names[] = {
     {"true", 1}, {"false", 0}, {"True", 1}, {"False", 0}, {"TRUE", 1}, {"FALSE", 0},
 };
@@ -84,6 +85,7 @@ static const rs_enum rs_enum_payload = {"a payload mode", rs_payload_names, RS_C
 static const rs_enum rs_enum_fidelity = {"a fidelity", rs_fidelity_names, RS_COUNT(rs_fidelity_names)};
 static const rs_enum rs_enum_action = {"a fault action", rs_action_names, RS_COUNT(rs_action_names)};
 static const rs_enum rs_enum_bool = {"a boolean", rs_bool_names, RS_COUNT(rs_bool_names)};
+static const rs_enum rs_enum_rings = {"a ring choice", rs_rings_names, RS_COUNT(rs_rings_names)};
 
 static const char *rs_enum_name(const rs_enum *e, int value)
 {
@@ -410,8 +412,13 @@ static const rs_key rs_keys_workload[] = {
      "1", NULL, NULL, NULL, "timed iterations per size; simulated time is deterministic, so 1 measures it"},
     {"warmup", RS_T_INT, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, warmup), 0, 0, 1000000, 0, 0, 0, "0",
      NULL, NULL, NULL, "untimed iterations before them"},
-    {"channels", RS_T_INT, RS_UNIT_COUNT, RS_S_U32, offsetof(rs_workload, channels), 0, 1, 8, 0, 0, 0, "2",
-     NULL, NULL, NULL, "parallel queues of the ring algorithms (ringsim --channels); 1 = one chunk per ring step"},
+    {"channels", RS_T_INT, RS_UNIT_COUNT, RS_S_U32, offsetof(rs_workload, channels), 0, 1, 8, 0, 0, 0, NULL,
+     "one per ring, at least 2", NULL, NULL,
+     "parallel queues of the ring algorithms (ringsim --channels); channel c runs on ring c mod rings"},
+    {"rings", RS_T_ENUM, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, rings), 0, 0, 0, 0, 0, 0, "auto",
+     NULL, &rs_enum_rings, NULL,
+     "auto: rings over direct links found from the topology, no link used twice (the 8-NPU server "
+     "has 4); rank: the one ring 0, 1, ..., p-1"},
 };
 static const rs_map rs_map_workload = {
     "workload", "What to run, as nccl-tests would: every collective over the size sweep.",
@@ -1875,6 +1882,10 @@ static int rs_key_shown(const rs_scenario *sc, const rs_key *k, const void *base
     if (k->kinds && !(k->kinds & RS_K(sc->topo.kind)))
         return 0;
     if ((k->flags & RS_F_UNSET) && rs_get_dbl(base, k->offset) < 0)
+        return 0;
+    /* a count with no default left at 0 is worked out at run time (workload.channels) */
+    if (k->type == RS_T_INT && k->store == RS_S_U32 && !k->def && !(k->flags & RS_F_REQUIRED) &&
+        rs_get_u32(base, k->offset) == 0)
         return 0;
     if (k->type == RS_T_SEQ && rs_get_size(base, k->offset2) == 0)
         return 0;

@@ -18,6 +18,7 @@
 #include <ncl/ncl_dtype.h>
 
 #include "model/cluster.hpp"
+#include "model/rings.hpp"
 #include "rs_data.h"
 #include "rs_payload.hpp"
 #include "rs_trace.hpp"
@@ -27,6 +28,38 @@ namespace {
 // Timing-only runs move no bytes, but the API wants distinct, non-NULL buffers: these addresses
 // are never dereferenced (the sim backend touches memory only with a real payload).
 const uintptr_t k_fake_send = uintptr_t(1) << 44, k_fake_recv = uintptr_t(2) << 44;
+
+/* The ring algorithms' logical rings: `rings: auto` searches the topology for channel-disjoint
+ * rings over direct links (none found, or `rings: rank`: the identity ring). Deterministic, so
+ * the report header and the run agree. */
+std::vector<std::vector<int>> scenario_rings(const rs_scenario &sc)
+{
+    if (sc.workload.rings != RS_RINGS_AUTO)
+        return {};
+    try {
+        model::Topology t(sc.topo);
+        int want = (int)NCL_MAX_QUEUES; // no more rings than any rank has channels out and in
+        std::vector<int> out((size_t)t.nranks(), 0), in((size_t)t.nranks(), 0);
+        for (const model::TopoChannel &c : t.channels())
+            if (c.from < t.nranks() && c.to < t.nranks())
+                out[(size_t)c.from]++, in[(size_t)c.to]++;
+        for (int r = 0; r < t.nranks(); r++)
+            want = std::min(want, std::min(out[(size_t)r], in[(size_t)r]));
+        if (sc.workload.channels)
+            want = std::min(want, (int)sc.workload.channels);
+        return model::find_rings(t, want);
+    } catch (const model::ConfigError &) {
+        return {}; // the run reports it
+    }
+}
+
+/* Channels: as the scenario says, or one per ring (at least 2). */
+uint32_t scenario_channels(const rs_scenario &sc, size_t rings)
+{
+    if (sc.workload.channels)
+        return sc.workload.channels;
+    return rings > 2 ? (uint32_t)rings : 2u;
+}
 
 /* Which input was generated where: a run that wrote nothing over it can reuse it. */
 struct InputKey {
@@ -108,7 +141,25 @@ int Driver::build()
     cfg.check_schedules = 0; // the tests prove every algorithm; launches here are timed
     // Devices take large DMA tasks: slices only bound a task, and every round pays alpha.
     cfg.slice_bytes = 4u << 20;
-    cfg.channels = sc_.workload.channels ? sc_.workload.channels : 2;
+    std::vector<std::vector<int>> rings = scenario_rings(sc_);
+    cfg.channels = scenario_channels(sc_, rings.size());
+    std::vector<int32_t> ring_table;
+    for (const std::vector<int> &ring : rings)
+        ring_table.insert(ring_table.end(), ring.begin(), ring.end());
+    if (!rings.empty()) {
+        cfg.rings = ring_table.data(); // copied by every communicator
+        cfg.ring_count = (uint32_t)std::min<size_t>(rings.size(), cfg.channels);
+        std::printf("# rings: %u found from the topology, no link used twice%s", cfg.ring_count,
+                    p <= 16 ? ":" : "\n");
+        for (uint32_t k = 0; p <= 16 && k < cfg.ring_count; k++) {
+            if (k)
+                std::printf(" |");
+            for (int r : rings[k])
+                std::printf(" %d", r);
+        }
+        if (p <= 16)
+            std::printf("\n");
+    }
     if (sc_.workload.algo != NCL_ALGO_AUTO)
         for (int c = 0; c < NCL_COLL_COUNT; c++)
             if (ncl_algo_supported((ncl_coll)c, sc_.workload.algo))
@@ -494,7 +545,7 @@ extern "C" void rs_simrun_opts(const rs_scenario *sc, rs_opts *o)
     for (int i = 0; i < o->ncolls; i++)
         o->colls[i] = sc->workload.colls[i];
     o->root = sc->workload.root;
-    o->channels = sc->workload.channels ? sc->workload.channels : 2;
+    o->channels = scenario_channels(*sc, scenario_rings(*sc).size());
     o->nranks = sc->topo.nranks;
     o->algo = sc->workload.algo;
     o->seed = sc->seed;

@@ -85,12 +85,20 @@ class Sim {
 public:
     /* Build during elaboration (before the first sc_start of the process). */
     Sim(const rs_topology_spec &spec, rs_fidelity fid, const rs_device_params &dev,
-        uint64_t scratch_bytes = 4ull << 30)
+        uint64_t scratch_bytes = 4ull << 30, const std::vector<std::vector<int>> &rings = {})
         : cl_(spec, fid, dev, false, scratch_bytes)
     {
         ncl_config cfg = NCL_CONFIG_INIT;
         cfg.check_schedules = 0;
         cfg.channels = 1;              // one ring: what the formulas count
+        std::vector<int32_t> table;    // or one channel per given logical ring
+        for (const std::vector<int> &r : rings)
+            table.insert(table.end(), r.begin(), r.end());
+        if (!rings.empty()) {
+            cfg.rings = table.data();
+            cfg.ring_count = (uint32_t)rings.size();
+            cfg.channels = (uint32_t)rings.size();
+        }
         cfg.slice_bytes = 1ull << 40;  // one round: no step is cut into slices
         cfg.algorithm[NCL_COLL_ALLREDUCE] = NCL_ALGO_RING;
         cfg.algorithm[NCL_COLL_REDUCE_SCATTER] = NCL_ALGO_RING;
@@ -99,11 +107,12 @@ public:
         // the engine's cost model (chain segment count) sees the links, as in rs_simrun.cpp
         cfg.link_alpha_ns = (uint32_t)((spec.link.latency + dev.task_overhead) * 1e9);
         cfg.link_gbps = (uint32_t)(spec.link.bandwidth / 1e9) ? (uint32_t)(spec.link.bandwidth / 1e9) : 1;
-        cfg_ = cfg;
         if (cl_.connect(cfg) != NCL_SUCCESS) {
             std::fprintf(stderr, "ncl_comm_create failed\n");
             std::exit(2);
         }
+        cfg_ = cfg;
+        cfg_.rings = nullptr; // the communicators keep their own copy
     }
 
     int nranks() const { return cl_.nranks(); }

@@ -108,8 +108,16 @@ typedef struct rs_workload {
     uint64_t begin_bytes, end_bytes;
     uint32_t factor;         /* size multiplier per step (>= 2) */
     int32_t iters, warmup;
-    uint32_t channels;       /* the engine's parallel ring queues (ncl_config.channels), 1..8 */
+    uint32_t channels;       /* the engine's parallel ring queues (ncl_config.channels), 1..8;
+                                0: one per ring, at least 2 */
+    int32_t rings;           /* rs_rings: the logical rings of the ring algorithms */
 } rs_workload;
+
+/* Where the ring algorithms' logical rings come from. */
+typedef enum rs_rings {
+    RS_RINGS_AUTO = 0, /* found from the topology: channel-disjoint rings over direct links */
+    RS_RINGS_RANK      /* one ring, 0, 1, ..., p-1 (routed where ranks are not adjacent) */
+} rs_rings;
 
 typedef struct rs_scenario {
     char *path;              /* the file it came from */
