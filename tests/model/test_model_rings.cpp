@@ -5,6 +5,8 @@
 #include <set>
 #include <vector>
 
+#include <systemc>
+
 #include "model/rings.hpp"
 #include "model_test.hpp"
 
@@ -53,7 +55,7 @@ void expect(rs_topo_kind kind, int nranks, int want, size_t at_least, size_t at_
 
 } // namespace
 
-int main()
+int sc_main(int, char **)
 {
     // The Atlas-800-style server: four rings, all 32 directed channels used once each.
     {
