@@ -54,6 +54,8 @@ static const rs_name rs_coll_names[] = {
 };
 static const rs_name rs_algo_names[] = {
     {"auto", NCL_ALGO_AUTO}, {"ring", NCL_ALGO_RING}, {"chain", NCL_ALGO_CHAIN}, {"tree", NCL_ALGO_TREE},
+    {"hd", NCL_ALGO_HD},     {"mesh", NCL_ALGO_MESH}, {"sag", NCL_ALGO_SAG},     {"dbtree", NCL_ALGO_DBTREE},
+    {"halving_doubling", NCL_ALGO_HD}, {"full_mesh", NCL_ALGO_MESH}, {"scatter_allgather", NCL_ALGO_SAG},
 };
 /* nccl-tests' names first, then the aliases `ringsim run -d` also takes */
 static const rs_name rs_dtype_names[] = {
@@ -1564,10 +1566,10 @@ static int rs_check_workload(rs_ctx *c, yaml_node_t *node, void *base)
             char list[128];
             size_t used = 0;
             list[0] = '\0';
-            for (size_t a = 0; a < RS_COUNT(rs_algo_names); a++)
-                if (ncl_algo_supported(w->colls[i], (ncl_algo)rs_algo_names[a].value))
+            for (int a = 0; a < NCL_ALGO_COUNT; a++) /* printed names, not their aliases */
+                if (ncl_algo_supported(w->colls[i], (ncl_algo)a))
                     used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "",
-                                             rs_algo_names[a].name);
+                                             rs_enum_name(&rs_enum_algo, a));
             return rs_fail(c, rs_key_line(c, node, "algorithm"), "algorithm",
                            "'%s' does not implement %s (allowed for %s: %s; or list collectives one algorithm "
                            "covers)", rs_enum_name(&rs_enum_algo, w->algo),

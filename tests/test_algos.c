@@ -55,8 +55,9 @@ static ncl_result make_plan_sized(ncl_plan *plan, ncl_coll coll, ncl_algo algo, 
                                   int root, uint64_t count, ncl_dtype dtype, ncl_op op, int inplace,
                                   uint64_t slice_bytes, uint64_t scratch_bytes)
 {
-    return ncl_plan_make(plan, coll, algo, nranks, 0, root, count, dtype, op, inplace, slice_bytes,
-                         CHANNELS, g_max_queues, scratch_bytes, ALPHA_NS, GBPS);
+    ncl_plan_env env = {slice_bytes, CHANNELS, g_max_queues, scratch_bytes, ALPHA_NS, GBPS,
+                        NULL, NULL, 0, NULL, 0};
+    return ncl_plan_make(plan, coll, algo, nranks, 0, root, count, dtype, op, inplace, &env);
 }
 
 static ncl_result make_plan(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nranks, int root,
@@ -226,7 +227,8 @@ static void test_rings(void **state)
     (void)state;
     static const pair ring_algos[] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING},
                                       {NCL_COLL_REDUCE_SCATTER, NCL_ALGO_RING},
-                                      {NCL_COLL_ALLGATHER, NCL_ALGO_RING}};
+                                      {NCL_COLL_ALLGATHER, NCL_ALGO_RING},
+                                      {NCL_COLL_BROADCAST, NCL_ALGO_CHAIN}};
     enum { MAXR = 8, NRINGS = 3 };
     int32_t order[NRINGS * MAXR], pos[NRINGS * MAXR];
     uint32_t seed = 12345;
@@ -252,7 +254,7 @@ static void test_rings(void **state)
                     ncl_plan plan;
                     char msg[512];
                     uint64_t count = many_rounds ? 1009 : (uint64_t)p + 1;
-                    ncl_result rc = make_plan_sized(&plan, ring_algos[a].coll, NCL_ALGO_RING, p, 0, count,
+                    ncl_result rc = make_plan_sized(&plan, ring_algos[a].coll, ring_algos[a].algo, p, p / 2, count,
                                                     NCL_FLOAT32, NCL_AVG, inplace, many_rounds ? 64 : SLICE_BYTES,
                                                     many_rounds ? 4096 : SCRATCH_BYTES);
                     if (rc == NCL_SUCCESS) {
@@ -321,10 +323,12 @@ static uint64_t ref_isqrt(uint64_t x)
     return lo;
 }
 
-/* floor(sqrt((p-2) n / (alpha gbps))), clamped to [ceil(count / slice), count] and >= 1. */
-static uint64_t expected_segments(int p, uint64_t count, uint64_t esize)
+/* floor(sqrt((p-2) n / (alpha gbps))), clamped to [ceil(count / slice), count] and >= 1, for one
+ * channel's portion: the largest, ceil(count / channels). */
+static uint64_t expected_segments(int p, uint64_t count, uint64_t esize, uint64_t channels)
 {
     uint64_t slice = SLICE_BYTES / esize;
+    count = (count + channels - 1) / channels;
     uint64_t k = p > 2 ? ref_isqrt((uint64_t)(p - 2) * count * esize / ((uint64_t)ALPHA_NS * GBPS)) : 1;
     if (k < 1)
         k = 1;
@@ -335,9 +339,10 @@ static uint64_t expected_segments(int p, uint64_t count, uint64_t esize)
     return k;
 }
 
-/* The chain broadcast cuts the buffer into the cost model's segment count, and every rank's
- * stream has exactly the tasks that count implies: the root one WRITE (and, out of place, one
- * LOCAL_COPY) per segment, a middle rank wait/WRITE/record per segment, the tail one wait. */
+/* The chain broadcast splits the buffer over the channels and cuts each channel's portion into
+ * the cost model's segment count; every rank's stream per channel has exactly the tasks that
+ * implies: the root one WRITE (and, out of place, one LOCAL_COPY) per non-empty segment and one
+ * DATA record per segment, a middle rank wait/WRITE/record per segment, the tail one wait. */
 static void test_chain_segments(void **state)
 {
     (void)state;
@@ -349,36 +354,41 @@ static void test_chain_segments(void **state)
         for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
             for (int inplace = 0; inplace < 2; inplace++) {
                 const int p = ps[pi], root = p / 2;
+                const uint64_t channels = counts[ci] < CHANNELS ? counts[ci] : CHANNELS;
                 ncl_plan plan;
                 assert_int_equal(make_plan(&plan, NCL_COLL_BROADCAST, NCL_ALGO_CHAIN, p, root,
                                            counts[ci], NCL_FLOAT32, NCL_SUM, inplace, SCRATCH_BYTES),
                                  NCL_SUCCESS);
                 const uint64_t k = plan.segments;
-                assert_int_equal(k, expected_segments(p, counts[ci], 4));
-                assert_int_equal(plan.queues, 1);
+                assert_int_equal(plan.queues, channels);
+                assert_int_equal(k, expected_segments(p, counts[ci], 4, channels));
                 for (int r = 0; r < p; r++) {
                     const int v = (r - root + p) % p;
-                    uint64_t tasks = 0, writes = 0, copies = 0;
-                    ncl_plan pr = plan;
-                    ncl_gen g;
-                    ncl_task t;
-                    pr.rank = r;
-                    memset(&g, 0, sizeof g);
-                    while (d->next(&pr, 0, &g, &t)) {
-                        tasks++;
-                        writes += t.kind == NCL_TASK_WRITE;
-                        copies += t.kind == NCL_TASK_LOCAL_COPY;
+                    for (uint32_t q = 0; q < plan.queues; q++) {
+                        uint64_t tasks = 0, writes = 0, copies = 0, full = 0, off;
+                        for (uint64_t sg = 0; sg < k; sg++) /* segments with data in this channel */
+                            full += ncl_part(ncl_part(counts[ci], plan.queues, q, &off), k, sg, &off) != 0;
+                        ncl_plan pr = plan;
+                        ncl_gen g;
+                        ncl_task t;
+                        pr.rank = r;
+                        memset(&g, 0, sizeof g);
+                        while (d->next(&pr, q, &g, &t)) {
+                            tasks++;
+                            writes += t.kind == NCL_TASK_WRITE;
+                            copies += t.kind == NCL_TASK_LOCAL_COPY;
+                        }
+                        uint64_t want_tasks, want_writes = v < p - 1 ? full : 0;
+                        if (v == 0)
+                            want_tasks = (p > 1) + (p > 1) * (k + full) + !inplace * full;
+                        else if (v < p - 1)
+                            want_tasks = 2 + 2 * k + full;
+                        else
+                            want_tasks = 2;
+                        assert_int_equal(writes, want_writes);
+                        assert_int_equal(copies, v == 0 && !inplace ? full : 0);
+                        assert_int_equal(tasks, want_tasks);
                     }
-                    uint64_t want_tasks, want_writes = v < p - 1 ? k : 0;
-                    if (v == 0)
-                        want_tasks = (p > 1) + k * (2u * (p > 1) + !inplace);
-                    else if (v < p - 1)
-                        want_tasks = 2 + 3 * k;
-                    else
-                        want_tasks = 2;
-                    assert_int_equal(writes, want_writes);
-                    assert_int_equal(copies, v == 0 && !inplace ? k : 0);
-                    assert_int_equal(tasks, want_tasks);
                 }
                 char msg[512];
                 ncl_result rc = ncl_check(&plan, NULL, malloc_wrapper, free_wrapper, NULL, msg,
@@ -403,7 +413,8 @@ static void test_chain_segments(void **state)
     }
 }
 
-int main(void)
+/* argv[1], if given, selects tests by cmocka filter pattern (e.g. "matrix_allreduce_hd*"). */
+int main(int argc, char **argv)
 {
     enum { MAXP = NCL_COLL_COUNT * (NCL_ALGO_COUNT - 1) };
     static pair pairs[MAXP];
@@ -432,5 +443,7 @@ int main(void)
     struct CMUnitTest chain = cmocka_unit_test(test_chain_segments);
     tests[n++] = scratch;
     tests[n++] = chain;
+    if (argc > 1)
+        cmocka_set_test_filter(argv[1]);
     return _cmocka_run_group_tests("algos", tests, n, NULL, NULL);
 }

@@ -211,8 +211,8 @@ static void run_matrix(ncl_coll coll, ncl_algo algo)
         ncl_host_config cfg = NCL_HOST_CONFIG_INIT;
         cfg.nranks = w.nranks;
         cfg.comm.algorithm[coll] = (uint8_t)algo;
-        /* every other rank count: the ring algorithms on two logical rings, one per channel —
-         * reversed, and stepping by a stride coprime with the rank count */
+        /* every other rank count: the ring and chain algorithms on two logical rings, one per
+         * channel: reversed, and stepping by a stride coprime with the rank count */
         int32_t rings[2 * 16];
         int p = w.nranks, stride = 1;
         for (int k = 2; k < p; k++)
@@ -222,7 +222,7 @@ static void run_matrix(ncl_coll coll, ncl_algo algo)
             }
         for (int r = 0; r < p; r++)
             rings[r] = p - 1 - r, rings[p + r] = (int32_t)(((int64_t)r * stride) % p);
-        if (i % 2 == 1 && algo == NCL_ALGO_RING && p <= 16) {
+        if (i % 2 == 1 && (algo == NCL_ALGO_RING || algo == NCL_ALGO_CHAIN) && p <= 16) {
             cfg.comm.rings = rings;
             cfg.comm.ring_count = 2;
         }
@@ -248,6 +248,14 @@ static void broadcast_chain(void **s) { (void)s; run_matrix(NCL_COLL_BROADCAST, 
 static void broadcast_tree(void **s) { (void)s; run_matrix(NCL_COLL_BROADCAST, NCL_ALGO_TREE); }
 static void reduce_ring(void **s) { (void)s; run_matrix(NCL_COLL_REDUCE, NCL_ALGO_RING); }
 static void reduce_tree(void **s) { (void)s; run_matrix(NCL_COLL_REDUCE, NCL_ALGO_TREE); }
+static void allreduce_hd(void **s) { (void)s; run_matrix(NCL_COLL_ALLREDUCE, NCL_ALGO_HD); }
+static void reduce_scatter_hd(void **s) { (void)s; run_matrix(NCL_COLL_REDUCE_SCATTER, NCL_ALGO_HD); }
+static void allgather_hd(void **s) { (void)s; run_matrix(NCL_COLL_ALLGATHER, NCL_ALGO_HD); }
+static void allreduce_mesh(void **s) { (void)s; run_matrix(NCL_COLL_ALLREDUCE, NCL_ALGO_MESH); }
+static void reduce_scatter_mesh(void **s) { (void)s; run_matrix(NCL_COLL_REDUCE_SCATTER, NCL_ALGO_MESH); }
+static void allgather_mesh(void **s) { (void)s; run_matrix(NCL_COLL_ALLGATHER, NCL_ALGO_MESH); }
+static void broadcast_sag(void **s) { (void)s; run_matrix(NCL_COLL_BROADCAST, NCL_ALGO_SAG); }
+static void allreduce_dbtree(void **s) { (void)s; run_matrix(NCL_COLL_ALLREDUCE, NCL_ALGO_DBTREE); }
 
 /* argv[1], if given, selects tests by cmocka filter pattern (CTest runs one per process). */
 int main(int argc, char **argv)
@@ -256,7 +264,11 @@ int main(int argc, char **argv)
         cmocka_unit_test(allreduce_ring), cmocka_unit_test(reduce_scatter_ring),
         cmocka_unit_test(allgather_ring), cmocka_unit_test(broadcast_chain),
         cmocka_unit_test(broadcast_tree), cmocka_unit_test(reduce_ring),
-        cmocka_unit_test(reduce_tree),
+        cmocka_unit_test(reduce_tree),         cmocka_unit_test(allreduce_hd),
+        cmocka_unit_test(reduce_scatter_hd),   cmocka_unit_test(allgather_hd),
+        cmocka_unit_test(allreduce_mesh),      cmocka_unit_test(reduce_scatter_mesh),
+        cmocka_unit_test(allgather_mesh),      cmocka_unit_test(broadcast_sag),
+        cmocka_unit_test(allreduce_dbtree),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);

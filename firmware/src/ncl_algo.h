@@ -52,6 +52,9 @@ void ncl_task_div(ncl_task *t, const ncl_plan *p, ncl_ref dst, uint64_t bytes, u
 void ncl_task_record(ncl_task *t, int peer, uint32_t notify, uint32_t step);
 void ncl_task_wait(ncl_task *t, int peer, uint32_t notify, uint32_t count, uint32_t step);
 
+/** floor(sqrt(x)). */
+uint64_t ncl_isqrt(uint64_t x);
+
 /** Segment count minimising the pipelined-chain cost (p-2+k)(a + n b / k) (REFERENCE.md):
  *  k = sqrt((p-2) n b / a), b = 1/gbps ns per byte. At least 1; saturates, never overflows. */
 uint64_t ncl_pipeline_segments(uint64_t p, uint64_t bytes, uint64_t alpha_ns, uint64_t gbps);
@@ -103,5 +106,13 @@ extern const ncl_algo_desc ncl_algo_chain_broadcast;
 extern const ncl_algo_desc ncl_algo_tree_broadcast;
 extern const ncl_algo_desc ncl_algo_ring_reduce;
 extern const ncl_algo_desc ncl_algo_tree_reduce;
+extern const ncl_algo_desc ncl_algo_hd_allreduce;
+extern const ncl_algo_desc ncl_algo_hd_reduce_scatter;
+extern const ncl_algo_desc ncl_algo_hd_allgather;
+extern const ncl_algo_desc ncl_algo_mesh_allreduce;
+extern const ncl_algo_desc ncl_algo_mesh_reduce_scatter;
+extern const ncl_algo_desc ncl_algo_mesh_allgather;
+extern const ncl_algo_desc ncl_algo_sag_broadcast;
+extern const ncl_algo_desc ncl_algo_dbtree_allreduce;
 
 #endif

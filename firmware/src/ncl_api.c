@@ -34,7 +34,8 @@ const char *ncl_coll_name(ncl_coll c)
 
 const char *ncl_algo_name(ncl_algo a)
 {
-    static const char *const names[NCL_ALGO_COUNT] = {"auto", "ring", "chain", "tree"};
+    static const char *const names[NCL_ALGO_COUNT] = {"auto", "ring", "chain", "tree",
+                                                      "hd",   "mesh", "sag",   "dbtree"};
     return (unsigned)a < NCL_ALGO_COUNT ? names[a] : "?";
 }
 
@@ -165,10 +166,11 @@ static ncl_result start(ncl_comm *comm, const call *c)
 
     uint32_t max_queues = comm->caps.max_queues < NCL_MAX_QUEUES ? comm->caps.max_queues : NCL_MAX_QUEUES;
     uint32_t channels = comm->cfg.channels < max_queues ? comm->cfg.channels : max_queues;
+    ncl_plan_env env = {comm->cfg.slice_bytes, channels, max_queues, comm->caps.scratch_bytes,
+                        comm->cfg.link_alpha_ns, comm->cfg.link_gbps, comm->ring_order, comm->ring_pos,
+                        comm->ring_count, comm->costs, comm->cost_count};
     rc = ncl_plan_make(&comm->plan, c->coll, (ncl_algo)comm->cfg.algorithm[c->coll], comm->nranks,
-                       comm->rank, c->root, c->count, c->dtype, c->op, inplace,
-                       comm->cfg.slice_bytes, channels, max_queues, comm->caps.scratch_bytes,
-                       comm->cfg.link_alpha_ns, comm->cfg.link_gbps);
+                       comm->rank, c->root, c->count, c->dtype, c->op, inplace, &env);
     if (rc != NCL_SUCCESS)
         return ncl_comm_fail(comm, rc, "%s: the %s algorithm cannot run %llu x %s on %d ranks "
                              "with %llu bytes of scratch",
@@ -176,9 +178,6 @@ static ncl_result start(ncl_comm *comm, const call *c)
                              ncl_algo_name((ncl_algo)comm->cfg.algorithm[c->coll]),
                              (unsigned long long)c->count, ncl_dtype_name(c->dtype), comm->nranks,
                              (unsigned long long)comm->caps.scratch_bytes);
-    comm->plan.ring_order = comm->ring_order;
-    comm->plan.ring_pos = comm->ring_pos;
-    comm->plan.ring_count = comm->ring_count;
     if (comm->cfg.check_schedules && (rc = prove(comm)) != NCL_SUCCESS)
         return rc;
     comm->next = ncl_algo_find(c->coll, (ncl_algo)comm->plan.algo)->next;

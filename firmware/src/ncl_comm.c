@@ -26,16 +26,25 @@ ncl_result ncl_comm_create(ncl_comm **out, int nranks, int rank, const ncl_hal *
         return rc;
     if (caps.max_queues < 1 || caps.buf_align < 1)
         return NCL_ERR_BACKEND;
-    if ((cfg->ring_count != 0) != (cfg->rings != NULL) || cfg->ring_count > NCL_MAX_QUEUES)
+    if ((cfg->ring_count != 0) != (cfg->rings != NULL) || cfg->ring_count > NCL_MAX_QUEUES ||
+        (cfg->cost_count != 0) != (cfg->costs != NULL) || cfg->cost_count > NCL_MAX_COSTS)
         return NCL_ERR_INVALID_ARGUMENT;
-    /* the ring tables live right after the communicator: one allocation, one free */
+    for (uint32_t i = 0; i < cfg->cost_count; i++)
+        if (cfg->costs[i].coll >= NCL_COLL_COUNT || cfg->costs[i].algo >= NCL_ALGO_COUNT)
+            return NCL_ERR_INVALID_ARGUMENT;
+    /* the cost and ring tables live right after the communicator: one allocation, one free */
     size_t table = (size_t)cfg->ring_count * (size_t)nranks;
-    ncl_comm *c = cfg->alloc(cfg->alloc_ud, sizeof *c + 2 * table * sizeof(int32_t));
+    ncl_comm *c = cfg->alloc(cfg->alloc_ud, sizeof *c + cfg->cost_count * sizeof(ncl_cost) +
+                                                2 * table * sizeof(int32_t));
     if (!c)
         return NCL_ERR_OUT_OF_MEMORY;
     memset(c, 0, sizeof *c);
+    c->costs = (ncl_cost *)(c + 1);
+    c->cost_count = cfg->cost_count;
+    for (uint32_t i = 0; i < cfg->cost_count; i++)
+        c->costs[i] = cfg->costs[i];
     if (table) {
-        c->ring_order = (int32_t *)(c + 1);
+        c->ring_order = (int32_t *)(c->costs + c->cost_count);
         c->ring_pos = c->ring_order + table;
         c->ring_count = cfg->ring_count;
         for (size_t i = 0; i < table; i++)
@@ -54,7 +63,8 @@ ncl_result ncl_comm_create(ncl_comm **out, int nranks, int rank, const ncl_hal *
         }
     }
     c->cfg = *cfg;
-    c->cfg.rings = NULL; /* the caller's array may go away: use the copy */
+    c->cfg.rings = NULL; /* the caller's arrays may go away: use the copies */
+    c->cfg.costs = NULL;
     c->hal = *hal;
     c->caps = caps;
     c->nranks = nranks;

@@ -24,6 +24,8 @@ struct ncl_comm {
      * position i of ring c, pos[c * nranks + r] the position of rank r */
     int32_t *ring_order, *ring_pos;
     uint32_t ring_count;
+    ncl_cost *costs;           /* the config's cost table, copied */
+    uint32_t cost_count;
     uint64_t seq;              /* sequence number of the last launched collective */
     /* the running collective */
     int active;

@@ -6,7 +6,9 @@
 static const ncl_algo_desc *const algo_table[] = {
     &ncl_algo_ring_allreduce, &ncl_algo_ring_reduce_scatter, &ncl_algo_ring_allgather,
     &ncl_algo_chain_broadcast, &ncl_algo_tree_broadcast,    &ncl_algo_ring_reduce,
-    &ncl_algo_tree_reduce,
+    &ncl_algo_tree_reduce,     &ncl_algo_hd_allreduce,      &ncl_algo_hd_reduce_scatter,
+    &ncl_algo_hd_allgather,    &ncl_algo_mesh_allreduce,    &ncl_algo_mesh_reduce_scatter,
+    &ncl_algo_mesh_allgather,  &ncl_algo_sag_broadcast,     &ncl_algo_dbtree_allreduce,
 };
 
 const ncl_algo_desc *ncl_algo_find(ncl_coll coll, ncl_algo algo)
@@ -40,8 +42,8 @@ ncl_ref ncl_plan_output(const ncl_plan *plan, int rank)
     return ncl_ref_make(NCL_BUF_RECV, 0);
 }
 
-/* Alpha-beta estimates in ns (REFERENCE.md), used to choose between a latency-bound tree and a
- * bandwidth-bound pipeline. Integer math: bytes / GB/s = ns. */
+/* Built-in alpha-beta estimates in ns (REFERENCE.md) from the link's alpha and bandwidth, for the
+ * algorithms whose speed does not hinge on the topology. Integer math: bytes / GB/s = ns. */
 static uint64_t ceil_log2(uint64_t p)
 {
     uint64_t lg = 0;
@@ -63,37 +65,80 @@ static uint64_t cost_chain(const ncl_plan *p, uint64_t bytes, uint32_t k)
     return hops * (p->link_alpha_ns + bytes / p->link_gbps / k);
 }
 
-static ncl_algo choose_auto(ncl_plan *plan)
+/* Ring: steps x alpha + (p-1)/p n beta per pass (allreduce: two passes). */
+static uint64_t cost_ring(const ncl_plan *p, uint64_t bytes)
 {
-    uint64_t bytes = plan->count * plan->esize;
-    switch (plan->coll) {
-    case NCL_COLL_BROADCAST:
-    case NCL_COLL_REDUCE: {
-        ncl_algo pipe = plan->coll == NCL_COLL_BROADCAST ? NCL_ALGO_CHAIN : NCL_ALGO_RING;
+    uint64_t n = (uint64_t)p->nranks, passes = p->coll == NCL_COLL_ALLREDUCE ? 2 : 1;
+    if (n < 2)
+        return 0;
+    return passes * ((n - 1) * p->link_alpha_ns + (n - 1) * (bytes / n) / p->link_gbps);
+}
+
+/* A cost table entry at `bytes`: linear, or the best segment count of a pipeline. */
+static uint64_t cost_entry(const ncl_cost *c, uint64_t bytes)
+{
+    uint64_t nbeta = bytes / 1000u * c->beta_fs / 1000u + bytes % 1000u * c->beta_fs / 1000000u; /* ns */
+    if (c->hops == 0)
+        return c->alpha_ns + nbeta;
+    uint64_t head = c->hops > 1 ? c->hops - 1u : 0u, alpha = c->alpha_ns ? c->alpha_ns : 1;
+    uint64_t k = ncl_isqrt(head * nbeta / alpha); /* the optimum of the convex cost, rounded */
+    uint64_t best = UINT64_MAX;
+    for (uint64_t j = k > 1 ? k : 1; j <= k + 1; j++) {
+        uint64_t t = (head + j) * (c->alpha_ns + nbeta / j);
+        best = t < best ? t : best;
+    }
+    return best;
+}
+
+uint64_t ncl_plan_cost_ns(const ncl_plan *p, const ncl_plan_env *env)
+{
+    uint64_t bytes = p->count * p->esize *
+                     (p->coll == NCL_COLL_ALLGATHER || p->coll == NCL_COLL_REDUCE_SCATTER ? (uint64_t)p->nranks : 1u);
+    for (uint32_t i = 0; env && i < env->cost_count; i++)
+        if (env->costs[i].coll == p->coll && env->costs[i].algo == p->algo)
+            return cost_entry(&env->costs[i], bytes);
+    switch (p->algo) {
+    case NCL_ALGO_TREE: return cost_tree(p, p->count * p->esize);
+    case NCL_ALGO_CHAIN: return cost_chain(p, p->count * p->esize, p->segments ? p->segments : 1);
+    case NCL_ALGO_RING:
+        if (p->coll == NCL_COLL_REDUCE) /* the pipelined chain to the root */
+            return cost_chain(p, p->count * p->esize, p->segments ? p->segments : 1);
+        return cost_ring(p, bytes);
+    default: return UINT64_MAX;
+    }
+}
+
+/* AUTO: every algorithm of the collective that accepts the plan and has a cost; the cheapest
+ * wins, the registry's order breaks ties. */
+static ncl_algo choose_auto(const ncl_plan *plan, const ncl_plan_env *env)
+{
+    ncl_algo best = NCL_ALGO_AUTO;
+    uint64_t best_cost = UINT64_MAX;
+    for (size_t i = 0; i < sizeof algo_table / sizeof algo_table[0]; i++) {
+        if (algo_table[i]->coll != plan->coll)
+            continue;
         ncl_plan probe = *plan;
-        probe.algo = (uint8_t)pipe;
-        if (ncl_algo_find((ncl_coll)plan->coll, pipe)->prepare(&probe) != NCL_SUCCESS)
-            return NCL_ALGO_TREE;
-        return cost_chain(plan, bytes, probe.segments ? probe.segments : 1) <
-                       cost_tree(plan, bytes)
-                   ? pipe
-                   : NCL_ALGO_TREE;
+        probe.algo = algo_table[i]->algo;
+        if (algo_table[i]->prepare(&probe) != NCL_SUCCESS)
+            continue;
+        uint64_t c = ncl_plan_cost_ns(&probe, env);
+        if (best == NCL_ALGO_AUTO || c < best_cost) {
+            best = (ncl_algo)algo_table[i]->algo;
+            best_cost = c;
+        }
     }
-    default:
-        return NCL_ALGO_RING;
-    }
+    return best == NCL_ALGO_AUTO ? NCL_ALGO_RING : best;
 }
 
 ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nranks, int rank,
                          int root, uint64_t count, ncl_dtype dtype, ncl_op op, int inplace,
-                         uint64_t slice_bytes, uint32_t channels, uint32_t max_queues,
-                         uint64_t scratch_bytes, uint32_t link_alpha_ns, uint32_t link_gbps)
+                         const ncl_plan_env *env)
 {
     memset(plan, 0, sizeof *plan);
-    if ((unsigned)coll >= NCL_COLL_COUNT || (unsigned)algo >= NCL_ALGO_COUNT ||
+    if (!env || (unsigned)coll >= NCL_COLL_COUNT || (unsigned)algo >= NCL_ALGO_COUNT ||
         (unsigned)dtype >= NCL_DTYPE_COUNT || (unsigned)op >= NCL_OP_COUNT || nranks < 1 ||
-        rank < 0 || rank >= nranks || channels < 1 || channels > max_queues ||
-        max_queues > NCL_MAX_QUEUES)
+        rank < 0 || rank >= nranks || env->channels < 1 || env->channels > env->max_queues ||
+        env->max_queues > NCL_MAX_QUEUES)
         return NCL_ERR_INVALID_ARGUMENT;
     plan->coll = (uint8_t)coll;
     plan->dtype = (uint8_t)dtype;
@@ -105,14 +150,17 @@ ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nrank
     plan->root = root;
     plan->count = count;
     plan->esize = (uint32_t)ncl_dtype_size(dtype);
-    plan->slice_elems = slice_bytes / plan->esize ? slice_bytes / plan->esize : 1;
-    plan->queues = channels; /* an upper bound; prepare() settles the real number */
-    plan->max_queues = max_queues;
-    plan->scratch_bytes = scratch_bytes;
-    plan->link_alpha_ns = link_alpha_ns ? link_alpha_ns : 1;
-    plan->link_gbps = link_gbps ? link_gbps : 1;
+    plan->slice_elems = env->slice_bytes / plan->esize ? env->slice_bytes / plan->esize : 1;
+    plan->queues = env->channels; /* an upper bound; prepare() settles the real number */
+    plan->max_queues = env->max_queues;
+    plan->scratch_bytes = env->scratch_bytes;
+    plan->link_alpha_ns = env->link_alpha_ns ? env->link_alpha_ns : 1;
+    plan->link_gbps = env->link_gbps ? env->link_gbps : 1;
+    plan->ring_order = env->ring_order;
+    plan->ring_pos = env->ring_pos;
+    plan->ring_count = env->ring_order ? env->ring_count : 0;
     if (algo == NCL_ALGO_AUTO)
-        algo = choose_auto(plan);
+        algo = choose_auto(plan, env);
     const ncl_algo_desc *d = ncl_algo_find(coll, algo);
     if (!d)
         return NCL_ERR_UNSUPPORTED;

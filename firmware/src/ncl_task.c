@@ -74,7 +74,7 @@ uint64_t ncl_part(uint64_t n, uint64_t parts, uint64_t idx, uint64_t *off)
     return base + (idx < extra ? 1 : 0);
 }
 
-static uint64_t isqrt_u64(uint64_t x)
+uint64_t ncl_isqrt(uint64_t x)
 {
     uint64_t r = 0, bit = 1ull << 62;
     while (bit > x)
@@ -103,7 +103,7 @@ uint64_t ncl_pipeline_segments(uint64_t p, uint64_t bytes, uint64_t alpha_ns, ui
         q = bytes / denom;
         q = q > UINT64_MAX / (p - 2) ? UINT64_MAX : q * (p - 2);
     }
-    uint64_t k = isqrt_u64(q);
+    uint64_t k = ncl_isqrt(q);
     return k ? k : 1;
 }
 

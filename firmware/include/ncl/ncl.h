@@ -62,8 +62,26 @@ typedef enum ncl_algo {
     NCL_ALGO_RING,     /**< ring: allreduce, reduce-scatter, allgather, reduce (pipelined chain to root) */
     NCL_ALGO_CHAIN,    /**< pipelined chain broadcast */
     NCL_ALGO_TREE,     /**< binomial tree: broadcast, reduce */
+    NCL_ALGO_HD,       /**< halving-doubling (Rabenseifner): allreduce, reduce-scatter, allgather;
+                            non-powers of two fold the extra ranks first */
+    NCL_ALGO_MESH,     /**< full mesh, every rank writes to all peers at once: allreduce,
+                            reduce-scatter, allgather */
+    NCL_ALGO_SAG,      /**< scatter + allgather (van de Geijn): broadcast */
+    NCL_ALGO_DBTREE,   /**< double binary tree: allreduce */
     NCL_ALGO_COUNT
 } ncl_algo;
+
+/** One entry of the cost table `algorithm: auto` chooses with: the predicted time of a collective
+ *  of n bytes (nccl-tests' size) with one algorithm on this communicator's topology. Linear
+ *  (hops 0): alpha + n beta. A pipeline over `hops` links (chain): the best segment count k of
+ *  (hops - 1 + k)(alpha + n beta / k). Built by whoever knows the topology (ringsim's model, a
+ *  board's agent from its links) and copied at creation. */
+typedef struct ncl_cost {
+    uint8_t coll, algo;     /**< ncl_coll, ncl_algo */
+    uint16_t hops;          /**< 0: linear */
+    uint64_t alpha_ns;
+    uint64_t beta_fs;       /**< femtoseconds per byte */
+} ncl_cost;
 
 /** Allocator injected at communicator creation (Lua-style). The engine never calls malloc. */
 typedef void *(*ncl_alloc_fn)(void *ud, size_t bytes);
@@ -71,6 +89,7 @@ typedef void (*ncl_free_fn)(void *ud, void *ptr);
 
 #define NCL_CONFIG_VERSION 1u
 #define NCL_MAX_QUEUES 8u
+#define NCL_MAX_COSTS 64u /* entries of a cost table */
 
 /** Communicator options. Start from NCL_CONFIG_INIT and change what you need. */
 typedef struct ncl_config {
@@ -93,12 +112,17 @@ typedef struct ncl_config {
      *  0, 1, ..., nranks-1. Copied at creation; every rank must pass the same rings. */
     const int32_t *rings;
     uint32_t ring_count;
+    /** Optional cost table for `auto` (see ncl_cost). Without an entry an algorithm is costed by
+     *  the built-in REFERENCE.md formulas with link_alpha_ns / link_gbps if it is ring, chain or
+     *  tree, and not considered otherwise (its speed depends on the topology). */
+    const ncl_cost *costs;
+    uint32_t cost_count;
 } ncl_config;
 
 #define NCL_CONFIG_INIT                                                                       \
     {                                                                                         \
         sizeof(ncl_config), NCL_CONFIG_VERSION, 30000000000ull, 2u, (512ull << 10), {0, 0, 0, 0, 0}, \
-            -1, 2000u, 20u, 0, 0, 0, 0, 0                                                     \
+            -1, 2000u, 20u, 0, 0, 0, 0, 0, 0, 0                                               \
     }
 
 struct ncl_hal;

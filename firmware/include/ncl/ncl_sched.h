@@ -104,11 +104,29 @@ typedef struct ncl_algo_desc {
 /** The algorithm implementing (coll, algo), or NULL. algo must not be AUTO. */
 const ncl_algo_desc *ncl_algo_find(ncl_coll coll, ncl_algo algo);
 
+/** What a plan is made for besides the call: the engine's settings, the backend's resources and
+ *  what is known of the topology. Identical on every rank. */
+typedef struct ncl_plan_env {
+    uint64_t slice_bytes;    /**< largest DMA task */
+    uint32_t channels;       /**< parallel data paths of the ring-family algorithms */
+    uint32_t max_queues;     /**< queues the backend runs at once (>= channels) */
+    uint64_t scratch_bytes;  /**< per rank */
+    uint32_t link_alpha_ns, link_gbps; /**< built-in cost model inputs */
+    const int32_t *ring_order, *ring_pos; /**< logical rings (see ncl_plan), NULL: identity */
+    uint32_t ring_count;
+    const ncl_cost *costs;   /**< cost table for AUTO (see ncl_cost), may be NULL */
+    uint32_t cost_count;
+} ncl_plan_env;
+
 /** Builds and prepares a plan (algorithm choice for AUTO included). Pure: no HAL, no memory. */
 ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nranks, int rank,
                          int root, uint64_t count, ncl_dtype dtype, ncl_op op, int inplace,
-                         uint64_t slice_bytes, uint32_t channels, uint32_t max_queues,
-                         uint64_t scratch_bytes, uint32_t link_alpha_ns, uint32_t link_gbps);
+                         const ncl_plan_env *env);
+
+/** Predicted time in ns of the plan's collective with `algo` (which must have prepared): the
+ *  cost table's entry, else the built-in formula for ring, chain and tree; UINT64_MAX when the
+ *  algorithm has no cost (AUTO does not consider it). */
+uint64_t ncl_plan_cost_ns(const ncl_plan *plan, const ncl_plan_env *env);
 
 #ifdef __cplusplus
 }

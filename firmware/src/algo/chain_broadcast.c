@@ -1,35 +1,49 @@
-/* chain_broadcast.c — pipelined chain broadcast: root -> root+1 -> ... -> root-1, the buffer cut
- * into segments whose number comes from the alpha-beta cost model. */
+/* chain_broadcast.c — pipelined chain broadcast: each channel's part of the buffer runs down its
+ * logical ring from the root, cut into segments whose number comes from the alpha-beta cost model. */
 #include "ncl_algo.h"
 
-/* Layout: segment s is part s of ncl_part(count, segments). Position v = rank - root (mod p) is
- * the rank's place in the chain. Every segment lands in the same place of every recv buffer, so
- * one READY per receiver covers the whole collective (no region is written twice) and the
- * pipeline never stalls on credits: rank v forwards segment s while v-1 already sends s+1. */
+/* Layout: the buffer is split into one portion per channel (queue); channel c's chain is its ring
+ * (ncl_ring_*) read from the root on: position v = ring position - root's position (mod p) is a
+ * rank's place in that chain. Segment s of a portion is part s of ncl_part(portion, segments).
+ * Every segment lands in the same place of every recv buffer, so one READY per receiver and
+ * channel covers the whole collective (no region is written twice) and the pipeline never stalls
+ * on credits: position v forwards segment s while v-1 already sends s+1. With channels on
+ * link-disjoint rings (the 8-NPU server's four) the chains run side by side at full bandwidth. */
 
 static ncl_result prepare(ncl_plan *p)
 {
-    p->queues = 1;
     p->segments = 1;
     if (p->slice_elems == 0 || p->esize == 0)
         return NCL_ERR_INVALID_ARGUMENT;
+    uint32_t q = p->queues;
+    while (q > 1 && p->count < q)
+        q--;
+    p->queues = q ? q : 1;
     if (p->count == 0)
         return NCL_SUCCESS;
-    /* no task may move more than a slice */
-    return ncl_pipeline_prepare(p, p->slice_elems);
+    /* segments for one channel's portion (the largest); no task may move more than a slice */
+    ncl_plan portion = *p;
+    portion.count = ncl_div_ceil(p->count, p->queues);
+    ncl_result rc = ncl_pipeline_prepare(&portion, p->slice_elems);
+    p->segments = portion.segments;
+    return rc;
 }
 
-/* Elements of segment s; its first element in *off. */
-static uint64_t seg(const ncl_plan *p, uint64_t s, uint64_t *off)
+/* Elements of segment s of channel q's portion; its first element in *off. May be 0 when the
+ * portion is shorter than the segment count (the DATA record still marks the step). */
+static uint64_t seg(const ncl_plan *p, uint32_t q, uint64_t s, uint64_t *off)
 {
-    return ncl_part(p->count, p->segments, s, off);
+    uint64_t coff, soff, len = ncl_part(ncl_part(p->count, p->queues, q, &coff), p->segments, s, &soff);
+    *off = coff + soff;
+    return len;
 }
 
 static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
 {
-    const int n = p->nranks, r = p->rank;
-    const int v = ncl_mod((int64_t)r - p->root, n); /* place in the chain; the root is 0 */
-    const int prev = ncl_mod((int64_t)r - 1, n), nxt = ncl_mod((int64_t)r + 1, n);
+    const int n = p->nranks, r = p->rank, root_pos = ncl_ring_pos(p, q, p->root);
+    const int v = ncl_mod((int64_t)ncl_ring_pos(p, q, r) - root_pos, n); /* the root is 0 */
+    const int prev = ncl_ring_rank(p, q, (int64_t)root_pos + v - 1);
+    const int nxt = ncl_ring_rank(p, q, (int64_t)root_pos + v + 1);
     const uint64_t es = p->esize, k = p->segments;
     const ncl_ref in = ncl_plan_input(p, r), recv = ncl_ref_make(NCL_BUF_RECV, 0);
     const uint32_t data = NCL_NOTIFY_DATA(q), ready = NCL_NOTIFY_READY(q);
@@ -40,7 +54,8 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         return g->line = -1, 0;
 
     if (v == 0) {
-        /* root. step 0: wait until root+1 has bound its recv (it may take every segment) */
+        /* root. step 0: wait until the next in the chain has bound its recv (it may take every
+         * segment) */
         if (n > 1) {
             ncl_task_wait(t, nxt, ready, 1, 0);
             NCL_YIELD(g);
@@ -49,15 +64,15 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
             /* step s: push segment s from our input to next, tell it, then keep our own copy
              * (out of place: recv must hold the result too; the copy overlaps next's forward) */
             if (n > 1) {
-                len = seg(p, g->i, &off);
-                ncl_task_write(t, nxt, ncl_ref_add(in, off * es), ncl_ref_add(recv, off * es),
-                               len * es, (uint32_t)g->i);
-                NCL_YIELD(g);
+                if ((len = seg(p, q, g->i, &off)) != 0) {
+                    ncl_task_write(t, nxt, ncl_ref_add(in, off * es), ncl_ref_add(recv, off * es),
+                                   len * es, (uint32_t)g->i);
+                    NCL_YIELD(g);
+                }
                 ncl_task_record(t, nxt, data, (uint32_t)g->i);
                 NCL_YIELD(g);
             }
-            if (!p->inplace) {
-                len = seg(p, g->i, &off);
+            if (!p->inplace && (len = seg(p, q, g->i, &off)) != 0) {
                 ncl_task_copy(t, ncl_ref_add(in, off * es), ncl_ref_add(recv, off * es), len * es,
                               (uint32_t)g->i);
                 NCL_YIELD(g);
@@ -81,10 +96,11 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         /* step s: receive segment s from prev, forward it from our recv to next */
         ncl_task_wait(t, prev, data, 1, (uint32_t)g->i);
         NCL_YIELD(g);
-        len = seg(p, g->i, &off);
-        ncl_task_write(t, nxt, ncl_ref_add(recv, off * es), ncl_ref_add(recv, off * es), len * es,
-                       (uint32_t)g->i);
-        NCL_YIELD(g);
+        if ((len = seg(p, q, g->i, &off)) != 0) {
+            ncl_task_write(t, nxt, ncl_ref_add(recv, off * es), ncl_ref_add(recv, off * es),
+                           len * es, (uint32_t)g->i);
+            NCL_YIELD(g);
+        }
         ncl_task_record(t, nxt, data, (uint32_t)g->i);
         NCL_YIELD(g);
     }

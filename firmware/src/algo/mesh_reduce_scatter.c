@@ -1,0 +1,169 @@
+/* mesh_reduce_scatter.c — full-mesh reduce-scatter: every rank writes block k of its input to rank
+ * k, to all its peers at once, into one slot per sender that the receiver reduces in fixed order. */
+#include "ncl_algo.h"
+
+/* Schedule. d = 1..p-1 is the distance to a peer: rank r writes block r+d of its input to rank
+ * r+d and receives block r from rank r-d. Sends to distance d run on send queue (d-1) % S, S =
+ * min(p-1, max_queues), so with enough queues every write is in flight at once. Each sender has
+ * its own slot on the receiver (concurrent WRITE_REDUCEs into one region would race and make float
+ * results depend on arrival order); the local queue reduces the slots into the output in the
+ * fixed order d = 1..p-1, whatever order they arrive in. Out of place the sender at distance 1
+ * writes straight into the output and the receiver reduces its own input into it (no pre-copy);
+ * in place the output already holds the receiver's own block. Slots hold a round of E =
+ * min(slice, scratch / slots) elements, so blocks move in ceil(count / E) rounds; a slot is
+ * reused only after the receiver consumed it and recorded READY back to its writer.
+ *
+ * Over the formula alpha + (1/p) n beta + ((p-1)/p) n gamma (n = p * count * esize), this adds:
+ * - one READY per peer before the first write (the receiver has entered and its slot is free),
+ *   and per further round one READY per peer plus that round's DATA latency; the READYs are
+ *   messages of their own (they follow no write);
+ * - p-1 LOCAL_REDUCE tasks per round, one after another (the gamma term, plus one task issue
+ *   cost each); avg: one LOCAL_DIV per round;
+ * - with fewer queues than peers (p - 1 > max_queues) a queue writes to its peers one after
+ *   another, so a round takes ceil((p-1) / max_queues) writes in a row instead of one.
+ * And it takes away: with more than one round, a slot is released as soon as it is reduced, so
+ * round i's reduces overlap round i+1's writes where the formula adds them; with one round
+ * (count <= slice and slots * count elements of scratch) only the terms above remain.
+ * The local queue is a spare queue when p - 1 < max_queues, else the last send queue (which
+ * serves the fewest peers). */
+
+/* The peers at distance d: the one this rank writes to, and the one that writes to it. */
+static int peer_to(const ncl_plan *p, uint64_t d)
+{
+    return ncl_mod((int64_t)p->rank + (int64_t)d, p->nranks);
+}
+static int peer_from(const ncl_plan *p, uint64_t d)
+{
+    return ncl_mod((int64_t)p->rank - (int64_t)d, p->nranks);
+}
+
+/* Queues that write to peers: one per peer as far as the backend allows. */
+static uint32_t send_queues(const ncl_plan *p)
+{
+    uint32_t peers = (uint32_t)p->nranks - 1;
+    return peers < p->max_queues ? peers : p->max_queues;
+}
+
+/* The queue that grants READY, waits for DATA and reduces. */
+static uint32_t local_queue(const ncl_plan *p)
+{
+    uint32_t s = send_queues(p);
+    return s < p->max_queues ? s : s - 1;
+}
+
+/* The send queue of the pair at distance d (on the sender; the receiver uses its notify ids). */
+static uint32_t queue_of(const ncl_plan *p, uint64_t d)
+{
+    return (uint32_t)((d - 1) % send_queues(p));
+}
+
+/* Scratch slots per receiver: one per sender, except the one that writes into the output. */
+static uint64_t slot_count(const ncl_plan *p)
+{
+    return p->nranks < 2 ? 0 : (uint64_t)p->nranks - 1 - (p->inplace ? 0 : 1);
+}
+
+static uint64_t round_elems(const ncl_plan *p)
+{
+    uint64_t s = slot_count(p);
+    return s ? ncl_min_u64(p->slice_elems, p->scratch_bytes / p->esize / s) : p->slice_elems;
+}
+
+/* Where the sender at distance d puts round elements starting at block element `off` on `rank`. */
+static ncl_ref target(const ncl_plan *p, int rank, uint64_t d, uint64_t off)
+{
+    if (!p->inplace && d == 1)
+        return ncl_ref_add(ncl_plan_output(p, rank), off * p->esize);
+    return ncl_ref_make(NCL_BUF_SCRATCH, (d - 1 - (p->inplace ? 0 : 1)) * round_elems(p) * p->esize);
+}
+
+/* Block k of this rank's input, from block element `off`. */
+static ncl_ref input_block(const ncl_plan *p, int k, uint64_t off)
+{
+    return ncl_ref_add(ncl_plan_input(p, p->rank), ((uint64_t)k * p->count + off) * p->esize);
+}
+
+static ncl_result prepare(ncl_plan *p)
+{
+    p->segments = 1;
+    p->helper_queues = 0;
+    p->queues = p->nranks < 2 ? 1 : send_queues(p) + (local_queue(p) == send_queues(p) ? 1 : 0);
+    if (p->count > 0 && round_elems(p) == 0)
+        return NCL_ERR_UNSUPPORTED; /* not one element per slot */
+    return NCL_SUCCESS;
+}
+
+/* Generator state: i = round, j = distance d, m = the round's first element within a block,
+ * n = its length (m, n: the copy's offset and length on one rank). */
+static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
+{
+    const int r = p->rank, np = p->nranks;
+    const uint64_t es = p->esize, e = round_elems(p), rounds = ncl_div_ceil(p->count, e);
+    const uint32_t sq = send_queues(p), lq = local_queue(p);
+    const ncl_ref out = ncl_plan_output(p, r);
+
+    NCL_GEN_BEGIN(g);
+    if (p->count == 0)
+        return g->line = -1, 0;
+    if (np == 1) { /* out of place: copy the input, slice by slice; in place: nothing to do */
+        for (g->m = 0; !p->inplace && g->m < p->count; g->m += p->slice_elems) {
+            g->n = ncl_min_u64(p->slice_elems, p->count - g->m);
+            ncl_task_copy(t, input_block(p, 0, g->m), ncl_ref_add(out, g->m * es), g->n * es, 0);
+            NCL_YIELD(g);
+        }
+        return g->line = -1, 0;
+    }
+    /* step 0: our slots are free for round 0 */
+    if (q == lq) {
+        for (g->j = 1; g->j < (uint64_t)np; g->j++) {
+            ncl_task_record(t, peer_from(p, g->j), NCL_NOTIFY_READY(queue_of(p, g->j)), 0);
+            NCL_YIELD(g);
+        }
+    }
+    for (g->i = 0; g->i < rounds; g->i++) {
+        g->m = g->i * e;
+        g->n = ncl_min_u64(e, p->count - g->m);
+        /* round i, send queues: block r+d to rank r+d, once its slot is free */
+        for (g->j = q + 1; q < sq && g->j < (uint64_t)np; g->j += sq) {
+            ncl_task_wait(t, peer_to(p, g->j), NCL_NOTIFY_READY(q), 1, (uint32_t)g->i);
+            NCL_YIELD(g);
+            ncl_task_write(t, peer_to(p, g->j),
+                           input_block(p, peer_to(p, g->j), g->m),
+                           target(p, peer_to(p, g->j), g->j, g->m), g->n * es,
+                           (uint32_t)g->i);
+            NCL_YIELD(g);
+            ncl_task_record(t, peer_to(p, g->j), NCL_NOTIFY_DATA(q), (uint32_t)g->i);
+            NCL_YIELD(g);
+        }
+        /* round i, local queue: reduce the senders in the fixed order d = 1..p-1; each slot is
+         * free for the next round as soon as it has been reduced */
+        if (q == lq) {
+            for (g->j = 1; g->j < (uint64_t)np; g->j++) {
+                ncl_task_wait(t, peer_from(p, g->j), NCL_NOTIFY_DATA(queue_of(p, g->j)), 1,
+                              (uint32_t)g->i);
+                NCL_YIELD(g);
+                if (!p->inplace && g->j == 1) /* the output holds the nearest sender's block */
+                    ncl_task_reduce(t, p, input_block(p, r, g->m), ncl_ref_add(out, g->m * es), g->n * es,
+                                    (uint32_t)g->i);
+                else
+                    ncl_task_reduce(t, p, target(p, r, g->j, g->m), ncl_ref_add(out, g->m * es), g->n * es,
+                                    (uint32_t)g->i);
+                NCL_YIELD(g);
+                if (g->i + 1 < rounds) {
+                    ncl_task_record(t, peer_from(p, g->j),
+                                    NCL_NOTIFY_READY(queue_of(p, g->j)), (uint32_t)g->i + 1);
+                    NCL_YIELD(g);
+                }
+            }
+            /* the round is reduced over all ranks: finish avg once */
+            if (p->avg) {
+                ncl_task_div(t, p, ncl_ref_add(out, g->m * es), g->n * es, (uint32_t)g->i);
+                NCL_YIELD(g);
+            }
+        }
+    }
+    NCL_GEN_END(g);
+}
+
+const ncl_algo_desc ncl_algo_mesh_reduce_scatter = {"mesh", NCL_COLL_REDUCE_SCATTER, NCL_ALGO_MESH, prepare,
+                                                    next};
