@@ -1,4 +1,4 @@
-/* main.c — the `ringsim` program: dispatches subcommands (run, compare, validate, help, version). */
+/* main.c — the `ringsim` program: dispatches subcommands (run, compare, plan, validate, ...). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
@@ -11,6 +11,7 @@
 #include "rs_cli.h"
 #include "rs_compare.h"
 #include "rs_memprobe.h"
+#include "rs_plan.h"
 #include "rs_plot.h"
 #include "rs_report.h"
 #include "rs_rows.h"
@@ -25,7 +26,7 @@
 #define RINGSIM_DEFAULT_SCENARIO "scenarios/default.yaml"
 #endif
 
-static const char rs_subcommands[] = "run, compare, validate, params, help, version";
+static const char rs_subcommands[] = "run, compare, plan, validate, params, help, version";
 
 static void rs_usage(FILE *f)
 {
@@ -42,6 +43,9 @@ static void rs_usage(FILE *f)
         "            --links how many channels the utilisation summary lists (default 16)\n"
         "  compare A B [--json FILE] [--plot FILE]\n"
         "            run two scenarios and print their times side by side with ratios B/A\n"
+        "  plan SCENARIO [--simulate]\n"
+        "            every algorithm's predicted time at every size of the scenario and auto's choice;\n"
+        "            --simulate runs each on the model beside its prediction\n"
         "  run --backend host [flags]\n"
         "            run collectives on N host threads, nccl-tests flags ('ringsim run --help')\n"
         "  params    every model component's parameters, ports and statistics\n"
@@ -237,6 +241,8 @@ int main(int argc, char **argv)
         return rs_cmd_run(argc - 2, argv + 2);
     if (strcmp(cmd, "compare") == 0)
         return rs_compare_cmd(argc - 2, argv + 2, rs_cmd_run_scenario, stdout, stderr);
+    if (strcmp(cmd, "plan") == 0)
+        return rs_plan_cmd(argc - 2, argv + 2, stdout, stderr);
     if (strcmp(cmd, "params") == 0) {
         model_params_print(stdout);
         return RS_EXIT_OK;

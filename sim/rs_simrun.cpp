@@ -18,9 +18,10 @@
 #include <ncl/ncl_dtype.h>
 
 #include "model/cluster.hpp"
-#include "model/rings.hpp"
 #include "rs_data.h"
 #include "rs_payload.hpp"
+#include "rs_sc.hpp"
+#include "rs_setup.hpp"
 #include "rs_trace.hpp"
 
 namespace {
@@ -28,38 +29,6 @@ namespace {
 // Timing-only runs move no bytes, but the API wants distinct, non-NULL buffers: these addresses
 // are never dereferenced (the sim backend touches memory only with a real payload).
 const uintptr_t k_fake_send = uintptr_t(1) << 44, k_fake_recv = uintptr_t(2) << 44;
-
-/* The ring algorithms' logical rings: `rings: auto` searches the topology for channel-disjoint
- * rings over direct links (none found, or `rings: rank`: the identity ring). Deterministic, so
- * the report header and the run agree. */
-std::vector<std::vector<int>> scenario_rings(const rs_scenario &sc)
-{
-    if (sc.workload.rings != RS_RINGS_AUTO)
-        return {};
-    try {
-        model::Topology t(sc.topo);
-        int want = (int)NCL_MAX_QUEUES; // no more rings than any rank has channels out and in
-        std::vector<int> out((size_t)t.nranks(), 0), in((size_t)t.nranks(), 0);
-        for (const model::TopoChannel &c : t.channels())
-            if (c.from < t.nranks() && c.to < t.nranks())
-                out[(size_t)c.from]++, in[(size_t)c.to]++;
-        for (int r = 0; r < t.nranks(); r++)
-            want = std::min(want, std::min(out[(size_t)r], in[(size_t)r]));
-        if (sc.workload.channels)
-            want = std::min(want, (int)sc.workload.channels);
-        return model::find_rings(t, want);
-    } catch (const model::ConfigError &) {
-        return {}; // the run reports it
-    }
-}
-
-/* Channels: as the scenario says, or one per ring (at least 2). */
-uint32_t scenario_channels(const rs_scenario &sc, size_t rings)
-{
-    if (sc.workload.channels)
-        return sc.workload.channels;
-    return rings > 2 ? (uint32_t)rings : 2u;
-}
 
 /* Which input was generated where: a run that wrote nothing over it can reuse it. */
 struct InputKey {
@@ -110,6 +79,7 @@ private:
     int rows_total_ = 0, rows_done_ = 0;
     bool progress_shown_ = false;
     std::unique_ptr<model::Cluster> cl_;
+    rs::EngineSetup setup_;
     std::vector<Buffers> bufs_;
     rs::PayloadBuf expected_;
 };
@@ -117,8 +87,7 @@ private:
 int Driver::build()
 {
     int p = sc_.topo.nranks;
-    // Scratch for the engine: what the ring algorithms need for 1 MiB slices, within memory.
-    uint64_t scratch = sc_.device.memory_bytes / 4 < (16u << 20) ? sc_.device.memory_bytes / 4 : (16u << 20);
+    uint64_t scratch = rs::scenario_scratch(sc_);
     try {
         cl_.reset(new model::Cluster(sc_.topo, sc_.fidelity, sc_.device, sc_.payload_real != 0, scratch));
         for (size_t i = 0; i < sc_.faults_count; i++)
@@ -137,40 +106,23 @@ int Driver::build()
         tracer_->observe(cl_->network());
     }
     bufs_.resize((size_t)p);
-    ncl_config cfg = NCL_CONFIG_INIT;
-    cfg.check_schedules = 0; // the tests prove every algorithm; launches here are timed
-    // Devices take large DMA tasks: slices only bound a task, and every round pays alpha.
-    cfg.slice_bytes = 4u << 20;
-    std::vector<std::vector<int>> rings = scenario_rings(sc_);
-    cfg.channels = scenario_channels(sc_, rings.size());
-    std::vector<int32_t> ring_table;
-    for (const std::vector<int> &ring : rings)
-        ring_table.insert(ring_table.end(), ring.begin(), ring.end());
-    if (!rings.empty()) {
-        cfg.rings = ring_table.data(); // copied by every communicator
-        cfg.ring_count = (uint32_t)std::min<size_t>(rings.size(), cfg.channels);
-        std::printf("# rings: %u found from the topology, no link used twice%s", cfg.ring_count,
+    rs::engine_setup(sc_, cl_->network().topology(), setup_);
+    if (!setup_.rings.empty()) {
+        std::printf("# rings: %zu found from the topology, no link used twice%s", setup_.rings.size(),
                     p <= 16 ? ":" : "\n");
-        for (uint32_t k = 0; p <= 16 && k < cfg.ring_count; k++) {
+        for (size_t k = 0; p <= 16 && k < setup_.rings.size(); k++) {
             if (k)
                 std::printf(" |");
-            for (int r : rings[k])
+            for (int r : setup_.rings[k])
                 std::printf(" %d", r);
         }
         if (p <= 16)
             std::printf("\n");
     }
-    if (sc_.workload.algo != NCL_ALGO_AUTO)
-        for (int c = 0; c < NCL_COLL_COUNT; c++)
-            if (ncl_algo_supported((ncl_coll)c, sc_.workload.algo))
-                cfg.algorithm[c] = (uint8_t)sc_.workload.algo;
-    // The engine's cost model sees the scenario's links.
-    cfg.link_alpha_ns = (uint32_t)((sc_.topo.link.latency + sc_.device.task_overhead) * 1e9);
-    cfg.link_gbps = (uint32_t)(sc_.topo.link.bandwidth / 1e9) ? (uint32_t)(sc_.topo.link.bandwidth / 1e9) : 1;
     model::Cluster::HalWrap wrap;
     if (tracer_)
         wrap = [this](int r, model::Npu &npu) { return tracer_->wrap(r, &npu); };
-    ncl_result rc = cl_->connect(cfg, wrap);
+    ncl_result rc = cl_->connect(setup_.cfg, wrap);
     if (rc != NCL_SUCCESS) {
         std::fprintf(err_, "ringsim: cannot create the communicators: %s\n", ncl_strerror(rc));
         return RS_EXIT_ENGINE;
@@ -492,40 +444,7 @@ int Driver::run(rs_report *rep)
     return status;
 }
 
-// SystemC is entered through sc_elab_and_sim, which calls sc_main: the job waits here.
-struct Job {
-    const rs_scenario *sc;
-    rs_report *rep;
-    const rs_simrun_extras *x;
-    FILE *err;
-    int status;
-};
-Job *g_job;
-
 } // namespace
-
-int sc_main(int, char **)
-{
-    Job &j = *g_job;
-    auto wall0 = std::chrono::steady_clock::now();
-    Driver d(*j.sc, *j.x, j.err);
-    j.status = d.build();
-    if (j.status == RS_EXIT_OK)
-        j.status = d.run(j.rep);
-    d.print_links(stdout);
-    if (d.finish_trace() != 0 && j.status == RS_EXIT_OK)
-        j.status = RS_EXIT_USAGE;
-    if (j.x->stats) {
-        d.print_devices(stdout);
-        double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-        struct rusage ru;
-        double peak_mb = getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024.0 : 0.0; // KiB on Linux
-        std::printf("# stats: %llu events in %.3f s wall (%.3g events/s), %.6g s simulated, peak memory %.1f MiB\n",
-                    (unsigned long long)d.events(), wall, wall > 0 ? (double)d.events() / wall : 0.0, d.sim_s(),
-                    peak_mb);
-    }
-    return 0;
-}
 
 extern "C" void rs_simrun_opts(const rs_scenario *sc, rs_opts *o)
 {
@@ -545,7 +464,7 @@ extern "C" void rs_simrun_opts(const rs_scenario *sc, rs_opts *o)
     for (int i = 0; i < o->ncolls; i++)
         o->colls[i] = sc->workload.colls[i];
     o->root = sc->workload.root;
-    o->channels = scenario_channels(*sc, scenario_rings(*sc).size());
+    o->channels = rs::scenario_channels(*sc);
     o->nranks = sc->topo.nranks;
     o->algo = sc->workload.algo;
     o->seed = sc->seed;
@@ -554,11 +473,26 @@ extern "C" void rs_simrun_opts(const rs_scenario *sc, rs_opts *o)
 
 extern "C" int rs_simrun(const rs_scenario *sc, rs_report *rep, const rs_simrun_extras *x, FILE *err)
 {
-    setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
     static const rs_simrun_extras none{};
-    Job job{sc, rep, x ? x : &none, err, RS_EXIT_OK};
-    g_job = &job;
-    sc_core::sc_elab_and_sim(0, nullptr);
-    g_job = nullptr;
-    return job.status;
+    const rs_simrun_extras &ex = x ? *x : none;
+    return rs::sc_enter([&] {
+        auto wall0 = std::chrono::steady_clock::now();
+        Driver d(*sc, ex, err);
+        int status = d.build();
+        if (status == RS_EXIT_OK)
+            status = d.run(rep);
+        d.print_links(stdout);
+        if (d.finish_trace() != 0 && status == RS_EXIT_OK)
+            status = RS_EXIT_USAGE;
+        if (ex.stats) {
+            d.print_devices(stdout);
+            double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+            struct rusage ru;
+            double peak_mb = getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024.0 : 0.0; // KiB on Linux
+            std::printf("# stats: %llu events in %.3f s wall (%.3g events/s), %.6g s simulated, peak memory %.1f MiB\n",
+                        (unsigned long long)d.events(), wall, wall > 0 ? (double)d.events() / wall : 0.0,
+                        d.sim_s(), peak_mb);
+        }
+        return status;
+    });
 }

@@ -1,0 +1,68 @@
+// costmodel.hpp — predicted collective times from the topology's links: each algorithm's steps as
+// flows over the computed routes; a step costs the task overhead plus its slowest flow's route
+// latency (alpha), plus the bytes on its most loaded channel over that channel's payload
+// bandwidth (beta, with contention). What `algorithm: auto` chooses with (ncl_config.costs) and
+// what `ringsim plan` prints beside the simulated times.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <ncl/ncl.h>
+
+#include "model/rs_spec.h"
+#include "model/topology.hpp"
+
+namespace model {
+
+/** One algorithm's predicted time for n bytes (nccl-tests' size): linear, alpha + n beta; or,
+ *  for a pipeline over `hops` links (chain), the best segment count k of
+ *  (hops - 1 + k)(alpha + n beta / k). */
+struct AlgoCost {
+    ncl_coll coll;
+    ncl_algo algo;
+    double alpha_s;
+    double beta_s; // per byte
+    int hops;      // 0: linear
+    double predict(uint64_t bytes) const;
+};
+
+class CostModel {
+public:
+    /** rings: the logical rings the ring and chain algorithms run on (empty: 0, 1, ..., p-1);
+     *  channels: how many run at once (channel c on ring c mod rings). */
+    CostModel(const Topology &topo, const rs_device_params &dev, const std::vector<std::vector<int>> &rings,
+              uint32_t channels);
+
+    /** Every algorithm the engine has for coll, with its cost on this topology. */
+    std::vector<AlgoCost> costs(ncl_coll coll) const;
+
+private:
+    struct Flow {
+        int src, dst;
+        double frac; // of n
+    };
+    struct Step {
+        double alpha, beta; // seconds, seconds per byte of n
+    };
+    Step step(const std::vector<Flow> &flows) const;
+    double route_latency(int src, int dst) const;
+    double handshake(const std::vector<Flow> &flows) const;
+    int ring_rank(int c, int pos) const;
+
+    AlgoCost ring(ncl_coll coll) const;
+    AlgoCost chain(ncl_coll coll) const;
+    AlgoCost tree(ncl_coll coll) const;
+    AlgoCost halving_doubling(ncl_coll coll) const;
+    AlgoCost mesh(ncl_coll coll) const;
+    AlgoCost scatter_allgather() const;
+    AlgoCost double_tree() const;
+
+    const Topology &t_;
+    rs_device_params dev_;
+    std::vector<std::vector<int>> rings_;
+    uint32_t channels_;
+    int p_;
+};
+
+} // namespace model

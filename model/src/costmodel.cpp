@@ -1,0 +1,336 @@
+// costmodel.cpp — per-algorithm step patterns routed over the topology (see costmodel.hpp).
+#include "model/costmodel.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace model {
+
+double AlgoCost::predict(uint64_t bytes) const
+{
+    double n = (double)bytes;
+    if (hops <= 0)
+        return alpha_s + n * beta_s;
+    // the engine's segment count: the continuous optimum, rounded to the better neighbour
+    double head = hops > 1 ? hops - 1 : 0;
+    double kc = head > 0 && alpha_s > 0 ? std::sqrt(head * n * beta_s / alpha_s) : 1.0;
+    double best = -1;
+    for (double k = std::max(1.0, std::floor(kc)); k <= std::max(1.0, std::ceil(kc)); k++) {
+        double t = (head + k) * (alpha_s + n * beta_s / k);
+        best = best < 0 || t < best ? t : best;
+    }
+    return best;
+}
+
+CostModel::CostModel(const Topology &topo, const rs_device_params &dev,
+                     const std::vector<std::vector<int>> &rings, uint32_t channels)
+    : t_(topo), dev_(dev), rings_(rings), channels_(channels ? channels : 1), p_(topo.nranks())
+{
+}
+
+int CostModel::ring_rank(int c, int pos) const
+{
+    pos = ((pos % p_) + p_) % p_;
+    return rings_.empty() ? pos : rings_[(size_t)c % rings_.size()][(size_t)pos];
+}
+
+double CostModel::route_latency(int src, int dst) const
+{
+    std::vector<int> r = t_.route(src, dst);
+    double lat = 0;
+    for (int ch : r)
+        lat += t_.channels()[(size_t)ch].params.latency;
+    return lat + (r.empty() ? 0.0 : (double)(r.size() - 1) * t_.forward_latency());
+}
+
+// The READY that precedes the first write of each flow travels back from its destination.
+double CostModel::handshake(const std::vector<Flow> &flows) const
+{
+    double h = 0;
+    for (const Flow &f : flows)
+        h = std::max(h, route_latency(f.dst, f.src));
+    return h;
+}
+
+// One step of concurrent flows: alpha = task overhead + slowest route latency; beta = the most
+// loaded channel's bytes over its payload bandwidth, or a rank's memory traffic (each flow read
+// at its source, written at its destination) over the memory bandwidth if that is slower.
+CostModel::Step CostModel::step(const std::vector<Flow> &flows) const
+{
+    std::map<int, double> load;
+    std::vector<double> mem((size_t)t_.nnodes(), 0.0);
+    double lat = 0;
+    for (const Flow &f : flows) {
+        if (f.src == f.dst)
+            continue;
+        lat = std::max(lat, route_latency(f.src, f.dst));
+        for (int ch : t_.route(f.src, f.dst))
+            load[ch] += f.frac;
+        mem[(size_t)f.src] += f.frac;
+        mem[(size_t)f.dst] += f.frac;
+    }
+    double beta = 0;
+    for (const auto &kv : load) {
+        const rs_link_params &lp = t_.channels()[(size_t)kv.first].params;
+        double payload_bw = lp.bandwidth * (double)lp.packet_bytes / (double)(lp.packet_bytes + lp.header_bytes);
+        beta = std::max(beta, kv.second / payload_bw);
+    }
+    for (double m : mem)
+        beta = std::max(beta, m / dev_.mem_bandwidth);
+    return Step{dev_.task_overhead + lat, beta};
+}
+
+// Ring allreduce / reduce-scatter / allgather: every channel moves 1/(channels p) of n per step,
+// all channels at once; reduce-scatter's first target fill is on the critical path.
+AlgoCost CostModel::ring(ncl_coll coll) const
+{
+    AlgoCost c{coll, NCL_ALGO_RING, 0, 0, 0};
+    if (p_ < 2)
+        return c;
+    std::vector<Flow> flows;
+    for (uint32_t ch = 0; ch < channels_; ch++)
+        for (int i = 0; i < p_; i++)
+            flows.push_back(Flow{ring_rank((int)ch, i), ring_rank((int)ch, i + 1), 1.0 / (channels_ * p_)});
+    Step s = step(flows);
+    double steps = coll == NCL_COLL_ALLREDUCE ? 2.0 * (p_ - 1) : (double)(p_ - 1);
+    c.alpha_s = handshake(flows) + steps * s.alpha;
+    c.beta_s = steps * s.beta;
+    if (coll == NCL_COLL_REDUCE_SCATTER) {
+        c.alpha_s += dev_.task_overhead;
+        c.beta_s += 2.0 / (channels_ * p_) / dev_.mem_bandwidth;
+    }
+    return c;
+}
+
+// Pipelined chains from the root (rank 0) along each channel's ring, every channel carrying
+// 1/channels of n; reduce runs the same chain the other way.
+AlgoCost CostModel::chain(ncl_coll coll) const
+{
+    AlgoCost c{coll, coll == NCL_COLL_BROADCAST ? NCL_ALGO_CHAIN : NCL_ALGO_RING, 0, 0, 0};
+    if (p_ < 2)
+        return c;
+    std::vector<Flow> flows;
+    uint32_t chans = coll == NCL_COLL_BROADCAST ? channels_ : 1;
+    for (uint32_t ch = 0; ch < chans; ch++)
+        for (int i = 0; i + 1 < p_; i++) {
+            int a = ring_rank((int)ch, i), b = ring_rank((int)ch, i + 1);
+            flows.push_back(coll == NCL_COLL_BROADCAST ? Flow{a, b, 1.0 / chans} : Flow{b, a, 1.0});
+        }
+    Step s = step(flows);
+    c.alpha_s = s.alpha;
+    c.beta_s = s.beta;
+    c.hops = p_ - 1;
+    return c;
+}
+
+// Binomial tree: ceil(lg p) sends of the whole buffer on the critical path (REFERENCE.md).
+AlgoCost CostModel::tree(ncl_coll coll) const
+{
+    AlgoCost c{coll, NCL_ALGO_TREE, 0, 0, 0};
+    if (p_ < 2)
+        return c;
+    int lg = 0;
+    while ((1 << lg) < p_)
+        lg++;
+    double lat = 0, beta = 0;
+    for (int v = 1; v < p_; v++) { // v's parent is v minus its lowest set bit
+        Step s = step({coll == NCL_COLL_BROADCAST ? Flow{v & (v - 1), v, 1.0} : Flow{v, v & (v - 1), 1.0}});
+        lat = std::max(lat, s.alpha);
+        beta = std::max(beta, s.beta);
+    }
+    c.alpha_s = lg * lat;
+    c.beta_s = lg * beta;
+    return c;
+}
+
+// Halving-doubling (Rabenseifner): fold the ranks beyond the largest power of two p' onto their
+// partners, reduce-scatter by recursive halving (partner r ^ mask, half the data each step),
+// allgather by recursive doubling, unfold.
+AlgoCost CostModel::halving_doubling(ncl_coll coll) const
+{
+    AlgoCost c{coll, NCL_ALGO_HD, 0, 0, 0};
+    if (p_ < 2)
+        return c;
+    int pp = 1;
+    while (pp * 2 <= p_)
+        pp *= 2;
+    int extra = p_ - pp; // ranks 2i+1 (i < extra) fold onto 2i
+    auto core = [&](int i) { return i < extra ? 2 * i : i + extra; };
+    std::vector<Step> steps;
+    std::vector<Flow> first;
+    if (extra) {
+        std::vector<Flow> fold;
+        for (int i = 0; i < extra; i++)
+            fold.push_back(Flow{2 * i + 1, 2 * i, coll == NCL_COLL_ALLGATHER ? 1.0 / p_ : 1.0});
+        steps.push_back(step(fold));
+        first = fold;
+    }
+    bool rs = coll != NCL_COLL_ALLGATHER, ag = coll != NCL_COLL_REDUCE_SCATTER;
+    // the halving steps land in scratch slots the receiver then reduces: one more task each
+    double reduce = std::max(1.0 / dev_.reduce_bandwidth, 3.0 / dev_.mem_bandwidth);
+    for (int pass = 0; pass < 2; pass++) {
+        if ((pass == 0 && !rs) || (pass == 1 && !ag))
+            continue;
+        for (int k = 0; (1 << k) < pp; k++) {
+            int mask = pass == 0 ? pp >> (k + 1) : 1 << k; // halving: far first; doubling: near first
+            double frac = (double)mask / pp; // halving: 1/2 first; doubling: 1/pp first
+            std::vector<Flow> flows;
+            for (int i = 0; i < pp; i++)
+                flows.push_back(Flow{core(i), core(i ^ mask), frac});
+            if (first.empty())
+                first = flows;
+            Step s = step(flows);
+            if (pass == 0)
+                s.alpha += dev_.task_overhead, s.beta += frac * reduce;
+            steps.push_back(s);
+        }
+    }
+    if (extra) { // the folded ranks get their share back: everything, all but their block, theirs
+        double back = coll == NCL_COLL_ALLREDUCE ? 1.0 : coll == NCL_COLL_ALLGATHER ? 1.0 - 1.0 / p_ : 1.0 / p_;
+        std::vector<Flow> unfold;
+        for (int i = 0; i < extra; i++)
+            unfold.push_back(Flow{2 * i, 2 * i + 1, back});
+        steps.push_back(step(unfold));
+    }
+    c.alpha_s = handshake(first);
+    for (const Step &s : steps)
+        c.alpha_s += s.alpha, c.beta_s += s.beta;
+    return c;
+}
+
+// Full mesh: every rank writes its block for each peer at once; reduce-scatter then reduces the
+// p-1 received blocks locally, one task each (3 bytes of memory traffic per byte, or the reduce
+// unit's rate).
+AlgoCost CostModel::mesh(ncl_coll coll) const
+{
+    AlgoCost c{coll, NCL_ALGO_MESH, 0, 0, 0};
+    if (p_ < 2)
+        return c;
+    std::vector<Flow> all;
+    for (int a = 0; a < p_; a++)
+        for (int b = 0; b < p_; b++)
+            if (a != b)
+                all.push_back(Flow{a, b, 1.0 / p_});
+    Step s = step(all);
+    double reduce = (double)(p_ - 1) / p_ *
+                    std::max(1.0 / dev_.reduce_bandwidth, 3.0 / dev_.mem_bandwidth);
+    int phases = coll == NCL_COLL_ALLREDUCE ? 2 : 1;
+    c.alpha_s = handshake(all) + phases * s.alpha;
+    c.beta_s = phases * s.beta;
+    if (coll != NCL_COLL_ALLGATHER) { // the receiver's p-1 local reduces run one after another
+        c.alpha_s += (p_ - 1) * dev_.task_overhead;
+        c.beta_s += reduce;
+    }
+    return c;
+}
+
+// Scatter (binomial, farthest child first, a parent sends a child its whole subtree's blocks)
+// then allgather of the p blocks: recursive doubling for a power of two, else a ring (rank 0 the
+// root: v = rank).
+AlgoCost CostModel::scatter_allgather() const
+{
+    AlgoCost c{NCL_COLL_BROADCAST, NCL_ALGO_SAG, 0, 0, 0};
+    if (p_ < 2)
+        return c;
+    int pp = 1;
+    while (pp < p_)
+        pp *= 2;
+    std::vector<Flow> first;
+    for (int span = pp / 2; span >= 1; span /= 2) {
+        std::vector<Flow> flows;
+        for (int v = 0; v < p_; v += 2 * span)
+            if (v + span < p_)
+                flows.push_back(Flow{v, v + span, (double)(std::min(v + 2 * span, p_) - v - span) / p_});
+        Step s = step(flows);
+        c.alpha_s += s.alpha, c.beta_s += s.beta;
+        if (first.empty())
+            first = flows;
+    }
+    if (pp == p_) {
+        for (int mask = 1; mask < p_; mask *= 2) {
+            std::vector<Flow> flows;
+            for (int v = 0; v < p_; v++)
+                flows.push_back(Flow{v, v ^ mask, (double)mask / p_});
+            Step s = step(flows);
+            c.alpha_s += s.alpha, c.beta_s += s.beta;
+        }
+    } else {
+        std::vector<Flow> flows;
+        for (int v = 0; v < p_; v++)
+            flows.push_back(Flow{v, (v + 1) % p_, 1.0 / p_});
+        Step s = step(flows);
+        c.alpha_s += (p_ - 1) * s.alpha, c.beta_s += (p_ - 1) * s.beta;
+    }
+    c.alpha_s += handshake(first);
+    return c;
+}
+
+// Double binary tree (in-order trees: tree 0 puts rank r at position r+1, tree 1 mirrors it),
+// each tree reducing half of the buffer up and broadcasting it down in rounds; the engine's
+// schedule costs about 2h(alpha + c beta) + R(4(alpha + c beta) + 2 alpha) for depth h, R rounds of
+// c bytes per tree. Linear in the one-round regime (c = n/2): (2h + 6) alpha + (h + 2) n beta —
+// an overestimate for many rounds, where the ring wins anyway.
+AlgoCost CostModel::double_tree() const
+{
+    AlgoCost c{NCL_COLL_ALLREDUCE, NCL_ALGO_DBTREE, 0, 0, 0};
+    if (p_ < 2)
+        return c;
+    int h = 0;
+    while ((2 << h) <= p_) // the root sits at the largest power of two <= p: depth lg of it
+        h++;
+    std::vector<Flow> flows; // every rank's link to its in-order parent, both trees at once
+    for (int pos = 1; pos <= p_; pos++) {
+        int low = pos & -pos, parent = (pos - low) | (low << 1); // in-order parent position
+        if (parent > p_ || pos == (1 << h))
+            continue;
+        flows.push_back(Flow{pos - 1, parent - 1, 0.5});
+        flows.push_back(Flow{p_ - pos, p_ - parent, 0.5});
+    }
+    Step s = step(flows);
+    c.alpha_s = (2.0 * h + 6) * s.alpha;
+    c.beta_s = (h + 2.0) * s.beta;
+    return c;
+}
+
+// Patterns whose flows cross the network pairwise are routed flow by flow: past these sizes the
+// model leaves them out (auto then never picks them) rather than spend seconds routing p^2 flows.
+const int k_max_ranks_pairwise = 256, k_max_ranks_mesh = 64;
+
+std::vector<AlgoCost> CostModel::costs(ncl_coll coll) const
+{
+    std::vector<AlgoCost> out;
+    bool pairwise = p_ <= k_max_ranks_pairwise, all_pairs = p_ <= k_max_ranks_mesh;
+    switch (coll) {
+    case NCL_COLL_ALLREDUCE:
+        out.push_back(ring(coll));
+        if (pairwise)
+            out.push_back(halving_doubling(coll)), out.push_back(double_tree());
+        if (all_pairs)
+            out.push_back(mesh(coll));
+        break;
+    case NCL_COLL_REDUCE_SCATTER:
+    case NCL_COLL_ALLGATHER:
+        out.push_back(ring(coll));
+        if (pairwise)
+            out.push_back(halving_doubling(coll));
+        if (all_pairs)
+            out.push_back(mesh(coll));
+        break;
+    case NCL_COLL_BROADCAST:
+        out.push_back(chain(coll));
+        if (pairwise)
+            out.push_back(tree(coll)), out.push_back(scatter_allgather());
+        break;
+    case NCL_COLL_REDUCE:
+        out.push_back(chain(coll));
+        if (pairwise)
+            out.push_back(tree(coll));
+        break;
+    default:
+        break;
+    }
+    return out;
+}
+
+} // namespace model

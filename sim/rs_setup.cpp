@@ -1,0 +1,108 @@
+// rs_setup.cpp — the engine configuration of a scenario (see rs_setup.hpp).
+#include "rs_setup.hpp"
+
+#include <algorithm>
+
+#include "model/costmodel.hpp"
+#include "model/rings.hpp"
+
+namespace rs {
+
+namespace {
+
+/* rings: auto — channel-disjoint rings over direct links, no more than any rank has channels
+ * out and in, nor than the channels asked for. */
+std::vector<std::vector<int>> find_scenario_rings(const rs_scenario &sc, const model::Topology &t)
+{
+    if (sc.workload.rings != RS_RINGS_AUTO)
+        return {};
+    int want = (int)NCL_MAX_QUEUES;
+    std::vector<int> out((size_t)t.nranks(), 0), in((size_t)t.nranks(), 0);
+    for (const model::TopoChannel &c : t.channels())
+        if (c.from < t.nranks() && c.to < t.nranks())
+            out[(size_t)c.from]++, in[(size_t)c.to]++;
+    for (int r = 0; r < t.nranks(); r++)
+        want = std::min(want, std::min(out[(size_t)r], in[(size_t)r]));
+    if (sc.workload.channels)
+        want = std::min(want, (int)sc.workload.channels);
+    return model::find_rings(t, want);
+}
+
+uint32_t channels_for(const rs_scenario &sc, size_t rings)
+{
+    if (sc.workload.channels)
+        return sc.workload.channels;
+    return rings > 2 ? (uint32_t)rings : 2u;
+}
+
+} // namespace
+
+void engine_setup(const rs_scenario &sc, const model::Topology &topo, EngineSetup &out)
+{
+    ncl_config cfg = NCL_CONFIG_INIT;
+    cfg.check_schedules = 0; // the tests prove every algorithm; launches here are timed
+    // Devices take large DMA tasks: slices only bound a task, and every round pays alpha.
+    cfg.slice_bytes = 4u << 20;
+    out.rings = find_scenario_rings(sc, topo);
+    cfg.channels = channels_for(sc, out.rings.size());
+    if (out.rings.size() > cfg.channels) // channel c runs on ring c: the rest would idle
+        out.rings.resize(cfg.channels);
+    out.ring_table.clear();
+    for (const std::vector<int> &ring : out.rings)
+        out.ring_table.insert(out.ring_table.end(), ring.begin(), ring.end());
+    if (!out.rings.empty()) {
+        cfg.rings = out.ring_table.data();
+        cfg.ring_count = (uint32_t)out.rings.size();
+    }
+    // The cost table: every algorithm's alpha and beta on this topology.
+    model::CostModel cm(topo, sc.device, out.rings, cfg.channels);
+    out.costs.clear();
+    for (int c = 0; c < NCL_COLL_COUNT; c++)
+        for (const model::AlgoCost &a : cm.costs((ncl_coll)c))
+            out.costs.push_back(ncl_cost{(uint8_t)a.coll, (uint8_t)a.algo, (uint16_t)a.hops,
+                                         (uint64_t)(a.alpha_s * 1e9 + 0.5), (uint64_t)(a.beta_s * 1e15 + 0.5)});
+    if (out.costs.size() > NCL_MAX_COSTS)
+        out.costs.resize(NCL_MAX_COSTS);
+    cfg.costs = out.costs.data();
+    cfg.cost_count = (uint32_t)out.costs.size();
+    if (sc.workload.algo != NCL_ALGO_AUTO)
+        for (int c = 0; c < NCL_COLL_COUNT; c++)
+            if (ncl_algo_supported((ncl_coll)c, sc.workload.algo))
+                cfg.algorithm[c] = (uint8_t)sc.workload.algo;
+    // The built-in cost model (chain segments) sees the scenario's links.
+    cfg.link_alpha_ns = (uint32_t)((sc.topo.link.latency + sc.device.task_overhead) * 1e9);
+    cfg.link_gbps = (uint32_t)(sc.topo.link.bandwidth / 1e9) ? (uint32_t)(sc.topo.link.bandwidth / 1e9) : 1;
+    out.cfg = cfg;
+    out.scratch_bytes = scenario_scratch(sc);
+}
+
+uint64_t scenario_scratch(const rs_scenario &sc)
+{
+    return std::min<uint64_t>(sc.device.memory_bytes / 4, 16u << 20);
+}
+
+ncl_plan_env EngineSetup::plan_env() const
+{
+    ncl_plan_env env{};
+    env.slice_bytes = cfg.slice_bytes;
+    env.channels = cfg.channels;
+    env.max_queues = NCL_MAX_QUEUES; // the sim backend's
+    env.scratch_bytes = scratch_bytes;
+    env.link_alpha_ns = cfg.link_alpha_ns;
+    env.link_gbps = cfg.link_gbps;
+    env.costs = costs.data();
+    env.cost_count = (uint32_t)costs.size();
+    return env; // rings: the communicator's copies hold the positions; plan only needs costs
+}
+
+uint32_t scenario_channels(const rs_scenario &sc)
+{
+    try {
+        model::Topology t(sc.topo);
+        return channels_for(sc, find_scenario_rings(sc, t).size());
+    } catch (const model::ConfigError &) {
+        return channels_for(sc, 0); // the run reports it
+    }
+}
+
+} // namespace rs

@@ -1,0 +1,44 @@
+// rs_setup.hpp — how ringsim configures the engine for a scenario: logical rings found from the
+// topology, channels, the cost table `auto` chooses with, slices and scratch. Shared by `run`
+// and `plan`, so what plan predicts is what run runs.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <ncl/ncl.h>
+#include <ncl/ncl_sched.h>
+
+#include "model/rs_spec.h"
+#include "model/topology.hpp"
+
+namespace rs {
+
+/** The engine configuration of a scenario. cfg points into the vectors: keep the setup alive
+ *  (and do not copy it) until the communicators are created. */
+struct EngineSetup {
+    std::vector<std::vector<int>> rings; // the logical rings in use (empty: 0, 1, ..., p-1)
+    std::vector<int32_t> ring_table;
+    std::vector<ncl_cost> costs;
+    ncl_config cfg;
+    uint64_t scratch_bytes; // per rank, as the devices are built with (scenario_scratch)
+
+    EngineSetup() = default;
+    EngineSetup(const EngineSetup &) = delete;
+    EngineSetup &operator=(const EngineSetup &) = delete;
+
+    /** The planner's view of the same configuration (for ncl_plan_make). */
+    ncl_plan_env plan_env() const;
+};
+
+/** Fills `out` for sc on its topology (rings: auto searches it). */
+void engine_setup(const rs_scenario &sc, const model::Topology &topo, EngineSetup &out);
+
+/** Scratch per device for the engine: what the ring algorithms need for 1 MiB slices, within
+ *  the device's memory. */
+uint64_t scenario_scratch(const rs_scenario &sc);
+
+/** Channels a scenario runs with: as it says, or one per ring found (at least 2). */
+uint32_t scenario_channels(const rs_scenario &sc);
+
+} // namespace rs
