@@ -60,7 +60,8 @@ void engine_setup(const rs_scenario &sc, const model::Topology &topo, EngineSetu
     for (int c = 0; c < NCL_COLL_COUNT; c++)
         for (const model::AlgoCost &a : cm.costs((ncl_coll)c))
             out.costs.push_back(ncl_cost{(uint8_t)a.coll, (uint8_t)a.algo, (uint16_t)a.hops,
-                                         (uint64_t)(a.alpha_s * 1e9 + 0.5), (uint64_t)(a.beta_s * 1e15 + 0.5)});
+                                         (uint64_t)(a.alpha_s * 1e9 + 0.5), (uint64_t)(a.beta_s * 1e15 + 0.5),
+                                         (uint64_t)(a.fixed_s * 1e9 + 0.5)});
     if (out.costs.size() > NCL_MAX_COSTS)
         out.costs.resize(NCL_MAX_COSTS);
     cfg.costs = out.costs.data();

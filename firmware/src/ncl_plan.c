@@ -79,7 +79,7 @@ static uint64_t cost_entry(const ncl_cost *c, uint64_t bytes)
 {
     uint64_t nbeta = bytes / 1000u * c->beta_fs / 1000u + bytes % 1000u * c->beta_fs / 1000000u; /* ns */
     if (c->hops == 0)
-        return c->alpha_ns + nbeta;
+        return c->fixed_ns + c->alpha_ns + nbeta;
     uint64_t head = c->hops > 1 ? c->hops - 1u : 0u, alpha = c->alpha_ns ? c->alpha_ns : 1;
     uint64_t k = ncl_isqrt(head * nbeta / alpha); /* the optimum of the convex cost, rounded */
     uint64_t best = UINT64_MAX;
@@ -87,7 +87,7 @@ static uint64_t cost_entry(const ncl_cost *c, uint64_t bytes)
         uint64_t t = (head + j) * (c->alpha_ns + nbeta / j);
         best = t < best ? t : best;
     }
-    return best;
+    return c->fixed_ns + best;
 }
 
 uint64_t ncl_plan_cost_ns(const ncl_plan *p, const ncl_plan_env *env)
@@ -165,5 +165,16 @@ ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nrank
     if (!d)
         return NCL_ERR_UNSUPPORTED;
     plan->algo = (uint8_t)algo;
+    /* a pipeline's segment count follows the cost table's view of its hops when there is one
+     * (the slowest link of the chain, not the nominal one); the table's beta is per byte of the
+     * whole buffer, a channel's chain carries 1/channels of it */
+    for (uint32_t i = 0; i < env->cost_count; i++) {
+        const ncl_cost *c = &env->costs[i];
+        if (c->coll == coll && c->algo == algo && c->hops > 0) {
+            uint64_t per_chain_fs = c->beta_fs * env->channels;
+            plan->link_alpha_ns = c->alpha_ns ? (uint32_t)(c->alpha_ns < UINT32_MAX ? c->alpha_ns : UINT32_MAX) : 1;
+            plan->link_gbps = per_chain_fs && 1000000u / per_chain_fs ? (uint32_t)(1000000u / per_chain_fs) : 1;
+        }
+    }
     return d->prepare(plan);
 }

@@ -11,7 +11,7 @@ double AlgoCost::predict(uint64_t bytes) const
 {
     double n = (double)bytes;
     if (hops <= 0)
-        return alpha_s + n * beta_s;
+        return fixed_s + alpha_s + n * beta_s;
     // the engine's segment count: the continuous optimum, rounded to the better neighbour
     double head = hops > 1 ? hops - 1 : 0;
     double kc = head > 0 && alpha_s > 0 ? std::sqrt(head * n * beta_s / alpha_s) : 1.0;
@@ -20,7 +20,7 @@ double AlgoCost::predict(uint64_t bytes) const
         double t = (head + k) * (alpha_s + n * beta_s / k);
         best = best < 0 || t < best ? t : best;
     }
-    return best;
+    return fixed_s + best;
 }
 
 CostModel::CostModel(const Topology &topo, const rs_device_params &dev,
@@ -44,32 +44,37 @@ double CostModel::route_latency(int src, int dst) const
     return lat + (r.empty() ? 0.0 : (double)(r.size() - 1) * t_.forward_latency());
 }
 
-// The READY that precedes the first write of each flow travels back from its destination.
-double CostModel::handshake(const std::vector<Flow> &flows) const
-{
-    double h = 0;
-    for (const Flow &f : flows)
-        h = std::max(h, route_latency(f.dst, f.src));
-    return h;
-}
-
-// One step of concurrent flows: alpha = task overhead + slowest route latency; beta = the most
-// loaded channel's bytes over its payload bandwidth, or a rank's memory traffic (each flow read
-// at its source, written at its destination) over the memory bandwidth if that is slower.
-CostModel::Step CostModel::step(const std::vector<Flow> &flows) const
+// One step of concurrent flows. alpha: the slowest flow's task overhead + route latency (after
+// the READY that comes back from its destination, for a first step), or — when a device has more
+// writes than DMA engines — its writes' engine time shared over the engines, each engine held
+// until its write has arrived. beta: the most loaded channel's bytes over its payload bandwidth,
+// or a rank's memory traffic (each flow read at its source, written at its destination) over the
+// memory bandwidth if that is slower.
+CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first) const
 {
     std::map<int, double> load;
-    std::vector<double> mem((size_t)t_.nnodes(), 0.0);
-    double lat = 0;
+    std::vector<double> mem((size_t)t_.nnodes(), 0.0), busy((size_t)t_.nnodes(), 0.0);
+    std::vector<double> first_ready((size_t)t_.nnodes(), -1.0);
+    std::vector<int> writes((size_t)t_.nnodes(), 0);
+    double o = dev_.task_overhead, alpha = 0;
     for (const Flow &f : flows) {
         if (f.src == f.dst)
             continue;
-        lat = std::max(lat, route_latency(f.src, f.dst));
+        double l = route_latency(f.src, f.dst), ready = ready_first ? route_latency(f.dst, f.src) : 0.0;
+        alpha = std::max(alpha, ready + o + l);
         for (int ch : t_.route(f.src, f.dst))
             load[ch] += f.frac;
         mem[(size_t)f.src] += f.frac;
         mem[(size_t)f.dst] += f.frac;
+        busy[(size_t)f.src] += o + l;
+        double &fr = first_ready[(size_t)f.src];
+        fr = fr < 0 ? ready : std::min(fr, ready);
+        writes[(size_t)f.src]++;
     }
+    double engines = dev_.dma_engines ? (double)dev_.dma_engines : 1.0;
+    for (size_t v = 0; v < writes.size(); v++)
+        if (writes[v] > engines)
+            alpha = std::max(alpha, first_ready[v] + busy[v] / engines);
     double beta = 0;
     for (const auto &kv : load) {
         const rs_link_params &lp = t_.channels()[(size_t)kv.first].params;
@@ -78,7 +83,7 @@ CostModel::Step CostModel::step(const std::vector<Flow> &flows) const
     }
     for (double m : mem)
         beta = std::max(beta, m / dev_.mem_bandwidth);
-    return Step{dev_.task_overhead + lat, beta};
+    return Step{alpha, beta};
 }
 
 // Ring allreduce / reduce-scatter / allgather: every channel moves 1/(channels p) of n per step,
@@ -92,9 +97,9 @@ AlgoCost CostModel::ring(ncl_coll coll) const
     for (uint32_t ch = 0; ch < channels_; ch++)
         for (int i = 0; i < p_; i++)
             flows.push_back(Flow{ring_rank((int)ch, i), ring_rank((int)ch, i + 1), 1.0 / (channels_ * p_)});
-    Step s = step(flows);
+    Step s = step(flows), s0 = step(flows, true);
     double steps = coll == NCL_COLL_ALLREDUCE ? 2.0 * (p_ - 1) : (double)(p_ - 1);
-    c.alpha_s = handshake(flows) + steps * s.alpha;
+    c.alpha_s = s0.alpha + (steps - 1) * s.alpha;
     c.beta_s = steps * s.beta;
     if (coll == NCL_COLL_REDUCE_SCATTER) {
         c.alpha_s += dev_.task_overhead;
@@ -104,7 +109,9 @@ AlgoCost CostModel::ring(ncl_coll coll) const
 }
 
 // Pipelined chains from the root (rank 0) along each channel's ring, every channel carrying
-// 1/channels of n; reduce runs the same chain the other way.
+// 1/channels of n; reduce runs the same chain the other way. A segment's step costs the hop's
+// alpha; filling the pipeline costs their sum, so alpha is the mean over hops; the most loaded
+// channel sets the pace (beta).
 AlgoCost CostModel::chain(ncl_coll coll) const
 {
     AlgoCost c{coll, coll == NCL_COLL_BROADCAST ? NCL_ALGO_CHAIN : NCL_ALGO_RING, 0, 0, 0};
@@ -118,29 +125,57 @@ AlgoCost CostModel::chain(ncl_coll coll) const
             flows.push_back(coll == NCL_COLL_BROADCAST ? Flow{a, b, 1.0 / chans} : Flow{b, a, 1.0});
         }
     Step s = step(flows);
-    c.alpha_s = s.alpha;
+    double sum = 0;
+    for (int i = 0; i + 1 < p_; i++)
+        sum += dev_.task_overhead + route_latency(ring_rank(0, i), ring_rank(0, i + 1));
+    c.alpha_s = sum / (p_ - 1);
     c.beta_s = s.beta;
     c.hops = p_ - 1;
+    // the head waits for its successor's READY before the first segment (broadcast; a reduce's
+    // tail gets the grants of its predecessor the same way)
+    int head = coll == NCL_COLL_BROADCAST ? ring_rank(0, 0) : ring_rank(0, 1);
+    int second = coll == NCL_COLL_BROADCAST ? ring_rank(0, 1) : ring_rank(0, 0);
+    c.fixed_s = route_latency(second, head);
     return c;
 }
 
-// Binomial tree: ceil(lg p) sends of the whole buffer on the critical path (REFERENCE.md).
+// Binomial tree from rank 0 (REFERENCE.md: ceil(lg p) sends on the critical path), as the engine
+// runs it: a parent sends to its children one after another, farthest (largest subtree) first,
+// each child starting when its data has arrived; the first write to a child waits for its READY.
+// alpha: the latest arrival's latency sum; beta: the most sends in a row on any path.
 AlgoCost CostModel::tree(ncl_coll coll) const
 {
     AlgoCost c{coll, NCL_ALGO_TREE, 0, 0, 0};
     if (p_ < 2)
         return c;
-    int lg = 0;
-    while ((1 << lg) < p_)
-        lg++;
-    double lat = 0, beta = 0;
-    for (int v = 1; v < p_; v++) { // v's parent is v minus its lowest set bit
-        Step s = step({coll == NCL_COLL_BROADCAST ? Flow{v & (v - 1), v, 1.0} : Flow{v, v & (v - 1), 1.0}});
-        lat = std::max(lat, s.alpha);
-        beta = std::max(beta, s.beta);
+    int top = 1;
+    while (top < p_)
+        top <<= 1;
+    std::vector<double> at((size_t)p_, 0.0); // latency part of when v has the data
+    std::vector<int> sends((size_t)p_, 0);   // sends in a row on the path to v
+    double beta = 0, o = dev_.task_overhead;
+    for (int v = 0; v < p_; v++) { // parents (v minus its lowest bit) come before their children
+        int span = v ? (v & -v) : top;
+        double t = at[(size_t)v];
+        int k = sends[(size_t)v];
+        for (int m = span >> 1; m >= 1; m >>= 1) {
+            int child = v + m;
+            if (child >= p_)
+                continue;
+            int a = coll == NCL_COLL_BROADCAST ? v : child, b = coll == NCL_COLL_BROADCAST ? child : v;
+            t = std::max(t, route_latency(child, v)) + o + route_latency(a, b); // READY, then write
+            k++;
+            at[(size_t)child] = t;
+            sends[(size_t)child] = k;
+            beta = std::max(beta, step({Flow{a, b, 1.0}}).beta);
+        }
     }
-    c.alpha_s = lg * lat;
-    c.beta_s = lg * beta;
+    double lat = 0;
+    int most = 0;
+    for (int v = 0; v < p_; v++)
+        lat = std::max(lat, at[(size_t)v]), most = std::max(most, sends[(size_t)v]);
+    c.alpha_s = lat;
+    c.beta_s = most * beta;
     return c;
 }
 
@@ -163,7 +198,7 @@ AlgoCost CostModel::halving_doubling(ncl_coll coll) const
         std::vector<Flow> fold;
         for (int i = 0; i < extra; i++)
             fold.push_back(Flow{2 * i + 1, 2 * i, coll == NCL_COLL_ALLGATHER ? 1.0 / p_ : 1.0});
-        steps.push_back(step(fold));
+        steps.push_back(step(fold, true));
         first = fold;
     }
     bool rs = coll != NCL_COLL_ALLGATHER, ag = coll != NCL_COLL_REDUCE_SCATTER;
@@ -178,9 +213,9 @@ AlgoCost CostModel::halving_doubling(ncl_coll coll) const
             std::vector<Flow> flows;
             for (int i = 0; i < pp; i++)
                 flows.push_back(Flow{core(i), core(i ^ mask), frac});
+            Step s = step(flows, first.empty());
             if (first.empty())
                 first = flows;
-            Step s = step(flows);
             if (pass == 0)
                 s.alpha += dev_.task_overhead, s.beta += frac * reduce;
             steps.push_back(s);
@@ -193,7 +228,6 @@ AlgoCost CostModel::halving_doubling(ncl_coll coll) const
             unfold.push_back(Flow{2 * i, 2 * i + 1, back});
         steps.push_back(step(unfold));
     }
-    c.alpha_s = handshake(first);
     for (const Step &s : steps)
         c.alpha_s += s.alpha, c.beta_s += s.beta;
     return c;
@@ -212,11 +246,11 @@ AlgoCost CostModel::mesh(ncl_coll coll) const
         for (int b = 0; b < p_; b++)
             if (a != b)
                 all.push_back(Flow{a, b, 1.0 / p_});
-    Step s = step(all);
+    Step s = step(all), s0 = step(all, true);
     double reduce = (double)(p_ - 1) / p_ *
                     std::max(1.0 / dev_.reduce_bandwidth, 3.0 / dev_.mem_bandwidth);
     int phases = coll == NCL_COLL_ALLREDUCE ? 2 : 1;
-    c.alpha_s = handshake(all) + phases * s.alpha;
+    c.alpha_s = s0.alpha + (phases - 1) * s.alpha;
     c.beta_s = phases * s.beta;
     if (coll != NCL_COLL_ALLGATHER) { // the receiver's p-1 local reduces run one after another
         c.alpha_s += (p_ - 1) * dev_.task_overhead;
@@ -242,7 +276,7 @@ AlgoCost CostModel::scatter_allgather() const
         for (int v = 0; v < p_; v += 2 * span)
             if (v + span < p_)
                 flows.push_back(Flow{v, v + span, (double)(std::min(v + 2 * span, p_) - v - span) / p_});
-        Step s = step(flows);
+        Step s = step(flows, first.empty());
         c.alpha_s += s.alpha, c.beta_s += s.beta;
         if (first.empty())
             first = flows;
@@ -262,7 +296,6 @@ AlgoCost CostModel::scatter_allgather() const
         Step s = step(flows);
         c.alpha_s += (p_ - 1) * s.alpha, c.beta_s += (p_ - 1) * s.beta;
     }
-    c.alpha_s += handshake(first);
     return c;
 }
 

@@ -73,14 +73,15 @@ typedef enum ncl_algo {
 
 /** One entry of the cost table `algorithm: auto` chooses with: the predicted time of a collective
  *  of n bytes (nccl-tests' size) with one algorithm on this communicator's topology. Linear
- *  (hops 0): alpha + n beta. A pipeline over `hops` links (chain): the best segment count k of
- *  (hops - 1 + k)(alpha + n beta / k). Built by whoever knows the topology (ringsim's model, a
+ *  (hops 0): fixed + alpha + n beta. A pipeline over `hops` links (chain): fixed + the best
+ *  segment count k of (hops - 1 + k)(alpha + n beta / k). Built by whoever knows the topology (ringsim's model, a
  *  board's agent from its links) and copied at creation. */
 typedef struct ncl_cost {
     uint8_t coll, algo;     /**< ncl_coll, ncl_algo */
     uint16_t hops;          /**< 0: linear */
     uint64_t alpha_ns;
     uint64_t beta_fs;       /**< femtoseconds per byte */
+    uint64_t fixed_ns;      /**< added to either form (a pipeline's start-up handshake) */
 } ncl_cost;
 
 /** Allocator injected at communicator creation (Lua-style). The engine never calls malloc. */

@@ -86,10 +86,10 @@ static int xfer_next(const ctx *c, int peer, uint64_t b0, uint64_t nb, uint64_t 
 
 static ncl_result prepare(ncl_plan *p)
 {
-    uint32_t q = p->queues;
-    while (q > 1 && p->count < q)
-        q--;
-    p->queues = q;
+    /* One queue: every channel would exchange with the same partner over the same links, and a
+     * channel's share of a group of blocks is strided (one task per block) where one queue writes
+     * the contiguous group in one task. */
+    p->queues = 1;
     p->segments = 1;
     return NCL_SUCCESS;
 }

@@ -159,13 +159,10 @@ static ncl_ref landing(const ctx *c, uint64_t u, uint64_t m, uint64_t e, uint64_
 static ncl_result prepare(ncl_plan *p)
 {
     const uint64_t p2 = pow2_floor((uint64_t)p->nranks);
-    uint32_t q = p->queues;
-    /* a channel is worth a queue with at least one element per rank ... */
-    while (q > 1 && p->count / (uint64_t)p->nranks < q)
-        q--;
-    /* ... and needs p'-1 slots of at least one element: rather fewer channels than none */
-    while (q > 1 && p2 > 1 && p->scratch_bytes / q / p->esize < p2 - 1)
-        q--;
+    /* One queue: every channel would exchange with the same partner over the same links, and a
+     * channel's share of a block range is strided (one task per block) where one queue moves the
+     * contiguous range in one task per step. */
+    uint32_t q = 1;
     p->queues = q;
     p->segments = 1;
     if (p->count > 0 && p2 > 1 && p->scratch_bytes / q / p->esize < p2 - 1)

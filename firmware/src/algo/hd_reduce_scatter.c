@@ -306,13 +306,9 @@ static int xfer_next(const ctx *c0, uint64_t i, int kind, uint64_t m, uint64_t *
 
 static ncl_result prepare(ncl_plan *p)
 {
-    uint32_t q = p->queues;
-    while (q > 1 && p->count < q)
-        q--;
-    /* every channel needs its slots with at least one element per block: rather fewer channels */
-    while (q > 1 && p->nranks > 1 && p->scratch_bytes / q / p->esize < slot_blocks(p))
-        q--;
-    p->queues = q;
+    /* One queue: every channel would exchange with the same partner over the same links, and a
+     * channel's share of a block range is strided (one task per block). */
+    p->queues = 1;
     p->segments = 1;
     if (p->count > 0 && p->nranks > 1 && round_elems(p) == 0)
         return NCL_ERR_UNSUPPORTED;

@@ -16,14 +16,15 @@
 namespace model {
 
 /** One algorithm's predicted time for n bytes (nccl-tests' size): linear, alpha + n beta; or,
- *  for a pipeline over `hops` links (chain), the best segment count k of
+ *  for a pipeline over `hops` links (chain), fixed + the best segment count k of
  *  (hops - 1 + k)(alpha + n beta / k). */
 struct AlgoCost {
     ncl_coll coll;
     ncl_algo algo;
     double alpha_s;
-    double beta_s; // per byte
-    int hops;      // 0: linear
+    double beta_s;      // per byte
+    int hops;           // 0: linear
+    double fixed_s = 0; // pipelines: what comes before the first segment (the head's READY)
     double predict(uint64_t bytes) const;
 };
 
@@ -45,9 +46,9 @@ private:
     struct Step {
         double alpha, beta; // seconds, seconds per byte of n
     };
-    Step step(const std::vector<Flow> &flows) const;
+    /** ready_first: the flows are a collective's first writes, each after its READY. */
+    Step step(const std::vector<Flow> &flows, bool ready_first = false) const;
     double route_latency(int src, int dst) const;
-    double handshake(const std::vector<Flow> &flows) const;
     int ring_rank(int c, int pos) const;
 
     AlgoCost ring(ncl_coll coll) const;
