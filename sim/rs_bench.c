@@ -153,7 +153,7 @@ static ncl_algo rs_row_algo(const rs_opts *o, const ncl_host_config *hc, ncl_col
         return forced;
     ncl_plan plan;
     ncl_plan_env env = {hc->comm.slice_bytes, hc->comm.channels, NCL_MAX_QUEUES, hc->scratch_bytes,
-                        hc->comm.link_alpha_ns, hc->comm.link_gbps, NULL, NULL, 0, NULL, 0};
+                        hc->comm.link_alpha_ns, hc->comm.link_gbps, NULL, NULL, 0, NULL, 0, 0};
     ncl_result rc = ncl_plan_make(&plan, coll, NCL_ALGO_AUTO, o->nranks, 0, rs_has_root(coll) ? o->root : 0,
                                   r->param, r->dt, r->has_op ? r->op : NCL_SUM, 0, &env);
     return rc == NCL_SUCCESS ? (ncl_algo)plan.algo : NCL_ALGO_AUTO;

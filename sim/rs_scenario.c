@@ -55,6 +55,7 @@ static const rs_name rs_coll_names[] = {
 static const rs_name rs_algo_names[] = {
     {"auto", NCL_ALGO_AUTO}, {"ring", NCL_ALGO_RING}, {"chain", NCL_ALGO_CHAIN}, {"tree", NCL_ALGO_TREE},
     {"hd", NCL_ALGO_HD},     {"mesh", NCL_ALGO_MESH}, {"sag", NCL_ALGO_SAG},     {"dbtree", NCL_ALGO_DBTREE},
+    {"det", NCL_ALGO_DET},
     {"halving_doubling", NCL_ALGO_HD}, {"full_mesh", NCL_ALGO_MESH}, {"scatter_allgather", NCL_ALGO_SAG},
 };
 /* nccl-tests' names first, then the aliases `ringsim run -d` also takes */
@@ -421,6 +422,10 @@ static const rs_key rs_keys_workload[] = {
      NULL, &rs_enum_rings, NULL,
      "auto: rings over direct links found from the topology, no link used twice (the 8-NPU server "
      "has 4); rank: the one ring 0, 1, ..., p-1"},
+    {"deterministic", RS_T_BOOL, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, deterministic), 0, 0, 1, 0, 0, 0,
+     "false", NULL, &rs_enum_bool, NULL,
+     "true: allreduce sums every element in rank order whatever the algorithm and size (the det "
+     "algorithm: a full-mesh reduce-scatter + allgather in rank order)"},
 };
 static const rs_map rs_map_workload = {
     "workload", "What to run, as nccl-tests would: every collective over the size sweep.",

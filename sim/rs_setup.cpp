@@ -73,6 +73,7 @@ void engine_setup(const rs_scenario &sc, const model::Topology &topo, EngineSetu
     // The built-in cost model (chain segments) sees the scenario's links.
     cfg.link_alpha_ns = (uint32_t)((sc.topo.link.latency + sc.device.task_overhead) * 1e9);
     cfg.link_gbps = (uint32_t)(sc.topo.link.bandwidth / 1e9) ? (uint32_t)(sc.topo.link.bandwidth / 1e9) : 1;
+    cfg.deterministic = sc.workload.deterministic;
     out.cfg = cfg;
     out.scratch_bytes = scenario_scratch(sc);
 }
@@ -93,6 +94,7 @@ ncl_plan_env EngineSetup::plan_env() const
     env.link_gbps = cfg.link_gbps;
     env.costs = costs.data();
     env.cost_count = (uint32_t)costs.size();
+    env.deterministic = cfg.deterministic;
     return env; // rings: the communicator's copies hold the positions; plan only needs costs
 }
 

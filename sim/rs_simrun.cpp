@@ -271,6 +271,9 @@ int Driver::sweep(ncl_coll coll, rs_report *rep)
     bool per_rank = coll == NCL_COLL_ALLGATHER || coll == NCL_COLL_REDUCE_SCATTER;
     uint64_t es = ncl_dtype_size(w.dtype);
     ncl_algo algo = ncl_algo_supported(coll, w.algo) ? w.algo : NCL_ALGO_AUTO;
+    if (w.deterministic && coll == NCL_COLL_ALLREDUCE)
+        algo = NCL_ALGO_DET; // what the engine runs in deterministic mode
+
     rs_report_table_begin(rep, coll, ncl_algo_name(algo));
     int status = RS_EXIT_OK;
     for (uint64_t size = w.begin_bytes; size <= w.end_bytes; size *= w.factor) {

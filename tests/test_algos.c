@@ -56,7 +56,7 @@ static ncl_result make_plan_sized(ncl_plan *plan, ncl_coll coll, ncl_algo algo, 
                                   uint64_t slice_bytes, uint64_t scratch_bytes)
 {
     ncl_plan_env env = {slice_bytes, CHANNELS, g_max_queues, scratch_bytes, ALPHA_NS, GBPS,
-                        NULL, NULL, 0, NULL, 0};
+                        NULL, NULL, 0, NULL, 0, 0};
     return ncl_plan_make(plan, coll, algo, nranks, 0, root, count, dtype, op, inplace, &env);
 }
 

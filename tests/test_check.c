@@ -428,7 +428,7 @@ static void test_plan_algorithm(void **state)
 {
     (void)state;
     ncl_plan p;
-    ncl_plan_env env = {8, 2, NCL_MAX_QUEUES, 0, 1000, 20, NULL, NULL, 0, NULL, 0};
+    ncl_plan_env env = {8, 2, NCL_MAX_QUEUES, 0, 1000, 20, NULL, NULL, 0, NULL, 0, 0};
     assert_int_equal(ncl_plan_make(&p, NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 3, 0, 0, 10, NCL_FLOAT32, NCL_AVG, 0,
                                    &env),
                      NCL_SUCCESS);

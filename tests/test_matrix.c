@@ -256,6 +256,7 @@ static void reduce_scatter_mesh(void **s) { (void)s; run_matrix(NCL_COLL_REDUCE_
 static void allgather_mesh(void **s) { (void)s; run_matrix(NCL_COLL_ALLGATHER, NCL_ALGO_MESH); }
 static void broadcast_sag(void **s) { (void)s; run_matrix(NCL_COLL_BROADCAST, NCL_ALGO_SAG); }
 static void allreduce_dbtree(void **s) { (void)s; run_matrix(NCL_COLL_ALLREDUCE, NCL_ALGO_DBTREE); }
+static void allreduce_det(void **s) { (void)s; run_matrix(NCL_COLL_ALLREDUCE, NCL_ALGO_DET); }
 
 /* argv[1], if given, selects tests by cmocka filter pattern (CTest runs one per process). */
 int main(int argc, char **argv)
@@ -268,7 +269,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(reduce_scatter_hd),   cmocka_unit_test(allgather_hd),
         cmocka_unit_test(allreduce_mesh),      cmocka_unit_test(reduce_scatter_mesh),
         cmocka_unit_test(allgather_mesh),      cmocka_unit_test(broadcast_sag),
-        cmocka_unit_test(allreduce_dbtree),
+        cmocka_unit_test(allreduce_dbtree),    cmocka_unit_test(allreduce_det),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);

@@ -35,7 +35,7 @@ const char *ncl_coll_name(ncl_coll c)
 const char *ncl_algo_name(ncl_algo a)
 {
     static const char *const names[NCL_ALGO_COUNT] = {"auto", "ring", "chain", "tree",
-                                                      "hd",   "mesh", "sag",   "dbtree"};
+                                                      "hd",   "mesh", "sag",   "dbtree", "det"};
     return (unsigned)a < NCL_ALGO_COUNT ? names[a] : "?";
 }
 
@@ -168,7 +168,7 @@ static ncl_result start(ncl_comm *comm, const call *c)
     uint32_t channels = comm->cfg.channels < max_queues ? comm->cfg.channels : max_queues;
     ncl_plan_env env = {comm->cfg.slice_bytes, channels, max_queues, comm->caps.scratch_bytes,
                         comm->cfg.link_alpha_ns, comm->cfg.link_gbps, comm->ring_order, comm->ring_pos,
-                        comm->ring_count, comm->costs, comm->cost_count};
+                        comm->ring_count, comm->costs, comm->cost_count, comm->cfg.deterministic};
     rc = ncl_plan_make(&comm->plan, c->coll, (ncl_algo)comm->cfg.algorithm[c->coll], comm->nranks,
                        comm->rank, c->root, c->count, c->dtype, c->op, inplace, &env);
     if (rc != NCL_SUCCESS)

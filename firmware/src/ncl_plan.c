@@ -9,6 +9,7 @@ static const ncl_algo_desc *const algo_table[] = {
     &ncl_algo_tree_reduce,     &ncl_algo_hd_allreduce,      &ncl_algo_hd_reduce_scatter,
     &ncl_algo_hd_allgather,    &ncl_algo_mesh_allreduce,    &ncl_algo_mesh_reduce_scatter,
     &ncl_algo_mesh_allgather,  &ncl_algo_sag_broadcast,     &ncl_algo_dbtree_allreduce,
+    &ncl_algo_det_allreduce,
 };
 
 const ncl_algo_desc *ncl_algo_find(ncl_coll coll, ncl_algo algo)
@@ -94,9 +95,14 @@ uint64_t ncl_plan_cost_ns(const ncl_plan *p, const ncl_plan_env *env)
 {
     uint64_t bytes = p->count * p->esize *
                      (p->coll == NCL_COLL_ALLGATHER || p->coll == NCL_COLL_REDUCE_SCATTER ? (uint64_t)p->nranks : 1u);
+    uint64_t best = UINT64_MAX; /* an algorithm may have several lines (regimes): the least */
     for (uint32_t i = 0; env && i < env->cost_count; i++)
-        if (env->costs[i].coll == p->coll && env->costs[i].algo == p->algo)
-            return cost_entry(&env->costs[i], bytes);
+        if (env->costs[i].coll == p->coll && env->costs[i].algo == p->algo) {
+            uint64_t c = cost_entry(&env->costs[i], bytes);
+            best = c < best ? c : best;
+        }
+    if (best != UINT64_MAX)
+        return best;
     switch (p->algo) {
     case NCL_ALGO_TREE: return cost_tree(p, p->count * p->esize);
     case NCL_ALGO_CHAIN: return cost_chain(p, p->count * p->esize, p->segments ? p->segments : 1);
@@ -159,6 +165,8 @@ ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nrank
     plan->ring_order = env->ring_order;
     plan->ring_pos = env->ring_pos;
     plan->ring_count = env->ring_order ? env->ring_count : 0;
+    if (env->deterministic && coll == NCL_COLL_ALLREDUCE)
+        algo = NCL_ALGO_DET; /* the one canonical reduction order */
     if (algo == NCL_ALGO_AUTO)
         algo = choose_auto(plan, env);
     const ncl_algo_desc *d = ncl_algo_find(coll, algo);

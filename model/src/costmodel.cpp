@@ -326,6 +326,29 @@ AlgoCost CostModel::double_tree() const
     return c;
 }
 
+// Deterministic allreduce: small buffers are gathered whole (every rank writes its input to all
+// peers, then reduces the p-1 received ones in rank order after a local copy); large ones run the full-mesh
+// reduce-scatter + allgather with the senders reduced in rank order. Two lines: the engine takes
+// the cheaper (ncl_plan_cost_ns takes the least of a pair's entries).
+std::vector<AlgoCost> CostModel::deterministic() const
+{
+    AlgoCost split = mesh(NCL_COLL_ALLREDUCE);
+    split.algo = NCL_ALGO_DET;
+    if (p_ < 2)
+        return {split};
+    std::vector<Flow> all;
+    for (int a = 0; a < p_; a++)
+        for (int b = 0; b < p_; b++)
+            if (a != b)
+                all.push_back(Flow{a, b, 1.0});
+    Step s0 = step(all, true);
+    double reduce = std::max(1.0 / dev_.reduce_bandwidth, 3.0 / dev_.mem_bandwidth);
+    // the sum starts from (or ends with) a local copy of n: one more task
+    AlgoCost gather{NCL_COLL_ALLREDUCE, NCL_ALGO_DET, s0.alpha + p_ * dev_.task_overhead,
+                    s0.beta + (p_ - 1) * reduce + 2.0 / dev_.mem_bandwidth, 0};
+    return {gather, split};
+}
+
 // Patterns whose flows cross the network pairwise are routed flow by flow: past these sizes the
 // model leaves them out (auto then never picks them) rather than spend seconds routing p^2 flows.
 const int k_max_ranks_pairwise = 256, k_max_ranks_mesh = 64;
@@ -339,8 +362,11 @@ std::vector<AlgoCost> CostModel::costs(ncl_coll coll) const
         out.push_back(ring(coll));
         if (pairwise)
             out.push_back(halving_doubling(coll)), out.push_back(double_tree());
-        if (all_pairs)
+        if (all_pairs) {
             out.push_back(mesh(coll));
+            for (const AlgoCost &d : deterministic())
+                out.push_back(d);
+        }
         break;
     case NCL_COLL_REDUCE_SCATTER:
     case NCL_COLL_ALLGATHER:

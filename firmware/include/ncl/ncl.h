@@ -68,6 +68,7 @@ typedef enum ncl_algo {
                             reduce-scatter, allgather */
     NCL_ALGO_SAG,      /**< scatter + allgather (van de Geijn): broadcast */
     NCL_ALGO_DBTREE,   /**< double binary tree: allreduce */
+    NCL_ALGO_DET,      /**< deterministic allreduce: every element reduced in rank order 0..p-1 */
     NCL_ALGO_COUNT
 } ncl_algo;
 
@@ -118,12 +119,18 @@ typedef struct ncl_config {
      *  tree, and not considered otherwise (its speed depends on the topology). */
     const ncl_cost *costs;
     uint32_t cost_count;
+    /** 1: floating-point results independent of algorithm, channels, slices and message size:
+     *  allreduce reduces every element in one canonical order (rank 0, 1, ..., p-1) with the det
+     *  algorithm, whatever `algorithm` says. Its cost: a full-mesh reduce-scatter + allgather
+     *  (each rank receives 2 (p-1)/p n bytes, like a ring, but all-to-all) with the senders
+     *  reduced in rank order; buffers of one round are gathered whole ((p-1) n). */
+    int deterministic;
 } ncl_config;
 
 #define NCL_CONFIG_INIT                                                                       \
     {                                                                                         \
         sizeof(ncl_config), NCL_CONFIG_VERSION, 30000000000ull, 2u, (512ull << 10), {0, 0, 0, 0, 0}, \
-            -1, 2000u, 20u, 0, 0, 0, 0, 0, 0, 0                                               \
+            -1, 2000u, 20u, 0, 0, 0, 0, 0, 0, 0, 0                                            \
     }
 
 struct ncl_hal;

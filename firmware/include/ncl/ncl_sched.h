@@ -116,6 +116,7 @@ typedef struct ncl_plan_env {
     uint32_t ring_count;
     const ncl_cost *costs;   /**< cost table for AUTO (see ncl_cost), may be NULL */
     uint32_t cost_count;
+    int deterministic;       /**< ncl_config.deterministic: allreduce runs det whatever algo says */
 } ncl_plan_env;
 
 /** Builds and prepares a plan (algorithm choice for AUTO included). Pure: no HAL, no memory. */
@@ -124,8 +125,8 @@ ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nrank
                          const ncl_plan_env *env);
 
 /** Predicted time in ns of the plan's collective with `algo` (which must have prepared): the
- *  cost table's entry, else the built-in formula for ring, chain and tree; UINT64_MAX when the
- *  algorithm has no cost (AUTO does not consider it). */
+ *  least of the cost table's entries for it, else the built-in formula for ring, chain and tree;
+ *  UINT64_MAX when the algorithm has no cost (AUTO does not consider it). */
 uint64_t ncl_plan_cost_ns(const ncl_plan *plan, const ncl_plan_env *env);
 
 #ifdef __cplusplus

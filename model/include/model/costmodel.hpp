@@ -58,6 +58,7 @@ private:
     AlgoCost mesh(ncl_coll coll) const;
     AlgoCost scatter_allgather() const;
     AlgoCost double_tree() const;
+    std::vector<AlgoCost> deterministic() const;
 
     const Topology &t_;
     rs_device_params dev_;

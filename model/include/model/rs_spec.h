@@ -111,6 +111,7 @@ typedef struct rs_workload {
     uint32_t channels;       /* the engine's parallel ring queues (ncl_config.channels), 1..8;
                                 0: one per ring, at least 2 */
     int32_t rings;           /* rs_rings: the logical rings of the ring algorithms */
+    int32_t deterministic;   /* 1: ncl_config.deterministic (one canonical reduction order) */
 } rs_workload;
 
 /* Where the ring algorithms' logical rings come from. */
