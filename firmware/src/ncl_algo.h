@@ -86,6 +86,18 @@ static inline int ncl_mod(int64_t a, int64_t p)
 static inline uint64_t ncl_min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 static inline uint64_t ncl_div_ceil(uint64_t a, uint64_t b) { return b ? (a + b - 1) / b : 0; }
 
+/* The largest power of two <= n (0 for 0): halving-doubling's core. */
+static inline uint64_t ncl_pow2_floor(uint64_t n)
+{
+    n |= n >> 1;
+    n |= n >> 2;
+    n |= n >> 4;
+    n |= n >> 8;
+    n |= n >> 16;
+    n |= n >> 32;
+    return n - (n >> 1);
+}
+
 /* Ring c (channel c's logical ring): the position of `rank`, and the rank at position `pos`
  * (any integer: taken mod nranks). Without rings, ring c is 0, 1, ..., nranks-1. */
 static inline int ncl_ring_pos(const ncl_plan *p, uint32_t c, int rank)

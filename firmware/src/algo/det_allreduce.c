@@ -1,6 +1,6 @@
 /* det_allreduce.c — deterministic allreduce: every element is reduced in the one canonical order
  * ((x_0 op x_1) op x_2) ... op x_{p-1}, whatever the algorithm setting, channels or call sizes. */
-#include "ncl_algo.h"
+#include "ncl_mesh.h"
 
 /* Why: the result of a float reduction depends on the order of its operations. Ring, hd, mesh
  * and the trees each reduce an element in an order set by the algorithm, the rank's place in
@@ -52,31 +52,10 @@
  * writes cross several links and contend) and the in-order reduce chain, not extra bytes.
  * Scratch is refused (only) when it cannot hold one element per slot. */
 
-/* The peer at distance d this rank writes to. */
-static int peer_to(const ncl_plan *p, uint64_t d)
-{
-    return ncl_mod((int64_t)p->rank + (int64_t)d, p->nranks);
-}
-
-/* Queues that write to peers: one per peer as far as the backend allows. */
-static uint32_t send_queues(const ncl_plan *p)
-{
-    uint32_t peers = (uint32_t)p->nranks - 1;
-    return peers < p->max_queues ? peers : p->max_queues;
-}
-
-/* The queue that grants READY, waits for DATA and reduces. */
-static uint32_t local_queue(const ncl_plan *p)
-{
-    uint32_t s = send_queues(p);
-    return s < p->max_queues ? s : s - 1;
-}
-
 /* The sender's queue for the pair sender -> receiver (the receiver uses its notify ids). */
 static uint32_t queue_of(const ncl_plan *p, int sender, int receiver)
 {
-    uint64_t d = (uint64_t)ncl_mod((int64_t)receiver - sender, p->nranks);
-    return (uint32_t)((d - 1) % send_queues(p));
+    return ncl_mesh_queue_of(p, (uint64_t)ncl_mod((int64_t)receiver - sender, p->nranks));
 }
 
 /* Elements per round and slot: one slice, and p-1 slots of it must fit in scratch. */
@@ -124,7 +103,7 @@ static ncl_result prepare(ncl_plan *p)
 {
     p->segments = 1;
     p->helper_queues = 0;
-    p->queues = p->nranks < 2 ? 1 : send_queues(p) + (local_queue(p) == send_queues(p) ? 1 : 0);
+    p->queues = p->nranks < 2 ? 1 : ncl_mesh_send_queues(p) + (ncl_mesh_local_queue(p) == ncl_mesh_send_queues(p) ? 1 : 0);
     if (p->count > 0 && round_elems(p) == 0)
         return NCL_ERR_UNSUPPORTED; /* not one element per slot */
     return NCL_SUCCESS;
@@ -139,7 +118,7 @@ static int next_gather(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
 {
     const int r = p->rank, np = p->nranks;
     const uint64_t bytes = p->count * p->esize;
-    const uint32_t sq = send_queues(p), lq = local_queue(p);
+    const uint32_t sq = ncl_mesh_send_queues(p), lq = ncl_mesh_local_queue(p);
     const ncl_ref in = ncl_plan_input(p, r), recv = ncl_ref_make(NCL_BUF_RECV, 0);
     const int in_slot = p->inplace && r > 0; /* the sum grows in rank 0's slot */
 
@@ -156,11 +135,11 @@ static int next_gather(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     /* send queues: our input to each peer of this queue */
     if (q < sq) {
         for (g->j = q + 1; g->j < (uint64_t)np; g->j += sq) {
-            ncl_task_wait(t, peer_to(p, g->j), NCL_NOTIFY_READY(q), 1, 0);
+            ncl_task_wait(t, ncl_mesh_peer_to(p, g->j), NCL_NOTIFY_READY(q), 1, 0);
             NCL_YIELD(g);
-            ncl_task_write(t, peer_to(p, g->j), in, target(p, r, peer_to(p, g->j), 0), bytes, 0);
+            ncl_task_write(t, ncl_mesh_peer_to(p, g->j), in, target(p, r, ncl_mesh_peer_to(p, g->j), 0), bytes, 0);
             NCL_YIELD(g);
-            ncl_task_record(t, peer_to(p, g->j), NCL_NOTIFY_DATA(q), 0);
+            ncl_task_record(t, ncl_mesh_peer_to(p, g->j), NCL_NOTIFY_DATA(q), 0);
             NCL_YIELD(g);
         }
         /* in place the local queue may overwrite recv once it has been sent */
@@ -226,7 +205,7 @@ static int next_split(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     uint64_t first;
     const uint64_t es = p->esize, e = round_elems(p);
     const uint64_t rounds = ncl_div_ceil(ncl_part(p->count, (uint64_t)np, 0, &first), e);
-    const uint32_t sq = send_queues(p), lq = local_queue(p);
+    const uint32_t sq = ncl_mesh_send_queues(p), lq = ncl_mesh_local_queue(p);
     const ncl_ref in = ncl_plan_input(p, r), recv = ncl_ref_make(NCL_BUF_RECV, 0);
     const int in_slot = p->inplace && r > 0; /* the sum grows in rank 0's slot */
     const uint32_t ag = (uint32_t)rounds;    /* allgather step, for diagnostics */
@@ -246,16 +225,16 @@ static int next_split(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
          * In place these read recv block t, which this rank's local queue never writes. */
         for (g->j = q + 1; q < sq && g->j < (uint64_t)np; g->j += sq) {
             if (g->i == 0 || uses_slot(p, r)) {
-                ncl_task_wait(t, peer_to(p, g->j), NCL_NOTIFY_READY(q), 1, (uint32_t)g->i);
+                ncl_task_wait(t, ncl_mesh_peer_to(p, g->j), NCL_NOTIFY_READY(q), 1, (uint32_t)g->i);
                 NCL_YIELD(g);
             }
-            g->n = block_round(p, peer_to(p, g->j), g->i, e, &g->m);
+            g->n = block_round(p, ncl_mesh_peer_to(p, g->j), g->i, e, &g->m);
             if (g->n) {
-                ncl_task_write(t, peer_to(p, g->j), ncl_ref_add(in, g->m * es),
-                               target(p, r, peer_to(p, g->j), g->m), g->n * es, (uint32_t)g->i);
+                ncl_task_write(t, ncl_mesh_peer_to(p, g->j), ncl_ref_add(in, g->m * es),
+                               target(p, r, ncl_mesh_peer_to(p, g->j), g->m), g->n * es, (uint32_t)g->i);
                 NCL_YIELD(g);
             }
-            ncl_task_record(t, peer_to(p, g->j), NCL_NOTIFY_DATA(q), (uint32_t)g->i);
+            ncl_task_record(t, ncl_mesh_peer_to(p, g->j), NCL_NOTIFY_DATA(q), (uint32_t)g->i);
             NCL_YIELD(g);
         }
         if (q != lq)
@@ -323,11 +302,11 @@ static int next_split(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         /* block r to each peer of this queue, in writes of a slice, then DATA behind them */
         for (g->j = q + 1; g->j < (uint64_t)np; g->j += sq) {
             for (g->i = 0; (g->n = block_round(p, r, g->i, p->slice_elems, &g->m)) != 0; g->i++) {
-                ncl_task_write(t, peer_to(p, g->j), ncl_ref_add(recv, g->m * es),
+                ncl_task_write(t, ncl_mesh_peer_to(p, g->j), ncl_ref_add(recv, g->m * es),
                                ncl_ref_add(recv, g->m * es), g->n * es, ag);
                 NCL_YIELD(g);
             }
-            ncl_task_record(t, peer_to(p, g->j), NCL_NOTIFY_DATA(q), ag);
+            ncl_task_record(t, ncl_mesh_peer_to(p, g->j), NCL_NOTIFY_DATA(q), ag);
             NCL_YIELD(g);
         }
     }

@@ -25,17 +25,6 @@
  * - with several channels, one WRITE per real block of a step instead of one;
  * - transfers bigger than a slice are cut into ceil(bytes / slice) tasks. */
 
-static uint64_t pow2_floor(uint64_t n)
-{
-    n |= n >> 1;
-    n |= n >> 2;
-    n |= n >> 4;
-    n |= n >> 8;
-    n |= n >> 16;
-    n |= n >> 32;
-    return n - (n >> 1);
-}
-
 /* What the helpers need, derived from the plan on every call (no loops). */
 typedef struct ctx {
     const ncl_plan *p;
@@ -48,7 +37,7 @@ static void ctx_init(ctx *c, const ncl_plan *p, uint32_t q)
 {
     const uint64_t x = (uint64_t)p->rank;
     c->p = p;
-    c->p2 = pow2_floor((uint64_t)p->nranks);
+    c->p2 = ncl_pow2_floor((uint64_t)p->nranks);
     c->r = (uint64_t)p->nranks - c->p2;
     c->v = x < 2 * c->r ? x / 2 : x - c->r;
     c->span = ncl_part(p->count, p->queues, q, &c->coff);

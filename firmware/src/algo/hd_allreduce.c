@@ -44,17 +44,6 @@
  *   LOCAL_REDUCE, in place the odd rank WRITE_REDUCEs straight into the even rank's recv (the
  *   even rank's recv holds its input, and nothing else writes there before the fold-in DATA). */
 
-static uint64_t pow2_floor(uint64_t n)
-{
-    n |= n >> 1;
-    n |= n >> 2;
-    n |= n >> 4;
-    n |= n >> 8;
-    n |= n >> 16;
-    n |= n >> 32;
-    return n - (n >> 1);
-}
-
 /* Scratch bytes of one channel (element aligned). */
 static uint64_t channel_scratch(const ncl_plan *p)
 {
@@ -64,7 +53,7 @@ static uint64_t channel_scratch(const ncl_plan *p)
 /* Largest block of a round: a channel's whole portion in one round when the slots hold it. */
 static uint64_t block_max(const ncl_plan *p)
 {
-    uint64_t p2 = pow2_floor((uint64_t)p->nranks);
+    uint64_t p2 = ncl_pow2_floor((uint64_t)p->nranks);
     uint64_t b = ncl_div_ceil(ncl_div_ceil(p->count, p->queues), p2);
     if (p2 > 1)
         b = ncl_min_u64(b, channel_scratch(p) / p->esize / (p2 - 1));
@@ -86,7 +75,7 @@ static void ctx_init(ctx *c, const ncl_plan *p, uint32_t q)
     const uint64_t x = (uint64_t)p->rank;
     c->p = p;
     c->q = q;
-    c->p2 = pow2_floor((uint64_t)p->nranks);
+    c->p2 = ncl_pow2_floor((uint64_t)p->nranks);
     c->r = (uint64_t)p->nranks - c->p2;
     c->v = x < 2 * c->r ? x / 2 : x - c->r;
     c->bmax = block_max(p);
@@ -158,7 +147,7 @@ static ncl_ref landing(const ctx *c, uint64_t u, uint64_t m, uint64_t e, uint64_
 
 static ncl_result prepare(ncl_plan *p)
 {
-    const uint64_t p2 = pow2_floor((uint64_t)p->nranks);
+    const uint64_t p2 = ncl_pow2_floor((uint64_t)p->nranks);
     /* One queue: every channel would exchange with the same partner over the same links, and a
      * channel's share of a block range is strided (one task per block) where one queue moves the
      * contiguous range in one task per step. */

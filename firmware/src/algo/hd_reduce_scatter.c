@@ -56,17 +56,6 @@
  *   fold's two messages) once per round;
  * - transfers bigger than a slice are cut into ceil(bytes / slice) tasks. */
 
-static uint64_t pow2_floor(uint64_t n)
-{
-    n |= n >> 1;
-    n |= n >> 2;
-    n |= n >> 4;
-    n |= n >> 8;
-    n |= n >> 16;
-    n |= n >> 32;
-    return n - (n >> 1);
-}
-
 /* Scratch bytes of one channel (element aligned). */
 static uint64_t channel_scratch(const ncl_plan *p)
 {
@@ -76,7 +65,7 @@ static uint64_t channel_scratch(const ncl_plan *p)
 /* Blocks of e elements the slots of one channel hold: f*(p'-1) for the steps, p for the fold. */
 static uint64_t slot_blocks(const ncl_plan *p)
 {
-    const uint64_t p2 = pow2_floor((uint64_t)p->nranks), r = (uint64_t)p->nranks - p2;
+    const uint64_t p2 = ncl_pow2_floor((uint64_t)p->nranks), r = (uint64_t)p->nranks - p2;
     return r ? 2 * (p2 - 1) + (uint64_t)p->nranks : p2 - 1;
 }
 
@@ -109,7 +98,7 @@ static void ctx_init(ctx *c, const ncl_plan *p, uint32_t q)
     c->p = p;
     c->q = q;
     c->x = p->rank;
-    c->p2 = pow2_floor((uint64_t)p->nranks);
+    c->p2 = ncl_pow2_floor((uint64_t)p->nranks);
     c->r = (uint64_t)p->nranks - c->p2;
     c->f = c->r ? 2 : 1;
     c->v = x < 2 * c->r ? x / 2 : x - c->r;

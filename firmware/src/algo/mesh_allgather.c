@@ -1,6 +1,6 @@
 /* mesh_allgather.c — full-mesh allgather: every rank writes its block into every peer's receive
  * buffer, to all its peers at once. */
-#include "ncl_algo.h"
+#include "ncl_mesh.h"
 
 /* Schedule. d = 1..p-1 is the distance to a peer: rank r writes its input to rank r+d's recv
  * block r, and receives block r-d from rank r-d. The pair at distance d runs on queue (d-1) % S
@@ -17,35 +17,12 @@
  * - with fewer queues than peers (p - 1 > max_queues) a queue writes to its peers one after
  *   another: ceil((p-1) / max_queues) blocks in a row instead of one. */
 
-/* The peers at distance d: the one this rank writes to, and the one that writes to it. */
-static int peer_to(const ncl_plan *p, uint64_t d)
-{
-    return ncl_mod((int64_t)p->rank + (int64_t)d, p->nranks);
-}
-static int peer_from(const ncl_plan *p, uint64_t d)
-{
-    return ncl_mod((int64_t)p->rank - (int64_t)d, p->nranks);
-}
-
-static uint32_t send_queues(const ncl_plan *p)
-{
-    uint32_t peers = (uint32_t)p->nranks - 1;
-    return peers < p->max_queues ? peers : p->max_queues;
-}
-
-/* The queue that does the out-of-place copy of our own block. */
-static uint32_t local_queue(const ncl_plan *p)
-{
-    uint32_t s = send_queues(p);
-    return s < p->max_queues ? s : s - 1;
-}
-
 static ncl_result prepare(ncl_plan *p)
 {
-    uint32_t s = send_queues(p);
+    uint32_t s = ncl_mesh_send_queues(p);
     p->segments = 1;
     p->helper_queues = 0;
-    p->queues = s + (!p->inplace && local_queue(p) == s ? 1 : 0);
+    p->queues = s + (!p->inplace && ncl_mesh_local_queue(p) == s ? 1 : 0);
     if (p->queues == 0) /* one rank in place: nothing to do, on one queue */
         p->queues = 1;
     return NCL_SUCCESS;
@@ -56,7 +33,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
 {
     const int r = p->rank, np = p->nranks;
     const uint64_t es = p->esize, sl = p->slice_elems;
-    const uint32_t sq = send_queues(p);
+    const uint32_t sq = ncl_mesh_send_queues(p);
     const ncl_ref in = ncl_plan_input(p, r), mine = ncl_ref_make(NCL_BUF_RECV, (uint64_t)r * p->count * es);
 
     NCL_GEN_BEGIN(g);
@@ -65,23 +42,23 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     if (q < sq) {
         /* step 0: the senders of this queue may write into our recv */
         for (g->j = q + 1; g->j < (uint64_t)np; g->j += sq) {
-            ncl_task_record(t, peer_from(p, g->j), NCL_NOTIFY_READY(q), 0);
+            ncl_task_record(t, ncl_mesh_peer_from(p, g->j), NCL_NOTIFY_READY(q), 0);
             NCL_YIELD(g);
         }
         /* step 1: our block to each peer of this queue, then DATA behind its last write */
         for (g->j = q + 1; g->j < (uint64_t)np; g->j += sq) {
-            ncl_task_wait(t, peer_to(p, g->j), NCL_NOTIFY_READY(q), 1, 0);
+            ncl_task_wait(t, ncl_mesh_peer_to(p, g->j), NCL_NOTIFY_READY(q), 1, 0);
             NCL_YIELD(g);
             for (g->i = 0; g->i < p->count; g->i += sl) {
-                ncl_task_write(t, peer_to(p, g->j), ncl_ref_add(in, g->i * es),
+                ncl_task_write(t, ncl_mesh_peer_to(p, g->j), ncl_ref_add(in, g->i * es),
                                ncl_ref_add(mine, g->i * es), ncl_min_u64(sl, p->count - g->i) * es, 1);
                 NCL_YIELD(g);
             }
-            ncl_task_record(t, peer_to(p, g->j), NCL_NOTIFY_DATA(q), 1);
+            ncl_task_record(t, ncl_mesh_peer_to(p, g->j), NCL_NOTIFY_DATA(q), 1);
             NCL_YIELD(g);
         }
     }
-    if (!p->inplace && q == local_queue(p)) { /* our own block */
+    if (!p->inplace && q == ncl_mesh_local_queue(p)) { /* our own block */
         for (g->i = 0; g->i < p->count; g->i += sl) {
             ncl_task_copy(t, ncl_ref_add(in, g->i * es), ncl_ref_add(mine, g->i * es),
                           ncl_min_u64(sl, p->count - g->i) * es, 1);
@@ -91,7 +68,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     if (q < sq) {
         /* step 1 ends when every block of this queue's senders has landed */
         for (g->j = q + 1; g->j < (uint64_t)np; g->j += sq) {
-            ncl_task_wait(t, peer_from(p, g->j), NCL_NOTIFY_DATA(q), 1, 1);
+            ncl_task_wait(t, ncl_mesh_peer_from(p, g->j), NCL_NOTIFY_DATA(q), 1, 1);
             NCL_YIELD(g);
         }
     }

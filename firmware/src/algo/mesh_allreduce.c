@@ -1,6 +1,6 @@
 /* mesh_allreduce.c — full-mesh allreduce: a full-mesh reduce-scatter into per-sender slots, then
  * a full-mesh allgather of the reduced blocks, each rank writing to all its peers at once. */
-#include "ncl_algo.h"
+#include "ncl_mesh.h"
 
 /* Schedule. The buffer is split into p blocks (ncl_part); rank r reduces block r. d = 1..p-1 is
  * the distance to a peer; the pair at distance d uses send queue (d-1) % S of the sender, S =
@@ -35,36 +35,6 @@
  * The local queue is a spare queue when p - 1 < max_queues, else the last send queue (which
  * serves the fewest peers). The allgather starts after the whole reduce-scatter on a rank. */
 
-/* The peers at distance d: the one this rank writes to, and the one that writes to it. */
-static int peer_to(const ncl_plan *p, uint64_t d)
-{
-    return ncl_mod((int64_t)p->rank + (int64_t)d, p->nranks);
-}
-static int peer_from(const ncl_plan *p, uint64_t d)
-{
-    return ncl_mod((int64_t)p->rank - (int64_t)d, p->nranks);
-}
-
-/* Queues that write to peers: one per peer as far as the backend allows. */
-static uint32_t send_queues(const ncl_plan *p)
-{
-    uint32_t peers = (uint32_t)p->nranks - 1;
-    return peers < p->max_queues ? peers : p->max_queues;
-}
-
-/* The queue that grants READY, waits for DATA and reduces. */
-static uint32_t local_queue(const ncl_plan *p)
-{
-    uint32_t s = send_queues(p);
-    return s < p->max_queues ? s : s - 1;
-}
-
-/* The send queue of the pair at distance d (on the sender; the receiver uses its notify ids). */
-static uint32_t queue_of(const ncl_plan *p, uint64_t d)
-{
-    return (uint32_t)((d - 1) % send_queues(p));
-}
-
 /* Scratch slots per receiver: one per sender, except the one that writes into recv directly. */
 static uint64_t slot_count(const ncl_plan *p)
 {
@@ -97,7 +67,7 @@ static ncl_result prepare(ncl_plan *p)
 {
     p->segments = 1;
     p->helper_queues = 0;
-    p->queues = p->nranks < 2 ? 1 : send_queues(p) + (local_queue(p) == send_queues(p) ? 1 : 0);
+    p->queues = p->nranks < 2 ? 1 : ncl_mesh_send_queues(p) + (ncl_mesh_local_queue(p) == ncl_mesh_send_queues(p) ? 1 : 0);
     if (p->count > 0 && round_elems(p) == 0)
         return NCL_ERR_UNSUPPORTED; /* not one element per slot */
     return NCL_SUCCESS;
@@ -113,7 +83,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     uint64_t first;
     const uint64_t es = p->esize, e = round_elems(p);
     const uint64_t rounds = ncl_div_ceil(ncl_part(p->count, (uint64_t)np, 0, &first), e);
-    const uint32_t sq = send_queues(p), lq = local_queue(p);
+    const uint32_t sq = ncl_mesh_send_queues(p), lq = ncl_mesh_local_queue(p);
     const ncl_ref in = ncl_plan_input(p, r), recv = ncl_ref_make(NCL_BUF_RECV, 0);
     const uint32_t ag = (uint32_t)rounds; /* allgather step, for diagnostics */
 
@@ -131,22 +101,22 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     /* reduce-scatter, step 0: our slots are free for round 0 */
     if (q == lq) {
         for (g->j = 1; g->j < (uint64_t)np; g->j++) {
-            ncl_task_record(t, peer_from(p, g->j), NCL_NOTIFY_READY(queue_of(p, g->j)), 0);
+            ncl_task_record(t, ncl_mesh_peer_from(p, g->j), NCL_NOTIFY_READY(ncl_mesh_queue_of(p, g->j)), 0);
             NCL_YIELD(g);
         }
     }
     for (g->i = 0; g->i < rounds; g->i++) {
         /* round i, send queues: block r+d to rank r+d, once its slot is free */
         for (g->j = q + 1; q < sq && g->j < (uint64_t)np; g->j += sq) {
-            ncl_task_wait(t, peer_to(p, g->j), NCL_NOTIFY_READY(q), 1, (uint32_t)g->i);
+            ncl_task_wait(t, ncl_mesh_peer_to(p, g->j), NCL_NOTIFY_READY(q), 1, (uint32_t)g->i);
             NCL_YIELD(g);
-            g->n = block_round(p, peer_to(p, g->j), g->i, e, &g->m);
+            g->n = block_round(p, ncl_mesh_peer_to(p, g->j), g->i, e, &g->m);
             if (g->n) {
-                ncl_task_write(t, peer_to(p, g->j), ncl_ref_add(in, g->m * es),
+                ncl_task_write(t, ncl_mesh_peer_to(p, g->j), ncl_ref_add(in, g->m * es),
                                target(p, g->j, g->m), g->n * es, (uint32_t)g->i);
                 NCL_YIELD(g);
             }
-            ncl_task_record(t, peer_to(p, g->j), NCL_NOTIFY_DATA(q), (uint32_t)g->i);
+            ncl_task_record(t, ncl_mesh_peer_to(p, g->j), NCL_NOTIFY_DATA(q), (uint32_t)g->i);
             NCL_YIELD(g);
         }
         /* round i, local queue: reduce the senders in the fixed order d = 1..p-1; each slot is
@@ -154,7 +124,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         if (q == lq) {
             g->n = block_round(p, r, g->i, e, &g->m);
             for (g->j = 1; g->j < (uint64_t)np; g->j++) {
-                ncl_task_wait(t, peer_from(p, g->j), NCL_NOTIFY_DATA(queue_of(p, g->j)), 1,
+                ncl_task_wait(t, ncl_mesh_peer_from(p, g->j), NCL_NOTIFY_DATA(ncl_mesh_queue_of(p, g->j)), 1,
                               (uint32_t)g->i);
                 NCL_YIELD(g);
                 if (g->n) {
@@ -167,8 +137,8 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                     NCL_YIELD(g);
                 }
                 if (g->i + 1 < rounds) {
-                    ncl_task_record(t, peer_from(p, g->j),
-                                    NCL_NOTIFY_READY(queue_of(p, g->j)), (uint32_t)g->i + 1);
+                    ncl_task_record(t, ncl_mesh_peer_from(p, g->j),
+                                    NCL_NOTIFY_READY(ncl_mesh_queue_of(p, g->j)), (uint32_t)g->i + 1);
                     NCL_YIELD(g);
                 }
             }
@@ -196,11 +166,11 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         /* block r to each peer of this queue, then DATA behind its last write */
         for (g->j = q + 1; g->j < (uint64_t)np; g->j += sq) {
             for (g->i = 0; (g->n = block_round(p, r, g->i, p->slice_elems, &g->m)) != 0; g->i++) {
-                ncl_task_write(t, peer_to(p, g->j), ncl_ref_add(recv, g->m * es),
+                ncl_task_write(t, ncl_mesh_peer_to(p, g->j), ncl_ref_add(recv, g->m * es),
                                ncl_ref_add(recv, g->m * es), g->n * es, ag);
                 NCL_YIELD(g);
             }
-            ncl_task_record(t, peer_to(p, g->j), NCL_NOTIFY_DATA(q), ag);
+            ncl_task_record(t, ncl_mesh_peer_to(p, g->j), NCL_NOTIFY_DATA(q), ag);
             NCL_YIELD(g);
         }
     }
@@ -208,7 +178,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
      * reduce-scatter's on the same queue, in the order each sender recorded them */
     if (q == lq) {
         for (g->j = 1; g->j < (uint64_t)np; g->j++) {
-            ncl_task_wait(t, peer_from(p, g->j), NCL_NOTIFY_DATA(queue_of(p, g->j)), 1, ag);
+            ncl_task_wait(t, ncl_mesh_peer_from(p, g->j), NCL_NOTIFY_DATA(ncl_mesh_queue_of(p, g->j)), 1, ag);
             NCL_YIELD(g);
         }
     }

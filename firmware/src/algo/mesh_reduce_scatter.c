@@ -1,6 +1,6 @@
 /* mesh_reduce_scatter.c — full-mesh reduce-scatter: every rank writes block k of its input to rank
  * k, to all its peers at once, into one slot per sender that the receiver reduces in fixed order. */
-#include "ncl_algo.h"
+#include "ncl_mesh.h"
 
 /* Schedule. d = 1..p-1 is the distance to a peer: rank r writes block r+d of its input to rank
  * r+d and receives block r from rank r-d. Sends to distance d run on send queue (d-1) % S, S =
@@ -26,36 +26,6 @@
  * (count <= slice and slots * count elements of scratch) only the terms above remain.
  * The local queue is a spare queue when p - 1 < max_queues, else the last send queue (which
  * serves the fewest peers). */
-
-/* The peers at distance d: the one this rank writes to, and the one that writes to it. */
-static int peer_to(const ncl_plan *p, uint64_t d)
-{
-    return ncl_mod((int64_t)p->rank + (int64_t)d, p->nranks);
-}
-static int peer_from(const ncl_plan *p, uint64_t d)
-{
-    return ncl_mod((int64_t)p->rank - (int64_t)d, p->nranks);
-}
-
-/* Queues that write to peers: one per peer as far as the backend allows. */
-static uint32_t send_queues(const ncl_plan *p)
-{
-    uint32_t peers = (uint32_t)p->nranks - 1;
-    return peers < p->max_queues ? peers : p->max_queues;
-}
-
-/* The queue that grants READY, waits for DATA and reduces. */
-static uint32_t local_queue(const ncl_plan *p)
-{
-    uint32_t s = send_queues(p);
-    return s < p->max_queues ? s : s - 1;
-}
-
-/* The send queue of the pair at distance d (on the sender; the receiver uses its notify ids). */
-static uint32_t queue_of(const ncl_plan *p, uint64_t d)
-{
-    return (uint32_t)((d - 1) % send_queues(p));
-}
 
 /* Scratch slots per receiver: one per sender, except the one that writes into the output. */
 static uint64_t slot_count(const ncl_plan *p)
@@ -87,7 +57,7 @@ static ncl_result prepare(ncl_plan *p)
 {
     p->segments = 1;
     p->helper_queues = 0;
-    p->queues = p->nranks < 2 ? 1 : send_queues(p) + (local_queue(p) == send_queues(p) ? 1 : 0);
+    p->queues = p->nranks < 2 ? 1 : ncl_mesh_send_queues(p) + (ncl_mesh_local_queue(p) == ncl_mesh_send_queues(p) ? 1 : 0);
     if (p->count > 0 && round_elems(p) == 0)
         return NCL_ERR_UNSUPPORTED; /* not one element per slot */
     return NCL_SUCCESS;
@@ -99,7 +69,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
 {
     const int r = p->rank, np = p->nranks;
     const uint64_t es = p->esize, e = round_elems(p), rounds = ncl_div_ceil(p->count, e);
-    const uint32_t sq = send_queues(p), lq = local_queue(p);
+    const uint32_t sq = ncl_mesh_send_queues(p), lq = ncl_mesh_local_queue(p);
     const ncl_ref out = ncl_plan_output(p, r);
 
     NCL_GEN_BEGIN(g);
@@ -116,7 +86,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     /* step 0: our slots are free for round 0 */
     if (q == lq) {
         for (g->j = 1; g->j < (uint64_t)np; g->j++) {
-            ncl_task_record(t, peer_from(p, g->j), NCL_NOTIFY_READY(queue_of(p, g->j)), 0);
+            ncl_task_record(t, ncl_mesh_peer_from(p, g->j), NCL_NOTIFY_READY(ncl_mesh_queue_of(p, g->j)), 0);
             NCL_YIELD(g);
         }
     }
@@ -125,21 +95,21 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         g->n = ncl_min_u64(e, p->count - g->m);
         /* round i, send queues: block r+d to rank r+d, once its slot is free */
         for (g->j = q + 1; q < sq && g->j < (uint64_t)np; g->j += sq) {
-            ncl_task_wait(t, peer_to(p, g->j), NCL_NOTIFY_READY(q), 1, (uint32_t)g->i);
+            ncl_task_wait(t, ncl_mesh_peer_to(p, g->j), NCL_NOTIFY_READY(q), 1, (uint32_t)g->i);
             NCL_YIELD(g);
-            ncl_task_write(t, peer_to(p, g->j),
-                           input_block(p, peer_to(p, g->j), g->m),
-                           target(p, peer_to(p, g->j), g->j, g->m), g->n * es,
+            ncl_task_write(t, ncl_mesh_peer_to(p, g->j),
+                           input_block(p, ncl_mesh_peer_to(p, g->j), g->m),
+                           target(p, ncl_mesh_peer_to(p, g->j), g->j, g->m), g->n * es,
                            (uint32_t)g->i);
             NCL_YIELD(g);
-            ncl_task_record(t, peer_to(p, g->j), NCL_NOTIFY_DATA(q), (uint32_t)g->i);
+            ncl_task_record(t, ncl_mesh_peer_to(p, g->j), NCL_NOTIFY_DATA(q), (uint32_t)g->i);
             NCL_YIELD(g);
         }
         /* round i, local queue: reduce the senders in the fixed order d = 1..p-1; each slot is
          * free for the next round as soon as it has been reduced */
         if (q == lq) {
             for (g->j = 1; g->j < (uint64_t)np; g->j++) {
-                ncl_task_wait(t, peer_from(p, g->j), NCL_NOTIFY_DATA(queue_of(p, g->j)), 1,
+                ncl_task_wait(t, ncl_mesh_peer_from(p, g->j), NCL_NOTIFY_DATA(ncl_mesh_queue_of(p, g->j)), 1,
                               (uint32_t)g->i);
                 NCL_YIELD(g);
                 if (!p->inplace && g->j == 1) /* the output holds the nearest sender's block */
@@ -150,8 +120,8 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                                     (uint32_t)g->i);
                 NCL_YIELD(g);
                 if (g->i + 1 < rounds) {
-                    ncl_task_record(t, peer_from(p, g->j),
-                                    NCL_NOTIFY_READY(queue_of(p, g->j)), (uint32_t)g->i + 1);
+                    ncl_task_record(t, ncl_mesh_peer_from(p, g->j),
+                                    NCL_NOTIFY_READY(ncl_mesh_queue_of(p, g->j)), (uint32_t)g->i + 1);
                     NCL_YIELD(g);
                 }
             }
