@@ -60,11 +60,6 @@ ncl_algo auto_choice(const rs_scenario &sc, const rs::EngineSetup &setup, ncl_co
     return (ncl_algo)plan.algo;
 }
 
-/* One model per algorithm, each forcing it on every collective it implements. */
-struct Models {
-    std::vector<std::unique_ptr<model::Cluster>> by_algo; // index: ncl_algo (null: not built)
-};
-
 double simulate(model::Cluster &cl, const rs_scenario &sc, ncl_coll coll, uint64_t count)
 {
     int p = cl.nranks();
@@ -109,9 +104,11 @@ int plan_body(const rs_scenario &sc, bool sim, FILE *out, FILE *err)
     const rs_workload &w = sc.workload;
     int p = sc.topo.nranks;
 
-    Models models;
-    if (sim) { // every model exists before the first simulation starts
-        models.by_algo.resize(NCL_ALGO_COUNT);
+    // --simulate: one model per algorithm (index: ncl_algo), each forcing it on every collective
+    // it implements; every model exists before the first simulation starts
+    std::vector<std::unique_ptr<model::Cluster>> models;
+    if (sim) {
+        models.resize(NCL_ALGO_COUNT);
         for (int a = NCL_ALGO_AUTO + 1; a < NCL_ALGO_COUNT; a++) {
             bool used = false;
             for (int i = 0; i < w.colls_count; i++)
@@ -122,15 +119,15 @@ int plan_body(const rs_scenario &sc, bool sim, FILE *out, FILE *err)
             for (int c = 0; c < NCL_COLL_COUNT; c++)
                 cfg.algorithm[c] = ncl_algo_find((ncl_coll)c, (ncl_algo)a) ? (uint8_t)a : (uint8_t)NCL_ALGO_AUTO;
             try {
-                models.by_algo[a].reset(
+                models[a].reset(
                     new model::Cluster(sc.topo, sc.fidelity, sc.device, false, setup.scratch_bytes));
                 for (size_t f = 0; f < sc.faults_count; f++)
-                    models.by_algo[a]->network().schedule_fault(sc.faults[f]);
+                    models[a]->network().schedule_fault(sc.faults[f]);
             } catch (const std::exception &e) {
                 std::fprintf(err, "ringsim: %s: %s\n", sc.path ? sc.path : "scenario", e.what());
                 return RS_EXIT_USAGE;
             }
-            ncl_result rc = models.by_algo[a]->connect(cfg);
+            ncl_result rc = models[a]->connect(cfg);
             if (rc != NCL_SUCCESS) {
                 std::fprintf(err, "ringsim: cannot create the communicators: %s\n", ncl_strerror(rc));
                 return RS_EXIT_ENGINE;
@@ -176,13 +173,13 @@ int plan_body(const rs_scenario &sc, bool sim, FILE *out, FILE *err)
                     std::fprintf(out, " %13s  %-9s", "", "simulated");
                     for (size_t k = 0; k < algos.size(); k++) {
                         double t = -1;
-                        if (cells[k].runs && models.by_algo[algos[k]]) {
-                            t = simulate(*models.by_algo[algos[k]], sc, coll, count);
+                        if (cells[k].runs && models[algos[k]]) {
+                            t = simulate(*models[algos[k]], sc, coll, count);
                             if (t < 0) {
                                 std::fprintf(err, "ringsim: plan: %s with %s failed on the model: %s\n",
                                              ncl_coll_name(coll), ncl_algo_name(algos[k]),
-                                             ncl_comm_last_error(models.by_algo[algos[k]]->comm(
-                                                 models.by_algo[algos[k]]->failed_rank())));
+                                             ncl_comm_last_error(models[algos[k]]->comm(
+                                                 models[algos[k]]->failed_rank())));
                                 status = RS_EXIT_ENGINE;
                             }
                         }
