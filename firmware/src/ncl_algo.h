@@ -86,6 +86,13 @@ static inline int ncl_mod(int64_t a, int64_t p)
 static inline uint64_t ncl_min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 static inline uint64_t ncl_div_ceil(uint64_t a, uint64_t b) { return b ? (a + b - 1) / b : 0; }
 
+/* Channels worth a queue: at most `queues`, and no more than `units` (elements per rank or
+ * per block) so that every channel moves at least one; at least 1. */
+static inline uint32_t ncl_channels_for(uint32_t queues, uint64_t units)
+{
+    return units >= queues ? queues : units ? (uint32_t)units : 1u;
+}
+
 /* The largest power of two <= n (0 for 0): halving-doubling's core. */
 static inline uint64_t ncl_pow2_floor(uint64_t n)
 {

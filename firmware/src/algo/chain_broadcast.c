@@ -15,10 +15,7 @@ static ncl_result prepare(ncl_plan *p)
     p->segments = 1;
     if (p->slice_elems == 0 || p->esize == 0)
         return NCL_ERR_INVALID_ARGUMENT;
-    uint32_t q = p->queues;
-    while (q > 1 && p->count < q)
-        q--;
-    p->queues = q ? q : 1;
+    p->queues = ncl_channels_for(p->queues, p->count);
     if (p->count == 0)
         return NCL_SUCCESS;
     /* segments for one channel's portion (the largest); no task may move more than a slice */

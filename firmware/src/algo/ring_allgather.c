@@ -27,10 +27,7 @@ static ncl_ref block(const ncl_plan *p, int k, uint64_t off)
 
 static ncl_result prepare(ncl_plan *p)
 {
-    uint32_t q = p->queues;
-    while (q > 1 && p->count < q)
-        q--;
-    p->queues = q;
+    p->queues = ncl_channels_for(p->queues, p->count);
     p->segments = 1;
     return NCL_SUCCESS;
 }

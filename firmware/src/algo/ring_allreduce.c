@@ -50,11 +50,7 @@ static uint64_t precopy_part(const ncl_plan *p, uint32_t q, uint64_t part, uint6
 static ncl_result prepare(ncl_plan *p)
 {
     /* Every channel needs at least one element per rank to be worth a queue. */
-    uint64_t per_rank = p->count / (uint64_t)p->nranks;
-    uint32_t q = p->queues;
-    while (q > 1 && per_rank < q)
-        q--;
-    p->queues = q;
+    p->queues = ncl_channels_for(p->queues, p->count / (uint64_t)p->nranks);
     p->segments = 1;
     return NCL_SUCCESS;
 }

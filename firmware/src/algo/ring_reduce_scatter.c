@@ -60,9 +60,7 @@ static ncl_ref input_chunk(const ncl_plan *p, int k, uint64_t off)
 
 static ncl_result prepare(ncl_plan *p)
 {
-    uint32_t q = p->queues;
-    while (q > 1 && p->count < q)
-        q--;
+    uint32_t q = ncl_channels_for(p->queues, p->count);
     p->segments = 1;
     p->helper_queues = p->nranks > 2 && 2 * q <= p->max_queues ? q : 0; /* channel c fills on q + c */
     p->queues = q + p->helper_queues;

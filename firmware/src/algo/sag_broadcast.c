@@ -57,11 +57,7 @@ static int rank_at(const ncl_plan *p, int64_t vv)
 static ncl_result prepare(ncl_plan *p)
 {
     /* every channel gets at least one element per block */
-    uint64_t per_rank = p->count / (uint64_t)p->nranks;
-    uint32_t q = p->queues;
-    while (q > 1 && per_rank < q)
-        q--;
-    p->queues = q;
+    p->queues = ncl_channels_for(p->queues, p->count / (uint64_t)p->nranks);
     p->segments = 1;
     return NCL_SUCCESS;
 }
