@@ -110,6 +110,8 @@ int plan_body(const rs_scenario &sc, bool sim, FILE *out, FILE *err)
     if (sim) {
         models.resize(NCL_ALGO_COUNT);
         for (int a = NCL_ALGO_AUTO + 1; a < NCL_ALGO_COUNT; a++) {
+            if (a == NCL_ALGO_USER && !setup.cfg.schedule)
+                continue;
             bool used = false;
             for (int i = 0; i < w.colls_count; i++)
                 used |= ncl_algo_find(w.colls[i], (ncl_algo)a) != nullptr;
@@ -147,7 +149,7 @@ int plan_body(const rs_scenario &sc, bool sim, FILE *out, FILE *err)
         ncl_coll coll = w.colls[i];
         std::vector<ncl_algo> algos;
         for (int a = NCL_ALGO_AUTO + 1; a < NCL_ALGO_COUNT; a++)
-            if (ncl_algo_find(coll, (ncl_algo)a))
+            if (ncl_algo_find(coll, (ncl_algo)a) && (a != NCL_ALGO_USER || setup.cfg.schedule))
                 algos.push_back((ncl_algo)a);
         std::fprintf(out, "#\n# %s\n#%13s  %-9s", ncl_coll_name(coll), "size (B)", "");
         for (ncl_algo a : algos)

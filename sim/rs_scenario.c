@@ -13,6 +13,9 @@
 #include <yaml.h>
 
 #include "rs_units.h"
+#include "rs_usersched.h"
+
+#include <ncl/ncl_check.h>
 
 #define RS_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 #define RS_MAX_DEPTH 32         /* a scenario nests 4 deep; anything deeper is junk */
@@ -55,8 +58,8 @@ static const rs_name rs_coll_names[] = {
 static const rs_name rs_algo_names[] = {
     {"auto", NCL_ALGO_AUTO}, {"ring", NCL_ALGO_RING}, {"chain", NCL_ALGO_CHAIN}, {"tree", NCL_ALGO_TREE},
     {"hd", NCL_ALGO_HD},     {"mesh", NCL_ALGO_MESH}, {"sag", NCL_ALGO_SAG},     {"dbtree", NCL_ALGO_DBTREE},
-    {"det", NCL_ALGO_DET},
-    {"halving_doubling", NCL_ALGO_HD}, {"full_mesh", NCL_ALGO_MESH}, {"scatter_allgather", NCL_ALGO_SAG},
+    {"det", NCL_ALGO_DET},   {"hier", NCL_ALGO_HIER},
+    {"halving_doubling", NCL_ALGO_HD}, {"two_level", NCL_ALGO_HIER}, {"hierarchical", NCL_ALGO_HIER}, {"full_mesh", NCL_ALGO_MESH}, {"scatter_allgather", NCL_ALGO_SAG},
 };
 /* nccl-tests' names first, then the aliases `ringsim run -d` also takes */
 static const rs_name rs_dtype_names[] = {
@@ -82,6 +85,10 @@ static const rs_name rs_bool_names[] = {
 static const rs_enum rs_enum_kind = {"a topology kind", rs_kind_names, RS_COUNT(rs_kind_names)};
 static const rs_enum rs_enum_coll = {"a collective", rs_coll_names, RS_COUNT(rs_coll_names)};
 static const rs_enum rs_enum_algo = {"an algorithm", rs_algo_names, RS_COUNT(rs_algo_names)};
+static const rs_name rs_inter_names[] = {
+    {"auto", NCL_ALGO_AUTO}, {"ring", NCL_ALGO_RING}, {"hd", NCL_ALGO_HD}, {"halving_doubling", NCL_ALGO_HD},
+};
+static const rs_enum rs_enum_inter = {"an inter-server algorithm", rs_inter_names, RS_COUNT(rs_inter_names)};
 static const rs_enum rs_enum_dtype = {"a dtype", rs_dtype_names, RS_COUNT(rs_dtype_names)};
 static const rs_enum rs_enum_op = {"an op", rs_op_names, RS_COUNT(rs_op_names)};
 static const rs_enum rs_enum_payload = {"a payload mode", rs_payload_names, RS_COUNT(rs_payload_names)};
@@ -379,10 +386,18 @@ static const rs_key rs_keys_device[] = {
     {"memory", RS_T_UNIT, RS_UNIT_SIZE, RS_S_U64, offsetof(rs_device_params, memory_bytes), 0, 1048576,
      1099511627776.0, 0, 0, 0, "1 GiB", NULL, NULL, NULL,
      "device memory size; with payload real it must hold a rank's send + receive buffers"},
+    {"inline_reduce", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_device_params, inline_reduce), 0, 0, 0, 0,
+     0, 0, "all", NULL, NULL, NULL,
+     "what the DMA reduces inline as it writes: all, none, or dtypes, each with all ops or dtype:op "
+     "(e.g. \"int32 uint32 float:sum\"); anything else is written to scratch and reduced by the receiver"},
+    {"inline_align", RS_T_UNIT, RS_UNIT_SIZE, RS_S_U32, offsetof(rs_device_params, inline_align), 0, 1, 4096, 0,
+     0, 0, "1 B", NULL, NULL, NULL,
+     "inline reduce needs offsets and lengths that are multiples of this; other tasks take the scratch path"},
 };
+static int rs_check_device(rs_ctx *c, yaml_node_t *node, void *base);
 static const rs_map rs_map_device = {
     "device", "Every NPU (all devices are alike).",
-    rs_keys_device, RS_COUNT(rs_keys_device), 1, 0, 0, NULL, NULL};
+    rs_keys_device, RS_COUNT(rs_keys_device), 1, 0, 0, NULL, rs_check_device};
 
 static const rs_key rs_keys_sizes[] = {
     {"begin", RS_T_UNIT, RS_UNIT_SIZE, RS_S_U64, offsetof(rs_workload, begin_bytes), 0, 1, 1099511627776.0,
@@ -426,6 +441,14 @@ static const rs_key rs_keys_workload[] = {
      "false", NULL, &rs_enum_bool, NULL,
      "true: allreduce sums every element in rank order whatever the algorithm and size (the det "
      "algorithm: a full-mesh reduce-scatter + allgather in rank order)"},
+    {"inter_algorithm", RS_T_ENUM, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, inter_algo), 0, 0, 0, 0, 0, 0,
+     "auto", NULL, &rs_enum_inter, NULL,
+     "the hier algorithm's inter-server level: auto = ring when the server count is not a power of "
+     "two, hd otherwise"},
+    {"schedule", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_workload, schedule), 0, 0, 0, 0, 0, 0, NULL,
+     "none", NULL, NULL,
+     "a user-defined schedule file (see User-defined schedules), relative to the scenario: the algorithm of "
+     "its one collective, which must be the only one listed; proven by the checker before anything runs"},
 };
 static const rs_map rs_map_workload = {
     "workload", "What to run, as nccl-tests would: every collective over the size sweep.",
@@ -518,18 +541,23 @@ static int rs_fail(rs_ctx *c, int line, const char *child, const char *fmt, ...)
         snprintf(key, sizeof key, "%s", child);
     else
         snprintf(key, sizeof key, "%s", c->pathlen ? c->path : "(document)");
-    int n = snprintf(c->err, c->errlen, "%s:%d: %s: ", c->file, line, key);
-    if (n >= 0 && (size_t)n < c->errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    rs_scenario_vformat_error(c->err, c->errlen, c->file, line, key, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+void rs_scenario_vformat_error(char *err, size_t len, const char *file, int line, const char *key,
+                               const char *fmt, va_list ap)
+{
+    int n = snprintf(err, len, "%s:%d: %s: ", file, line, key);
+    if (n >= 0 && (size_t)n < len)
+        vsnprintf(err + n, len - (size_t)n, fmt, ap);
     /* one line, whatever the file contained */
-    for (char *p = c->err; *p; p++)
+    for (char *p = err; *p; p++)
         if ((unsigned char)*p < 0x20 || *p == 0x7f)
             *p = '?';
-    return -1;
 }
 
 static size_t rs_push(rs_ctx *c, const char *name)
@@ -1561,6 +1589,128 @@ static int rs_check_sizes(rs_ctx *c, yaml_node_t *node, void *base)
     return 0;
 }
 
+static void *rs_check_alloc(void *ud, size_t bytes)
+{
+    (void)ud;
+    return malloc(bytes);
+}
+static void rs_check_free(void *ud, void *ptr)
+{
+    (void)ud;
+    free(ptr);
+}
+
+/* workload.schedule: loads the file (relative to the scenario), checks that the workload runs
+ * exactly what it implements, and proves it with the checker in and out of place, at one
+ * element and at 3 elements per chunk + 1 (chunks of unequal size), with the workload's dtype,
+ * op and root, before anything runs. */
+static int rs_check_schedule(rs_ctx *c, yaml_node_t *node, rs_workload *w)
+{
+    int line = rs_key_line(c, node, "schedule");
+    if (w->schedule[0] == '\0')
+        return rs_fail(c, line, "schedule", "is empty (allowed: the path of a schedule file, relative to the scenario)");
+    const char *slash = strrchr(c->file, '/');
+    size_t dir = w->schedule[0] == '/' || slash == NULL ? 0 : (size_t)(slash - c->file) + 1;
+    char *full = malloc(dir + strlen(w->schedule) + 1);
+    if (full == NULL)
+        return rs_fail(c, line, "schedule", "out of memory");
+    memcpy(full, c->file, dir);
+    strcpy(full + dir, w->schedule);
+    char msg[RS_SCENARIO_ERRLEN];
+    int rc = rs_usersched_load(full, w->schedule, &w->usersched, msg, sizeof msg);
+    free(full);
+    if (rc == -2)
+        return rs_fail(c, line, "schedule", "'%s': %s (allowed: a readable schedule file, relative to the scenario)",
+                       w->schedule, msg);
+    if (rc != 0)
+        return rs_fail(c, line, "schedule", "%s", msg);
+    const ncl_user_schedule *s = &w->usersched->sched;
+    const char *coll = rs_enum_name(&rs_enum_coll, s->coll);
+    if (w->colls_count != 1 || w->colls[0] != (ncl_coll)s->coll)
+        return rs_fail(c, rs_key_line(c, node, "collectives"), "collectives",
+                       "must be the schedule's one collective (allowed: %s, with schedule %s)", coll, w->usersched->name);
+    if (w->algo != NCL_ALGO_AUTO)
+        return rs_fail(c, rs_key_line(c, node, "algorithm"), "algorithm",
+                       "'%s' cannot be forced with a schedule, which is the %s algorithm (allowed: auto, or leave it out)",
+                       rs_enum_name(&rs_enum_algo, w->algo), coll);
+    if (s->nranks != c->sc->topo.nranks)
+        return rs_fail(c, line, "schedule", "%s is written for %d ranks, the topology has %d (allowed: a schedule for "
+                       "%d ranks)", w->usersched->name, s->nranks, c->sc->topo.nranks, c->sc->topo.nranks);
+    if (w->deterministic && s->coll == NCL_COLL_ALLREDUCE)
+        return rs_fail(c, rs_key_line(c, node, "deterministic"), "deterministic",
+                       "true runs det instead of the schedule's allreduce (allowed: false with a schedule)");
+    const uint64_t counts[2] = {1, 3ull * s->chunks + 1};
+    for (int i = 0; i < 4; i++) {
+        uint64_t count = counts[i / 2];
+        int inplace = i % 2;
+        ncl_plan_env env;
+        memset(&env, 0, sizeof env);
+        env.slice_bytes = 4u << 20;
+        env.channels = 1;
+        env.max_queues = NCL_MAX_QUEUES;
+        env.scratch_bytes = ncl_user_scratch_bytes(s, count, (uint32_t)ncl_dtype_size(w->dtype));
+        env.link_alpha_ns = 1;
+        env.link_gbps = 1;
+        env.schedule = s;
+        ncl_plan plan;
+        char why[RS_SCENARIO_ERRLEN];
+        ncl_result r = ncl_plan_make(&plan, (ncl_coll)s->coll, NCL_ALGO_USER, s->nranks, 0, w->root, count, w->dtype,
+                                     w->op, inplace, &env);
+        if (r == NCL_SUCCESS)
+            r = ncl_check(&plan, NULL, rs_check_alloc, rs_check_free, NULL, why, sizeof why);
+        else
+            snprintf(why, sizeof why, "the engine refuses it: %s", ncl_strerror(r));
+        if (r == NCL_ERR_UNSUPPORTED && plan.nranks > NCL_CHECK_MAX_RANKS)
+            break; /* beyond the checker's rank limit: the engine runs it unproven too */
+        if (r != NCL_SUCCESS)
+            return rs_fail(c, line, "schedule", "rejected by the checker: %s (%s, count %llu, %s %s)", why,
+                           inplace ? "in place" : "out of place", (unsigned long long)count,
+                           rs_enum_name(&rs_enum_dtype, w->dtype), rs_enum_name(&rs_enum_op, w->op));
+    }
+    return 0;
+}
+
+/* device.inline_reduce: "all", "none", or words "dtype" (every op) / "dtype:op" (one op). */
+static int rs_check_device(rs_ctx *c, yaml_node_t *node, void *base)
+{
+    rs_device_params *d = base;
+    const char *text = d->inline_reduce ? d->inline_reduce : "all";
+    uint16_t inline_ops[NCL_DTYPE_COUNT] = {0};
+    const uint16_t all = (1u << NCL_SUM) | (1u << NCL_PROD) | (1u << NCL_MAX) | (1u << NCL_MIN);
+    char word[64];
+    if (strcmp(text, "all") == 0) {
+        for (int t = 0; t < NCL_DTYPE_COUNT; t++)
+            inline_ops[t] = all;
+    } else if (strcmp(text, "none") != 0) {
+        for (const char *p = text; *p;) {
+            size_t n = strcspn(p, " ,");
+            if (n == 0) {
+                p++;
+                continue;
+            }
+            snprintf(word, sizeof word, "%.*s", (int)(n < sizeof word ? n : sizeof word - 1), p);
+            p += n;
+            char *colon = strchr(word, ':');
+            if (colon)
+                *colon++ = '\0';
+            int dt = -1, op = -1;
+            if (rs_enum_lookup(&rs_enum_dtype, word, &dt) != 0 ||
+                (colon && (rs_enum_lookup(&rs_enum_op, colon, &op) != 0 || op == NCL_AVG))) {
+                char dts[200];
+                rs_enum_list(&rs_enum_dtype, dts, sizeof dts);
+                return rs_fail(c, rs_key_line(c, node, "inline_reduce"), "inline_reduce",
+                               "'%s%s%s' is not a dtype or dtype:op (allowed: all, none, or words like float or "
+                               "float:sum; dtypes %s; ops sum, prod, max, min)",
+                               word, colon ? ":" : "", colon ? colon : "", dts);
+            }
+            inline_ops[dt] |= colon ? (uint16_t)(1u << op) : all;
+        }
+    }
+    for (int t = 0; t < NCL_DTYPE_COUNT; t++)
+        d->no_inline_ops[t] = (uint16_t)(all & ~inline_ops[t]);
+    return 0;
+}
+
 static int rs_check_workload(rs_ctx *c, yaml_node_t *node, void *base)
 {
     const rs_workload *w = base;
@@ -1571,8 +1721,9 @@ static int rs_check_workload(rs_ctx *c, yaml_node_t *node, void *base)
             char list[128];
             size_t used = 0;
             list[0] = '\0';
-            for (int a = 0; a < NCL_ALGO_COUNT; a++) /* printed names, not their aliases */
-                if (ncl_algo_supported(w->colls[i], (ncl_algo)a))
+            for (int a = 0; a < NCL_ALGO_COUNT; a++) /* printed names, not their aliases; a user
+                                                       schedule is given as data, not by name */
+                if (a != NCL_ALGO_USER && ncl_algo_supported(w->colls[i], (ncl_algo)a))
                     used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "",
                                              rs_enum_name(&rs_enum_algo, a));
             return rs_fail(c, rs_key_line(c, node, "algorithm"), "algorithm",
@@ -1584,7 +1735,7 @@ static int rs_check_workload(rs_ctx *c, yaml_node_t *node, void *base)
     if (w->root >= c->sc->topo.nranks)
         return rs_fail(c, rs_key_line(c, node, "root"), "root", "%d is out of range (allowed: 0 to %d with %d ranks)",
                        w->root, c->sc->topo.nranks - 1, c->sc->topo.nranks);
-    return 0;
+    return w->schedule ? rs_check_schedule(c, node, base) : 0;
 }
 
 static int rs_check_fault(rs_ctx *c, yaml_node_t *node, void *base)
@@ -1851,6 +2002,9 @@ void rs_scenario_free(rs_scenario *sc)
     free(sc->topo.links);
     free(sc->topo.overrides);
     free(sc->faults);
+    free(sc->workload.schedule);
+    free(sc->device.inline_reduce);
+    rs_usersched_free(sc->workload.usersched);
     memset(sc, 0, sizeof *sc);
 }
 
@@ -1895,6 +2049,8 @@ static int rs_key_shown(const rs_scenario *sc, const rs_key *k, const void *base
         rs_get_u32(base, k->offset) == 0)
         return 0;
     if (k->type == RS_T_SEQ && rs_get_size(base, k->offset2) == 0)
+        return 0;
+    if (k->type == RS_T_STR && rs_get_ptr(base, k->offset) == NULL) /* workload.schedule: none */
         return 0;
     return 1;
 }

@@ -5,6 +5,7 @@
 
 #include "model/costmodel.hpp"
 #include "model/rings.hpp"
+#include "rs_usersched.h"
 
 namespace rs {
 
@@ -28,6 +29,29 @@ std::vector<std::vector<int>> find_scenario_rings(const rs_scenario &sc, const m
     return model::find_rings(t, want);
 }
 
+/* Two levels: a cluster's servers are 8 consecutive ranks each; their rings over local indices
+ * are the rings of one server on its own (the same search, on the server's links). */
+int scenario_local_size(const rs_scenario &sc)
+{
+    return sc.topo.kind == RS_TOPO_CLUSTER ? 8 : 0;
+}
+
+std::vector<std::vector<int>> find_local_rings(const rs_scenario &sc)
+{
+    if (sc.workload.rings != RS_RINGS_AUTO || scenario_local_size(sc) == 0)
+        return {};
+    rs_topology_spec server = sc.topo;
+    server.kind = RS_TOPO_SERVER8;
+    server.nranks = 8;
+    server.servers = 1;
+    server.overrides = nullptr; // node numbers of the cluster; the search needs only the shape
+    server.overrides_count = 0;
+    server.links = nullptr;
+    server.links_count = 0;
+    model::Topology t(server);
+    return model::find_rings(t, sc.workload.channels ? (int)sc.workload.channels : (int)NCL_MAX_QUEUES);
+}
+
 uint32_t channels_for(const rs_scenario &sc, size_t rings)
 {
     if (sc.workload.channels)
@@ -44,7 +68,8 @@ void engine_setup(const rs_scenario &sc, const model::Topology &topo, EngineSetu
     // Devices take large DMA tasks: slices only bound a task, and every round pays alpha.
     cfg.slice_bytes = 4u << 20;
     out.rings = find_scenario_rings(sc, topo);
-    cfg.channels = channels_for(sc, out.rings.size());
+    out.local_rings = find_local_rings(sc);
+    cfg.channels = channels_for(sc, std::max(out.rings.size(), out.local_rings.size()));
     if (out.rings.size() > cfg.channels) // channel c runs on ring c: the rest would idle
         out.rings.resize(cfg.channels);
     out.ring_table.clear();
@@ -54,14 +79,28 @@ void engine_setup(const rs_scenario &sc, const model::Topology &topo, EngineSetu
         cfg.rings = out.ring_table.data();
         cfg.ring_count = (uint32_t)out.rings.size();
     }
+    if (out.local_rings.size() > cfg.channels)
+        out.local_rings.resize(cfg.channels);
+    out.local_table.clear();
+    for (const std::vector<int> &ring : out.local_rings)
+        out.local_table.insert(out.local_table.end(), ring.begin(), ring.end());
+    cfg.local_size = (uint32_t)scenario_local_size(sc);
+    cfg.inter_algo = (uint8_t)sc.workload.inter_algo;
+    if (!out.local_rings.empty()) {
+        cfg.local_rings = out.local_table.data();
+        cfg.local_ring_count = (uint32_t)out.local_rings.size();
+    }
     // The cost table: every algorithm's alpha and beta on this topology.
     model::CostModel cm(topo, sc.device, out.rings, cfg.channels);
+    cm.set_levels((int)cfg.local_size, out.local_rings, sc.workload.inter_algo);
     out.costs.clear();
     for (int c = 0; c < NCL_COLL_COUNT; c++)
         for (const model::AlgoCost &a : cm.costs((ncl_coll)c))
             out.costs.push_back(ncl_cost{(uint8_t)a.coll, (uint8_t)a.algo, (uint16_t)a.hops,
                                          (uint64_t)(a.alpha_s * 1e9 + 0.5), (uint64_t)(a.beta_s * 1e15 + 0.5),
-                                         (uint64_t)(a.fixed_s * 1e9 + 0.5)});
+                                         (uint64_t)(a.fixed_s * 1e9 + 0.5),
+                                         (uint64_t)(a.extra_beta_s * 1e15 + 0.5), (uint32_t)a.chain_div,
+                                         (uint8_t)a.floor});
     if (out.costs.size() > NCL_MAX_COSTS)
         out.costs.resize(NCL_MAX_COSTS);
     cfg.costs = out.costs.data();
@@ -74,6 +113,10 @@ void engine_setup(const rs_scenario &sc, const model::Topology &topo, EngineSetu
     cfg.link_alpha_ns = (uint32_t)((sc.topo.link.latency + sc.device.task_overhead) * 1e9);
     cfg.link_gbps = (uint32_t)(sc.topo.link.bandwidth / 1e9) ? (uint32_t)(sc.topo.link.bandwidth / 1e9) : 1;
     cfg.deterministic = sc.workload.deterministic;
+    if (sc.workload.usersched) { // a schedule given as data is the algorithm of its one collective
+        cfg.schedule = &sc.workload.usersched->sched;
+        cfg.algorithm[sc.workload.usersched->sched.coll] = NCL_ALGO_USER;
+    }
     out.cfg = cfg;
     out.scratch_bytes = scenario_scratch(sc);
 }
@@ -95,6 +138,9 @@ ncl_plan_env EngineSetup::plan_env() const
     env.costs = costs.data();
     env.cost_count = (uint32_t)costs.size();
     env.deterministic = cfg.deterministic;
+    env.local_size = cfg.local_size;
+    env.inter_algo = cfg.inter_algo;
+    env.schedule = cfg.schedule;
     return env; // rings: the communicator's copies hold the positions; plan only needs costs
 }
 
@@ -102,7 +148,7 @@ uint32_t scenario_channels(const rs_scenario &sc)
 {
     try {
         model::Topology t(sc.topo);
-        return channels_for(sc, find_scenario_rings(sc, t).size());
+        return channels_for(sc, std::max(find_scenario_rings(sc, t).size(), find_local_rings(sc).size()));
     } catch (const model::ConfigError &) {
         return channels_for(sc, 0); // the run reports it
     }

@@ -273,6 +273,8 @@ int Driver::sweep(ncl_coll coll, rs_report *rep)
     ncl_algo algo = ncl_algo_supported(coll, w.algo) ? w.algo : NCL_ALGO_AUTO;
     if (w.deterministic && coll == NCL_COLL_ALLREDUCE)
         algo = NCL_ALGO_DET; // what the engine runs in deterministic mode
+    if (w.usersched)
+        algo = NCL_ALGO_USER; // the scenario's schedule, given as data
 
     rs_report_table_begin(rep, coll, ncl_algo_name(algo));
     int status = RS_EXIT_OK;

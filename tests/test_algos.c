@@ -51,12 +51,20 @@ static int reducing(ncl_coll c)
  * room beyond the channels; the small-slice matrix runs once each way. */
 static uint32_t g_max_queues = NCL_MAX_QUEUES;
 
+/* The two-level topology the plans are made for (hier): ranks per server (0: one level), the
+ * inter-server algorithm and the local rings (NULL: identity). */
+static uint32_t g_local_size = 0;
+static uint8_t g_inter_algo = NCL_ALGO_AUTO;
+static const int32_t *g_local_order = NULL, *g_local_pos = NULL;
+static uint32_t g_local_ring_count = 0;
+
 static ncl_result make_plan_sized(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nranks,
                                   int root, uint64_t count, ncl_dtype dtype, ncl_op op, int inplace,
                                   uint64_t slice_bytes, uint64_t scratch_bytes)
 {
     ncl_plan_env env = {slice_bytes, CHANNELS, g_max_queues, scratch_bytes, ALPHA_NS, GBPS,
-                        NULL, NULL, 0, NULL, 0, 0};
+                        NULL, NULL, 0, NULL, 0, 0, g_local_size, g_inter_algo, g_local_order,
+                        g_local_pos, g_local_ring_count, NULL, NULL, 0};
     return ncl_plan_make(plan, coll, algo, nranks, 0, root, count, dtype, op, inplace, &env);
 }
 
@@ -128,47 +136,109 @@ static int run_case(const pair *pp, int nranks, int root, uint64_t count, ncl_dt
     }
     if (rc == NCL_SUCCESS)
         return 0;
+    char topo[64] = "";
+    if (g_local_size)
+        snprintf(topo, sizeof topo, " L=%u inter=%s%s", g_local_size, ncl_algo_name((ncl_algo)g_inter_algo),
+                 g_local_ring_count ? " local-rings" : "");
     if ((*printed)++ < 20)
-        print_message("FAIL %s/%s nranks=%d root=%d count=%llu %s %s %s slice=%llu scratch=%llu: "
-                      "%s: %s\n",
+        print_message("FAIL %s/%s nranks=%d root=%d count=%llu %s %s %s slice=%llu scratch=%llu"
+                      "%s: %s: %s\n",
                       ncl_coll_name(pp->coll), ncl_algo_name(pp->algo), nranks, root,
                       (unsigned long long)count, ncl_dtype_name(dt), ncl_op_name(op),
                       inplace ? "in-place" : "out-of-place", (unsigned long long)slice_bytes,
-                      (unsigned long long)scratch_bytes, what, msg);
+                      (unsigned long long)scratch_bytes, topo, what, msg);
     return 1;
+}
+
+/* The matrix for one (collective, algorithm), one rank count and one slice/scratch size. */
+static int run_ranks(const pair *pp, int p, uint64_t slice_bytes, uint64_t scratch_bytes, int with_big,
+                     int *cases, int *refused, int *printed)
+{
+    int fails = 0;
+    const uint64_t counts[] = {0, 1, (uint64_t)p - 1, (uint64_t)p + 1, 1009, BIG_COUNT};
+    for (size_t ci = 0; ci < sizeof counts / sizeof counts[0] - !with_big; ci++) {
+        for (int root = 0; root < (rooted(pp->coll) ? p : 1); root++) {
+            for (int inplace = 0; inplace < 2; inplace++) {
+                for (size_t di = 0; di < sizeof dtypes / sizeof dtypes[0]; di++) {
+                    const ncl_op ops[] = {NCL_SUM, NCL_AVG, NCL_MAX};
+                    for (size_t oi = 0; oi < 3; oi++) {
+                        if (oi > 0 && !reducing(pp->coll))
+                            break;
+                        if (ops[oi] == NCL_MAX && dtypes[di] != NCL_FLOAT32)
+                            continue;
+                        (*cases)++;
+                        int rc = run_case(pp, p, root, counts[ci], dtypes[di], ops[oi], inplace,
+                                          slice_bytes, scratch_bytes, refused != NULL, printed);
+                        if (rc < 0)
+                            (*refused)++;
+                        else
+                            fails += rc;
+                    }
+                }
+            }
+        }
+    }
+    return fails;
+}
+
+/* Two-level shapes (nranks, ranks per server): powers of two and not, on both levels. */
+static const int hier_shapes[][2] = {{4, 2}, {6, 2}, {6, 3}, {8, 2}, {8, 4},
+                                     {12, 4}, {16, 4}, {16, 8}, {9, 3}};
+
+/* Local rings for L = 4: channel 0 on {0,2,3,1}, channel 1 on {3,1,0,2}. */
+static const int32_t hier_rings4[2 * 4] = {0, 2, 3, 1, 3, 1, 0, 2};
+static const int32_t hier_pos4[2 * 4] = {0, 3, 1, 2, 2, 1, 3, 0};
+
+/* hier needs a two-level topology: every shape with the inter algorithm AUTO (ring when the
+ * server count is not a power of two, halving-doubling otherwise) and the other one forced (ring
+ * for power-of-two server counts; hd elsewhere, which prepare must refuse: no inter folding);
+ * with L = 4 both again on two local rings. */
+static int run_hier(const pair *pp, uint64_t slice_bytes, uint64_t scratch_bytes, int with_big,
+                    int *cases, int *refused, int *printed)
+{
+    int fails = 0;
+    for (size_t si = 0; si < sizeof hier_shapes / sizeof hier_shapes[0]; si++) {
+        const int p = hier_shapes[si][0], L = hier_shapes[si][1], S = p / L;
+        const int pow2 = (S & (S - 1)) == 0;
+        for (int variant = 0; variant < (L == 4 ? 4 : 2); variant++) {
+            const int other = variant % 2 == 1;
+            if (other && !pow2 && variant > 1)
+                continue; /* the refusal is checked once */
+            g_local_size = (uint32_t)L;
+            g_inter_algo = other ? (pow2 ? NCL_ALGO_RING : NCL_ALGO_HD) : NCL_ALGO_AUTO;
+            if (variant >= 2) /* channel c on local ring c */
+                g_local_order = hier_rings4, g_local_pos = hier_pos4, g_local_ring_count = 2;
+            if (other && !pow2) {
+                ncl_plan plan;
+                (*cases)++;
+                ncl_result rc = make_plan_sized(&plan, pp->coll, pp->algo, p, 0, 1009, NCL_FLOAT32, NCL_SUM,
+                                                0, slice_bytes, scratch_bytes);
+                if (rc != NCL_ERR_UNSUPPORTED) {
+                    fails++;
+                    if ((*printed)++ < 20)
+                        print_message("FAIL %s/hier nranks=%d L=%d inter hd over %d servers: prepare gave %s, "
+                                      "not unsupported\n", ncl_coll_name(pp->coll), p, L, S, ncl_strerror(rc));
+                }
+            } else {
+                fails += run_ranks(pp, p, slice_bytes, scratch_bytes, with_big, cases, refused, printed);
+            }
+            g_local_size = 0, g_inter_algo = NCL_ALGO_AUTO;
+            g_local_order = g_local_pos = NULL, g_local_ring_count = 0;
+        }
+    }
+    return fails;
 }
 
 /* The matrix for one (collective, algorithm) and one slice/scratch size. */
 static int run_matrix(const pair *pp, uint64_t slice_bytes, uint64_t scratch_bytes, int with_big,
                       int *cases, int *refused, int *printed)
 {
+    if (pp->algo == NCL_ALGO_HIER)
+        return run_hier(pp, slice_bytes, scratch_bytes, with_big, cases, refused, printed);
     int fails = 0;
-    for (size_t ri = 0; ri < sizeof rank_counts / sizeof rank_counts[0]; ri++) {
-        const int p = rank_counts[ri];
-        const uint64_t counts[] = {0, 1, (uint64_t)p - 1, (uint64_t)p + 1, 1009, BIG_COUNT};
-        for (size_t ci = 0; ci < sizeof counts / sizeof counts[0] - !with_big; ci++) {
-            for (int root = 0; root < (rooted(pp->coll) ? p : 1); root++) {
-                for (int inplace = 0; inplace < 2; inplace++) {
-                    for (size_t di = 0; di < sizeof dtypes / sizeof dtypes[0]; di++) {
-                        const ncl_op ops[] = {NCL_SUM, NCL_AVG, NCL_MAX};
-                        for (size_t oi = 0; oi < 3; oi++) {
-                            if (oi > 0 && !reducing(pp->coll))
-                                break;
-                            if (ops[oi] == NCL_MAX && dtypes[di] != NCL_FLOAT32)
-                                continue;
-                            (*cases)++;
-                            int rc = run_case(pp, p, root, counts[ci], dtypes[di], ops[oi], inplace,
-                                              slice_bytes, scratch_bytes, refused != NULL, printed);
-                            if (rc < 0)
-                                (*refused)++;
-                            else
-                                fails += rc;
-                        }
-                    }
-                }
-            }
-        }
-    }
+    for (size_t ri = 0; ri < sizeof rank_counts / sizeof rank_counts[0]; ri++)
+        fails += run_ranks(pp, rank_counts[ri], slice_bytes, scratch_bytes, with_big, cases, refused,
+                           printed);
     return fails;
 }
 
@@ -309,6 +379,47 @@ static void test_small_scratch(void **state)
                      NCL_SUCCESS);
 }
 
+/* hier needs two real levels and an inter algorithm it runs: prepare refuses one level
+ * (local_size 0, 1 or nranks), a local size that does not divide the ranks, halving-doubling
+ * over a server count that is not a power of two, and any other inter algorithm. */
+static void test_hier_refusals(void **state)
+{
+    (void)state;
+    static const struct {
+        int nranks;
+        uint32_t local_size;
+        uint8_t inter;
+        ncl_result want;
+    } cases[] = {
+        {8, 0, NCL_ALGO_AUTO, NCL_ERR_UNSUPPORTED},  {8, 1, NCL_ALGO_AUTO, NCL_ERR_UNSUPPORTED},
+        {8, 8, NCL_ALGO_AUTO, NCL_ERR_UNSUPPORTED},  {8, 3, NCL_ALGO_AUTO, NCL_ERR_UNSUPPORTED},
+        {8, 16, NCL_ALGO_AUTO, NCL_ERR_UNSUPPORTED}, {6, 4, NCL_ALGO_RING, NCL_ERR_UNSUPPORTED},
+        {6, 2, NCL_ALGO_HD, NCL_ERR_UNSUPPORTED},    {12, 2, NCL_ALGO_HD, NCL_ERR_UNSUPPORTED},
+        {8, 2, NCL_ALGO_MESH, NCL_ERR_UNSUPPORTED},  {1, 1, NCL_ALGO_AUTO, NCL_ERR_UNSUPPORTED},
+        {6, 2, NCL_ALGO_RING, NCL_SUCCESS},          {8, 2, NCL_ALGO_HD, NCL_SUCCESS},
+        {8, 4, NCL_ALGO_AUTO, NCL_SUCCESS},          {12, 4, NCL_ALGO_AUTO, NCL_SUCCESS},
+    };
+    static const ncl_coll colls[] = {NCL_COLL_ALLREDUCE, NCL_COLL_BROADCAST};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        for (size_t c = 0; c < 2; c++) {
+            for (int count = 0; count < 2; count++) { /* refused even with nothing to move */
+                ncl_plan plan;
+                g_local_size = cases[i].local_size;
+                g_inter_algo = cases[i].inter;
+                ncl_result rc = make_plan(&plan, colls[c], NCL_ALGO_HIER, cases[i].nranks, 0,
+                                          count ? 1009 : 0, NCL_FLOAT32, NCL_SUM, 0, SCRATCH_BYTES);
+                g_local_size = 0, g_inter_algo = NCL_ALGO_AUTO;
+                if (rc != cases[i].want)
+                    print_message("hier %s nranks=%d L=%u inter=%s count=%d: %s, want %s\n",
+                                  ncl_coll_name(colls[c]), cases[i].nranks, cases[i].local_size,
+                                  ncl_algo_name((ncl_algo)cases[i].inter), count ? 1009 : 0,
+                                  ncl_strerror(rc), ncl_strerror(cases[i].want));
+                assert_int_equal(rc, cases[i].want);
+            }
+        }
+    }
+}
+
 /* floor(sqrt(x)) by bisection: an independent reference for the engine's integer sqrt. */
 static uint64_t ref_isqrt(uint64_t x)
 {
@@ -419,11 +530,12 @@ int main(int argc, char **argv)
     enum { MAXP = NCL_COLL_COUNT * (NCL_ALGO_COUNT - 1) };
     static pair pairs[MAXP];
     static char names[2 * MAXP][64];
-    struct CMUnitTest tests[2 * MAXP + 3];
+    struct CMUnitTest tests[2 * MAXP + 4];
     size_t n = 0, np = 0;
     for (int c = 0; c < NCL_COLL_COUNT; c++) {
         for (int a = NCL_ALGO_AUTO + 1; a < NCL_ALGO_COUNT; a++) {
-            if (!ncl_algo_find((ncl_coll)c, (ncl_algo)a))
+            /* a user schedule is data the plan carries: tests/test_user.c proves those */
+            if (!ncl_algo_find((ncl_coll)c, (ncl_algo)a) || a == NCL_ALGO_USER)
                 continue;
             pairs[np].coll = (ncl_coll)c;
             pairs[np].algo = (ncl_algo)a;
@@ -443,6 +555,8 @@ int main(int argc, char **argv)
     struct CMUnitTest chain = cmocka_unit_test(test_chain_segments);
     tests[n++] = scratch;
     tests[n++] = chain;
+    struct CMUnitTest hier = cmocka_unit_test(test_hier_refusals);
+    tests[n++] = hier;
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);
     return _cmocka_run_group_tests("algos", tests, n, NULL, NULL);

@@ -32,6 +32,8 @@ static ncl_result mock_caps(void *ctx, ncl_hal_caps *out)
     out->scratch_bytes = 1 << 16;
     out->max_queues = 2;
     out->buf_align = 64;
+    for (int d = 0; d < NCL_DTYPE_COUNT; d++)
+        out->inline_ops[d] = NCL_INLINE_ALL_OPS;
     return NCL_SUCCESS;
 }
 

@@ -74,6 +74,8 @@ static void sched_init(sched *s, ncl_coll coll, int nranks, uint64_t count, int 
     s->plan.queues = 1;
     s->plan.slice_elems = 1u << 20;
     s->plan.scratch_bytes = scratch;
+    s->plan.inline_reduce = 1; /* a backend that reduces every dtype inline, at any alignment */
+    s->plan.inline_align = 1;
 }
 
 static ncl_ref SEND(uint64_t off) { return ncl_ref_make(NCL_BUF_SEND, off); }

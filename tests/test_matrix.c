@@ -1,5 +1,4 @@
 /* test_matrix.c — every algorithm x rank count x count x dtype x op x in/out of place x root on
-#define _POSIX_C_SOURCE 200809L
  * the host backend, checked bit-exactly against the plain reference in sim/rs_data. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -199,45 +198,134 @@ static ncl_result matrix_fn(ncl_comm *comm, void *arg)
     return NCL_SUCCESS;
 }
 
-static void run_matrix(ncl_coll coll, ncl_algo algo)
+/* A two-level topology (hier): ranks per server, the inter-server algorithm, local rings. */
+typedef struct two_level {
+    int nranks;
+    uint32_t local_size;
+    uint8_t inter_algo;
+    const int32_t *local_rings; /* local_ring_count orders of 0..local_size-1, or NULL */
+    uint32_t local_ring_count;
+} two_level;
+
+/* One rank count (i: its index, for the logical-ring variant), one level or two. */
+static void run_world(ncl_coll coll, ncl_algo algo, size_t i, int nranks, const two_level *tl)
 {
     const char *mode = getenv("RINGSIM_MATRIX");
-    for (size_t i = 0; i < sizeof rank_counts / sizeof rank_counts[0]; i++) {
-        world w = {.coll = coll, .algo = algo, .nranks = rank_counts[i],
-                   .full = mode && !strcmp(mode, "full"), .quick = mode && !strcmp(mode, "quick")};
-        pthread_mutex_init(&w.lock, NULL);
-        w.expected_bytes = ((4u << 20) + 64) * (uint64_t)w.nranks;
-        w.expected = malloc(w.expected_bytes);
+    world w = {.coll = coll, .algo = algo, .nranks = nranks,
+               .full = mode && !strcmp(mode, "full"), .quick = mode && !strcmp(mode, "quick")};
+    pthread_mutex_init(&w.lock, NULL);
+    w.expected_bytes = ((4u << 20) + 64) * (uint64_t)w.nranks;
+    w.expected = malloc(w.expected_bytes);
+    ncl_host_config cfg = NCL_HOST_CONFIG_INIT;
+    cfg.nranks = w.nranks;
+    cfg.comm.algorithm[coll] = (uint8_t)algo;
+    /* every other rank count: the ring and chain algorithms on two logical rings, one per
+     * channel: reversed, and stepping by a stride coprime with the rank count */
+    int32_t rings[2 * 16];
+    int p = w.nranks, stride = 1;
+    for (int k = 2; k < p; k++)
+        if (p % k != 0) {
+            stride = k;
+            break;
+        }
+    for (int r = 0; r < p; r++)
+        rings[r] = p - 1 - r, rings[p + r] = (int32_t)(((int64_t)r * stride) % p);
+    if (i % 2 == 1 && (algo == NCL_ALGO_RING || algo == NCL_ALGO_CHAIN) && p <= 16) {
+        cfg.comm.rings = rings;
+        cfg.comm.ring_count = 2;
+    }
+    if (tl) {
+        cfg.comm.local_size = tl->local_size;
+        cfg.comm.inter_algo = tl->inter_algo;
+        cfg.comm.local_rings = tl->local_rings;
+        cfg.comm.local_ring_count = tl->local_ring_count;
+    }
+    cfg.comm.timeout_ns = 60ull * 1000 * 1000 * 1000;
+    ncl_result rc = ncl_host_run_cfg(&cfg, matrix_fn, &w, NULL);
+    if (rc != NCL_SUCCESS || w.wrong_cases) {
+        char servers[48] = "";
+        if (tl)
+            snprintf(servers, sizeof servers, " (%u per server)", tl->local_size);
+        print_error("%s/%s on %d ranks%s: %llu failing cases; first: %s\n", ncl_coll_name(coll),
+                    ncl_algo_name(algo), w.nranks, servers, (unsigned long long)w.wrong_cases,
+                    w.first_failure);
+    }
+    assert_int_equal(rc, NCL_SUCCESS);
+    assert_int_equal(w.wrong_cases, 0);
+    assert_true(w.cases > 0);
+    free(w.expected);
+    pthread_mutex_destroy(&w.lock);
+}
+
+static void run_matrix(ncl_coll coll, ncl_algo algo)
+{
+    for (size_t i = 0; i < sizeof rank_counts / sizeof rank_counts[0]; i++)
+        run_world(coll, algo, i, rank_counts[i], NULL);
+}
+
+/* hier on two levels: both inter algorithms (AUTO is hd for power-of-two server counts, ring
+ * otherwise; ring also forced where hd is the default), local rings (channel 0 {0,2,3,1},
+ * channel 1 {3,1,0,2}), power-of-two and other shapes of both levels. */
+static void run_matrix_hier(ncl_coll coll)
+{
+    static const int32_t rings4[] = {0, 2, 3, 1, 3, 1, 0, 2};
+    static const two_level shapes[] = {
+        {4, 2, NCL_ALGO_AUTO, NULL, 0},  {6, 2, NCL_ALGO_AUTO, NULL, 0},
+        {6, 3, NCL_ALGO_AUTO, NULL, 0},  {8, 2, NCL_ALGO_RING, NULL, 0},
+        {8, 4, NCL_ALGO_AUTO, rings4, 2}, {9, 3, NCL_ALGO_AUTO, NULL, 0},
+        {16, 4, NCL_ALGO_HD, rings4, 2},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        run_world(coll, NCL_ALGO_HIER, 0, shapes[i].nranks, &shapes[i]);
+}
+
+/* One small allreduce; its result is the rank's. */
+static ncl_result small_allreduce(ncl_comm *comm, void *arg)
+{
+    (void)arg;
+    float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, y[8];
+    return ncl_allreduce(x, y, 8, NCL_FLOAT32, NCL_SUM, comm);
+}
+
+/* The communicator takes the two-level settings only when they make sense: local_size dividing
+ * the ranks (or 0), a known inter algorithm, local rings that are permutations of 0..L-1; hier
+ * without a two-level topology is refused when the collective is planned. */
+static void hier_config(void **s)
+{
+    (void)s;
+    static const int32_t dup[] = {0, 1, 1, 3}, range[] = {0, 1, 2, 4}, ok[] = {1, 0};
+    static const struct {
+        uint32_t local_size;
+        uint8_t inter;
+        const int32_t *rings;
+        uint32_t ring_count;
+        ncl_result want;
+    } cases[] = {
+        {3, NCL_ALGO_AUTO, NULL, 0, NCL_ERR_INVALID_ARGUMENT},  /* does not divide 4 */
+        {8, NCL_ALGO_AUTO, NULL, 0, NCL_ERR_INVALID_ARGUMENT},  /* more than the ranks */
+        {2, NCL_ALGO_MESH, NULL, 0, NCL_ERR_INVALID_ARGUMENT},  /* not an inter algorithm */
+        {4, NCL_ALGO_AUTO, dup, 1, NCL_ERR_INVALID_ARGUMENT},   /* a local index twice */
+        {4, NCL_ALGO_AUTO, range, 1, NCL_ERR_INVALID_ARGUMENT}, /* out of range */
+        {2, NCL_ALGO_AUTO, ok, 0, NCL_ERR_INVALID_ARGUMENT},    /* rings without a count */
+        {2, NCL_ALGO_AUTO, NULL, 1, NCL_ERR_INVALID_ARGUMENT},  /* a count without rings */
+        {0, NCL_ALGO_AUTO, ok, 1, NCL_ERR_INVALID_ARGUMENT},    /* rings of no server */
+        {0, NCL_ALGO_AUTO, NULL, 0, NCL_ERR_UNSUPPORTED},       /* one level: hier refuses */
+        {4, NCL_ALGO_AUTO, NULL, 0, NCL_ERR_UNSUPPORTED},       /* one server: likewise */
+        {2, NCL_ALGO_HD, ok, 1, NCL_SUCCESS},
+        {2, NCL_ALGO_RING, NULL, 0, NCL_SUCCESS},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ncl_host_config cfg = NCL_HOST_CONFIG_INIT;
-        cfg.nranks = w.nranks;
-        cfg.comm.algorithm[coll] = (uint8_t)algo;
-        /* every other rank count: the ring and chain algorithms on two logical rings, one per
-         * channel: reversed, and stepping by a stride coprime with the rank count */
-        int32_t rings[2 * 16];
-        int p = w.nranks, stride = 1;
-        for (int k = 2; k < p; k++)
-            if (p % k != 0) {
-                stride = k;
-                break;
-            }
-        for (int r = 0; r < p; r++)
-            rings[r] = p - 1 - r, rings[p + r] = (int32_t)(((int64_t)r * stride) % p);
-        if (i % 2 == 1 && (algo == NCL_ALGO_RING || algo == NCL_ALGO_CHAIN) && p <= 16) {
-            cfg.comm.rings = rings;
-            cfg.comm.ring_count = 2;
-        }
-        cfg.comm.timeout_ns = 60ull * 1000 * 1000 * 1000;
-        ncl_result rc = ncl_host_run_cfg(&cfg, matrix_fn, &w, NULL);
-        if (rc != NCL_SUCCESS || w.wrong_cases) {
-            print_error("%s/%s on %d ranks: %llu failing cases; first: %s\n", ncl_coll_name(coll),
-                        ncl_algo_name(algo), w.nranks, (unsigned long long)w.wrong_cases,
-                        w.first_failure);
-        }
-        assert_int_equal(rc, NCL_SUCCESS);
-        assert_int_equal(w.wrong_cases, 0);
-        assert_true(w.cases > 0);
-        free(w.expected);
-        pthread_mutex_destroy(&w.lock);
+        cfg.nranks = 4;
+        cfg.comm.algorithm[NCL_COLL_ALLREDUCE] = NCL_ALGO_HIER;
+        cfg.comm.local_size = cases[i].local_size;
+        cfg.comm.inter_algo = cases[i].inter;
+        cfg.comm.local_rings = cases[i].rings;
+        cfg.comm.local_ring_count = cases[i].ring_count;
+        ncl_result rc = ncl_host_run_cfg(&cfg, small_allreduce, NULL, NULL);
+        if (rc != cases[i].want)
+            print_error("case %zu: %s, want %s\n", i, ncl_strerror(rc), ncl_strerror(cases[i].want));
+        assert_int_equal(rc, cases[i].want);
     }
 }
 
@@ -257,6 +345,8 @@ static void allgather_mesh(void **s) { (void)s; run_matrix(NCL_COLL_ALLGATHER, N
 static void broadcast_sag(void **s) { (void)s; run_matrix(NCL_COLL_BROADCAST, NCL_ALGO_SAG); }
 static void allreduce_dbtree(void **s) { (void)s; run_matrix(NCL_COLL_ALLREDUCE, NCL_ALGO_DBTREE); }
 static void allreduce_det(void **s) { (void)s; run_matrix(NCL_COLL_ALLREDUCE, NCL_ALGO_DET); }
+static void allreduce_hier(void **s) { (void)s; run_matrix_hier(NCL_COLL_ALLREDUCE); }
+static void broadcast_hier(void **s) { (void)s; run_matrix_hier(NCL_COLL_BROADCAST); }
 
 /* argv[1], if given, selects tests by cmocka filter pattern (CTest runs one per process). */
 int main(int argc, char **argv)
@@ -270,6 +360,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(allreduce_mesh),      cmocka_unit_test(reduce_scatter_mesh),
         cmocka_unit_test(allgather_mesh),      cmocka_unit_test(broadcast_sag),
         cmocka_unit_test(allreduce_dbtree),    cmocka_unit_test(allreduce_det),
+        cmocka_unit_test(allreduce_hier),      cmocka_unit_test(broadcast_hier),
+        cmocka_unit_test(hier_config),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);

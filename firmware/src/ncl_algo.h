@@ -93,6 +93,22 @@ static inline uint32_t ncl_channels_for(uint32_t queues, uint64_t units)
     return units >= queues ? queues : units ? (uint32_t)units : 1u;
 }
 
+/* Whether a WRITE_REDUCE of `bytes` from src_off to dst_off can reduce inline on this backend
+ * (ncl_hal_caps: dtype/op supported, offsets and length aligned). Sender and receiver both ask,
+ * with the same arguments, so both know which path a task takes. */
+static inline int ncl_inline_ok(const ncl_plan *p, uint64_t src_off, uint64_t dst_off, uint64_t bytes)
+{
+    uint64_t a = p->inline_align;
+    return p->inline_reduce && (a <= 1 || (src_off % a == 0 && dst_off % a == 0 && bytes % a == 0));
+}
+
+/* Every task of the plan can reduce inline (any element offset and length is aligned): what the
+ * algorithms without a scratch path need. */
+static inline int ncl_inline_all(const ncl_plan *p)
+{
+    return p->inline_reduce && p->esize % p->inline_align == 0;
+}
+
 /* The largest power of two <= n (0 for 0): halving-doubling's core. */
 static inline uint64_t ncl_pow2_floor(uint64_t n)
 {
@@ -117,6 +133,19 @@ static inline int ncl_ring_rank(const ncl_plan *p, uint32_t c, int64_t pos)
     return p->ring_count ? p->ring_order[(size_t)(c % p->ring_count) * (size_t)p->nranks + (size_t)i] : (int)i;
 }
 
+/* Intra-server ring c of the two-level algorithms (over local indices 0..local_size-1): the
+ * position of local index l, and the local index at position `pos` (taken mod local_size).
+ * Without local rings, ring c is 0, 1, ..., local_size-1. */
+static inline int ncl_local_pos(const ncl_plan *p, uint32_t c, int l)
+{
+    return p->local_ring_count ? p->local_pos[(size_t)(c % p->local_ring_count) * p->local_size + (size_t)l] : l;
+}
+static inline int ncl_local_rank(const ncl_plan *p, uint32_t c, int64_t pos)
+{
+    int i = ncl_mod(pos, (int64_t)p->local_size);
+    return p->local_ring_count ? p->local_order[(size_t)(c % p->local_ring_count) * p->local_size + (size_t)i] : i;
+}
+
 /* The algorithm table entries, one per file under algo/. */
 extern const ncl_algo_desc ncl_algo_ring_allreduce;
 extern const ncl_algo_desc ncl_algo_ring_reduce_scatter;
@@ -134,5 +163,12 @@ extern const ncl_algo_desc ncl_algo_mesh_allgather;
 extern const ncl_algo_desc ncl_algo_sag_broadcast;
 extern const ncl_algo_desc ncl_algo_dbtree_allreduce;
 extern const ncl_algo_desc ncl_algo_det_allreduce;
+extern const ncl_algo_desc ncl_algo_hier_allreduce;
+extern const ncl_algo_desc ncl_algo_hier_broadcast;
+extern const ncl_algo_desc ncl_algo_user_allreduce;
+extern const ncl_algo_desc ncl_algo_user_broadcast;
+extern const ncl_algo_desc ncl_algo_user_reduce;
+extern const ncl_algo_desc ncl_algo_user_reduce_scatter;
+extern const ncl_algo_desc ncl_algo_user_allgather;
 
 #endif

@@ -2,6 +2,7 @@
 #include "ncl_comm.h"
 
 #include "ncl/ncl_check.h"
+#include "ncl/ncl_user.h"
 #include "ncl/ncl_dtype.h"
 
 #include <string.h>
@@ -35,7 +36,8 @@ const char *ncl_coll_name(ncl_coll c)
 const char *ncl_algo_name(ncl_algo a)
 {
     static const char *const names[NCL_ALGO_COUNT] = {"auto", "ring", "chain", "tree",
-                                                      "hd",   "mesh", "sag",   "dbtree", "det"};
+                                                      "hd",   "mesh", "sag",   "dbtree", "det",
+                                                      "hier", "user"};
     return (unsigned)a < NCL_ALGO_COUNT ? names[a] : "?";
 }
 
@@ -168,17 +170,28 @@ static ncl_result start(ncl_comm *comm, const call *c)
     uint32_t channels = comm->cfg.channels < max_queues ? comm->cfg.channels : max_queues;
     ncl_plan_env env = {comm->cfg.slice_bytes, channels, max_queues, comm->caps.scratch_bytes,
                         comm->cfg.link_alpha_ns, comm->cfg.link_gbps, comm->ring_order, comm->ring_pos,
-                        comm->ring_count, comm->costs, comm->cost_count, comm->cfg.deterministic};
+                        comm->ring_count, comm->costs, comm->cost_count, comm->cfg.deterministic,
+                        comm->cfg.local_size, comm->cfg.inter_algo, comm->local_order, comm->local_pos,
+                        comm->local_ring_count, comm->cfg.schedule,
+                        comm->caps.inline_ops, comm->caps.inline_align};
     rc = ncl_plan_make(&comm->plan, c->coll, (ncl_algo)comm->cfg.algorithm[c->coll], comm->nranks,
                        comm->rank, c->root, c->count, c->dtype, c->op, inplace, &env);
+    char why[200];
+    if (rc == NCL_ERR_INVALID_ARGUMENT && comm->cfg.algorithm[c->coll] == NCL_ALGO_USER && comm->cfg.schedule &&
+        ncl_user_validate(comm->cfg.schedule, NULL, why, sizeof why) != NCL_SUCCESS)
+        return ncl_comm_fail(comm, rc, "%s (user): the schedule is malformed: %s", ncl_coll_name(c->coll), why);
     if (rc != NCL_SUCCESS)
-        return ncl_comm_fail(comm, rc, "%s: the %s algorithm cannot run %llu x %s on %d ranks "
-                             "with %llu bytes of scratch",
-                             ncl_coll_name(c->coll),
-                             ncl_algo_name((ncl_algo)comm->cfg.algorithm[c->coll]),
-                             (unsigned long long)c->count, ncl_dtype_name(c->dtype), comm->nranks,
-                             (unsigned long long)comm->caps.scratch_bytes);
-    if (comm->cfg.check_schedules && (rc = prove(comm)) != NCL_SUCCESS)
+        return ncl_comm_fail(comm, rc, "%s: the %s algorithm cannot run %llu x %s %s on %d ranks (%u per "
+                             "server) with %llu bytes of scratch%s",
+                             ncl_coll_name(c->coll), ncl_algo_name((ncl_algo)comm->cfg.algorithm[c->coll]),
+                             (unsigned long long)c->count, ncl_dtype_name(c->dtype), ncl_op_name(c->op),
+                             comm->nranks, comm->cfg.local_size ? comm->cfg.local_size : (uint32_t)comm->nranks,
+                             (unsigned long long)comm->caps.scratch_bytes,
+                             env.inline_ops && !(env.inline_ops[c->dtype] >> (c->op == NCL_AVG ? NCL_SUM : c->op) & 1u)
+                                 ? ", and the DMA cannot reduce it inline"
+                                 : "");
+    /* a user schedule is data from outside: always proven before it runs */
+    if ((comm->cfg.check_schedules || comm->plan.algo == NCL_ALGO_USER) && (rc = prove(comm)) != NCL_SUCCESS)
         return rc;
     comm->next = ncl_algo_find(c->coll, (ncl_algo)comm->plan.algo)->next;
     l.seq = ++comm->seq;

@@ -2,6 +2,7 @@
  * interleaving, with vector clocks for races and interval-based symbolic memory for results. */
 #include "ncl/ncl_check.h"
 
+#include "ncl_algo.h"
 #include "ncl_fmt.h"
 
 #include <stdarg.h>
@@ -964,6 +965,13 @@ static ncl_result validate(ck *c, uint32_t t, const ncl_task *k)
                 return task_fail(c, t, k, "reduces with dtype %u op %u, the plan has dtype %u op %u%s", k->dtype,
                                  k->op, p->dtype, p->op, p->avg ? " (avg reduces with SUM)" : "");
         }
+        if (k->kind == NCL_TASK_WRITE_REDUCE && !p->inline_reduce)
+            return task_fail(c, t, k, "reduces inline, which the backend's DMA cannot do for %s %s",
+                             ncl_dtype_name((ncl_dtype)p->dtype), ncl_op_name((ncl_op)p->op));
+        if (k->kind == NCL_TASK_WRITE_REDUCE && !ncl_inline_ok(p, k->src.off, k->dst.off, k->bytes))
+            return task_fail(c, t, k, "reduces inline at src +%llu dst +%llu, %llu bytes: not aligned to the "
+                             "%u bytes the backend's inline reduce needs", (unsigned long long)k->src.off,
+                             (unsigned long long)k->dst.off, (unsigned long long)k->bytes, p->inline_align);
         if (k->kind == NCL_TASK_LOCAL_DIV) {
             if (!p->avg)
                 return task_fail(c, t, k, "divides although the op is not avg");

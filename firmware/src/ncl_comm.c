@@ -20,7 +20,7 @@ ncl_result ncl_comm_create(ncl_comm **out, int nranks, int rank, const ncl_hal *
     for (int c = 0; c < NCL_COLL_COUNT; c++)
         if (!ncl_algo_supported((ncl_coll)c, (ncl_algo)cfg->algorithm[c]))
             return NCL_ERR_INVALID_ARGUMENT;
-    ncl_hal_caps caps;
+    ncl_hal_caps caps = {0}; /* what a backend leaves out, it does not offer */
     ncl_result rc = ncl_hal_caps_get(hal, &caps);
     if (rc != NCL_SUCCESS)
         return rc;
@@ -32,10 +32,17 @@ ncl_result ncl_comm_create(ncl_comm **out, int nranks, int rank, const ncl_hal *
     for (uint32_t i = 0; i < cfg->cost_count; i++)
         if (cfg->costs[i].coll >= NCL_COLL_COUNT || cfg->costs[i].algo >= NCL_ALGO_COUNT)
             return NCL_ERR_INVALID_ARGUMENT;
+    /* two levels: servers of local_size consecutive ranks (0: one level), local rings over them */
+    if ((cfg->local_size != 0 && (uint32_t)nranks % cfg->local_size != 0) ||
+        (cfg->inter_algo != NCL_ALGO_AUTO && cfg->inter_algo != NCL_ALGO_RING && cfg->inter_algo != NCL_ALGO_HD) ||
+        (cfg->local_ring_count != 0) != (cfg->local_rings != NULL) || cfg->local_ring_count > NCL_MAX_QUEUES ||
+        (cfg->local_ring_count != 0 && cfg->local_size == 0))
+        return NCL_ERR_INVALID_ARGUMENT;
     /* the cost and ring tables live right after the communicator: one allocation, one free */
     size_t table = (size_t)cfg->ring_count * (size_t)nranks;
+    size_t ltable = (size_t)cfg->local_ring_count * (size_t)cfg->local_size;
     ncl_comm *c = cfg->alloc(cfg->alloc_ud, sizeof *c + cfg->cost_count * sizeof(ncl_cost) +
-                                                2 * table * sizeof(int32_t));
+                                                2 * (table + ltable) * sizeof(int32_t));
     if (!c)
         return NCL_ERR_OUT_OF_MEMORY;
     memset(c, 0, sizeof *c);
@@ -62,9 +69,30 @@ ncl_result ncl_comm_create(ncl_comm **out, int nranks, int rank, const ncl_hal *
             }
         }
     }
+    if (ltable) {
+        const size_t L = cfg->local_size;
+        c->local_order = (int32_t *)(c->costs + c->cost_count) + 2 * table;
+        c->local_pos = c->local_order + ltable;
+        c->local_ring_count = cfg->local_ring_count;
+        for (size_t i = 0; i < ltable; i++)
+            c->local_pos[i] = -1;
+        for (uint32_t k = 0; k < cfg->local_ring_count; k++) {
+            for (size_t i = 0; i < L; i++) {
+                int32_t l = cfg->local_rings[(size_t)k * L + i];
+                /* each local ring must name every local index exactly once */
+                if (l < 0 || (size_t)l >= L || c->local_pos[(size_t)k * L + (size_t)l] >= 0) {
+                    cfg->free(cfg->alloc_ud, c);
+                    return NCL_ERR_INVALID_ARGUMENT;
+                }
+                c->local_order[(size_t)k * L + i] = l;
+                c->local_pos[(size_t)k * L + (size_t)l] = (int32_t)i;
+            }
+        }
+    }
     c->cfg = *cfg;
     c->cfg.rings = NULL; /* the caller's arrays may go away: use the copies */
     c->cfg.costs = NULL;
+    c->cfg.local_rings = NULL;
     c->hal = *hal;
     c->caps = caps;
     c->nranks = nranks;

@@ -9,7 +9,9 @@ static const ncl_algo_desc *const algo_table[] = {
     &ncl_algo_tree_reduce,     &ncl_algo_hd_allreduce,      &ncl_algo_hd_reduce_scatter,
     &ncl_algo_hd_allgather,    &ncl_algo_mesh_allreduce,    &ncl_algo_mesh_reduce_scatter,
     &ncl_algo_mesh_allgather,  &ncl_algo_sag_broadcast,     &ncl_algo_dbtree_allreduce,
-    &ncl_algo_det_allreduce,
+    &ncl_algo_det_allreduce,   &ncl_algo_hier_allreduce,    &ncl_algo_hier_broadcast,
+    &ncl_algo_user_allreduce,  &ncl_algo_user_broadcast,    &ncl_algo_user_reduce,
+    &ncl_algo_user_reduce_scatter, &ncl_algo_user_allgather,
 };
 
 const ncl_algo_desc *ncl_algo_find(ncl_coll coll, ncl_algo algo)
@@ -81,6 +83,7 @@ static uint64_t cost_entry(const ncl_cost *c, uint64_t bytes)
     uint64_t nbeta = bytes / 1000u * c->beta_fs / 1000u + bytes % 1000u * c->beta_fs / 1000000u; /* ns */
     if (c->hops == 0)
         return c->fixed_ns + c->alpha_ns + nbeta;
+    uint64_t extra = bytes / 1000u * c->extra_beta_fs / 1000u + bytes % 1000u * c->extra_beta_fs / 1000000u;
     uint64_t head = c->hops > 1 ? c->hops - 1u : 0u, alpha = c->alpha_ns ? c->alpha_ns : 1;
     uint64_t k = ncl_isqrt(head * nbeta / alpha); /* the optimum of the convex cost, rounded */
     uint64_t best = UINT64_MAX;
@@ -88,21 +91,25 @@ static uint64_t cost_entry(const ncl_cost *c, uint64_t bytes)
         uint64_t t = (head + j) * (c->alpha_ns + nbeta / j);
         best = t < best ? t : best;
     }
-    return c->fixed_ns + best;
+    return c->fixed_ns + extra + best;
 }
 
 uint64_t ncl_plan_cost_ns(const ncl_plan *p, const ncl_plan_env *env)
 {
     uint64_t bytes = p->count * p->esize *
                      (p->coll == NCL_COLL_ALLGATHER || p->coll == NCL_COLL_REDUCE_SCATTER ? (uint64_t)p->nranks : 1u);
-    uint64_t best = UINT64_MAX; /* an algorithm may have several lines (regimes): the least */
+    /* an algorithm may have several lines (regimes): the least, but no less than any floor */
+    uint64_t best = UINT64_MAX, floor = 0;
     for (uint32_t i = 0; env && i < env->cost_count; i++)
         if (env->costs[i].coll == p->coll && env->costs[i].algo == p->algo) {
             uint64_t c = cost_entry(&env->costs[i], bytes);
-            best = c < best ? c : best;
+            if (env->costs[i].floor)
+                floor = c > floor ? c : floor;
+            else
+                best = c < best ? c : best;
         }
     if (best != UINT64_MAX)
-        return best;
+        return best > floor ? best : floor;
     switch (p->algo) {
     case NCL_ALGO_TREE: return cost_tree(p, p->count * p->esize);
     case NCL_ALGO_CHAIN: return cost_chain(p, p->count * p->esize, p->segments ? p->segments : 1);
@@ -165,6 +172,14 @@ ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nrank
     plan->ring_order = env->ring_order;
     plan->ring_pos = env->ring_pos;
     plan->ring_count = env->ring_order ? env->ring_count : 0;
+    plan->local_size = env->local_size;
+    plan->inter_algo = env->inter_algo;
+    plan->local_order = env->local_order;
+    plan->local_pos = env->local_pos;
+    plan->local_ring_count = env->local_order ? env->local_ring_count : 0;
+    plan->schedule = env->schedule;
+    plan->inline_reduce = !env->inline_ops || (env->inline_ops[dtype] >> plan->op & 1u);
+    plan->inline_align = env->inline_align > 1 ? env->inline_align : 1;
     if (env->deterministic && coll == NCL_COLL_ALLREDUCE)
         algo = NCL_ALGO_DET; /* the one canonical reduction order */
     if (algo == NCL_ALGO_AUTO)
@@ -175,11 +190,11 @@ ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nrank
     plan->algo = (uint8_t)algo;
     /* a pipeline's segment count follows the cost table's view of its hops when there is one
      * (the slowest link of the chain, not the nominal one); the table's beta is per byte of the
-     * whole buffer, a channel's chain carries 1/channels of it */
+     * whole buffer, one chain carries 1/chain_div of it (default: a channel's share) */
     for (uint32_t i = 0; i < env->cost_count; i++) {
         const ncl_cost *c = &env->costs[i];
         if (c->coll == coll && c->algo == algo && c->hops > 0) {
-            uint64_t per_chain_fs = c->beta_fs * env->channels;
+            uint64_t per_chain_fs = c->beta_fs * (c->chain_div ? c->chain_div : env->channels);
             plan->link_alpha_ns = c->alpha_ns ? (uint32_t)(c->alpha_ns < UINT32_MAX ? c->alpha_ns : UINT32_MAX) : 1;
             plan->link_gbps = per_chain_fs && 1000000u / per_chain_fs ? (uint32_t)(1000000u / per_chain_fs) : 1;
         }

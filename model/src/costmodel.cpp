@@ -20,7 +20,7 @@ double AlgoCost::predict(uint64_t bytes) const
         double t = (head + k) * (alpha_s + n * beta_s / k);
         best = best < 0 || t < best ? t : best;
     }
-    return fixed_s + best;
+    return fixed_s + extra_beta_s * n + best;
 }
 
 CostModel::CostModel(const Topology &topo, const rs_device_params &dev,
@@ -131,6 +131,7 @@ AlgoCost CostModel::chain(ncl_coll coll) const
     c.alpha_s = sum / (p_ - 1);
     c.beta_s = s.beta;
     c.hops = p_ - 1;
+    c.chain_div = (int)chans;
     // the head waits for its successor's READY before the first segment (broadcast; a reduce's
     // tail gets the grants of its predecessor the same way)
     int head = coll == NCL_COLL_BROADCAST ? ring_rank(0, 0) : ring_rank(0, 1);
@@ -349,6 +350,140 @@ std::vector<AlgoCost> CostModel::deterministic() const
     return {gather, split};
 }
 
+void CostModel::set_levels(int local_size, const std::vector<std::vector<int>> &local_rings, ncl_algo inter)
+{
+    local_size_ = local_size;
+    local_rings_ = local_rings;
+    inter_ = inter;
+}
+
+int CostModel::local_rank(int server, int c, int pos) const
+{
+    int L = local_size_;
+    pos = ((pos % L) + L) % L;
+    return server * L + (local_rings_.empty() ? pos : local_rings_[(size_t)c % local_rings_.size()][(size_t)pos]);
+}
+
+// The inter level's algorithm (firmware ncl_hier_inter_hd): hd for a power-of-two server count
+// unless ring is forced; a forced hd on any other count does not run (the ring's cost stands in).
+bool CostModel::inter_hd() const
+{
+    int S = local_size_ ? p_ / local_size_ : 0;
+    bool pow2 = S > 0 && (S & (S - 1)) == 0;
+    return pow2 && inter_ != NCL_ALGO_RING;
+}
+
+// Two-level broadcast from rank 0: the root writes each of its server's L chunks to the chunk's
+// owner, one after another (per channel); each owner broadcasts its chunk across the servers as
+// soon as it has it (ring: a pipelined chain over the owner's NIC; hd: a binomial tree); every
+// server's rings allgather the chunks (L-1 steps). The last chunk written decides: two lines —
+// it waits for the whole scatter and then has its NIC to itself (small n), or the NIC carries all
+// C chunks of its local index back to back from the first write on (large n, a floor) — plus the
+// allgather. Each chain is the AlgoCost's pipeline, the rest its fixed and extra_beta terms.
+std::vector<AlgoCost> CostModel::hier_broadcast() const
+{
+    AlgoCost c{NCL_COLL_BROADCAST, NCL_ALGO_HIER, 0, 0, 0};
+    int L = local_size_, S = L ? p_ / L : 0;
+    if (L < 2 || S < 2 || L * S != p_)
+        return {c};
+    // scatter: every channel's writes one after another (alpha: the slowest channel's sum of
+    // latencies), all channels at once (beta: their k-th writes share the links)
+    double C = channels_, first_a = 0, all_a = 0, all_b = 0;
+    for (uint32_t ch = 0; ch < channels_; ch++) {
+        double sum = 0;
+        for (int k = 1; k < L; k++)
+            sum += step({Flow{local_rank(0, (int)ch, 0), local_rank(0, (int)ch, k), 1.0}}, k == 1).alpha;
+        all_a = std::max(all_a, sum);
+        first_a = std::max(first_a, step({Flow{local_rank(0, (int)ch, 0), local_rank(0, (int)ch, 1), 1.0}}, true).alpha);
+    }
+    for (int k = 1; k < L; k++) {
+        std::vector<Flow> flows;
+        for (uint32_t ch = 0; ch < channels_; ch++)
+            flows.push_back(Flow{local_rank(0, (int)ch, 0), local_rank(0, (int)ch, k), 1.0 / (C * L)});
+        all_b += step(flows).beta;
+    }
+    std::vector<Flow> intra;
+    for (int s = 0; s < S; s++)
+        for (uint32_t ch = 0; ch < channels_; ch++)
+            for (int i = 0; i < L; i++)
+                intra.push_back(Flow{local_rank(s, (int)ch, i), local_rank(s, (int)ch, i + 1), 1.0 / (C * L)});
+    Step ag = step(intra);
+    double ag_a = (L - 1) * ag.alpha, ag_b = (L - 1) * ag.beta;
+    double ready = route_latency(L, 0); // the first server's READY to the root's server
+    AlgoCost late = c, busy = c;        // the last chunk written; every chunk of one NIC
+    late.fixed_s = all_a + ag_a + ready, late.extra_beta_s = all_b + ag_b;
+    busy.fixed_s = first_a + ag_a + ready, busy.extra_beta_s = all_b + ag_b;
+    busy.floor = true; // last: its view of the NIC sets the chain's segment count
+    if (inter_hd()) { // binomial tree over servers: lg S sends of the whole chunk in a row
+        for (int m = 1; m < S; m <<= 1) {
+            std::vector<Flow> one, all;
+            one.push_back(Flow{0, m * L, 1.0 / (C * L)});
+            for (int l = 0; l < L; l++)
+                all.push_back(Flow{l, m * L + l, 1.0 / L});
+            Step a = step(one), b = step(all);
+            late.alpha_s += a.alpha, late.beta_s += a.beta;
+            busy.alpha_s += b.alpha, busy.beta_s += b.beta;
+        }
+        for (AlgoCost *x : {&late, &busy}) // linear: the scatter and allgather join alpha and beta
+            x->alpha_s += x->fixed_s, x->beta_s += x->extra_beta_s, x->fixed_s = x->extra_beta_s = 0;
+        return {late, busy};
+    }
+    std::vector<Flow> one, all;
+    for (int s = 0; s + 1 < S; s++)
+        one.push_back(Flow{s * L, (s + 1) * L, 1.0 / (C * L)});
+    for (int l = 0; l < L; l++)
+        for (int s = 0; s + 1 < S; s++)
+            all.push_back(Flow{s * L + l, (s + 1) * L + l, 1.0 / L});
+    Step a = step(one), b = step(all);
+    late.hops = busy.hops = S - 1;
+    late.chain_div = busy.chain_div = L * (int)channels_;
+    late.alpha_s = a.alpha, late.beta_s = a.beta;
+    busy.alpha_s = b.alpha, busy.beta_s = b.beta;
+    return {late, busy};
+}
+
+// Two-level allreduce: every server's rings reduce-scatter its L chunks (L-1 steps of 1/(C L) of
+// n per channel), the ranks of one local index allreduce their chunk across the S servers (ring:
+// 2(S-1) steps of 1/(C L S); hd: halving then doubling), every server's rings allgather (L-1
+// steps). All servers, local indices and channels at once: the step pattern routes them together.
+AlgoCost CostModel::hier_allreduce() const
+{
+    AlgoCost c{NCL_COLL_ALLREDUCE, NCL_ALGO_HIER, 0, 0, 0};
+    int L = local_size_, S = L ? p_ / L : 0;
+    if (L < 2 || S < 2 || L * S != p_)
+        return c;
+    double C = channels_;
+    std::vector<Flow> intra;
+    for (int s = 0; s < S; s++)
+        for (uint32_t ch = 0; ch < channels_; ch++)
+            for (int i = 0; i < L; i++)
+                intra.push_back(Flow{local_rank(s, (int)ch, i), local_rank(s, (int)ch, i + 1), 1.0 / (C * L)});
+    Step si = step(intra), si0 = step(intra, true);
+    c.alpha_s = si0.alpha + (2.0 * (L - 1) - 1) * si.alpha;
+    c.beta_s = 2.0 * (L - 1) * si.beta;
+    if (!inter_hd()) {
+        std::vector<Flow> inter;
+        for (int l = 0; l < L; l++)
+            for (int s = 0; s < S; s++)
+                inter.push_back(Flow{s * L + l, ((s + 1) % S) * L + l, 1.0 / (L * S)});
+        Step st = step(inter);
+        c.alpha_s += 2.0 * (S - 1) * st.alpha;
+        c.beta_s += 2.0 * (S - 1) * st.beta;
+        return c;
+    }
+    for (int pass = 0; pass < 2; pass++)
+        for (int k = 0; (1 << k) < S; k++) {
+            int mask = pass == 0 ? S >> (k + 1) : 1 << k; // halving: far first; doubling: near first
+            std::vector<Flow> flows;
+            for (int l = 0; l < L; l++)
+                for (int s = 0; s < S; s++)
+                    flows.push_back(Flow{s * L + l, (s ^ mask) * L + l, (double)mask / S / L});
+            Step st = step(flows);
+            c.alpha_s += st.alpha, c.beta_s += st.beta;
+        }
+    return c;
+}
+
 // Patterns whose flows cross the network pairwise are routed flow by flow: past these sizes the
 // model leaves them out (auto then never picks them) rather than spend seconds routing p^2 flows.
 const int k_max_ranks_pairwise = 256, k_max_ranks_mesh = 64;
@@ -367,6 +502,8 @@ std::vector<AlgoCost> CostModel::costs(ncl_coll coll) const
             for (const AlgoCost &d : deterministic())
                 out.push_back(d);
         }
+        if (local_size_ >= 2 && local_size_ < p_ && pairwise)
+            out.push_back(hier_allreduce());
         break;
     case NCL_COLL_REDUCE_SCATTER:
     case NCL_COLL_ALLGATHER:
@@ -380,6 +517,9 @@ std::vector<AlgoCost> CostModel::costs(ncl_coll coll) const
         out.push_back(chain(coll));
         if (pairwise)
             out.push_back(tree(coll)), out.push_back(scatter_allgather());
+        if (local_size_ >= 2 && local_size_ < p_ && pairwise)
+            for (const AlgoCost &h : hier_broadcast())
+                out.push_back(h);
         break;
     case NCL_COLL_REDUCE:
         out.push_back(chain(coll));

@@ -18,6 +18,9 @@ const ParamInfo k_params[] = {
     {"reduce_bandwidth", "B/s", "200 GB/s", "inline and local reductions run at this rate"},
     {"task_overhead", "s", "1 us", "time to issue one data task (the o of alpha = L + o)"},
     {"memory", "B", "1 GiB", "device memory (scratch comes out of it)"},
+    {"inline_reduce", "", "all",
+     "dtypes (and ops) the DMA reduces as it writes; a WRITE_REDUCE of any other is refused"},
+    {"inline_align", "B", "1 B", "inline reduce needs offsets and lengths that are multiples of this"},
 };
 const PortInfo k_ports[] = {
     {"net", "the network: one channel pair per link of the topology"},
@@ -76,6 +79,9 @@ ncl_result Npu::caps(ncl_hal_caps *out)
     out->scratch_bytes = scratch_bytes_;
     out->max_queues = NCL_MAX_QUEUES;
     out->buf_align = 1;
+    for (int d = 0; d < NCL_DTYPE_COUNT; d++)
+        out->inline_ops[d] = (uint16_t)(NCL_INLINE_ALL_OPS & ~dev_.no_inline_ops[d]);
+    out->inline_align = dev_.inline_align;
     return NCL_SUCCESS;
 }
 
@@ -104,6 +110,12 @@ ncl_result Npu::dma_submit(uint32_t queue, const ncl_task *task)
 {
     if (queue >= NCL_MAX_QUEUES)
         return NCL_ERR_BACKEND;
+    // the reduce unit refuses what it cannot do, as a DMA block flags a bad descriptor
+    if (task->kind == NCL_TASK_WRITE_REDUCE &&
+        (task->dtype >= NCL_DTYPE_COUNT || task->op >= NCL_OP_COUNT || (dev_.no_inline_ops[task->dtype] >> task->op & 1u) ||
+         (dev_.inline_align > 1 && (task->src.off % dev_.inline_align || task->dst.off % dev_.inline_align ||
+                                    task->bytes % dev_.inline_align))))
+        return NCL_ERR_UNSUPPORTED;
     done_[queue] = 0;
     current_[queue] = *task;
     Dma d{queue, *task};

@@ -47,7 +47,7 @@ inline rs_link_params link_params(double bw = 30e9, double lat = 1e-6)
 
 inline rs_device_params device_params()
 {
-    rs_device_params d;
+    rs_device_params d{};
     d.dma_engines = 4;
     d.queue_depth = 16;
     d.mem_bandwidth = 400e9;

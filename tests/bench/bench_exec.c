@@ -17,6 +17,8 @@ static ncl_result caps(void *ctx, ncl_hal_caps *out)
     out->scratch_bytes = 4u << 20;
     out->max_queues = NCL_MAX_QUEUES;
     out->buf_align = 1;
+    for (int d = 0; d < NCL_DTYPE_COUNT; d++)
+        out->inline_ops[d] = NCL_INLINE_ALL_OPS;
     return NCL_SUCCESS;
 }
 static ncl_result submit(void *ctx, uint32_t q, const ncl_task *t)

@@ -95,6 +95,8 @@ typedef struct host_cfg {
     ncl_host_fn fn;
     void *arg;
     ncl_config comm; /* alloc/free filled in */
+    uint16_t no_inline_ops[NCL_DTYPE_COUNT];
+    uint32_t inline_align;
 } host_cfg;
 
 enum { HOST_GATE_WAIT = 0, HOST_GATE_GO, HOST_GATE_ABORT };
@@ -247,6 +249,9 @@ static ncl_result host_caps(void *ctx, ncl_hal_caps *out)
     out->scratch_bytes = host_cfg_of(r->world)->scratch_bytes;
     out->max_queues = NCL_MAX_QUEUES;
     out->buf_align = 1;
+    for (int d = 0; d < NCL_DTYPE_COUNT; d++)
+        out->inline_ops[d] = (uint16_t)(NCL_INLINE_ALL_OPS & ~host_cfg_of(r->world)->no_inline_ops[d]);
+    out->inline_align = host_cfg_of(r->world)->inline_align;
     return NCL_SUCCESS;
 }
 
@@ -751,6 +756,8 @@ static host_world *host_world_create(const ncl_host_config *c, ncl_host_fn fn, v
     w->cfg.fn = fn;
     w->cfg.arg = arg;
     w->cfg.comm = c->comm;
+    memcpy(w->cfg.no_inline_ops, c->no_inline_ops, sizeof w->cfg.no_inline_ops);
+    w->cfg.inline_align = c->inline_align;
     if (!w->cfg.comm.alloc) {
         w->cfg.comm.alloc = host_default_alloc;
         w->cfg.comm.free = host_default_free;

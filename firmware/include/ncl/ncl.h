@@ -69,6 +69,10 @@ typedef enum ncl_algo {
     NCL_ALGO_SAG,      /**< scatter + allgather (van de Geijn): broadcast */
     NCL_ALGO_DBTREE,   /**< double binary tree: allreduce */
     NCL_ALGO_DET,      /**< deterministic allreduce: every element reduced in rank order 0..p-1 */
+    NCL_ALGO_HIER,     /**< two-level: allreduce = intra-server reduce-scatter, inter-server allreduce
+                            per shard, intra-server allgather; broadcast = intra scatter, inter
+                            broadcast, intra allgather (needs ncl_config.local_size) */
+    NCL_ALGO_USER,     /**< a user-defined schedule given as data (ncl_config.schedule) */
     NCL_ALGO_COUNT
 } ncl_algo;
 
@@ -83,6 +87,11 @@ typedef struct ncl_cost {
     uint64_t alpha_ns;
     uint64_t beta_fs;       /**< femtoseconds per byte */
     uint64_t fixed_ns;      /**< added to either form (a pipeline's start-up handshake) */
+    uint64_t extra_beta_fs; /**< pipelines: per byte of n outside the pipeline (phases around it) */
+    uint32_t chain_div;     /**< pipelines: one chain carries 1/chain_div of n (0: 1/channels); sets
+                                 the segment count's per-chain bandwidth */
+    uint8_t floor;          /**< 1: a lower bound: the cost is at least this line (an algorithm's
+                                 cost is the least of its other lines, raised to its highest floor) */
 } ncl_cost;
 
 /** Allocator injected at communicator creation (Lua-style). The engine never calls malloc. */
@@ -125,12 +134,25 @@ typedef struct ncl_config {
      *  (each rank receives 2 (p-1)/p n bytes, like a ring, but all-to-all) with the senders
      *  reduced in rank order; buffers of one round are gathered whole ((p-1) n). */
     int deterministic;
+    /** Two-level (hier) algorithms: ranks per server, servers being consecutive rank blocks
+     *  (rank = server * local_size + local index); 0 or nranks: one level, hier unavailable.
+     *  inter_algo: the inter-server level's algorithm (NCL_ALGO_AUTO: ring when the server count
+     *  is not a power of two, hd otherwise). local_rings: optional orders of the local indices
+     *  0..local_size-1 for the intra-server rings, local_ring_count of them (copied at creation);
+     *  NULL: 0, 1, ..., local_size-1. */
+    uint32_t local_size;
+    uint8_t inter_algo;
+    const int32_t *local_rings;
+    uint32_t local_ring_count;
+    /** NCL_ALGO_USER: the schedule as data (ncl/ncl_user.h); not copied, must outlive the
+     *  communicator. The checker verifies it before it runs. */
+    const struct ncl_user_schedule *schedule;
 } ncl_config;
 
 #define NCL_CONFIG_INIT                                                                       \
     {                                                                                         \
         sizeof(ncl_config), NCL_CONFIG_VERSION, 30000000000ull, 2u, (512ull << 10), {0, 0, 0, 0, 0}, \
-            -1, 2000u, 20u, 0, 0, 0, 0, 0, 0, 0, 0                                            \
+            -1, 2000u, 20u, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0                             \
     }
 
 struct ncl_hal;

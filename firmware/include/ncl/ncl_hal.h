@@ -13,7 +13,17 @@ typedef struct ncl_hal_caps {
     uint64_t scratch_bytes; /**< size of NCL_BUF_SCRATCH on every rank */
     uint32_t max_queues;    /**< queues the backend runs concurrently (>= 1) */
     uint32_t buf_align;     /**< required alignment of send/recv buffers in bytes (1 = none) */
+    /** The DMA's inline reduce (WRITE_REDUCE): per dtype, bit (1 << op) for each op it reduces
+     *  inline (NCL_SUM..NCL_MIN; avg reduces as sum). Where a bit is missing the engine writes to
+     *  the peer's scratch and the peer reduces with LOCAL_REDUCE, or picks an algorithm that does. */
+    uint16_t inline_ops[NCL_DTYPE_COUNT];
+    /** Inline reduce also needs the source and destination offsets and the length to be multiples
+     *  of this many bytes (0 or 1: any); tasks that are not take the scratch path. */
+    uint32_t inline_align;
 } ncl_hal_caps;
+
+/** Every op inline: the inline_ops entry of a DMA that reduces a dtype with any op. */
+#define NCL_INLINE_ALL_OPS ((uint16_t)((1u << NCL_SUM) | (1u << NCL_PROD) | (1u << NCL_MAX) | (1u << NCL_MIN)))
 
 /** The collective about to run on this rank. */
 typedef struct ncl_hal_launch {

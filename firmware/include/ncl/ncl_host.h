@@ -19,11 +19,16 @@ typedef struct ncl_host_config {
     int nranks;
     uint64_t scratch_bytes; /**< NCL_BUF_SCRATCH per rank (default 4 MiB) */
     ncl_config comm;        /**< communicator options; alloc/free default to malloc/free */
+    /** The DMA's inline reduce, as ncl_hal_caps reports it: ops (bit 1 << op) the host pretends
+     *  it cannot reduce inline per dtype (default none: everything inline), and the alignment
+     *  inline reduce needs (default 0: any). Tests use them to run the scratch paths. */
+    uint16_t no_inline_ops[NCL_DTYPE_COUNT];
+    uint32_t inline_align;
 } ncl_host_config;
 
 #define NCL_HOST_CONFIG_INIT                                                              \
     {                                                                                     \
-        sizeof(ncl_host_config), NCL_HOST_CONFIG_VERSION, 1, (4ull << 20), NCL_CONFIG_INIT \
+        sizeof(ncl_host_config), NCL_HOST_CONFIG_VERSION, 1, (4ull << 20), NCL_CONFIG_INIT, {0}, 0 \
     }
 
 /** Runs fn(comm, arg) on nranks threads, each with its own communicator, and waits for all.

@@ -72,6 +72,17 @@ typedef struct ncl_plan {
      *  the rank at position i of ring c, ring_pos the inverse. Channel c uses ring c % count. */
     const int32_t *ring_order, *ring_pos;
     uint32_t ring_count;
+    /** Two-level algorithms (see ncl_config.local_size): ranks per server (0: one level), the
+     *  inter-server algorithm, and the intra-server rings over local indices (NULL: identity). */
+    uint32_t local_size;
+    uint8_t inter_algo;
+    const int32_t *local_order, *local_pos;
+    uint32_t local_ring_count;
+    const struct ncl_user_schedule *schedule; /**< NCL_ALGO_USER's data */
+    /** The backend's inline reduce for this plan's dtype and op (1: WRITE_REDUCE may be used),
+     *  and the alignment its tasks need (ncl_inline_ok decides per task). */
+    uint8_t inline_reduce;
+    uint32_t inline_align;
 } ncl_plan;
 
 /** Where `rank`'s input lives, and where its result must end up. Out of place: SEND at 0 and
@@ -117,6 +128,13 @@ typedef struct ncl_plan_env {
     const ncl_cost *costs;   /**< cost table for AUTO (see ncl_cost), may be NULL */
     uint32_t cost_count;
     int deterministic;       /**< ncl_config.deterministic: allreduce runs det whatever algo says */
+    uint32_t local_size;     /**< two-level algorithms: see ncl_plan */
+    uint8_t inter_algo;
+    const int32_t *local_order, *local_pos;
+    uint32_t local_ring_count;
+    const struct ncl_user_schedule *schedule;
+    const uint16_t *inline_ops; /**< ncl_hal_caps.inline_ops; NULL: every dtype and op inline */
+    uint32_t inline_align;      /**< ncl_hal_caps.inline_align */
 } ncl_plan_env;
 
 /** Builds and prepares a plan (algorithm choice for AUTO included). Pure: no HAL, no memory. */

@@ -143,7 +143,8 @@ static ncl_result prepare(ncl_plan *p)
 {
     p->queues = p->queues >= 2 ? 2u : 1u;
     p->segments = 1;
-    return NCL_SUCCESS; /* no scratch: nothing to refuse */
+    /* every reduction is inline (no scratch): a DMA that cannot leaves it to the others */
+    return p->nranks > 1 && !ncl_inline_all(p) ? NCL_ERR_UNSUPPORTED : NCL_SUCCESS;
 }
 
 /* Generator state: i = iteration, j = tree of this queue (tree q + j), k = child (down step),

@@ -156,6 +156,9 @@ static ncl_result prepare(ncl_plan *p)
     p->segments = 1;
     if (p->count > 0 && p2 > 1 && p->scratch_bytes / q / p->esize < p2 - 1)
         return NCL_ERR_UNSUPPORTED;
+    /* in place, the fold reduces inline into the even rank's input */
+    if (p->inplace && p2 != (uint64_t)p->nranks && !ncl_inline_all(p))
+        return NCL_ERR_UNSUPPORTED;
     return NCL_SUCCESS;
 }
 

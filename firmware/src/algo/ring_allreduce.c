@@ -47,16 +47,38 @@ static uint64_t precopy_part(const ncl_plan *p, uint32_t q, uint64_t part, uint6
     return span - koff - klen;
 }
 
+/* Staged reduce-scatter, for a DMA that cannot reduce some task inline (ncl_inline_ok): such a
+ * task writes into one of two scratch slots of the receiver's channel instead, and the receiver
+ * reduces the slot into its chunk (LOCAL_REDUCE) before it sends that chunk on. A slot is
+ * written again two steps later, once the receiver has recorded that it emptied it (READY, one
+ * per step from the third on, every step of the plan alike so that records match waits). */
+static int staged(const ncl_plan *p)
+{
+    return p->nranks > 1 && !ncl_inline_all(p);
+}
+
+static ncl_ref slot(const ncl_plan *p, uint32_t q, uint64_t use)
+{
+    return ncl_ref_make(NCL_BUF_SCRATCH, (2u * q + use % 2u) * p->slice_elems * p->esize);
+}
+
 static ncl_result prepare(ncl_plan *p)
 {
     /* Every channel needs at least one element per rank to be worth a queue. */
     p->queues = ncl_channels_for(p->queues, p->count / (uint64_t)p->nranks);
     p->segments = 1;
+    if (staged(p)) { /* two slots per channel bound the slice */
+        uint64_t room = p->scratch_bytes / (2u * p->queues * p->esize);
+        p->slice_elems = ncl_min_u64(p->slice_elems, room);
+        if (p->slice_elems == 0)
+            return NCL_ERR_UNSUPPORTED;
+    }
     return NCL_SUCCESS;
 }
 
 /* Generator state: n = the channel portion's length, m = its first element (set once: they
- * cost divisions), i = round, j = step (k, j: the pre-copy's part and position). */
+ * cost divisions), i = round, j = step (k, j: the pre-copy's part and position; k: the staged
+ * reduce-scatter's step count over all rounds). */
 static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
 {
     const int r = p->rank, n = p->nranks, i = ncl_ring_pos(p, q, r);
@@ -88,20 +110,43 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(q), 1, 0);
     NCL_YIELD(g);
 
+    g->k = ncl_div_ceil(ncl_div_ceil(g->n, (uint64_t)n), p->slice_elems) * (uint64_t)(n - 1);
     for (g->i = 0; g->i < ncl_div_ceil(ncl_div_ceil(g->n, (uint64_t)n), p->slice_elems); g->i++) {
         /* reduce-scatter, step s: reduce chunk i-1-s into next's copy; step 0 reads our input */
         for (g->j = 0; g->j < (uint64_t)(n - 1); g->j++) {
+            if (staged(p) && g->i * (uint64_t)(n - 1) + g->j >= 2) { /* next emptied our slot */
+                ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(q), 1, (uint32_t)(g->i * steps + g->j));
+                NCL_YIELD(g);
+            }
             len = chunk_round(p, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), g->i, &off);
             if (len) {
-                ncl_task_write_reduce(t, p, next_rank, ncl_ref_add(g->j == 0 ? in : recv, off * es),
-                                      ncl_ref_add(recv, off * es), len * es,
-                                      (uint32_t)(g->i * steps + g->j));
+                if (ncl_inline_ok(p, off * es, off * es, len * es))
+                    ncl_task_write_reduce(t, p, next_rank, ncl_ref_add(g->j == 0 ? in : recv, off * es),
+                                          ncl_ref_add(recv, off * es), len * es,
+                                          (uint32_t)(g->i * steps + g->j));
+                else
+                    ncl_task_write(t, next_rank, ncl_ref_add(g->j == 0 ? in : recv, off * es),
+                                   slot(p, q, g->i * (uint64_t)(n - 1) + g->j), len * es,
+                                   (uint32_t)(g->i * steps + g->j));
                 NCL_YIELD(g);
             }
             ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(q), (uint32_t)(g->i * steps + g->j));
             NCL_YIELD(g);
             ncl_task_wait(t, prev_rank, NCL_NOTIFY_DATA(q), 1, (uint32_t)(g->i * steps + g->j));
             NCL_YIELD(g);
+            if (staged(p)) {
+                /* prev sent chunk i-2-s: into our copy, or into the slot we now reduce */
+                len = chunk_round(p, g->n, g->m, ncl_mod(i - 2 - (int)g->j, n), g->i, &off);
+                if (len && !ncl_inline_ok(p, off * es, off * es, len * es)) {
+                    ncl_task_reduce(t, p, slot(p, q, g->i * (uint64_t)(n - 1) + g->j),
+                                    ncl_ref_add(recv, off * es), len * es, (uint32_t)(g->i * steps + g->j));
+                    NCL_YIELD(g);
+                }
+                if (g->i * (uint64_t)(n - 1) + g->j + 2 < g->k) {
+                    ncl_task_record(t, prev_rank, NCL_NOTIFY_READY(q), (uint32_t)(g->i * steps + g->j));
+                    NCL_YIELD(g);
+                }
+            }
         }
         /* chunk i is now reduced over all ranks: finish avg once, before it is gathered */
         if (p->avg) {

@@ -25,6 +25,8 @@ static ncl_result prepare(ncl_plan *p)
         return NCL_ERR_INVALID_ARGUMENT;
     if (p->count == 0)
         return NCL_SUCCESS;
+    if (p->nranks > 1 && !ncl_inline_all(p)) /* no scratch path: the tree reduce has one */
+        return NCL_ERR_UNSUPPORTED;
     uint64_t seg_max = p->slice_elems;
     if (p->nranks >= 3) {
         /* intermediate ranks accumulate in scratch: two slots of at least one element */

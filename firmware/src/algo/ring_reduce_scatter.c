@@ -14,7 +14,18 @@
  * twice the channels, each channel c gets a fill queue (channels + c) that does these copies
  * while the ring queue c moves data: the ring waits for the first slot only, not for all p-2.
  * Slot j is refilled for the next round once the ring queue has sent it on (LOCAL record, self).
- * Without that room the ring queue fills all targets itself at the start of each round. */
+ * Without that room the ring queue fills all targets itself at the start of each round.
+ *
+ * A step the DMA cannot reduce inline (ncl_inline_ok) is staged: the sender writes its partial
+ * into the target unfilled and the receiver reduces its own contribution into it after the DATA
+ * (LOCAL_REDUCE). In place the last target is the output, which already holds the contribution:
+ * there the partial lands in one more scratch slot, reduced into the output. */
+
+/* Some step may take the staged path. */
+static int staged(const ncl_plan *p)
+{
+    return p->nranks > 1 && !ncl_inline_all(p);
+}
 
 static uint64_t scratch_per_channel(const ncl_plan *p, uint32_t channels)
 {
@@ -29,7 +40,7 @@ static uint32_t channels_of(const ncl_plan *p)
 
 static uint64_t round_elems(const ncl_plan *p)
 {
-    uint64_t slots = p->nranks > 2 ? (uint64_t)p->nranks - 2 : 0;
+    uint64_t slots = (p->nranks > 2 ? (uint64_t)p->nranks - 2 : 0) + (staged(p) && p->inplace ? 1u : 0u);
     uint64_t e = p->slice_elems;
     if (slots)
         e = ncl_min_u64(e, scratch_per_channel(p, channels_of(p)) / p->esize / slots);
@@ -56,6 +67,24 @@ static ncl_ref target(const ncl_plan *p, uint32_t c, int rank, uint64_t s, uint6
 static ncl_ref input_chunk(const ncl_plan *p, int k, uint64_t off)
 {
     return ncl_ref_add(ncl_plan_input(p, p->rank), ((uint64_t)k * p->count + off) * p->esize);
+}
+
+/* Whether step s of round elements at `off`, sent by the rank at ring position `from`, reduces
+ * inline (sender and receiver both ask). */
+static int step_inline(const ncl_plan *p, uint32_t c, int from, uint64_t s, uint64_t off, uint64_t len)
+{
+    ncl_ref src = s == 0 ? input_chunk(p, ncl_ring_rank(p, c, from - 1), off) : target(p, c, 0, s - 1, off);
+    ncl_ref dst = target(p, c, ncl_ring_rank(p, c, from + 1), s, off);
+    return ncl_inline_ok(p, src.off, dst.off, len * p->esize);
+}
+
+/* Where a staged step s lands on `rank`: its target, or in place at the last step the extra slot. */
+static ncl_ref staged_target(const ncl_plan *p, uint32_t c, int rank, uint64_t s, uint64_t off)
+{
+    if (p->inplace && s == (uint64_t)p->nranks - 2)
+        return ncl_ref_make(NCL_BUF_SCRATCH, c * scratch_per_channel(p, channels_of(p)) +
+                                                 s * round_elems(p) * p->esize);
+    return target(p, c, rank, s, off);
 }
 
 static ncl_result prepare(ncl_plan *p)
@@ -104,11 +133,14 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         /* the fill queue: every target of every round, in the order the ring needs them */
         for (g->i = 0; round_span(p, c, g->i, &off) != 0; g->i++) {
             for (g->j = 0; g->j < (uint64_t)(n - 1); g->j++) {
-                if (g->i > 0 && g->j < (uint64_t)n - 2) { /* slot j was sent on last round */
+                /* slot j was sent on last round (in place, staged: the extra slot was reduced) */
+                if (g->i > 0 && (g->j < (uint64_t)n - 2 || (staged(p) && p->inplace))) {
                     ncl_task_wait(t, r, NCL_NOTIFY_LOCAL(c), 1, (uint32_t)g->j);
                     NCL_YIELD(g);
                 }
-                if (!(p->inplace && g->j == (uint64_t)n - 2)) { /* in place chunk r is in place */
+                len = round_span(p, c, g->i, &off);
+                /* in place chunk r is in place; a staged target is not filled */
+                if (!(p->inplace && g->j == (uint64_t)n - 2) && step_inline(p, c, i - 1, g->j, off, len)) {
                     fill_task(p, c, g->i, g->j, t);
                     NCL_YIELD(g);
                 }
@@ -121,7 +153,8 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     for (g->i = 0; round_span(p, c, g->i, &off) != 0; g->i++) {
         if (fills_here) {
             for (g->j = 0; g->j < (uint64_t)(n - 1); g->j++) {
-                if (!(p->inplace && g->j == (uint64_t)n - 2)) {
+                len = round_span(p, c, g->i, &off);
+                if (!(p->inplace && g->j == (uint64_t)n - 2) && step_inline(p, c, i - 1, g->j, off, len)) {
                     fill_task(p, c, g->i, g->j, t);
                     NCL_YIELD(g);
                 }
@@ -134,11 +167,18 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
             ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(c), 1, (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
             NCL_YIELD(g);
             len = round_span(p, c, g->i, &off);
-            ncl_task_write_reduce(t, p, next_rank,
-                                  g->j == 0 ? input_chunk(p, ncl_ring_rank(p, c, i - 1), off)
-                                            : target(p, c, r, g->j - 1, off),
-                                  target(p, c, next_rank, g->j, off), len * es,
-                                  (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
+            if (step_inline(p, c, i, g->j, off, len))
+                ncl_task_write_reduce(t, p, next_rank,
+                                      g->j == 0 ? input_chunk(p, ncl_ring_rank(p, c, i - 1), off)
+                                                : target(p, c, r, g->j - 1, off),
+                                      target(p, c, next_rank, g->j, off), len * es,
+                                      (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
+            else
+                ncl_task_write(t, next_rank,
+                               g->j == 0 ? input_chunk(p, ncl_ring_rank(p, c, i - 1), off)
+                                         : target(p, c, r, g->j - 1, off),
+                               staged_target(p, c, next_rank, g->j, off), len * es,
+                               (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
             NCL_YIELD(g);
             ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(c), (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
             NCL_YIELD(g);
@@ -149,6 +189,22 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
             }
             ncl_task_wait(t, prev_rank, NCL_NOTIFY_DATA(c), 1, (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
             NCL_YIELD(g);
+            len = round_span(p, c, g->i, &off);
+            if (!step_inline(p, c, i - 1, g->j, off, len)) { /* our share joins the partial */
+                if (p->inplace && g->j == (uint64_t)n - 2)
+                    ncl_task_reduce(t, p, staged_target(p, c, r, g->j, off), target(p, c, r, g->j, off),
+                                    len * es, (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
+                else
+                    ncl_task_reduce(t, p, input_chunk(p, ncl_ring_rank(p, c, i - 2 - (int64_t)g->j), off),
+                                    target(p, c, r, g->j, off), len * es,
+                                    (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
+                NCL_YIELD(g);
+            }
+            if (!fills_here && staged(p) && p->inplace && g->j == (uint64_t)n - 2 &&
+                round_span(p, c, g->i + 1, &off) != 0) { /* the extra slot is free again */
+                ncl_task_record(t, r, NCL_NOTIFY_LOCAL(c), (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
+                NCL_YIELD(g);
+            }
         }
         if (p->avg) {
             len = round_span(p, c, g->i, &off);

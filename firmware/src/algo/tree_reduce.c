@@ -9,7 +9,17 @@
  * input. A parent grants READY to one child, waits for its DATA, then grants the next, so two
  * children never reduce into one region at the same time; nearest child first, since smaller
  * subtrees finish sooner. Scratch is refilled for round i+1 only after this rank's own reduce of
- * round i into its parent completed (same queue), so reuse across rounds is safe. */
+ * round i into its parent completed (same queue), so reuse across rounds is safe.
+ *
+ * A reduce the DMA cannot do inline (ncl_inline_ok) is staged: the child writes into the parent's
+ * staging slot (scratch after the accumulation target) and the parent reduces the slot into the
+ * target before it grants the next child, so one slot serves every child. */
+
+/* Staging needs room for a second round-sized region on every rank that has children. */
+static int staged(const ncl_plan *p)
+{
+    return p->nranks > 1 && !ncl_inline_all(p);
+}
 
 static ncl_result prepare(ncl_plan *p)
 {
@@ -20,9 +30,9 @@ static ncl_result prepare(ncl_plan *p)
     if (p->count == 0)
         return NCL_SUCCESS;
     uint64_t round_max = p->slice_elems;
-    if (p->nranks >= 4) {
-        /* v = 2 has child 3: a non-root with children, accumulating in scratch */
-        uint64_t cap = p->scratch_bytes / p->esize;
+    if (p->nranks >= 4 || staged(p)) {
+        /* v = 2 has child 3: a non-root with children, accumulating in scratch (and staging) */
+        uint64_t cap = p->scratch_bytes / p->esize / (staged(p) ? 2u : 1u);
         if (cap == 0)
             return NCL_ERR_UNSUPPORTED;
         round_max = ncl_min_u64(round_max, cap);
@@ -45,6 +55,28 @@ static ncl_ref target(const ncl_plan *p, uint64_t v, uint64_t off)
     if (v == 0)
         return ncl_ref_make(NCL_BUF_RECV, off * p->esize);
     return ncl_ref_make(NCL_BUF_SCRATCH, 0);
+}
+
+/* The staging slot: after the largest round's target. */
+static ncl_ref staging(const ncl_plan *p)
+{
+    uint64_t first;
+    return ncl_ref_make(NCL_BUF_SCRATCH, ncl_part(p->count, p->segments, 0, &first) * p->esize);
+}
+
+/* What the rank at tree position v sends its parent for round i (first element off). */
+static ncl_ref subtree_sum(const ncl_plan *p, uint64_t v, uint64_t off)
+{
+    uint64_t n = (uint64_t)p->nranks;
+    int leaf = ncl_tree_child_span(v, n) == 1 || v + 1 >= n;
+    return leaf ? ncl_ref_add(ncl_plan_input(p, ncl_mod((int64_t)v + p->root, p->nranks)), off * p->esize)
+                : target(p, v, off);
+}
+
+/* Whether position v's reduce into its parent (span below v) is inline for round i. */
+static int inline_to_parent(const ncl_plan *p, uint64_t v, uint64_t span, uint64_t off, uint64_t len)
+{
+    return ncl_inline_ok(p, subtree_sum(p, v, off).off, target(p, v - span, off).off, len * p->esize);
 }
 
 static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
@@ -82,6 +114,11 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
             NCL_YIELD(g);
             ncl_task_wait(t, ncl_mod((int64_t)r + (int64_t)g->m, n), data, 1, (uint32_t)g->i);
             NCL_YIELD(g);
+            len = round_part(p, g->i, &off);
+            if (len && !inline_to_parent(p, v + g->m, g->m, off, len)) { /* it wrote to staging */
+                ncl_task_reduce(t, p, staging(p), target(p, v, off), len * es, (uint32_t)g->i);
+                NCL_YIELD(g);
+            }
         }
         if (v == 0) {
             /* root, last step (avg): round i holds the full sum: divide it once */
@@ -96,8 +133,12 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         ncl_task_wait(t, parent, ready, 1, (uint32_t)g->i);
         NCL_YIELD(g);
         len = round_part(p, g->i, &off);
-        ncl_task_write_reduce(t, p, parent, leaf ? ncl_ref_add(in, off * es) : target(p, v, off),
-                              target(p, v - span, off), len * es, (uint32_t)g->i);
+        if (inline_to_parent(p, v, span, off, len))
+            ncl_task_write_reduce(t, p, parent, leaf ? ncl_ref_add(in, off * es) : target(p, v, off),
+                                  target(p, v - span, off), len * es, (uint32_t)g->i);
+        else
+            ncl_task_write(t, parent, leaf ? ncl_ref_add(in, off * es) : target(p, v, off), staging(p),
+                           len * es, (uint32_t)g->i);
         NCL_YIELD(g);
         ncl_task_record(t, parent, data, (uint32_t)g->i);
         NCL_YIELD(g);

@@ -24,7 +24,10 @@ struct AlgoCost {
     double alpha_s;
     double beta_s;      // per byte
     int hops;           // 0: linear
-    double fixed_s = 0; // pipelines: what comes before the first segment (the head's READY)
+    double fixed_s = 0;      // pipelines: what comes before the first segment (the head's READY)
+    double extra_beta_s = 0; // pipelines: per byte of n in phases around the pipeline
+    int chain_div = 0;       // pipelines: one chain carries n / chain_div (0: n / channels)
+    bool floor = false;      // a lower bound on the algorithm's other lines (ncl_cost.floor)
     double predict(uint64_t bytes) const;
 };
 
@@ -34,6 +37,11 @@ public:
      *  channels: how many run at once (channel c on ring c mod rings). */
     CostModel(const Topology &topo, const rs_device_params &dev, const std::vector<std::vector<int>> &rings,
               uint32_t channels);
+
+    /** Two levels (the hier algorithms): servers of local_size consecutive ranks, intra-server
+     *  rings over local indices (empty: 0..local_size-1), the inter level's algorithm (AUTO: ring
+     *  unless the server count is a power of two, then hd). */
+    void set_levels(int local_size, const std::vector<std::vector<int>> &local_rings, ncl_algo inter);
 
     /** Every algorithm the engine has for coll, with its cost on this topology. */
     std::vector<AlgoCost> costs(ncl_coll coll) const;
@@ -59,12 +67,19 @@ private:
     AlgoCost scatter_allgather() const;
     AlgoCost double_tree() const;
     std::vector<AlgoCost> deterministic() const;
+    AlgoCost hier_allreduce() const;
+    std::vector<AlgoCost> hier_broadcast() const;
+    bool inter_hd() const;
+    int local_rank(int server, int c, int pos) const;
 
     const Topology &t_;
     rs_device_params dev_;
     std::vector<std::vector<int>> rings_;
     uint32_t channels_;
     int p_;
+    int local_size_ = 0;
+    std::vector<std::vector<int>> local_rings_;
+    ncl_algo inter_ = NCL_ALGO_AUTO;
 };
 
 } // namespace model

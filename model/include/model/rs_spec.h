@@ -82,6 +82,12 @@ typedef struct rs_device_params {
     double mem_bandwidth;    /* bytes/s of device memory, shared by DMA reads, writes and reductions */
     double reduce_bandwidth; /* bytes/s of the inline-reduce unit */
     double task_overhead;    /* seconds to issue one task */
+    /* The DMA's inline reduce (ncl_hal_caps): text as written ("all", "none", "int32 float:sum"),
+     * the ops per dtype it cannot reduce inline (bit 1 << op; 0: all inline), and the alignment it
+     * needs (bytes; 0 or 1: any). */
+    char *inline_reduce;
+    uint16_t no_inline_ops[NCL_DTYPE_COUNT];
+    uint32_t inline_align;
     uint64_t memory_bytes;   /* device memory capacity (checked against a real payload's buffers;
                                 nothing is allocated up front) */
 } rs_device_params;
@@ -112,6 +118,10 @@ typedef struct rs_workload {
                                 0: one per ring, at least 2 */
     int32_t rings;           /* rs_rings: the logical rings of the ring algorithms */
     int32_t deterministic;   /* 1: ncl_config.deterministic (one canonical reduction order) */
+    ncl_algo inter_algo;     /* hier's inter-server level (ncl_config.inter_algo) */
+    char *schedule;          /* workload.schedule: a user-defined schedule file as written, NULL: none */
+    struct rs_usersched *usersched; /* that file loaded and proven (sim/rs_usersched.h); freed with
+                                       the scenario */
 } rs_workload;
 
 /* Where the ring algorithms' logical rings come from. */

@@ -1,0 +1,68 @@
+# plan_margin.cmake — runs `ringsim plan SCENARIO --simulate` and checks that algorithm FASTER
+# beats SLOWER at SIZE by the margin the cost model predicts: the simulated time ratio
+# SLOWER/FASTER within TOL percent of the predicted ratio (and above 1).
+# cmake -DRINGSIM=path -DSCENARIO=file -DSIZE=bytes -DFASTER=algo -DSLOWER=algo -DTOL=percent -P plan_margin.cmake
+cmake_minimum_required(VERSION 3.22)
+
+execute_process(COMMAND ${RINGSIM} plan ${SCENARIO} --simulate RESULT_VARIABLE rc OUTPUT_VARIABLE out
+  ERROR_VARIABLE err)
+message("$ ringsim plan ${SCENARIO} --simulate\n${out}${err}--- exit status ${rc} ---")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "ringsim plan failed")
+endif()
+
+# The column of each algorithm: from the table's header line ("#  size (B)  ring  hd ...  auto").
+string(REGEX MATCH "#[ ]+size \\(B\\)[^\n]*" header "${out}")
+string(REGEX REPLACE "^#[ ]+size \\(B\\)[ ]+" "" header "${header}")
+string(REGEX REPLACE "[ ]+" ";" columns "${header}")
+list(FIND columns ${FASTER} fast_col)
+list(FIND columns ${SLOWER} slow_col)
+if(fast_col LESS 0 OR slow_col LESS 0)
+  message(FATAL_ERROR "no column for ${FASTER} or ${SLOWER} in: ${header}")
+endif()
+
+# A row's values in hundredths of a microsecond ("*1234.56" -> 123456).
+function(row_values kind var)
+  string(REGEX MATCH "\n[ ]+${SIZE}  predicted[^\n]*\n[^\n]*" rows "${out}")
+  if(NOT rows)
+    message(FATAL_ERROR "no row for ${SIZE} B")
+  endif()
+  string(REGEX MATCH "${kind}[^\n]*" line "${rows}")
+  string(REGEX REPLACE "^${kind}[ ]+" "" line "${line}")
+  string(REGEX REPLACE "[ ]+" ";" vals "${line}")
+  set(out_vals "")
+  foreach(v ${vals})
+    string(REPLACE "*" "" v "${v}")
+    string(REPLACE "." "" v "${v}")
+    list(APPEND out_vals "${v}")
+  endforeach()
+  set(${var} "${out_vals}" PARENT_SCOPE)
+endfunction()
+
+row_values(predicted pred)
+row_values(simulated sim)
+list(GET pred ${fast_col} pf)
+list(GET pred ${slow_col} ps)
+list(GET sim ${fast_col} sf)
+list(GET sim ${slow_col} ss)
+foreach(v pf ps sf ss)
+  if(NOT "${${v}}" MATCHES "^[0-9]+$")
+    message(FATAL_ERROR "${FASTER}/${SLOWER} at ${SIZE} B: no time ('${${v}}')")
+  endif()
+endforeach()
+math(EXPR pred_ratio "${ps} * 10000 / ${pf}")
+math(EXPR sim_ratio "${ss} * 10000 / ${sf}")
+math(EXPR diff "${sim_ratio} - ${pred_ratio}")
+if(diff LESS 0)
+  math(EXPR diff "-${diff}")
+endif()
+math(EXPR err_permille "${diff} * 1000 / ${pred_ratio}")
+message("${SLOWER}/${FASTER} at ${SIZE} B: predicted ${pred_ratio}/10000, simulated ${sim_ratio}/10000 "
+        "(off by ${err_permille} per mille; allowed ${TOL} %)")
+if(sim_ratio LESS_EQUAL 10000)
+  message(FATAL_ERROR "${FASTER} does not beat ${SLOWER} at ${SIZE} B in simulation")
+endif()
+math(EXPR tol_permille "${TOL} * 10")
+if(err_permille GREATER tol_permille)
+  message(FATAL_ERROR "the simulated margin is not the predicted one within ${TOL} %")
+endif()
