@@ -116,6 +116,13 @@ public:
     }
 
     int nranks() const { return cl_.nranks(); }
+
+    /* Forces `algo` for `coll` on every rank (the constructor forces ring and chain). */
+    void force(ncl_coll coll, ncl_algo algo)
+    {
+        for (int r = 0; r < nranks(); r++)
+            ncl_comm_set_algorithm(cl_.comm(r), coll, algo);
+    }
     model::Network &net() { return cl_.network(); }
     const ncl_config &config() const { return cfg_; }
 
