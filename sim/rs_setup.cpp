@@ -76,8 +76,13 @@ void engine_setup(const rs_scenario &sc, const model::Topology &topo, EngineSetu
     for (const std::vector<int> &ring : out.rings)
         out.ring_table.insert(out.ring_table.end(), ring.begin(), ring.end());
     if (!out.rings.empty()) {
+        // each ring's weight (its slowest link's payload bandwidth at the start of the run): the
+        // channel split follows it, so a slow link costs only its ring's share. Faults later in
+        // the run are not seen.
+        out.ring_weights = model::ring_weights(topo, out.rings);
         cfg.rings = out.ring_table.data();
         cfg.ring_count = (uint32_t)out.rings.size();
+        cfg.ring_weights = out.ring_weights.data();
     }
     if (out.local_rings.size() > cfg.channels)
         out.local_rings.resize(cfg.channels);

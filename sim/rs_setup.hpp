@@ -19,6 +19,7 @@ namespace rs {
 struct EngineSetup {
     std::vector<std::vector<int>> rings; // the logical rings in use (empty: 0, 1, ..., p-1)
     std::vector<int32_t> ring_table;
+    std::vector<uint32_t> ring_weights; // per ring: its slowest link's payload bandwidth, MB/s
     std::vector<std::vector<int>> local_rings; // two levels: a server's rings over local indices
     std::vector<int32_t> local_table;
     std::vector<ncl_cost> costs;

@@ -58,13 +58,38 @@ static uint8_t g_inter_algo = NCL_ALGO_AUTO;
 static const int32_t *g_local_order = NULL, *g_local_pos = NULL;
 static uint32_t g_local_ring_count = 0;
 
+/* Weighted rings (test_ring_weights): the channels asked for, and g_weight_rings rings with
+ * these weights (0: the identity ring, no weights). Ring k is the identity rotated by k, odd k
+ * reversed, so that channels on different rings also run different orders. */
+static uint32_t g_channels = CHANNELS;
+static const uint32_t *g_ring_weights = NULL;
+static uint32_t g_weight_rings = 0;
+static int g_fp32_only = 0; /* the weighted matrix: the split is per element, fp32 stands for all */
+
+static void weighted_rings(int nranks, int32_t *order, int32_t *pos)
+{
+    for (uint32_t k = 0; k < g_weight_rings; k++)
+        for (int i = 0; i < nranks; i++) {
+            int r = (int)(((uint32_t)i + k) % (uint32_t)nranks);
+            r = k % 2 ? nranks - 1 - r : r;
+            order[k * (uint32_t)nranks + (uint32_t)i] = r;
+            pos[k * (uint32_t)nranks + (uint32_t)r] = i;
+        }
+}
+
 static ncl_result make_plan_sized(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nranks,
                                   int root, uint64_t count, ncl_dtype dtype, ncl_op op, int inplace,
                                   uint64_t slice_bytes, uint64_t scratch_bytes)
 {
-    ncl_plan_env env = {slice_bytes, CHANNELS, g_max_queues, scratch_bytes, ALPHA_NS, GBPS,
+    static int32_t order[NCL_MAX_QUEUES * 16], pos[NCL_MAX_QUEUES * 16]; /* the plan points here */
+    ncl_plan_env env = {slice_bytes, g_channels, g_max_queues, scratch_bytes, ALPHA_NS, GBPS,
                         NULL, NULL, 0, NULL, 0, 0, g_local_size, g_inter_algo, g_local_order,
-                        g_local_pos, g_local_ring_count, NULL, NULL, 0};
+                        g_local_pos, g_local_ring_count, NULL, NULL, 0, NULL};
+    if (g_weight_rings && nranks <= 16) {
+        weighted_rings(nranks, order, pos);
+        env.ring_order = order, env.ring_pos = pos, env.ring_count = g_weight_rings;
+        env.ring_weights = g_ring_weights;
+    }
     return ncl_plan_make(plan, coll, algo, nranks, 0, root, count, dtype, op, inplace, &env);
 }
 
@@ -160,6 +185,8 @@ static int run_ranks(const pair *pp, int p, uint64_t slice_bytes, uint64_t scrat
         for (int root = 0; root < (rooted(pp->coll) ? p : 1); root++) {
             for (int inplace = 0; inplace < 2; inplace++) {
                 for (size_t di = 0; di < sizeof dtypes / sizeof dtypes[0]; di++) {
+                    if (g_fp32_only && dtypes[di] != NCL_FLOAT32)
+                        continue;
                     const ncl_op ops[] = {NCL_SUM, NCL_AVG, NCL_MAX};
                     for (size_t oi = 0; oi < 3; oi++) {
                         if (oi > 0 && !reducing(pp->coll))
@@ -352,6 +379,93 @@ static void test_rings(void **state)
     assert_int_equal(fails, 0);
 }
 
+/* The weighted split: every element in exactly one channel, in order, each channel at least one
+ * element (count >= channels), shares in proportion to the weights (within one element of the
+ * exact share, besides the reserved one), equal weights exactly ncl_part, no overflow at 2^50 or
+ * with the largest weights. */
+static void test_channel_part(void **state)
+{
+    (void)state;
+    static const uint32_t w13[] = {1, 3}, w5112[] = {5, 1, 1, 2}, w77[] = {7, 7, 7},
+                          wbig[] = {UINT32_MAX, 1, UINT32_MAX - 1, 12345};
+    static const struct {
+        const uint32_t *w;
+        uint32_t rings;
+    } sets[] = {{w13, 2}, {w5112, 4}, {w77, 3}, {wbig, 4}};
+    static const uint64_t counts[] = {0, 1, 2, 3, 7, 8, 9, 1009, 1048579, 1ull << 50, (1ull << 50) + 12345};
+    int32_t order[8] = {0}, pos[8] = {0};
+    for (size_t si = 0; si < sizeof sets / sizeof sets[0]; si++) {
+        for (uint32_t ch = 1; ch <= NCL_MAX_QUEUES; ch++) {
+            for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
+                ncl_plan p;
+                memset(&p, 0, sizeof p);
+                p.nranks = 1, p.ring_order = order, p.ring_pos = pos;
+                p.ring_count = sets[si].rings, p.ring_weights = sets[si].w;
+                const uint64_t count = counts[ci];
+                uint64_t next = 0, total = 0, off, e;
+                int equal = si == 2 || ch == 1 || (si == 0 && ch == 1);
+                for (uint32_t c = 0; c < ch; c++)
+                    total += ncl_channel_weight(&p, ch, c);
+                for (uint32_t q = 0; q < ch; q++) {
+                    uint64_t len = ncl_channel_part(&p, count, ch, q, &off);
+                    assert_int_equal(off, next);
+                    next = off + len;
+                    if (count >= ch)
+                        assert_true(len >= 1);
+                    if (equal || count < ch) {
+                        assert_int_equal(len, ncl_part(count, ch, q, &e));
+                        assert_int_equal(off, e);
+                    } else if (si != 3 && count < (1ull << 40)) { /* proportional (exact weights) */
+                        double share = (double)(count - ch) * (double)ncl_channel_weight(&p, ch, q) / (double)total;
+                        assert_true((double)len - 1.0 >= share - 1.0 && (double)len - 1.0 <= share + 1.0);
+                    }
+                }
+                assert_int_equal(next, count);
+            }
+        }
+    }
+}
+
+/* The ring family with the buffer split over channels by ring weights (some rings slower), over
+ * the matrix (fp32) at the default and at tiny slices (64 bytes: many rounds per channel, scratch
+ * for a few elements per reduce-scatter slot, so the case count stays affordable): two rings {1, 3} on 2 channels and on 3 (ring 0
+ * then carries two channels, each half its weight), four rings {5, 1, 1, 2} on 4 channels. */
+static void test_ring_weights(void **state)
+{
+    (void)state;
+    static const pair ring_algos[] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING},
+                                      {NCL_COLL_REDUCE_SCATTER, NCL_ALGO_RING},
+                                      {NCL_COLL_ALLGATHER, NCL_ALGO_RING},
+                                      {NCL_COLL_BROADCAST, NCL_ALGO_CHAIN}};
+    static const uint32_t w13[] = {1, 3}, w5112[] = {5, 1, 1, 2};
+    static const struct {
+        const uint32_t *w;
+        uint32_t rings, channels;
+    } sets[] = {{w13, 2, 2}, {w13, 2, 3}, {w5112, 4, 4}};
+    int cases = 0, refused = 0, printed = 0, fails = 0;
+    for (size_t si = 0; si < sizeof sets / sizeof sets[0]; si++) {
+        g_ring_weights = sets[si].w, g_weight_rings = sets[si].rings, g_channels = sets[si].channels;
+        g_fp32_only = 1;
+        for (size_t a = 0; a < sizeof ring_algos / sizeof ring_algos[0]; a++) {
+            fails += run_matrix(&ring_algos[a], SLICE_BYTES, SCRATCH_BYTES, 0, &cases, NULL, &printed);
+            fails += run_matrix(&ring_algos[a], 64, 2048 * sets[si].channels, 0, &cases, &refused, &printed);
+        }
+    }
+    /* the plan carries the weights: {1, 3} gives channel 1 three times channel 0's share */
+    g_ring_weights = w13, g_weight_rings = 2, g_channels = 2;
+    ncl_plan plan;
+    uint64_t off;
+    assert_int_equal(make_plan(&plan, NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 4, 0, 1002, NCL_FLOAT32, NCL_SUM, 0,
+                               SCRATCH_BYTES),
+                     NCL_SUCCESS);
+    assert_int_equal(ncl_channel_part(&plan, plan.count, plan.queues, 0, &off), 251);
+    assert_int_equal(ncl_channel_part(&plan, plan.count, plan.queues, 1, &off), 751);
+    assert_int_equal(off, 251);
+    g_ring_weights = NULL, g_weight_rings = 0, g_channels = CHANNELS, g_fp32_only = 0;
+    print_message("ring weights: %d cases, %d refused for scratch, %d failed\n", cases, refused, fails);
+    assert_int_equal(fails, 0);
+}
+
 /* Reduce accumulates in scratch on intermediate ranks: too little scratch is refused by prepare,
  * just enough works (one-element slots), and none is needed where no rank accumulates there. */
 static void test_small_scratch(void **state)
@@ -530,7 +644,7 @@ int main(int argc, char **argv)
     enum { MAXP = NCL_COLL_COUNT * (NCL_ALGO_COUNT - 1) };
     static pair pairs[MAXP];
     static char names[2 * MAXP][64];
-    struct CMUnitTest tests[2 * MAXP + 4];
+    struct CMUnitTest tests[2 * MAXP + 6];
     size_t n = 0, np = 0;
     for (int c = 0; c < NCL_COLL_COUNT; c++) {
         for (int a = NCL_ALGO_AUTO + 1; a < NCL_ALGO_COUNT; a++) {
@@ -557,6 +671,10 @@ int main(int argc, char **argv)
     tests[n++] = chain;
     struct CMUnitTest hier = cmocka_unit_test(test_hier_refusals);
     tests[n++] = hier;
+    struct CMUnitTest part = cmocka_unit_test(test_channel_part);
+    struct CMUnitTest weights = cmocka_unit_test(test_ring_weights);
+    tests[n++] = part;
+    tests[n++] = weights;
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);
     return _cmocka_run_group_tests("algos", tests, n, NULL, NULL);

@@ -207,6 +207,10 @@ typedef struct two_level {
     uint32_t local_ring_count;
 } two_level;
 
+/* allreduce_ring_weighted: every rank count on the two logical rings, weighted {1, 3} (the
+ * second ring three times as fast: channel 1 carries three quarters of the buffer). */
+static const uint32_t *g_ring_weights = NULL;
+
 /* One rank count (i: its index, for the logical-ring variant), one level or two. */
 static void run_world(ncl_coll coll, ncl_algo algo, size_t i, int nranks, const two_level *tl)
 {
@@ -230,9 +234,10 @@ static void run_world(ncl_coll coll, ncl_algo algo, size_t i, int nranks, const 
         }
     for (int r = 0; r < p; r++)
         rings[r] = p - 1 - r, rings[p + r] = (int32_t)(((int64_t)r * stride) % p);
-    if (i % 2 == 1 && (algo == NCL_ALGO_RING || algo == NCL_ALGO_CHAIN) && p <= 16) {
+    if ((i % 2 == 1 || g_ring_weights) && (algo == NCL_ALGO_RING || algo == NCL_ALGO_CHAIN) && p <= 16) {
         cfg.comm.rings = rings;
         cfg.comm.ring_count = 2;
+        cfg.comm.ring_weights = g_ring_weights;
     }
     if (tl) {
         cfg.comm.local_size = tl->local_size;
@@ -330,6 +335,25 @@ static void hier_config(void **s)
 }
 
 static void allreduce_ring(void **s) { (void)s; run_matrix(NCL_COLL_ALLREDUCE, NCL_ALGO_RING); }
+/* Weighted rings, bit-exact on every rank count; the communicator refuses a zero weight and
+ * weights without rings. */
+static void allreduce_ring_weighted(void **s)
+{
+    static const uint32_t weights[2] = {1, 3}, zero[2] = {1, 0};
+    static const int32_t rings[2 * 4] = {0, 1, 2, 3, 3, 2, 1, 0};
+    (void)s;
+    for (int bad = 0; bad < 2; bad++) {
+        ncl_host_config cfg = NCL_HOST_CONFIG_INIT;
+        cfg.nranks = 4;
+        cfg.comm.rings = bad ? NULL : rings;
+        cfg.comm.ring_count = bad ? 0 : 2;
+        cfg.comm.ring_weights = bad ? weights : zero;
+        assert_int_equal(ncl_host_run_cfg(&cfg, small_allreduce, NULL, NULL), NCL_ERR_INVALID_ARGUMENT);
+    }
+    g_ring_weights = weights;
+    run_matrix(NCL_COLL_ALLREDUCE, NCL_ALGO_RING);
+    g_ring_weights = NULL;
+}
 static void reduce_scatter_ring(void **s) { (void)s; run_matrix(NCL_COLL_REDUCE_SCATTER, NCL_ALGO_RING); }
 static void allgather_ring(void **s) { (void)s; run_matrix(NCL_COLL_ALLGATHER, NCL_ALGO_RING); }
 static void broadcast_chain(void **s) { (void)s; run_matrix(NCL_COLL_BROADCAST, NCL_ALGO_CHAIN); }
@@ -352,7 +376,8 @@ static void broadcast_hier(void **s) { (void)s; run_matrix_hier(NCL_COLL_BROADCA
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(allreduce_ring), cmocka_unit_test(reduce_scatter_ring),
+        cmocka_unit_test(allreduce_ring), cmocka_unit_test(allreduce_ring_weighted),
+        cmocka_unit_test(reduce_scatter_ring),
         cmocka_unit_test(allgather_ring), cmocka_unit_test(broadcast_chain),
         cmocka_unit_test(broadcast_tree), cmocka_unit_test(reduce_ring),
         cmocka_unit_test(reduce_tree),         cmocka_unit_test(allreduce_hd),

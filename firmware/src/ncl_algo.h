@@ -133,6 +133,53 @@ static inline int ncl_ring_rank(const ncl_plan *p, uint32_t c, int64_t pos)
     return p->ring_count ? p->ring_order[(size_t)(c % p->ring_count) * (size_t)p->nranks + (size_t)i] : (int)i;
 }
 
+/* Channel c's weight in the split of a buffer over `channels` channels: its ring's weight
+ * shared by the channels on that ring (840 = lcm(1..8): exact for every channel count). */
+static inline uint64_t ncl_channel_weight(const ncl_plan *p, uint32_t channels, uint32_t c)
+{
+    uint32_t ring = c % p->ring_count;
+    uint64_t on_ring = channels / p->ring_count + (ring < channels % p->ring_count ? 1u : 0u);
+    return (uint64_t)p->ring_weights[ring] * 840u / on_ring;
+}
+
+/* Channel q's share of `count` elements split over `channels` channels (q < channels), its
+ * first element in *off: in proportion to the bandwidth of the rings the channels run on
+ * (plan->ring_weights), so a slow ring carries a smaller share and all finish together. Every
+ * channel gets one element first (when count >= channels: ncl_channels_for's promise that each
+ * moves one), the rest goes by weight; boundaries are floor(rest * weights before q / total),
+ * so every element lands in exactly one channel, in order. Without weights, or with all rings
+ * weighted alike, it is exactly ncl_part(count, channels, q). Integer only: weights are scaled
+ * down until their total fits 31 bits, so nothing overflows for any count. */
+static inline uint64_t ncl_channel_part(const ncl_plan *p, uint64_t count, uint32_t channels, uint32_t q,
+                                        uint64_t *off)
+{
+    int equal = 1;
+    for (uint32_t k = 1; p->ring_weights && k < p->ring_count && k < channels; k++)
+        equal &= p->ring_weights[k] == p->ring_weights[0];
+    if (!p->ring_weights || p->ring_count == 0 || equal || count < channels || channels < 2)
+        return ncl_part(count, channels, q, off);
+    uint64_t total = 0, before = 0, w, scaled = 0;
+    unsigned shift = 0;
+    for (uint32_t c = 0; c < channels; c++)
+        total += ncl_channel_weight(p, channels, c);
+    while ((total >> shift) >= (1ull << 31))
+        shift++;
+    for (uint32_t c = 0; c < channels; c++) { /* scaled weights, at least 1 each */
+        w = ncl_channel_weight(p, channels, c) >> shift;
+        w = w ? w : 1u;
+        before += c < q ? w : 0u;
+        scaled += w;
+    }
+    w = ncl_channel_weight(p, channels, q) >> shift;
+    w = w ? w : 1u;
+    /* floor(rest * x / scaled) without overflow: rest = a * scaled + b, b * x < 2^62 */
+    const uint64_t rest = count - channels, a = rest / scaled, b = rest % scaled;
+    uint64_t lo = a * before + b * before / scaled;
+    uint64_t hi = a * (before + w) + b * (before + w) / scaled;
+    *off = lo + q;
+    return hi - lo + 1u;
+}
+
 /* Intra-server ring c of the two-level algorithms (over local indices 0..local_size-1): the
  * position of local index l, and the local index at position `pos` (taken mod local_size).
  * Without local rings, ring c is 0, 1, ..., local_size-1. */

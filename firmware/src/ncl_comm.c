@@ -27,8 +27,12 @@ ncl_result ncl_comm_create(ncl_comm **out, int nranks, int rank, const ncl_hal *
     if (caps.max_queues < 1 || caps.buf_align < 1)
         return NCL_ERR_BACKEND;
     if ((cfg->ring_count != 0) != (cfg->rings != NULL) || cfg->ring_count > NCL_MAX_QUEUES ||
-        (cfg->cost_count != 0) != (cfg->costs != NULL) || cfg->cost_count > NCL_MAX_COSTS)
+        (cfg->cost_count != 0) != (cfg->costs != NULL) || cfg->cost_count > NCL_MAX_COSTS ||
+        (cfg->ring_weights != NULL && cfg->rings == NULL))
         return NCL_ERR_INVALID_ARGUMENT;
+    for (uint32_t k = 0; cfg->ring_weights && k < cfg->ring_count; k++)
+        if (cfg->ring_weights[k] == 0) /* a ring with no share would carry nothing: say so */
+            return NCL_ERR_INVALID_ARGUMENT;
     for (uint32_t i = 0; i < cfg->cost_count; i++)
         if (cfg->costs[i].coll >= NCL_COLL_COUNT || cfg->costs[i].algo >= NCL_ALGO_COUNT)
             return NCL_ERR_INVALID_ARGUMENT;
@@ -41,8 +45,10 @@ ncl_result ncl_comm_create(ncl_comm **out, int nranks, int rank, const ncl_hal *
     /* the cost and ring tables live right after the communicator: one allocation, one free */
     size_t table = (size_t)cfg->ring_count * (size_t)nranks;
     size_t ltable = (size_t)cfg->local_ring_count * (size_t)cfg->local_size;
+    size_t weights = cfg->ring_weights ? cfg->ring_count : 0;
     ncl_comm *c = cfg->alloc(cfg->alloc_ud, sizeof *c + cfg->cost_count * sizeof(ncl_cost) +
-                                                2 * (table + ltable) * sizeof(int32_t));
+                                                2 * (table + ltable) * sizeof(int32_t) +
+                                                weights * sizeof(uint32_t));
     if (!c)
         return NCL_ERR_OUT_OF_MEMORY;
     memset(c, 0, sizeof *c);
@@ -89,8 +95,14 @@ ncl_result ncl_comm_create(ncl_comm **out, int nranks, int rank, const ncl_hal *
             }
         }
     }
+    if (weights) { /* after the int32 tables: uint32 keeps their alignment */
+        c->ring_weights = (uint32_t *)((int32_t *)(c->costs + c->cost_count) + 2 * (table + ltable));
+        for (size_t k = 0; k < weights; k++)
+            c->ring_weights[k] = cfg->ring_weights[k];
+    }
     c->cfg = *cfg;
     c->cfg.rings = NULL; /* the caller's arrays may go away: use the copies */
+    c->cfg.ring_weights = NULL;
     c->cfg.costs = NULL;
     c->cfg.local_rings = NULL;
     c->hal = *hal;

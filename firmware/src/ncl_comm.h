@@ -24,6 +24,7 @@ struct ncl_comm {
      * position i of ring c, pos[c * nranks + r] the position of rank r */
     int32_t *ring_order, *ring_pos;
     uint32_t ring_count;
+    uint32_t *ring_weights; /* the config's ring weights, copied (NULL: equal shares) */
     /* the config's local (intra-server) rings, copied the same way over local indices (NULL:
      * identity): local_order[c * local_size + i], local_pos[c * local_size + l] */
     int32_t *local_order, *local_pos;

@@ -172,6 +172,7 @@ ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nrank
     plan->ring_order = env->ring_order;
     plan->ring_pos = env->ring_pos;
     plan->ring_count = env->ring_order ? env->ring_count : 0;
+    plan->ring_weights = env->ring_order ? env->ring_weights : NULL;
     plan->local_size = env->local_size;
     plan->inter_algo = env->inter_algo;
     plan->local_order = env->local_order;

@@ -7,6 +7,61 @@
 
 namespace model {
 
+namespace {
+
+double payload_bandwidth(const rs_link_params &lp)
+{
+    return lp.bandwidth * (double)lp.packet_bytes / (double)(lp.packet_bytes + lp.header_bytes);
+}
+
+} // namespace
+
+std::vector<uint32_t> ring_weights(const Topology &t, const std::vector<std::vector<int>> &rings)
+{
+    std::vector<uint32_t> w;
+    for (const std::vector<int> &ring : rings) {
+        double slowest = -1;
+        for (size_t i = 0; i < ring.size(); i++)
+            for (int ch : t.route(ring[i], ring[(i + 1) % ring.size()])) {
+                double bw = payload_bandwidth(t.channels()[(size_t)ch].params);
+                slowest = slowest < 0 || bw < slowest ? bw : slowest;
+            }
+        double mbps = slowest < 0 ? 1.0 : std::floor(slowest / 1e6 + 0.5);
+        w.push_back((uint32_t)std::min(std::max(mbps, 1.0), 4294967295.0));
+    }
+    return w;
+}
+
+namespace {
+
+// The share of n each channel carries: the engine's ncl_channel_part in proportions, i.e. ring
+// weights shared by the channels on one ring, equal without rings or when all rings weigh the
+// same (the engine's one reserved element per channel is left out: negligible).
+std::vector<double> channel_shares(const Topology &t, const std::vector<std::vector<int>> &rings, uint32_t channels)
+{
+    std::vector<double> share(channels, 1.0 / channels);
+    if (rings.empty())
+        return share;
+    std::vector<uint32_t> w = ring_weights(t, rings);
+    bool equal = true;
+    for (size_t k = 1; k < w.size() && k < channels; k++)
+        equal = equal && w[k] == w[0];
+    if (equal || channels < 2)
+        return share;
+    double total = 0;
+    for (uint32_t c = 0; c < channels; c++) {
+        size_t ring = c % w.size();
+        double on_ring = (double)(channels / w.size() + (ring < channels % w.size() ? 1 : 0));
+        share[c] = (double)w[ring] / on_ring;
+        total += share[c];
+    }
+    for (double &x : share)
+        x /= total;
+    return share;
+}
+
+} // namespace
+
 double AlgoCost::predict(uint64_t bytes) const
 {
     double n = (double)bytes;
@@ -78,38 +133,39 @@ CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first
     double beta = 0;
     for (const auto &kv : load) {
         const rs_link_params &lp = t_.channels()[(size_t)kv.first].params;
-        double payload_bw = lp.bandwidth * (double)lp.packet_bytes / (double)(lp.packet_bytes + lp.header_bytes);
-        beta = std::max(beta, kv.second / payload_bw);
+        beta = std::max(beta, kv.second / payload_bandwidth(lp));
     }
     for (double m : mem)
         beta = std::max(beta, m / dev_.mem_bandwidth);
     return Step{alpha, beta};
 }
 
-// Ring allreduce / reduce-scatter / allgather: every channel moves 1/(channels p) of n per step,
-// all channels at once; reduce-scatter's first target fill is on the critical path.
+// Ring allreduce / reduce-scatter / allgather: every channel moves its share (channel_shares:
+// 1/channels, or by ring bandwidth) / p of n per step, all channels at once; reduce-scatter's
+// first target fill is on the critical path.
 AlgoCost CostModel::ring(ncl_coll coll) const
 {
     AlgoCost c{coll, NCL_ALGO_RING, 0, 0, 0};
     if (p_ < 2)
         return c;
     std::vector<Flow> flows;
+    std::vector<double> share = channel_shares(t_, rings_, channels_);
     for (uint32_t ch = 0; ch < channels_; ch++)
         for (int i = 0; i < p_; i++)
-            flows.push_back(Flow{ring_rank((int)ch, i), ring_rank((int)ch, i + 1), 1.0 / (channels_ * p_)});
+            flows.push_back(Flow{ring_rank((int)ch, i), ring_rank((int)ch, i + 1), share[ch] / p_});
     Step s = step(flows), s0 = step(flows, true);
     double steps = coll == NCL_COLL_ALLREDUCE ? 2.0 * (p_ - 1) : (double)(p_ - 1);
     c.alpha_s = s0.alpha + (steps - 1) * s.alpha;
     c.beta_s = steps * s.beta;
     if (coll == NCL_COLL_REDUCE_SCATTER) {
         c.alpha_s += dev_.task_overhead;
-        c.beta_s += 2.0 / (channels_ * p_) / dev_.mem_bandwidth;
+        c.beta_s += 2.0 * *std::max_element(share.begin(), share.end()) / p_ / dev_.mem_bandwidth;
     }
     return c;
 }
 
-// Pipelined chains from the root (rank 0) along each channel's ring, every channel carrying
-// 1/channels of n; reduce runs the same chain the other way. A segment's step costs the hop's
+// Pipelined chains from the root (rank 0) along each channel's ring, every channel carrying its
+// share of n (channel_shares); reduce runs the same chain the other way. A segment's step costs the hop's
 // alpha; filling the pipeline costs their sum, so alpha is the mean over hops; the most loaded
 // channel sets the pace (beta).
 AlgoCost CostModel::chain(ncl_coll coll) const
@@ -119,10 +175,11 @@ AlgoCost CostModel::chain(ncl_coll coll) const
         return c;
     std::vector<Flow> flows;
     uint32_t chans = coll == NCL_COLL_BROADCAST ? channels_ : 1;
+    std::vector<double> share = chans > 1 ? channel_shares(t_, rings_, chans) : std::vector<double>{1.0};
     for (uint32_t ch = 0; ch < chans; ch++)
         for (int i = 0; i + 1 < p_; i++) {
             int a = ring_rank((int)ch, i), b = ring_rank((int)ch, i + 1);
-            flows.push_back(coll == NCL_COLL_BROADCAST ? Flow{a, b, 1.0 / chans} : Flow{b, a, 1.0});
+            flows.push_back(coll == NCL_COLL_BROADCAST ? Flow{a, b, share[ch]} : Flow{b, a, 1.0});
         }
     Step s = step(flows);
     double sum = 0;
@@ -131,7 +188,8 @@ AlgoCost CostModel::chain(ncl_coll coll) const
     c.alpha_s = sum / (p_ - 1);
     c.beta_s = s.beta;
     c.hops = p_ - 1;
-    c.chain_div = (int)chans;
+    // the engine sizes segments for its largest portion: one chain carries that share of n
+    c.chain_div = (int)std::lround(1.0 / *std::max_element(share.begin(), share.end()));
     // the head waits for its successor's READY before the first segment (broadcast; a reduce's
     // tail gets the grants of its predecessor the same way)
     int head = coll == NCL_COLL_BROADCAST ? ring_rank(0, 0) : ring_rank(0, 1);

@@ -123,6 +123,11 @@ typedef struct ncl_config {
      *  0, 1, ..., nranks-1. Copied at creation; every rank must pass the same rings. */
     const int32_t *rings;
     uint32_t ring_count;
+    /** Optional relative bandwidth of each ring (ring_count entries, all > 0, e.g. its slowest
+     *  link in MB/s; only with rings): the ring algorithms split the buffer over channels in
+     *  proportion, so a slow ring carries a smaller share. NULL: equal shares. Copied at creation;
+     *  every rank must pass the same weights. */
+    const uint32_t *ring_weights;
     /** Optional cost table for `auto` (see ncl_cost). Without an entry an algorithm is costed by
      *  the built-in REFERENCE.md formulas with link_alpha_ns / link_gbps if it is ring, chain or
      *  tree, and not considered otherwise (its speed depends on the topology). */
@@ -152,7 +157,7 @@ typedef struct ncl_config {
 #define NCL_CONFIG_INIT                                                                       \
     {                                                                                         \
         sizeof(ncl_config), NCL_CONFIG_VERSION, 30000000000ull, 2u, (512ull << 10), {0, 0, 0, 0, 0}, \
-            -1, 2000u, 20u, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0                             \
+            -1, 2000u, 20u, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0                          \
     }
 
 struct ncl_hal;

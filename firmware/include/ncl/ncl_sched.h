@@ -72,6 +72,9 @@ typedef struct ncl_plan {
      *  the rank at position i of ring c, ring_pos the inverse. Channel c uses ring c % count. */
     const int32_t *ring_order, *ring_pos;
     uint32_t ring_count;
+    /** Relative bandwidth of each ring (ring_count entries, NULL: equal): the ring family splits
+     *  the buffer over channels in proportion (ncl_channel_part in ncl_algo.h). */
+    const uint32_t *ring_weights;
     /** Two-level algorithms (see ncl_config.local_size): ranks per server (0: one level), the
      *  inter-server algorithm, and the intra-server rings over local indices (NULL: identity). */
     uint32_t local_size;
@@ -135,6 +138,7 @@ typedef struct ncl_plan_env {
     const struct ncl_user_schedule *schedule;
     const uint16_t *inline_ops; /**< ncl_hal_caps.inline_ops; NULL: every dtype and op inline */
     uint32_t inline_align;      /**< ncl_hal_caps.inline_align */
+    const uint32_t *ring_weights; /**< per ring (see ncl_plan), NULL: equal shares */
 } ncl_plan_env;
 
 /** Builds and prepares a plan (algorithm choice for AUTO included). Pure: no HAL, no memory. */

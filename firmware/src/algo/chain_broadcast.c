@@ -18,9 +18,15 @@ static ncl_result prepare(ncl_plan *p)
     p->queues = ncl_channels_for(p->queues, p->count);
     if (p->count == 0)
         return NCL_SUCCESS;
-    /* segments for one channel's portion (the largest); no task may move more than a slice */
+    /* segments for one channel's portion (the largest, weights may make them unequal); no task
+     * may move more than a slice */
     ncl_plan portion = *p;
-    portion.count = ncl_div_ceil(p->count, p->queues);
+    uint64_t off;
+    portion.count = 0;
+    for (uint32_t q = 0; q < p->queues; q++) {
+        uint64_t len = ncl_channel_part(p, p->count, p->queues, q, &off);
+        portion.count = len > portion.count ? len : portion.count;
+    }
     ncl_result rc = ncl_pipeline_prepare(&portion, p->slice_elems);
     p->segments = portion.segments;
     return rc;
@@ -30,7 +36,7 @@ static ncl_result prepare(ncl_plan *p)
  * portion is shorter than the segment count (the DATA record still marks the step). */
 static uint64_t seg(const ncl_plan *p, uint32_t q, uint64_t s, uint64_t *off)
 {
-    uint64_t coff, soff, len = ncl_part(ncl_part(p->count, p->queues, q, &coff), p->segments, s, &soff);
+    uint64_t coff, soff, len = ncl_part(ncl_channel_part(p, p->count, p->queues, q, &coff), p->segments, s, &soff);
     *off = coff + soff;
     return len;
 }

@@ -12,7 +12,7 @@
 
 static uint64_t channel_span(const ncl_plan *p, uint32_t q, uint64_t *off)
 {
-    return ncl_part(p->count, p->queues, q, off);
+    return ncl_channel_part(p, p->count, p->queues, q, off);
 }
 
 /* Elements of chunk k that round `round` moves, in the channel portion [coff, coff + span);

@@ -50,7 +50,7 @@ static uint64_t round_elems(const ncl_plan *p)
 /* Elements the round moves per chunk; *off = first element within a chunk. */
 static uint64_t round_span(const ncl_plan *p, uint32_t c, uint64_t round, uint64_t *off)
 {
-    uint64_t coff, span = ncl_part(p->count, channels_of(p), c, &coff), e = round_elems(p), lo = round * e;
+    uint64_t coff, span = ncl_channel_part(p, p->count, channels_of(p), c, &coff), e = round_elems(p), lo = round * e;
     *off = coff + lo;
     return lo >= span ? 0 : ncl_min_u64(e, span - lo);
 }
@@ -121,8 +121,8 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     if (round_span(p, c, 0, &off) == 0)
         return g->line = -1, 0;
     if (n == 1) { /* out of place: copy the channel's portion */
-        for (g->m = 0; !p->inplace && g->m < ncl_part(p->count, channels, c, &off); g->m += p->slice_elems) {
-            len = ncl_min_u64(p->slice_elems, ncl_part(p->count, channels, c, &off) - g->m);
+        for (g->m = 0; !p->inplace && g->m < ncl_channel_part(p, p->count, channels, c, &off); g->m += p->slice_elems) {
+            len = ncl_min_u64(p->slice_elems, ncl_channel_part(p, p->count, channels, c, &off) - g->m);
             ncl_task_copy(t, input_chunk(p, 0, off + g->m), ncl_ref_add(ncl_plan_output(p, r), (off + g->m) * es),
                           len * es, 0);
             NCL_YIELD(g);

@@ -31,6 +31,12 @@ struct AlgoCost {
     double predict(uint64_t bytes) const;
 };
 
+/** Each ring's weight for the engine's channel split (ncl_config.ring_weights): the payload
+ *  bandwidth of its slowest link (every channel of every hop's route), in MB/s, at least 1; the
+ *  links as built (overrides applied; faults come later in the run). The cost model prices the
+ *  split with the same weights. */
+std::vector<uint32_t> ring_weights(const Topology &t, const std::vector<std::vector<int>> &rings);
+
 class CostModel {
 public:
     /** rings: the logical rings the ring and chain algorithms run on (empty: 0, 1, ..., p-1);
