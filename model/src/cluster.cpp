@@ -110,6 +110,8 @@ void Cluster::progress(int rank)
 bool Cluster::run(const Collective &c, int k, double *time_us)
 {
     call_ = c;
+    failed_rank_ = -1; // this run's failure, not an earlier one's
+    failed_rc_ = NCL_SUCCESS;
     Scheduler &s = net_->scheduler();
     uint64_t t0 = s.now();
     for (Rank &r : ranks_)
