@@ -3,6 +3,9 @@
 
 #include <algorithm>
 
+#include <ncl/ncl_dtype.h>
+#include <ncl/ncl_hal.h>
+
 #include "model/costmodel.hpp"
 #include "model/rings.hpp"
 #include "rs_usersched.h"
@@ -95,8 +98,17 @@ void engine_setup(const rs_scenario &sc, const model::Topology &topo, EngineSetu
         cfg.local_rings = out.local_table.data();
         cfg.local_ring_count = (uint32_t)out.local_rings.size();
     }
+    // The devices' inline reduce (model::Npu::caps): the planner must see what the HAL reports.
+    for (int d = 0; d < NCL_DTYPE_COUNT; d++)
+        out.inline_ops[d] = (uint16_t)(NCL_INLINE_ALL_OPS & ~sc.device.no_inline_ops[d]);
+    out.inline_align = sc.device.inline_align;
     // The cost table: every algorithm's alpha and beta on this topology.
     model::CostModel cm(topo, sc.device, out.rings, cfg.channels);
+    {
+        ncl_op op = sc.workload.op == NCL_AVG ? NCL_SUM : sc.workload.op;
+        uint32_t es = (uint32_t)ncl_dtype_size(sc.workload.dtype), a = out.inline_align;
+        cm.set_staged(!(out.inline_ops[sc.workload.dtype] >> op & 1u) || (a > 1 && es % a != 0));
+    }
     cm.set_levels((int)cfg.local_size, out.local_rings, sc.workload.inter_algo);
     out.costs.clear();
     for (int c = 0; c < NCL_COLL_COUNT; c++)
@@ -146,6 +158,8 @@ ncl_plan_env EngineSetup::plan_env() const
     env.local_size = cfg.local_size;
     env.inter_algo = cfg.inter_algo;
     env.schedule = cfg.schedule;
+    env.inline_ops = inline_ops;
+    env.inline_align = inline_align;
     return env; // rings: the communicator's copies hold the positions; plan only needs costs
 }
 

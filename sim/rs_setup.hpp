@@ -25,6 +25,8 @@ struct EngineSetup {
     std::vector<ncl_cost> costs;
     ncl_config cfg;
     uint64_t scratch_bytes; // per rank, as the devices are built with (scenario_scratch)
+    uint16_t inline_ops[NCL_DTYPE_COUNT]; // the devices' inline reduce, as their HAL reports it
+    uint32_t inline_align;
 
     EngineSetup() = default;
     EngineSetup(const EngineSetup &) = delete;

@@ -157,7 +157,15 @@ AlgoCost CostModel::ring(ncl_coll coll) const
     double steps = coll == NCL_COLL_ALLREDUCE ? 2.0 * (p_ - 1) : (double)(p_ - 1);
     c.alpha_s = s0.alpha + (steps - 1) * s.alpha;
     c.beta_s = steps * s.beta;
-    if (coll == NCL_COLL_REDUCE_SCATTER) {
+    if (staged_ && coll != NCL_COLL_ALLGATHER) {
+        // every reduce-scatter step: the receiver reduces what landed (src + dst read, dst
+        // written: 3 bytes of memory per byte, all channels' at once) before it sends on
+        double chunk = *std::max_element(share.begin(), share.end()) / p_;
+        double reduce = std::max(chunk / dev_.reduce_bandwidth, 3.0 / p_ / dev_.mem_bandwidth);
+        c.alpha_s += (p_ - 1) * dev_.task_overhead;
+        c.beta_s += (p_ - 1) * reduce;
+    }
+    if (coll == NCL_COLL_REDUCE_SCATTER && !staged_) {
         c.alpha_s += dev_.task_overhead;
         c.beta_s += 2.0 * *std::max_element(share.begin(), share.end()) / p_ / dev_.mem_bandwidth;
     }

@@ -49,6 +49,10 @@ public:
      *  unless the server count is a power of two, then hd). */
     void set_levels(int local_size, const std::vector<std::vector<int>> &local_rings, ncl_algo inter);
 
+    /** The workload's dtype/op is not reduced inline by the DMA: the ring's reduce-scatter steps
+     *  write to scratch and the receiver reduces (a LOCAL_REDUCE task per step). */
+    void set_staged(bool staged) { staged_ = staged; }
+
     /** Every algorithm the engine has for coll, with its cost on this topology. */
     std::vector<AlgoCost> costs(ncl_coll coll) const;
 
@@ -86,6 +90,7 @@ private:
     int local_size_ = 0;
     std::vector<std::vector<int>> local_rings_;
     ncl_algo inter_ = NCL_ALGO_AUTO;
+    bool staged_ = false;
 };
 
 } // namespace model
