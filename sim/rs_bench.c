@@ -152,8 +152,13 @@ static ncl_algo rs_row_algo(const rs_opts *o, const ncl_host_config *hc, ncl_col
     if (forced != NCL_ALGO_AUTO)
         return forced;
     ncl_plan plan;
-    ncl_plan_env env = {hc->comm.slice_bytes, hc->comm.channels, NCL_MAX_QUEUES, hc->scratch_bytes,
-                        hc->comm.link_alpha_ns, hc->comm.link_gbps, NULL, NULL, 0, NULL, 0, 0};
+    ncl_plan_env env = {0}; /* the host backend's view: no rings, no cost table, inline reduce */
+    env.slice_bytes = hc->comm.slice_bytes;
+    env.channels = hc->comm.channels;
+    env.max_queues = NCL_MAX_QUEUES;
+    env.scratch_bytes = hc->scratch_bytes;
+    env.link_alpha_ns = hc->comm.link_alpha_ns;
+    env.link_gbps = hc->comm.link_gbps;
     ncl_result rc = ncl_plan_make(&plan, coll, NCL_ALGO_AUTO, o->nranks, 0, rs_has_root(coll) ? o->root : 0,
                                   r->param, r->dt, r->has_op ? r->op : NCL_SUM, 0, &env);
     return rc == NCL_SUCCESS ? (ncl_algo)plan.algo : NCL_ALGO_AUTO;

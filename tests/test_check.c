@@ -430,7 +430,12 @@ static void test_plan_algorithm(void **state)
 {
     (void)state;
     ncl_plan p;
-    ncl_plan_env env = {8, 2, NCL_MAX_QUEUES, 0, 1000, 20, NULL, NULL, 0, NULL, 0, 0};
+    ncl_plan_env env = {0};
+    env.slice_bytes = 8;
+    env.channels = 2;
+    env.max_queues = NCL_MAX_QUEUES;
+    env.link_alpha_ns = 1000;
+    env.link_gbps = 20;
     assert_int_equal(ncl_plan_make(&p, NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 3, 0, 0, 10, NCL_FLOAT32, NCL_AVG, 0,
                                    &env),
                      NCL_SUCCESS);
