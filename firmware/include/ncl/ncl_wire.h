@@ -1,0 +1,153 @@
+/* ncl_wire.h — the ringsim wire protocol as a pure-C codec: no I/O, no allocation, caller buffers. */
+#ifndef NCL_WIRE_H
+#define NCL_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ncl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The byte layout, every command and the versioning rule are specified in firmware/src/ncl_wire.md.
+ * Everything on the wire is little-endian. A message is one 64-byte header followed by
+ * payload_len bytes of payload; the CRC-32C covers header bytes 0..59 and the payload. */
+
+#define NCL_WIRE_MAGIC 0x574C434Eu /**< bytes 'N' 'C' 'L' 'W' read as a little-endian u32 */
+#define NCL_WIRE_VERSION 1u        /**< the only version this codec speaks */
+#define NCL_WIRE_HDR_LEN 64u       /**< header bytes of version 1 */
+#define NCL_WIRE_HELLO_LEN 32u     /**< payload bytes of HELLO and HELLO_ACK */
+#define NCL_WIRE_ERROR_TEXT_MAX 256u /**< longest ERROR text, bytes (not NUL-terminated on the wire) */
+#define NCL_WIRE_RANK_NONE 0xFFFFFFFFu /**< src/dst of the controller, or a rank not known yet */
+#define NCL_WIRE_OPS_ROWS 16u      /**< HELLO reduce_ops rows (one per dtype; rows >= NCL_DTYPE_COUNT reserved) */
+
+/** Commands. Numbers are part of the protocol and never reused. */
+typedef enum ncl_wire_cmd {
+    NCL_WIRE_HELLO = 1,         /**< first message on a link: version range and capabilities */
+    NCL_WIRE_HELLO_ACK = 2,     /**< answer to HELLO: the agreed version and capabilities */
+    NCL_WIRE_ERROR = 3,         /**< code + text; the link is to be closed after it */
+    NCL_WIRE_WRITE = 16,        /**< dst.(buf, off) <- payload (bytes = payload_len) */
+    NCL_WIRE_WRITE_REDUCE = 17, /**< dst.(buf, off) <- dst.(buf, off) op payload (dtype, op) */
+    NCL_WIRE_NOTIFY = 18,       /**< add 1 to counter (src, notify) on dst */
+    /* Controller commands: payload opaque to the codec (defined by the zmq backend). */
+    NCL_WIRE_RUN = 32,
+    NCL_WIRE_COUNTERS = 33,
+    NCL_WIRE_SELFTEST = 34,
+    NCL_WIRE_STATE = 35,
+    NCL_WIRE_SHUTDOWN = 36
+} ncl_wire_cmd;
+
+/** Header flags. Bits not listed are reserved: a sender sets them only after a capability for them
+ *  was agreed, and this codec rejects them (NCL_WIRE_ERR_FLAGS). */
+#define NCL_WIRE_FLAG_REPLY 0x0001u /**< answers the message with the same seq (HELLO_ACK must set it) */
+
+/** HELLO capability bits (ncl_wire_hello.caps). Unknown bits are ignored and dropped by agreement. */
+#define NCL_WIRE_CAP_WRITE_REDUCE 0x00000001u /**< can reduce WRITE_REDUCE payloads (see reduce_ops) */
+#define NCL_WIRE_CAP_CONTROL 0x00000002u      /**< accepts the controller commands */
+#define NCL_WIRE_CAP_KNOWN (NCL_WIRE_CAP_WRITE_REDUCE | NCL_WIRE_CAP_CONTROL)
+
+/** Decoder / encoder verdicts. Every rejection has its own value; names from ncl_wire_result_name(). */
+typedef enum ncl_wire_result {
+    NCL_WIRE_OK = 0,
+    NCL_WIRE_ERR_TRUNCATED_HEADER,  /**< fewer bytes than a header */
+    NCL_WIRE_ERR_TRUNCATED_PAYLOAD, /**< fewer bytes than header + payload_len */
+    NCL_WIRE_ERR_TRAILING_BYTES,    /**< more bytes than header + payload_len */
+    NCL_WIRE_ERR_OVERSIZED,         /**< payload_len above the receiver's limit */
+    NCL_WIRE_ERR_BAD_MAGIC,         /**< not a ringsim wire message */
+    NCL_WIRE_ERR_VERSION,           /**< version outside the receiver's range */
+    NCL_WIRE_ERR_UNKNOWN_COMMAND,   /**< command number not defined */
+    NCL_WIRE_ERR_FLAGS,             /**< a flag not allowed for this command (or a required one missing) */
+    NCL_WIRE_ERR_HEADER_LENGTH,     /**< header_len is not the one of this version */
+    NCL_WIRE_ERR_CHECKSUM,          /**< CRC-32C mismatch: corrupted in transit */
+    NCL_WIRE_ERR_RANK,              /**< src/dst out of range, or not addressed to this rank */
+    NCL_WIRE_ERR_DTYPE,             /**< dtype out of range */
+    NCL_WIRE_ERR_OP,                /**< op out of range (AVG never travels: it is SUM + a local div) */
+    NCL_WIRE_ERR_NOTIFY_ID,         /**< notify id >= NCL_NOTIFY_IDS */
+    NCL_WIRE_ERR_BUFFER,            /**< buf id out of range, off + bytes overflows, bytes not whole elements */
+    NCL_WIRE_ERR_LENGTH,            /**< payload_len not valid for the command */
+    NCL_WIRE_ERR_RESERVED,          /**< a reserved or unused field is not zero */
+    NCL_WIRE_ERR_HELLO,             /**< HELLO / HELLO_ACK payload invalid (version range, max_payload) */
+    NCL_WIRE_ERR_NEGOTIATION,       /**< hello_agree: no common version, or rank counts differ */
+    NCL_WIRE_ERR_NO_SPACE,          /**< encode: the caller's buffer is too small (*out_len = needed) */
+    NCL_WIRE_ERR_ARGUMENT,          /**< a NULL pointer where one is needed */
+    NCL_WIRE_RESULT_COUNT
+} ncl_wire_result;
+
+/** HELLO / HELLO_ACK payload. In a HELLO_ACK min_version == max_version == the agreed version. */
+typedef struct ncl_wire_hello {
+    uint8_t min_version, max_version; /**< versions the sender speaks (1 <= min <= max) */
+    uint32_t max_payload;             /**< largest payload the sender accepts (>= NCL_WIRE_HELLO_LEN) */
+    uint32_t nranks;                  /**< ranks of the job as the sender knows it; 0: not known */
+    uint32_t caps;                    /**< NCL_WIRE_CAP_* */
+    uint8_t reduce_ops[NCL_WIRE_OPS_ROWS]; /**< per dtype: bit (1 << ncl_op) = can reduce it inline */
+} ncl_wire_hello;
+
+/** One message, decoded or to encode. Fields a command does not use must be zero. */
+typedef struct ncl_wire_msg {
+    uint8_t version;     /**< decode: from the header; encode: 0 or NCL_WIRE_VERSION */
+    uint8_t command;     /**< ncl_wire_cmd */
+    uint16_t flags;      /**< NCL_WIRE_FLAG_* */
+    uint64_t seq;        /**< sender's sequence id (replies echo it) */
+    uint32_t src, dst;   /**< ranks, or NCL_WIRE_RANK_NONE where the command allows it */
+    uint64_t time_ns;    /**< sender's clock at send (simulated or real), ns */
+    /* WRITE, WRITE_REDUCE: where on dst the payload goes */
+    uint8_t buf;         /**< ncl_buf */
+    uint64_t off;        /**< byte offset in buf */
+    uint64_t bytes;      /**< data bytes; equals payload_len */
+    uint8_t dtype, op;   /**< WRITE_REDUCE only */
+    uint8_t notify;      /**< NOTIFY only: id < NCL_NOTIFY_IDS */
+    ncl_wire_hello hello; /**< HELLO, HELLO_ACK */
+    uint32_t error_code; /**< ERROR: an ncl_result or ncl_wire_result, by the sender's choice */
+    /** Data (WRITE*), error text (ERROR) or opaque controller payload. Decode: points INTO the
+     *  decoded buffer (valid while it is). Unused for HELLO/HELLO_ACK/NOTIFY. */
+    const uint8_t *payload;
+    uint32_t payload_len;
+} ncl_wire_msg;
+
+/** What a receiver accepts. */
+typedef struct ncl_wire_limits {
+    uint32_t max_payload;             /**< larger payloads are NCL_WIRE_ERR_OVERSIZED */
+    uint32_t nranks;                  /**< ranks must be < nranks; 0: not known yet (not checked) */
+    uint32_t rank;                    /**< dst must be this rank (or NONE where allowed); NONE: not checked */
+    uint8_t min_version, max_version; /**< accepted header versions */
+} ncl_wire_limits;
+
+/** Limits before HELLO: 1 MiB payloads, any rank, version 1. */
+#define NCL_WIRE_LIMITS_INIT { 1u << 20, 0u, NCL_WIRE_RANK_NONE, NCL_WIRE_VERSION, NCL_WIRE_VERSION }
+
+/** CRC-32C (Castagnoli, reflected, poly 0x82F63B78) continued from `crc` (start with 0).
+ *  Table-driven, software only. crc32c("123456789") = 0xE3069283. */
+uint32_t ncl_wire_crc32c(uint32_t crc, const void *data, size_t len);
+
+/** Encodes `msg` into buf[0..cap). The message is validated by the decoder's field rules first
+ *  (so nothing is sent that a peer would reject for its form). *out_len: bytes written, or on
+ *  NCL_WIRE_ERR_NO_SPACE the bytes needed. Never writes beyond cap. */
+ncl_wire_result ncl_wire_encode(const ncl_wire_msg *msg, void *buf, size_t cap, size_t *out_len);
+
+/** Decodes exactly one message from buf[0..len) (a whole ZeroMQ frame: no trailing bytes).
+ *  Never trusts a field before checking it, never reads outside buf. On a rejection *msg is
+ *  unspecified and `why` (if why_len > 0) holds a NUL-terminated reason with the offending
+ *  values; on success why is "". */
+ncl_wire_result ncl_wire_decode(const void *buf, size_t len, const ncl_wire_limits *limits,
+                                ncl_wire_msg *msg, char *why, size_t why_len);
+
+/** Negotiation: the highest common version, the smaller max_payload, the known capabilities and
+ *  reduce ops both have, the rank count (if one side does not know it, the other's). Fails with
+ *  NCL_WIRE_ERR_NEGOTIATION (no common version, rank counts differ) or NCL_WIRE_ERR_HELLO (an
+ *  input is invalid). The result is what HELLO_ACK carries (min_version == max_version). */
+ncl_wire_result ncl_wire_hello_agree(const ncl_wire_hello *mine, const ncl_wire_hello *theirs,
+                                     ncl_wire_hello *agreed, char *why, size_t why_len);
+
+/** Short stable name of a verdict ("checksum", "truncated_header", ...), "?" if out of range. */
+const char *ncl_wire_result_name(ncl_wire_result r);
+/** One sentence: what the verdict means and what to do. */
+const char *ncl_wire_strerror(ncl_wire_result r);
+/** Command name ("WRITE_REDUCE", ...), NULL for an undefined number. */
+const char *ncl_wire_cmd_name(uint32_t command);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
