@@ -9,7 +9,11 @@ set(RINGSIM_REDUCE_SV
 
 ringsim_verilate(rs_reduce_rtl TOP rs_reduce SOURCES ${RINGSIM_REDUCE_SV})
 
-# Plain C11, no dependencies: the engine's co-simulation and the mmio tests link it too.
-add_library(rs_ref STATIC ref/rs_ref_reduce.c)
+# Plain C11, no dependencies beyond the generated register header: the engine's co-simulation and
+# the mmio tests link it too. rs_ref_reduce.c is the reduce lane, rs_ref_dev.c the whole block.
+add_library(rs_ref STATIC ref/rs_ref_reduce.c ref/rs_ref_dev.c)
 target_include_directories(rs_ref PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/ref)
 set_target_properties(rs_ref PROPERTIES POSITION_INDEPENDENT_CODE ON)
+# rs_ref_dev.c (the whole block's reference) decodes registers and descriptors with the generated
+# header; ringsim_regmap comes from regfile.cmake (a target name resolves at generate time).
+target_link_libraries(rs_ref PRIVATE ringsim_regmap)
