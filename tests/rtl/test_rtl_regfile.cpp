@@ -356,7 +356,11 @@ void test_err_capture(std::mt19937_64 &rng)
     CHECK(d.rd(NCL_MMIO_ERR_DESC) == 30, "REG_ACCESS does not block the capture");
     d.wr(NCL_MMIO_ERR_STATUS, NCL_MMIO_ERR_STATUS_BITS);
 
-    // random, against the model
+    // random, against the model, which starts from what the directed part left captured
+    d.m.err_bad_desc = d.m.err_addr_range = d.m.err_link = d.m.err_bad_ring = 0;
+    d.wr(NCL_MMIO_ERR_STATUS, NCL_MMIO_ERR_STATUS_BITS);
+    desc = d.rd(NCL_MMIO_ERR_DESC);
+    addr = ((uint64_t)d.rd(NCL_MMIO_ERR_ADDR_HI) << 32) | d.rd(NCL_MMIO_ERR_ADDR_LO);
     for (int k = 0; k < 20000; k++) {
         uint32_t set = 0;
         if (rng() % 3 == 0)
