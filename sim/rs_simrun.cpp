@@ -15,6 +15,7 @@
 
 #include <systemc>
 
+#include <ncl/ncl_diag.h>
 #include <ncl/ncl_dtype.h>
 
 #include "model/cluster.hpp"
@@ -146,6 +147,23 @@ int Driver::engine_error(const char *what)
     }
     for (int ch : cl_->network().down_channels())
         std::fprintf(err_, "ringsim:   link %s is down\n", cl_->network().channel_name(ch).c_str());
+    // who everyone waited for: the wait-for graph over all ranks, its first unsatisfied edge first
+    std::vector<ncl_rank_state> st(cl_->nranks());
+    bool stuck = false;
+    for (int r = 0; r < cl_->nranks(); r++) {
+        ncl_comm_state(cl_->comm(r), &st[r]);
+        stuck |= st[r].phase == NCL_PHASE_FAILED && (st[r].result == NCL_ERR_TIMEOUT || st[r].result == NCL_ERR_REMOTE);
+    }
+    if (!stuck)
+        return RS_EXIT_ENGINE;
+    std::string text(256 + st.size() * 160, '\0');
+    text.resize(ncl_diag_report(st.data(), cl_->nranks(), &text[0], text.size()));
+    for (size_t at = 0; at < text.size();) {
+        size_t end = text.find('\n', at);
+        end = end == std::string::npos ? text.size() : end;
+        std::fprintf(err_, "ringsim:   %.*s\n", (int)(end - at), text.c_str() + at);
+        at = end + 1;
+    }
     return RS_EXIT_ENGINE;
 }
 

@@ -29,9 +29,7 @@ namespace {
 
 const char *kind_name(unsigned k)
 {
-    static const char *const names[] = {"WRITE", "WRITE_REDUCE", "LOCAL_COPY", "LOCAL_REDUCE",
-                                        "LOCAL_DIV", "NOTIFY_RECORD", "NOTIFY_WAIT"};
-    return k < sizeof names / sizeof names[0] ? names[k] : "TASK";
+    return k < NCL_TASK_KIND_COUNT ? ncl_task_kind_name(k) : "TASK";
 }
 
 // ps -> µs with ps resolution, as the trace format wants microseconds.

@@ -196,6 +196,7 @@ static ncl_result start(ncl_comm *comm, const call *c)
     comm->next = ncl_algo_find(c->coll, (ncl_algo)comm->plan.algo)->next;
     l.seq = ++comm->seq;
     rc = ncl_hal_begin(&comm->hal, &l);
+    comm->last_rc = rc;
     if (rc != NCL_SUCCESS)
         return ncl_comm_fail(comm, rc, "%s #%llu: backend refused to start: %s", ncl_coll_name(c->coll),
                              (unsigned long long)l.seq, ncl_strerror(rc));

@@ -146,9 +146,6 @@ typedef struct ck {
     uint64_t all[SET_WORDS];
 } ck;
 
-static const char *const kind_names[NCL_TASK_KIND_COUNT] = {
-    "WRITE", "WRITE_REDUCE", "LOCAL_COPY", "LOCAL_REDUCE", "LOCAL_DIV", "NOTIFY_RECORD", "NOTIFY_WAIT",
-};
 static const char *const buf_names[NCL_BUF_COUNT] = {"SEND", "RECV", "SCRATCH"};
 
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
@@ -179,7 +176,7 @@ static uint32_t t_queue(const ck *c, uint32_t t) { return t % c->queues; }
 static void task_name(const ck *c, uint32_t t, uint32_t step, uint8_t kind, char *buf, size_t len)
 {
     ncl_fmt(buf, len, "rank %d q%u step %u (%s)", t_rank(c, t), t_queue(c, t), step,
-            kind < NCL_TASK_KIND_COUNT ? kind_names[kind] : "?");
+            ncl_task_kind_name(kind));
 }
 
 static ncl_result task_fail(ck *c, uint32_t t, const ncl_task *k, const char *fmt, ...)
@@ -745,7 +742,7 @@ static ncl_result race_check(ck *c, uint32_t t, const ncl_task *k, int rank, uin
                             "race on rank %d %s [%llu,%llu): %s by %s while rank %d q%u step %u may %s it (%s)", rank,
                             buf_names[buf], (unsigned long long)s->lo, (unsigned long long)am_extent(m, p, hi, e),
                             e->write ? "written" : "read", old, t_rank(c, t), t_queue(c, t), k->step,
-                            write ? "write" : "read", kind_names[k->kind]);
+                            write ? "write" : "read", ncl_task_kind_name(k->kind));
             }
             if (hb && (write || !e->write)) {
                 *link = e->next;

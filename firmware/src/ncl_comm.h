@@ -35,6 +35,7 @@ struct ncl_comm {
     /* the running collective */
     int active;
     int broken;                /* a collective failed mid-way: peers' state is unknown */
+    ncl_result last_rc;        /* how the last launched collective ended (ncl_comm_state) */
     ncl_plan plan;
     ncl_gen_fn next;
     ncl_queue queues[NCL_MAX_QUEUES];

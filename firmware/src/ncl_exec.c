@@ -6,10 +6,6 @@
 
 #include <string.h>
 
-static const char *const task_names[NCL_TASK_KIND_COUNT] = {
-    "WRITE", "WRITE_REDUCE", "LOCAL_COPY", "LOCAL_REDUCE", "LOCAL_DIV", "NOTIFY_RECORD", "NOTIFY_WAIT",
-};
-
 void ncl_exec_start(ncl_comm *comm)
 {
     memset(comm->queues, 0, sizeof comm->queues);
@@ -24,6 +20,7 @@ static ncl_result finish(ncl_comm *comm, ncl_result rc)
     ncl_result end = ncl_hal_end(&comm->hal, rc);
     comm->active = 0;
     comm->broken = rc != NCL_SUCCESS;
+    comm->last_rc = rc;
     if (rc == NCL_SUCCESS && end != NCL_SUCCESS)
         rc = ncl_comm_fail(comm, end, "%s #%llu: backend failed to end the collective: %s",
                            ncl_coll_name((ncl_coll)comm->plan.coll), (unsigned long long)comm->seq,
@@ -34,7 +31,7 @@ static ncl_result finish(ncl_comm *comm, ncl_result rc)
 static ncl_result task_failed(ncl_comm *comm, uint32_t q, ncl_result rc)
 {
     const ncl_queue *qs = &comm->queues[q];
-    const char *kind = qs->task.kind < NCL_TASK_KIND_COUNT ? task_names[qs->task.kind] : "?";
+    const char *kind = ncl_task_kind_name(qs->task.kind);
     return ncl_comm_fail(comm, rc, "%s #%llu (%s): queue %u step %u task %u (%s, peer %d): %s",
                          ncl_coll_name((ncl_coll)comm->plan.coll), (unsigned long long)comm->seq,
                          ncl_algo_name((ncl_algo)comm->plan.algo), q, qs->task.step, qs->index - 1,
@@ -50,7 +47,7 @@ static ncl_result timed_out(ncl_comm *comm, uint32_t q, uint64_t waited_ns)
                              "did not complete in %llu ms",
                              ncl_coll_name((ncl_coll)comm->plan.coll), (unsigned long long)comm->seq,
                              ncl_algo_name((ncl_algo)comm->plan.algo), q, qs->task.step,
-                             task_names[qs->task.kind], (unsigned long long)qs->task.bytes,
+                             ncl_task_kind_name(qs->task.kind), (unsigned long long)qs->task.bytes,
                              qs->task.peer, (unsigned long long)(waited_ns / 1000000u));
     return ncl_comm_fail(comm, NCL_ERR_TIMEOUT,
                          "%s #%llu (%s) timed out: queue %u step %u waited %llu ms for notify %u "

@@ -3,6 +3,14 @@
 
 #include <string.h>
 
+const char *ncl_task_kind_name(uint32_t kind)
+{
+    static const char *const names[NCL_TASK_KIND_COUNT] = {
+        "WRITE", "WRITE_REDUCE", "LOCAL_COPY", "LOCAL_REDUCE", "LOCAL_DIV", "NOTIFY_RECORD", "NOTIFY_WAIT",
+    };
+    return kind < NCL_TASK_KIND_COUNT ? names[kind] : "?";
+}
+
 static void task_data(ncl_task *t, ncl_task_kind kind, int peer, ncl_ref src, ncl_ref dst,
                       uint64_t bytes, uint32_t step)
 {

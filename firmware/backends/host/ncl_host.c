@@ -3,6 +3,7 @@
 
 #include "ncl/ncl_host.h"
 
+#include "ncl/ncl_diag.h"
 #include "ncl/ncl_dtype.h"
 
 #include <errno.h>
@@ -32,9 +33,6 @@ static const char *host_qstate_str(uint8_t s)
     return "?";
 }
 
-static const char *const host_kind_names[NCL_TASK_KIND_COUNT] = {
-    "WRITE", "WRITE_REDUCE", "LOCAL_COPY", "LOCAL_REDUCE", "LOCAL_DIV", "NOTIFY_RECORD", "NOTIFY_WAIT",
-};
 static const char *const host_buf_names[NCL_BUF_COUNT] = {"SEND", "RECV", "SCRATCH"};
 static const char *const host_level_names[] = {"error", "warn", "info", "debug"};
 
@@ -85,6 +83,7 @@ typedef struct host_rank {
     uint64_t gen; /* bumped by every record to this rank (and by peer exits) */
     host_ctrs ctrs;
     atomic_int exited; /* 1 once the rank's fn returned: it records nothing more */
+    ncl_rank_state state; /* the communicator's state when fn returned (hang forensics) */
 } host_rank;
 
 /* What the world was created with; never changes afterwards. */
@@ -146,7 +145,7 @@ static void host_logf(host_rank *r, int level, const char *fmt, ...)
 {
     if (r && !host_logs(r, level))
         return;
-    char msg[320];
+    char msg[640];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -373,7 +372,7 @@ static ncl_result host_task_fail(host_rank *r, uint32_t queue, const ncl_task *t
     va_start(ap, fmt);
     vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
-    const char *kind = t && t->kind < NCL_TASK_KIND_COUNT ? host_kind_names[t->kind] : "?";
+    const char *kind = t ? ncl_task_kind_name(t->kind) : "?";
     host_logf(r, NCL_LOG_ERROR, "#%llu queue %u step %u %s (peer %d, %llu B): %s",
               (unsigned long long)r->seq, queue, t ? t->step : 0u, kind, t ? t->peer : -1,
               t ? (unsigned long long)t->bytes : 0ull, detail);
@@ -457,7 +456,7 @@ done:
                   (unsigned long long)t->dst.off, (unsigned long long)t->bytes, t->count);
     else if (host_logs(r, NCL_LOG_DEBUG))
         host_logf(r, NCL_LOG_DEBUG, "#%llu queue %u step %u %s %s+%llu -> rank %d %s+%llu %llu B",
-                  (unsigned long long)r->seq, queue, t->step, host_kind_names[t->kind],
+                  (unsigned long long)r->seq, queue, t->step, ncl_task_kind_name(t->kind),
                   t->src.buf < NCL_BUF_COUNT ? host_buf_names[t->src.buf] : "?",
                   (unsigned long long)t->src.off, t->kind <= NCL_TASK_WRITE_REDUCE ? t->peer : r->rank,
                   t->dst.buf < NCL_BUF_COUNT ? host_buf_names[t->dst.buf] : "?",
@@ -673,6 +672,7 @@ static void *host_rank_main(void *arg)
         host_logf(r, NCL_LOG_ERROR, "ncl_comm_create failed: %s", ncl_strerror(rc));
     } else {
         rc = cfg->fn(comm, cfg->arg);
+        ncl_comm_state(comm, &r->state);
         ncl_comm_destroy(comm);
     }
     r->result = rc;
@@ -695,6 +695,7 @@ static int host_rank_init(host_world *w, int rank)
     const host_cfg *cfg = host_cfg_of(w);
     r->world = w;
     r->rank = rank;
+    r->state.rank = rank;
     r->hal.ops = &ncl_host_hal_ops;
     r->hal.ctx = r;
     r->result = NCL_SUCCESS;
@@ -790,6 +791,36 @@ static host_world *host_world_create(const ncl_host_config *c, ncl_host_fn fn, v
     return w;
 }
 
+/* A rank gave up waiting: join every rank's state into the wait-for report, log it line by line
+ * and hand it to the caller if it asked. */
+static void host_hang_report(host_world *w, const ncl_host_config *cfg)
+{
+    int n = cfg->nranks;
+    ncl_rank_state *st = malloc((size_t)n * sizeof *st);
+    size_t cap = 256 + (size_t)n * 160;
+    char *text = malloc(cap);
+    if (!st || !text) {
+        free(st);
+        free(text);
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        st[i] = w->ranks[i].state;
+    ncl_diag_report(st, n, text, cap);
+    for (char *line = text, *end; *line; line = end + (*end != '\0')) {
+        end = strchr(line, '\n');
+        if (!end)
+            end = line + strlen(line);
+        host_logf(NULL, NCL_LOG_ERROR, "%.*s", (int)(end - line), line);
+    }
+    if (cfg->hang_report && cfg->hang_report_size) {
+        strncpy(cfg->hang_report, text, cfg->hang_report_size - 1);
+        cfg->hang_report[cfg->hang_report_size - 1] = '\0';
+    }
+    free(st);
+    free(text);
+}
+
 ncl_result ncl_host_run_cfg(const ncl_host_config *cfg, ncl_host_fn fn, void *arg,
                             ncl_result *rank_results)
 {
@@ -826,12 +857,16 @@ ncl_result ncl_host_run_cfg(const ncl_host_config *cfg, ncl_host_fn fn, void *ar
             for (int i = 0; i < n; i++)
                 rank_results[i] = NCL_ERR_BACKEND;
     } else {
+        int stuck = 0;
         for (int i = 0; i < n; i++) {
             if (rank_results)
                 rank_results[i] = w->ranks[i].result;
             if (rc == NCL_SUCCESS)
                 rc = w->ranks[i].result;
+            stuck |= w->ranks[i].result == NCL_ERR_TIMEOUT || w->ranks[i].result == NCL_ERR_REMOTE;
         }
+        if (stuck)
+            host_hang_report(w, cfg);
     }
     host_world_destroy(w, n, 1);
     return rc;

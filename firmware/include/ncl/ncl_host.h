@@ -24,11 +24,15 @@ typedef struct ncl_host_config {
      *  inline reduce needs (default 0: any). Tests use them to run the scratch paths. */
     uint16_t no_inline_ops[NCL_DTYPE_COUNT];
     uint32_t inline_align;
+    /** When a rank times out or loses a peer, the wait-for report (ncl_diag_report over every
+     *  rank's state) is logged as errors and, if this buffer is given, copied here. */
+    char *hang_report;
+    size_t hang_report_size;
 } ncl_host_config;
 
 #define NCL_HOST_CONFIG_INIT                                                              \
     {                                                                                     \
-        sizeof(ncl_host_config), NCL_HOST_CONFIG_VERSION, 1, (4ull << 20), NCL_CONFIG_INIT, {0}, 0 \
+        sizeof(ncl_host_config), NCL_HOST_CONFIG_VERSION, 1, (4ull << 20), NCL_CONFIG_INIT, {0}, 0, NULL, 0 \
     }
 
 /** Runs fn(comm, arg) on nranks threads, each with its own communicator, and waits for all.

@@ -48,6 +48,9 @@ typedef struct ncl_task {
     uint32_t step;   /**< algorithm step, for diagnostics */
 } ncl_task;
 
+/** "WRITE", "NOTIFY_WAIT", ...; "?" for a kind out of range. */
+const char *ncl_task_kind_name(uint32_t kind);
+
 /** Notify ids per (peer, rank) pair; algorithms use 2 per channel plus a few local ones. */
 #define NCL_NOTIFY_IDS 32u
 
