@@ -1,0 +1,17 @@
+/* rs_train.h — `ringsim train`: the data-parallel example's command line. */
+#ifndef RS_TRAIN_H
+#define RS_TRAIN_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** argv[0] is the command's name ("train"), options follow. Exit status: 0 the runs agree within
+ *  tolerance (and bit-exactly in --deterministic mode), 1 they do not, 2 usage or an output file
+ *  that cannot be written, 3 a run failed. */
+int rs_train_main(int argc, char **argv);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
