@@ -1,0 +1,163 @@
+/* ncl_mmio.h — the register-level HAL backend: tasks become descriptors in the DMA/notify block's ring, through caller-supplied access functions. */
+#ifndef NCL_MMIO_H
+#define NCL_MMIO_H
+
+#include "ncl_hal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * One ncl_mmio drives one rank's DMA/notify block (rtl_stub/REGISTERS.md) and gives the engine
+ * its HAL (ncl_mmio_hal). It knows nothing of what is behind the access functions: on a board
+ * they are volatile 32-bit loads/stores into the block's mapped register window and plain
+ * copies into mapped device memory, wait_irq sleeps on the interrupt (eventfd/UIO), now_ns reads
+ * a clock; in simulation they call a verilated model or the C reference (rs_ref_dev) and advance
+ * it. The backend itself is plain C11 with no OS calls, no stdio, no allocation, no globals.
+ *
+ * How HAL operations map onto the block:
+ * - Data tasks (WRITE, WRITE_REDUCE, LOCAL_COPY, LOCAL_REDUCE) become ring descriptors with IRQ=1;
+ *   dma_poll reads RING_HEAD: a task is complete once HEAD has passed its descriptor. A WRITE* to
+ *   this rank itself becomes the LOCAL_* opcode. Tasks over 1 GiB take several descriptors.
+ * - What the block cannot do runs on the controller, synchronously inside dma_submit, through
+ *   mem_read/mem_write and the config's bounce buffer: LOCAL_DIV (avg), LOCAL_REDUCE of a
+ *   (dtype, op) the datapath lacks or with addresses/length not multiples of 4, and LOCAL_COPY with
+ *   partially overlapping ranges. caps.inline_ops offers only int32/uint32/fp32 sum/max/min
+ *   (inline_align 4), so the engine sends every other reduce to the peer's scratch with WRITE
+ *   and lets the peer's controller reduce it.
+ * - NOTIFY_RECORD becomes a NOTIFY_RECORD descriptor with FENCE=1 (it starts only after every
+ *   earlier descriptor, remote writes included, completed), LOCAL=1 for a record to itself.
+ *   Records are fire-and-forget: nothing in the ring ever waits, so the ring always drains.
+ * - notify_try_wait is software: read NOTIFY_CNT[i]; if >= count, write NOTIFY_SUB(i, count).
+ * - The block has one in-order ring; the backend still reports cfg.max_queues queues and
+ *   serializes them into it (at most one data task per queue is in the ring at a time).
+ * - Notify counters: HAL counter (sender, id) held by rank `self` is NOTIFY_CNT[d * ipp + id] with
+ *   d = (sender - self) mod nranks and ipp = NOTIFY_COUNT / nranks (4 ranks: 32 ids each = all of
+ *   NCL_NOTIFY_IDS; 8 ranks: 16, enough for 8 channels' data/ready ids but not the local ids 16..).
+ *   An id >= ipp is NCL_ERR_UNSUPPORTED with a log line naming it, never an alias.
+ * - Waiting (wait_event): interrupt mode reads IRQ_STATUS and, if no event is pending, calls
+ *   wait_irq; polled mode re-reads IRQ_STATUS, calling poll between reads, until an event, the
+ *   timeout or poll asking to stop. Either way the events seen (DESC_DONE, RING_EMPTY, NOTIFY,
+ *   ERROR) are cleared (W1C) before returning, so none is lost.
+ * - Errors: when the block stops (any ERR_STATUS bit), the operation that notices it returns
+ *   NCL_ERR_BACKEND and logs the failing descriptor: ring slot, opcode, TAG read back, the task it
+ *   came from (queue, kind, step, peer), which error and ERR_ADDR; the block is then soft-reset
+ *   and brought up again (a collective that failed on this rank also resets it at end()). No
+ *   register-level wait is unbounded: cfg.timeout_ns limits waiting for a free ring slot.
+ *
+ * Buffers (the SYMMETRIC convention). The send/recv pointers of a collective are DEVICE
+ * addresses ((void *)(uintptr_t)dev_addr), never host pointers, and every rank passes the same
+ * addresses for the same collective, as with a symmetric heap: a peer's RECV (or SCRATCH) is at
+ * the address this rank's own launch names. NCL_BUF_SCRATCH is [cfg.scratch_base,
+ * + cfg.scratch_bytes) on every rank. Device address 0 cannot hold a buffer (it is NULL to the
+ * API). Reduce's non-roots hand the engine no recvbuf, so they learn the root's from
+ * ncl_mmio_set_peer_recv() (the address every rank would pass as recvbuf).
+ */
+
+/** How the backend reaches the block. ctx is passed back to every function. */
+typedef struct ncl_mmio_access {
+    /** 32-bit register read/write at byte offset `off` of the block's register window. */
+    uint32_t (*reg_read32)(void *ctx, uint32_t off);
+    void (*reg_write32)(void *ctx, uint32_t off, uint32_t value);
+    /** Device memory copies (ring descriptors, controller-run tasks). Return 0, or nonzero when
+     *  [dev_addr, dev_addr + bytes) is not reachable. */
+    int (*mem_write)(void *ctx, uint64_t dev_addr, const void *src, uint64_t bytes);
+    int (*mem_read)(void *ctx, uint64_t dev_addr, void *dst, uint64_t bytes);
+    /** Interrupt mode (required there): return once the irq line is high, timeout_ns passed, or
+     *  earlier (spurious returns are fine). Returns 1 if irq was seen, else 0. */
+    int (*wait_irq)(void *ctx, uint64_t timeout_ns);
+    /** Polled mode (optional): called between register polls (a pause, a yield, or in a
+     *  single-threaded simulation: advance the model). Nonzero ends the wait early. */
+    int (*poll)(void *ctx);
+    /** Monotonic time in ns (simulated time in simulation). Required. */
+    uint64_t (*now_ns)(void *ctx);
+    /** Optional: one message line (level NCL_LOG_*). */
+    void (*log)(void *ctx, int level, const char *msg);
+    void *ctx;
+} ncl_mmio_access;
+
+/** Buffer conventions (ncl_mmio_config.buffers). */
+enum { NCL_MMIO_BUF_SYMMETRIC = 0 /**< see above: the only one so far */ };
+
+#define NCL_MMIO_CONFIG_VERSION 1u
+
+typedef struct ncl_mmio_config {
+    uint32_t size;          /**< sizeof(ncl_mmio_config) */
+    uint32_t version;       /**< NCL_MMIO_CONFIG_VERSION */
+    int rank, nranks;       /**< this rank; ranks are also the link's node numbers (PEER) */
+    uint64_t ring_base;     /**< device address of the descriptor ring (32-byte aligned) */
+    uint32_t ring_entries;  /**< ring size in descriptors, 2..2^RING_MAX_LOG2 (default 256) */
+    uint64_t scratch_base;  /**< device address of NCL_BUF_SCRATCH (4-byte aligned) */
+    uint64_t scratch_bytes; /**< its size */
+    uint32_t buffers;       /**< NCL_MMIO_BUF_SYMMETRIC */
+    int irq;                /**< 1: interrupt-driven (wait_irq), 0: polled */
+    uint32_t max_queues;    /**< queues reported to the engine, 1..NCL_MAX_QUEUES (default 4) */
+    uint32_t buf_align;     /**< alignment asked of send/recv device addresses (>= 4, default 4) */
+    uint64_t timeout_ns;    /**< longest register-level wait (a free ring slot; default 1 s) */
+    void *bounce;           /**< controller RAM for controller-run tasks (8-byte aligned, >= 16
+                                 bytes; 4 KiB+ keeps chunking cheap) */
+    uint64_t bounce_bytes;
+    int log_level;          /**< NCL_LOG_*: messages up to this level go to access.log */
+} ncl_mmio_config;
+
+#define NCL_MMIO_CONFIG_INIT                                                                    \
+    {                                                                                           \
+        sizeof(ncl_mmio_config), NCL_MMIO_CONFIG_VERSION, 0, 1, 0, 256u, 0, 0, NCL_MMIO_BUF_SYMMETRIC, \
+            1, 4u, 4u, 1000000000ull, 0, 0, NCL_LOG_WARN                                        \
+    }
+
+typedef struct ncl_mmio ncl_mmio;
+
+/** Bytes of state memory ncl_mmio_init needs for cfg (grows with cfg->ring_entries). */
+size_t ncl_mmio_mem_bytes(const ncl_mmio_config *cfg);
+
+/**
+ * Brings the block up and makes *out, inside mem (ncl_mmio_mem_bytes(cfg) bytes, 16-byte
+ * aligned, owned by the caller until ncl_mmio_fini). Bring-up: soft reset; ID must read 'RSIM'
+ * (else NCL_ERR_BACKEND); VERSION.MAJOR must be 1 (else NCL_ERR_UNSUPPORTED); CAPS: 32-byte
+ * descriptors, a ring of cfg->ring_entries allowed, at least 2 notify counters per rank (else
+ * NCL_ERR_UNSUPPORTED); SCRATCH write/read-back (else NCL_ERR_BACKEND); program the ring; clear
+ * ERR_STATUS and IRQ_STATUS; IRQ_MASK; CTRL = ENABLE (| IRQ_EN). A bad config is
+ * NCL_ERR_INVALID_ARGUMENT. On failure *out is still set when mem was usable, so
+ * ncl_mmio_last_error() can say why; it must not be used for anything else.
+ */
+ncl_result ncl_mmio_init(ncl_mmio **out, void *mem, size_t mem_bytes, const ncl_mmio_config *cfg,
+                         const ncl_mmio_access *access);
+
+/** Disables the block (CTRL = 0). mem may be reused afterwards. NULL is fine. */
+void ncl_mmio_fini(ncl_mmio *m);
+
+/** The HAL for ncl_comm_create (valid while m is). */
+const ncl_hal *ncl_mmio_hal(ncl_mmio *m);
+
+/** The last error the backend reported (also logged), "" if none. */
+const char *ncl_mmio_last_error(const ncl_mmio *m);
+
+/** Where peers' RECV is when this rank's own launch binds none (reduce non-roots: the engine
+ *  passes no recvbuf there): the device address every rank passes as recvbuf. Stays until
+ *  changed; 0 = unknown (a WRITE into a peer's RECV then fails with NCL_ERR_BACKEND). */
+void ncl_mmio_set_peer_recv(ncl_mmio *m, uint64_t dev_addr);
+
+/** Counters, for tests and bring-up logs. */
+typedef struct ncl_mmio_stats {
+    uint64_t descriptors;     /**< ring descriptors posted */
+    uint64_t doorbells;
+    uint64_t controller_ops;  /**< tasks run on the controller (LOCAL_DIV, unsupported reduces) */
+    uint64_t irq_waits;       /**< wait_irq calls */
+    uint64_t polls;           /**< poll calls */
+    uint64_t ring_full_waits; /**< submissions that found the ring full and waited for a slot */
+    uint64_t errors;          /**< block errors handled (each followed by a soft reset) */
+    uint64_t bringups;        /**< bring-up sequences run (init + recoveries) */
+    uint64_t opcodes[8];      /**< descriptors posted per opcode (NCL_MMIO_OPC_*) */
+} ncl_mmio_stats;
+
+void ncl_mmio_get_stats(const ncl_mmio *m, ncl_mmio_stats *out);
+
+/** The backend's ops table (ctx = the ncl_mmio). */
+extern const ncl_hal_ops ncl_mmio_hal_ops;
+
+#ifdef __cplusplus
+}
+#endif
+#endif
