@@ -24,7 +24,21 @@ typedef struct rs_side {
     char json[4096];   /* the child's JSON file */
     int status;
     rs_rows rows;      /* coll, size, out-of-place time and busbw per row */
+    int training;      /* a training step: train[] holds its summary (k_train_fields) */
+    double train[7];
+    char fusion[160];
 } rs_side;
+
+/* A training step's summary fields as the JSON names them, and how the table shows them. */
+static const struct {
+    const char *key, *label;
+    double scale;
+} k_train_fields[7] = {
+    {"iteration_us", "iteration (us)", 1},  {"compute_us", "compute (us)", 1},
+    {"allreduce_us", "allreduce (us)", 1},  {"exposed_us", "exposed (us)", 1},
+    {"hidden", "hidden (%)", 100},          {"samples_per_s", "samples/s", 1},
+    {"efficiency", "efficiency (%)", 100},
+};
 
 static int rs_coll_from_name(const char *s)
 {
@@ -85,6 +99,16 @@ static int rs_side_read(rs_side *s, FILE *err)
     cJSON *doc = text ? cJSON_Parse(text) : NULL;
     free(text);
     cJSON *rows = doc ? cJSON_GetObjectItemCaseSensitive(doc, "rows") : NULL;
+    cJSON *train = doc ? cJSON_GetObjectItemCaseSensitive(doc, "training") : NULL;
+    if (cJSON_IsObject(train)) {
+        s->training = 1;
+        for (int i = 0; i < 7; i++) {
+            cJSON *v = cJSON_GetObjectItemCaseSensitive(train, k_train_fields[i].key);
+            s->train[i] = cJSON_IsNumber(v) ? v->valuedouble : 0;
+        }
+        cJSON *f = cJSON_GetObjectItemCaseSensitive(train, "fusion");
+        snprintf(s->fusion, sizeof s->fusion, "%s", cJSON_IsString(f) ? f->valuestring : "?");
+    }
     if (!cJSON_IsArray(rows)) {
         fprintf(err, "ringsim: compare: scenario %s (%s): no readable results\n", s->label, s->path);
         cJSON_Delete(doc);
@@ -228,6 +252,48 @@ int rs_compare_cmd(int argc, char **argv, rs_compare_run_fn run, FILE *out, FILE
     }
     if (status != RS_EXIT_OK)
         goto done;
+    if (side[0].training != side[1].training) {
+        fprintf(err, "ringsim: compare: scenario %s is a training step and %s a size sweep: nothing to compare "
+                "(allowed: two sweeps, or two training scenarios)\n", side[0].training ? "A" : "B",
+                side[0].training ? "B" : "A");
+        status = RS_EXIT_USAGE;
+        goto done;
+    }
+    if (side[0].training) {
+        fprintf(out, "# ringsim compare: training steps (per iteration; ratio = B / A)\n");
+        for (int k = 0; k < 2; k++)
+            fprintf(out, "# %s: %s (%s): %s\n", side[k].label, side[k].name, side[k].path, side[k].summary);
+        fprintf(out, "#%15s  %14s  %14s  %8s\n", "", "A", "B", "B/A");
+        for (int i = 0; i < 7; i++) {
+            double a = side[0].train[i] * k_train_fields[i].scale, b = side[1].train[i] * k_train_fields[i].scale;
+            char ratio[32] = "-";
+            if (a > 0)
+                snprintf(ratio, sizeof ratio, "%.3f", b / a);
+            fprintf(out, " %15s  %14.1f  %14.1f  %8s\n", k_train_fields[i].label, a, b, ratio);
+        }
+        if (json) {
+            cJSON *doc = cJSON_CreateObject();
+            cJSON_AddStringToObject(doc, "program", "ringsim");
+            cJSON_AddStringToObject(doc, "command", "compare");
+            for (int k = 0; k < 2; k++) {
+                cJSON *j = rs_side_json(&side[k]);
+                cJSON *t = cJSON_AddObjectToObject(j, "training");
+                cJSON_AddStringToObject(t, "fusion", side[k].fusion);
+                for (int i = 0; i < 7; i++)
+                    cJSON_AddNumberToObject(t, k_train_fields[i].key, side[k].train[i]);
+                cJSON_AddItemToObject(doc, k ? "b" : "a", j);
+            }
+            char *text = cJSON_Print(doc);
+            if (text == NULL || fputs(text, json) == EOF || fputc('\n', json) == EOF || fclose(json) != 0) {
+                fprintf(err, "ringsim: --json: cannot write '%s'\n", json_path);
+                status = RS_EXIT_USAGE;
+            }
+            json = NULL;
+            free(text);
+            cJSON_Delete(doc);
+        }
+        goto done;
+    }
 
     int nkeys = 0;
     rs_key *keys = calloc((size_t)(side[0].rows.n + side[1].rows.n) + 1, sizeof *keys);

@@ -63,7 +63,7 @@ rs_report *rs_report_create(const rs_opts *opts, FILE *out, int json)
     cJSON *d = rep->doc;
     cJSON_AddStringToObject(d, "program", "ringsim");
     cJSON_AddStringToObject(d, "command", "run");
-    cJSON_AddStringToObject(d, "backend", opts->backend == RS_BACKEND_SIM ? "sim" : "host");
+    cJSON_AddStringToObject(d, "backend", opts->backend == RS_BACKEND_SIM ? "sim" : opts->backend == RS_BACKEND_ZMQ ? "zmq" : "host");
     cJSON_AddNumberToObject(d, "ranks", opts->nranks);
     cJSON_AddStringToObject(d, "algo", rs_cli_algo_name(opts->algo));
     cJSON_AddNumberToObject(d, "channels", opts->channels);
@@ -121,7 +121,7 @@ void rs_report_table_begin(rs_report *rep, ncl_coll coll, const char *algo_desc)
 
     FILE *f = rep->out;
     fprintf(f, "# ringsim run: %s on %d ranks, backend %s, algorithm %s, %u channel%s%s\n",
-            rs_cli_coll_name(coll), o->nranks, o->backend == RS_BACKEND_SIM ? "sim" : "host", algo_desc,
+            rs_cli_coll_name(coll), o->nranks, o->backend == RS_BACKEND_SIM ? "sim" : o->backend == RS_BACKEND_ZMQ ? "zmq" : "host", algo_desc,
             (unsigned)o->channels, o->channels == 1 ? "" : "s",
             o->backend == RS_BACKEND_SIM ? " (times are simulated)" : "");
     fprintf(f, "# sizes %llu..%llu B, ", (unsigned long long)o->minbytes, (unsigned long long)o->maxbytes);
@@ -228,7 +228,7 @@ void rs_report_row(rs_report *rep, const rs_row *row)
         return;
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "collective", rs_cli_coll_name(row->coll));
-    cJSON_AddStringToObject(j, "backend", o->backend == RS_BACKEND_SIM ? "sim" : "host");
+    cJSON_AddStringToObject(j, "backend", o->backend == RS_BACKEND_SIM ? "sim" : o->backend == RS_BACKEND_ZMQ ? "zmq" : "host");
     cJSON_AddNumberToObject(j, "ranks", o->nranks);
     cJSON_AddStringToObject(j, "algo", rs_cli_algo_name(row->algo));
     cJSON_AddNumberToObject(j, "channels", o->channels);
@@ -276,6 +276,24 @@ uint64_t rs_report_table_end(rs_report *rep, int aborted)
         cJSON_AddItemToArray(rep->tables, t);
     }
     return rep->wrong;
+}
+
+void rs_report_training(rs_report *rep, const rs_train_summary *s)
+{
+    rep->total_wrong += s->wrong;
+    if (rep->doc == NULL)
+        return;
+    cJSON *t = cJSON_AddObjectToObject(rep->doc, "training");
+    cJSON_AddStringToObject(t, "model", s->model);
+    cJSON_AddStringToObject(t, "fusion", s->fusion);
+    cJSON_AddNumberToObject(t, "buckets", s->buckets);
+    cJSON_AddNumberToObject(t, "iteration_us", s->iteration_us);
+    cJSON_AddNumberToObject(t, "compute_us", s->compute_us);
+    cJSON_AddNumberToObject(t, "allreduce_us", s->allreduce_us);
+    cJSON_AddNumberToObject(t, "exposed_us", s->exposed_us);
+    cJSON_AddNumberToObject(t, "hidden", s->hidden);
+    cJSON_AddNumberToObject(t, "samples_per_s", s->samples_per_s);
+    cJSON_AddNumberToObject(t, "efficiency", s->efficiency);
 }
 
 void rs_report_set_error(rs_report *rep, const char *message)

@@ -48,6 +48,20 @@ void rs_report_row(rs_report *rep, const rs_row *row);
  *  so the count covers only the rows printed. Returns the table's wrong count. */
 uint64_t rs_report_table_end(rs_report *rep, int aborted);
 
+/** A training step's summary (workload.training), per iteration. */
+typedef struct rs_train_summary {
+    const char *model, *fusion;
+    int buckets;
+    double iteration_us, compute_us, allreduce_us, exposed_us;
+    double hidden;      /**< share of the allreduce time under back-propagation, 0..1 */
+    double samples_per_s;
+    double efficiency;  /**< against the same NPUs computing without communicating, 0..1 */
+    uint64_t wrong;
+} rs_train_summary;
+
+/** Records it for the JSON document ("training"; `ringsim compare` reads it). */
+void rs_report_training(rs_report *rep, const rs_train_summary *s);
+
 /** Marks the run as failed by an engine error (recorded in JSON). */
 void rs_report_set_error(rs_report *rep, const char *message);
 

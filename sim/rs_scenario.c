@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <yaml.h>
 
+#include "rs_fusion.h"
 #include "rs_units.h"
 #include "rs_usersched.h"
 
@@ -412,6 +413,54 @@ static const rs_map rs_map_sizes = {
     "reduce_scatter: the whole gathered buffer).",
     rs_keys_sizes, RS_COUNT(rs_keys_sizes), 1, 0, 0, NULL, rs_check_sizes};
 
+static const rs_key rs_keys_tensor[] = {
+    {"name", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_tensor, name), 0, 0, 0, RS_F_REQUIRED, 0, 0, NULL,
+     NULL, NULL, NULL, "the gradient tensor, e.g. layer1.0.conv1.weight"},
+    {"params", RS_T_U64, RS_UNIT_COUNT, RS_S_U64, offsetof(rs_tensor, params), 0, 0, 0, RS_F_REQUIRED, 0, 0, NULL,
+     NULL, NULL, NULL, "elements (at least 1)"},
+    {"forward", RS_T_UNIT, RS_UNIT_TIME, RS_S_DBL, offsetof(rs_tensor, forward), 0, 0, 1.0, 0, 0, 0, "0 s", NULL,
+     NULL, NULL, "forward compute per sample of the layer this tensor belongs to (0 when another tensor of the "
+     "layer carries it)"},
+    {"backward", RS_T_UNIT, RS_UNIT_TIME, RS_S_DBL, offsetof(rs_tensor, backward), 0, 0, 1.0, 0, 0, 0, "0 s",
+     NULL, NULL, NULL, "backward compute per sample; this tensor's gradient is ready when it ends"},
+};
+static const rs_map rs_map_tensor = {
+    "tensors[]", "One gradient tensor of a model table, in registration (forward) order: "
+    "back-propagation produces them from the last to the first.",
+    rs_keys_tensor, RS_COUNT(rs_keys_tensor), 1, sizeof(rs_tensor), offsetof(rs_tensor, line), NULL, NULL};
+
+static int rs_check_model_table(rs_ctx *c, yaml_node_t *node, void *base);
+static const rs_key rs_keys_model_table[] = {
+    {"name", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_training, model_name), 0, 0, 0, RS_F_REQUIRED, 0, 0,
+     NULL, NULL, NULL, NULL, "the model, as reports show it"},
+    {"source", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_training, model_source), 0, 0, 0, RS_F_REQUIRED, 0,
+     0, NULL, NULL, NULL, NULL, "where the parameter counts come from and the compute speed the times assume"},
+    {"tensors", RS_T_SEQ, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_training, tensors),
+     offsetof(rs_training, tensors_count), 0, 0, RS_F_REQUIRED, 0, 0, NULL, NULL, NULL, &rs_map_tensor,
+     "the gradient tensors"},
+};
+static const rs_map rs_map_model_table = {
+    "(model table)", "A model table file (workload.training.model): a training model's gradient tensors "
+    "with their compute times per sample.",
+    rs_keys_model_table, RS_COUNT(rs_keys_model_table), 0, 0, 0, NULL, rs_check_model_table};
+
+static int rs_check_training(rs_ctx *c, yaml_node_t *node, void *base);
+static const rs_key rs_keys_training[] = {
+    {"model", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_training, model), 0, 0, 0, 0, 0, 0, NULL, "none",
+     NULL, NULL, "a model table file (scenarios/models/), relative to the scenario: makes the workload a "
+     "data-parallel training step instead of a size sweep"},
+    {"micro_batch", RS_T_INT, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_training, micro_batch), 0, 1, 1000000, 0, 0, 0,
+     "32", NULL, NULL, NULL, "samples per NPU per iteration: compute times are the table's per-sample times "
+     "times this"},
+    {"fusion", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_training, fusion), 0, 0, 0, 0, 0, 0, "default", NULL,
+     NULL, NULL, "how gradients are fused into allreduce buckets: default (sizes: 96.54, 3.46), sizes: P1, P2, "
+     "..., indices: I1, I2, ..., threshold: SIZE, single, none (see Training)"},
+};
+static const rs_map rs_map_training = {
+    "workload.training", "A data-parallel training step: compute as device busy time, each fused gradient "
+    "bucket allreduced as soon as back-propagation has produced it.",
+    rs_keys_training, RS_COUNT(rs_keys_training), 0, 0, 0, NULL, rs_check_training};
+
 static const rs_key rs_keys_workload[] = {
     {"collectives", RS_T_COLLS, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_workload, colls),
      offsetof(rs_workload, colls_count), 0, 0, 0, 0, 0, "allreduce", NULL, &rs_enum_coll, NULL,
@@ -449,6 +498,8 @@ static const rs_key rs_keys_workload[] = {
      "none", NULL, NULL,
      "a user-defined schedule file (see User-defined schedules), relative to the scenario: the algorithm of "
      "its one collective, which must be the only one listed; proven by the checker before anything runs"},
+    {"training", RS_T_MAP, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_workload, training), 0, 0, 0, 0, 0, 0, NULL,
+     "none", NULL, &rs_map_training, "a training step instead of the sweep (see Training)"},
 };
 static const rs_map rs_map_workload = {
     "workload", "What to run, as nccl-tests would: every collective over the size sweep.",
@@ -506,7 +557,7 @@ static const rs_map rs_map_top = {
 static const rs_map *const rs_all_maps[] = {
     &rs_map_top,      &rs_map_topology, &rs_map_link,     &rs_map_nic,    &rs_map_switch,
     &rs_map_link_item, &rs_map_override, &rs_map_device,  &rs_map_workload, &rs_map_sizes,
-    &rs_map_fault,
+    &rs_map_training, &rs_map_fault, &rs_map_model_table, &rs_map_tensor,
 };
 
 /* What links each kind has between ranks, for messages and the reference. */
@@ -1735,7 +1786,140 @@ static int rs_check_workload(rs_ctx *c, yaml_node_t *node, void *base)
     if (w->root >= c->sc->topo.nranks)
         return rs_fail(c, rs_key_line(c, node, "root"), "root", "%d is out of range (allowed: 0 to %d with %d ranks)",
                        w->root, c->sc->topo.nranks - 1, c->sc->topo.nranks);
+    if (w->training.model) {
+        /* a training step allreduces its gradient buckets: a sweep's keys would be ignored */
+        static const char *const sweep_only[] = {"collectives", "sizes", "root", "schedule"};
+        for (size_t i = 0; i < RS_COUNT(sweep_only); i++)
+            if (rs_get2(c, node, sweep_only[i], NULL))
+                return rs_fail(c, rs_key_line(c, node, sweep_only[i]), sweep_only[i],
+                               "means nothing in a training workload, which allreduces its gradient buckets "
+                               "(allowed: algorithm, dtype, op, iterations, warmup, channels, rings, "
+                               "deterministic, inter_algorithm, training)");
+    }
     return w->schedule ? rs_check_schedule(c, node, base) : 0;
+}
+
+static int rs_precheck(rs_ctx *c, const char *text, size_t len, int *ndocs);
+static char *rs_slurp(const char *path, size_t *len, char *why, size_t whylen);
+static int rs_yaml_error(rs_ctx *c, const yaml_parser_t *p, const char *text, size_t len);
+
+/* The model table: every gradient has elements, and the backward pass takes time somewhere. */
+static int rs_check_model_table(rs_ctx *c, yaml_node_t *node, void *base)
+{
+    const rs_training *t = base;
+    (void)node;
+    double backward = 0;
+    for (size_t i = 0; i < t->tensors_count; i++) {
+        if (t->tensors[i].params == 0) {
+            size_t old = rs_push(c, "tensors");
+            rs_push_index(c, i);
+            int rc = rs_fail(c, t->tensors[i].line, "params", "0 (allowed: at least 1 element)");
+            rs_pop(c, old);
+            return rc;
+        }
+        backward += t->tensors[i].backward;
+    }
+    if (t->tensors_count == 0 || backward <= 0)
+        return rs_fail(c, rs_line(node), "tensors", "%s (allowed: at least one tensor, and backward times that add "
+                       "up to more than 0)", t->tensors_count ? "no backward time" : "empty");
+    return 0;
+}
+
+/* workload.training.model: the table, read with the same schema machinery, its own file in
+ * messages ("models/x.yaml:12: tensors[3].params: ..."). */
+static int rs_load_model_table(rs_ctx *c, int line, rs_training *t)
+{
+    const char *slash = strrchr(c->file, '/');
+    size_t dir = t->model[0] == '/' || slash == NULL ? 0 : (size_t)(slash - c->file) + 1;
+    char *full = malloc(dir + strlen(t->model) + 1);
+    if (full == NULL)
+        return rs_fail(c, line, "model", "out of memory");
+    memcpy(full, c->file, dir);
+    strcpy(full + dir, t->model);
+    char why[200];
+    size_t len = 0;
+    char *text = rs_slurp(full, &len, why, sizeof why);
+    if (text == NULL) {
+        free(full);
+        return rs_fail(c, line, "model", "'%s': %s (allowed: a readable model table, relative to the scenario)",
+                       t->model, why);
+    }
+    rs_ctx m = *c;
+    m.file = full;
+    m.path[0] = '\0';
+    m.pathlen = 0;
+    m.owner_line = 0;
+    m.chans = NULL;
+    m.nchans = 0;
+    int ndocs = 0, rc = rs_precheck(&m, text, len, &ndocs);
+    if (rc == 0 && ndocs == 0)
+        rc = rs_fail(&m, 1, "(document)", "the file is empty (allowed: name, source and tensors)");
+    yaml_parser_t p;
+    yaml_document_t doc;
+    int loaded = 0;
+    if (rc == 0 && !yaml_parser_initialize(&p))
+        rc = rs_fail(&m, 1, "yaml", "out of memory");
+    else if (rc == 0) {
+        yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+        if (!yaml_parser_load(&p, &doc))
+            rc = rs_yaml_error(&m, &p, text, len);
+        else
+            loaded = 1;
+        if (loaded) {
+            m.doc = &doc;
+            yaml_node_t *root = yaml_document_get_root_node(&doc);
+            rc = root == NULL ? rs_fail(&m, 1, "(document)", "the file is empty (allowed: name, source and tensors)")
+                              : rs_parse_map(&m, root, &rs_map_model_table, t);
+            yaml_document_delete(&doc);
+        }
+        yaml_parser_delete(&p);
+    }
+    c->failed |= m.failed;
+    free(text);
+    free(full);
+    return rc;
+}
+
+static int rs_check_training(rs_ctx *c, yaml_node_t *node, void *base)
+{
+    rs_training *t = base;
+    if (t->model == NULL) {
+        const char *given = rs_get2(c, node, "micro_batch", NULL) ? "micro_batch"
+                            : rs_get2(c, node, "fusion", NULL)    ? "fusion"
+                                                                   : NULL;
+        if (given)
+            return rs_fail(c, rs_key_line(c, node, given), given, "means nothing without model (allowed: with "
+                           "workload.training.model)");
+        return 0;
+    }
+    int model_line = rs_key_line(c, node, "model");
+    if (t->model[0] == '\0')
+        return rs_fail(c, model_line, "model", "is empty (allowed: the path of a model table, relative to the scenario)");
+    rs_fusion f;
+    char why[RS_SCENARIO_ERRLEN];
+    int fusion_line = rs_key_line(c, node, "fusion");
+    if (rs_fusion_parse(t->fusion, &f, why, sizeof why) != 0)
+        return rs_fail(c, fusion_line, "fusion", "%s", why);
+    if (rs_load_model_table(c, model_line, t) != 0)
+        return -1;
+    size_t n = t->tensors_count;
+    if (n > UINT32_MAX)
+        return rs_fail(c, model_line, "model", "%zu tensors (allowed: at most %u)", n, UINT32_MAX);
+    uint64_t *bytes = malloc(n * sizeof *bytes);
+    dp_bucket *buckets = malloc(n * sizeof *buckets);
+    int rc = 0;
+    if (bytes == NULL || buckets == NULL) {
+        rc = rs_fail(c, model_line, "model", "out of memory");
+    } else {
+        for (size_t i = 0; i < n; i++) /* produced order: the table's last tensor first (elements
+                                           stand for bytes: what fails does not depend on the dtype) */
+            bytes[i] = t->tensors[n - 1 - i].params;
+        if (rs_fusion_buckets(&f, bytes, (uint32_t)n, buckets, why, sizeof why) == 0)
+            rc = rs_fail(c, fusion_line, "fusion", "%s", why);
+    }
+    free(bytes);
+    free(buckets);
+    return rc;
 }
 
 static int rs_check_fault(rs_ctx *c, yaml_node_t *node, void *base)
@@ -1758,6 +1942,13 @@ static int rs_check_fault(rs_ctx *c, yaml_node_t *node, void *base)
 static uint64_t rs_memory_need(const rs_scenario *sc, const char **coll)
 {
     uint64_t end = sc->workload.end_bytes, n = (uint64_t)(sc->topo.nranks > 0 ? sc->topo.nranks : 1), need = 0;
+    const rs_training *t = &sc->workload.training;
+    if (t->model) { /* a bucket's send and receive buffers, at most all the gradients */
+        for (size_t i = 0; i < t->tensors_count; i++)
+            need += 2 * t->tensors[i].params * ncl_dtype_size(sc->workload.dtype);
+        *coll = "the gradients";
+        return need;
+    }
     for (int i = 0; i < sc->workload.colls_count; i++) {
         ncl_coll cl = sc->workload.colls[i];
         uint64_t x = cl == NCL_COLL_REDUCE_SCATTER || cl == NCL_COLL_ALLGATHER ? end + (end + n - 1) / n : 2 * end;
@@ -1938,6 +2129,60 @@ int rs_scenario_load_string(const char *text, size_t len, const char *name, rs_s
     return 0;
 }
 
+/* The whole file in a malloc'ed buffer (*len bytes, plus a NUL), or NULL with why set. */
+static char *rs_slurp(const char *path, size_t *len, char *why, size_t whylen)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        snprintf(why, whylen, "cannot open: %s", strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        snprintf(why, whylen, "is a directory");
+        return NULL;
+    }
+    size_t cap = 4096, used = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (buf == NULL) {
+            snprintf(why, whylen, "out of memory");
+            break;
+        }
+        if (used + 1 >= cap) {
+            if (cap > RS_SCENARIO_MAX_FILE) {
+                snprintf(why, whylen, "larger than %u bytes", RS_SCENARIO_MAX_FILE);
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            char *nb = realloc(buf, cap * 2);
+            if (nb == NULL)
+                free(buf);
+            buf = nb;
+            cap *= 2;
+            continue;
+        }
+        size_t got = fread(buf + used, 1, cap - used - 1, f);
+        used += got;
+        if (got == 0) {
+            if (ferror(f)) {
+                snprintf(why, whylen, "cannot read: %s", strerror(errno));
+                free(buf);
+                buf = NULL;
+            }
+            break;
+        }
+    }
+    fclose(f);
+    if (buf) {
+        buf[used] = '\0';
+        *len = used;
+    }
+    return buf;
+}
+
 int rs_scenario_load(const char *path, rs_scenario *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
@@ -1948,46 +2193,12 @@ int rs_scenario_load(const char *path, rs_scenario *out, char *err, size_t errle
     c.errlen = errlen;
     if (path == NULL)
         return rs_fail(&c, 0, "(file)", "no file name (allowed: a path to a YAML file)");
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return rs_fail(&c, 0, "(file)", "cannot open: %s (allowed: a readable YAML file)", strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fclose(f);
-        return rs_fail(&c, 0, "(file)", "is a directory (allowed: a YAML file)");
-    }
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    int rc = 0;
-    while (buf) {
-        if (len == cap) {
-            if (cap > RS_SCENARIO_MAX_FILE) {
-                rc = rs_fail(&c, 0, "(file)", "larger than %u bytes (allowed: at most %u)", RS_SCENARIO_MAX_FILE,
-                             RS_SCENARIO_MAX_FILE);
-                break;
-            }
-            char *nb = realloc(buf, cap * 2);
-            if (nb == NULL) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) {
-            if (ferror(f))
-                rc = rs_fail(&c, 0, "(file)", "cannot read: %s (allowed: a readable YAML file)", strerror(errno));
-            break;
-        }
-    }
-    fclose(f);
+    char why[200];
+    size_t len = 0;
+    char *buf = rs_slurp(path, &len, why, sizeof why);
     if (buf == NULL)
-        return rs_fail(&c, 0, "(file)", "out of memory");
-    if (rc == 0)
-        rc = rs_scenario_load_string(buf, len, path, out, err, errlen);
+        return rs_fail(&c, 0, "(file)", "%s (allowed: a readable YAML file)", why);
+    int rc = rs_scenario_load_string(buf, len, path, out, err, errlen);
     free(buf);
     return rc;
 }
@@ -2003,6 +2214,14 @@ void rs_scenario_free(rs_scenario *sc)
     free(sc->topo.overrides);
     free(sc->faults);
     free(sc->workload.schedule);
+    rs_training *t = &sc->workload.training;
+    for (size_t i = 0; i < t->tensors_count; i++)
+        free(t->tensors[i].name);
+    free(t->tensors);
+    free(t->model);
+    free(t->model_name);
+    free(t->model_source);
+    free(t->fusion);
     free(sc->device.inline_reduce);
     rs_usersched_free(sc->workload.usersched);
     memset(sc, 0, sizeof *sc);
@@ -2052,6 +2271,14 @@ static int rs_key_shown(const rs_scenario *sc, const rs_key *k, const void *base
         return 0;
     if (k->type == RS_T_STR && rs_get_ptr(base, k->offset) == NULL) /* workload.schedule: none */
         return 0;
+    if (k >= rs_keys_workload && k < rs_keys_workload + RS_COUNT(rs_keys_workload)) {
+        const rs_workload *w = base;
+        if (k->sub == &rs_map_training)
+            return w->training.model != NULL;
+        /* a training step has no sweep (rs_check_workload refuses these keys with one) */
+        if (w->training.model && (k->type == RS_T_COLLS || k->sub == &rs_map_sizes || strcmp(k->name, "root") == 0))
+            return 0;
+    }
     return 1;
 }
 
@@ -2161,8 +2388,17 @@ int rs_scenario_summary(const rs_scenario *sc, char *buf, size_t len)
     char faults[32] = "";
     if (sc->faults_count)
         snprintf(faults, sizeof faults, ", %zu fault%s", sc->faults_count, sc->faults_count == 1 ? "" : "s");
-    char sweep[96];
-    if (nsizes == 1)
+    char sweep[160];
+    const rs_training *t = &sc->workload.training;
+    if (t->model) {
+        uint64_t params = 0;
+        for (size_t i = 0; i < t->tensors_count; i++)
+            params += t->tensors[i].params;
+        snprintf(colls, sizeof colls, "training");
+        snprintf(sweep, sizeof sweep, "%s (%zu tensors, %.2f M parameters), micro-batch %d, fusion %s",
+                 t->model_name ? t->model_name : "?", t->tensors_count, (double)params / 1e6, t->micro_batch,
+                 t->fusion ? t->fusion : "default");
+    } else if (nsizes == 1)
         snprintf(sweep, sizeof sweep, "%s (1 size)", b);
     else
         snprintf(sweep, sizeof sweep, "%s..%s x%u (%u sizes)", b, e, sc->workload.factor, nsizes);

@@ -24,6 +24,7 @@
 #include "rs_sc.hpp"
 #include "rs_setup.hpp"
 #include "rs_trace.hpp"
+#include "rs_training.hpp"
 
 namespace {
 
@@ -64,6 +65,7 @@ public:
 
 private:
     int sweep(ncl_coll coll, rs_report *rep);
+    int train(rs_report *rep);
     void place(int rank, const model::Collective &c, bool inplace);
     void prepare(int rank, const model::Collective &c, bool inplace);
     void expect(const model::Collective &c);
@@ -445,8 +447,33 @@ void Driver::print_devices(FILE *out)
         std::fprintf(out, "# (%zu more devices)\n", ds.size() - shown);
 }
 
+// workload.training: the training step's buckets through the same placement and checks as a sweep.
+int Driver::train(rs_report *rep)
+{
+    rs::BucketRun run = [this](uint64_t count, double *us, uint64_t *wrong) {
+        const rs_workload &w = sc_.workload;
+        model::Collective c{NCL_COLL_ALLREDUCE, count, w.dtype, w.op, 0};
+        int p = cl_->nranks();
+        for (int r = 0; r < p; r++) // in place, as fused gradient buffers are reduced
+            place(r, c, true);
+        if (sc_.payload_real) {
+            rs::parallel_for(p, [&](int r) { prepare(r, c, true); });
+            expect(c);
+        }
+        if (!cl_->run(c, 1, us)) {
+            engine_error("a gradient bucket's allreduce");
+            return false;
+        }
+        *wrong = sc_.payload_real ? count_wrong(c) : 0;
+        return true;
+    };
+    return rs::run_training(sc_, *cl_, tracer_.get(), run, stdout, rep);
+}
+
 int Driver::run(rs_report *rep)
 {
+    if (sc_.workload.training.model)
+        return train(rep);
     int status = RS_EXIT_OK;
     const rs_workload &w = sc_.workload;
     uint64_t es = ncl_dtype_size(w.dtype);

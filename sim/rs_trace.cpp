@@ -159,6 +159,26 @@ ncl_hal Tracer::wrap(int rank, model::Npu *npu)
     return ncl_hal{&ops_, ranks_.back().get()};
 }
 
+void Tracer::span(int rank, const char *name, uint64_t start_ps, uint64_t end_ps, const char *lane)
+{
+    // one thread below the queues' (tid 1..NCL_MAX_QUEUES), so compute sorts under the collectives
+    const unsigned tid = 20;
+    if (rank < 0 || (size_t)rank >= ranks_.size() || !room())
+        return;
+    Rank &r = *ranks_[(size_t)rank];
+    if (!(r.named >> tid & 1u)) {
+        r.named |= 1u << tid;
+        emit("{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_name\",\"args\":{\"name\":\"%s\"}}", rank, tid,
+             lane);
+    }
+    std::string safe(name); // names come from files: nothing in them may end the JSON string
+    for (char &ch : safe)
+        if (ch == '"' || ch == '\\' || (unsigned char)ch < 0x20)
+            ch = '?';
+    emit("{\"ph\":\"X\",\"pid\":%d,\"tid\":%u,\"ts\":%s,\"dur\":%s,\"name\":\"%s\"}", rank, tid, Us(start_ps).s,
+         Us(end_ps - start_ps).s, safe.c_str());
+}
+
 void Tracer::observe(model::Network &net)
 {
     net_ = &net;

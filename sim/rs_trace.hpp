@@ -35,6 +35,9 @@ public:
      *  channel; a transfer is a complete event on the first channel of its route, from its start
      *  to its delivery (multi-hop routes included in that span). */
     void observe(model::Network &net);
+    /** A span of work the model does not simulate event by event (a training step's compute) on
+     *  rank's thread `lane` ("compute" by default), from start_ps to end_ps. */
+    void span(int rank, const char *name, uint64_t start_ps, uint64_t end_ps, const char *lane = "compute");
     /** Closes the JSON. 0, or -1 after "ringsim: --trace: cannot write ..." on err. */
     int finish();
     uint64_t events() const { return events_; }

@@ -107,6 +107,13 @@ void Cluster::progress(int rank)
         start(rank); // back to back, like a loop of launches on a stream
 }
 
+void Cluster::idle_until(uint64_t t_ps)
+{
+    uint64_t now = net_->scheduler().now();
+    if (t_ps > now)
+        sc_core::sc_start(sc_core::sc_time((double)(t_ps - now), sc_core::SC_PS));
+}
+
 bool Cluster::run(const Collective &c, int k, double *time_us)
 {
     call_ = c;

@@ -33,6 +33,8 @@ static const char *const fixtures[] = {
     "bad_collective", "syntax_error", "tab_indent", "empty", "not_a_mapping", "wrong_type",
     "kind_mismatch", "ranks_mismatch", "root_range", "algo_mismatch", "sizes_order", "memory",
     "links_disconnected", "fault_no_change", "fault_down_with_bandwidth", "two_documents", "not_utf8",
+    "train_fusion_sum", "train_fusion_unsorted", "train_fusion_segments", "train_fusion_index_beyond",
+    "train_fusion_word", "train_model_missing", "train_sweep_key", "train_no_model",
 };
 
 static char *read_all(const char *path, size_t *len)
@@ -398,7 +400,8 @@ static void test_readme_examples(void **state)
         assert_non_null(end);
         rs_scenario sc;
         char err[RS_SCENARIO_ERRLEN];
-        if (rs_scenario_load_string(p, (size_t)(end - p), "README.md", &sc, err, sizeof err) != 0)
+        /* named by its path: files an example names resolve next to the README */
+        if (rs_scenario_load_string(p, (size_t)(end - p), path, &sc, err, sizeof err) != 0)
             fail_msg("README example %d: %s", blocks + 1, err);
         rs_scenario_free(&sc);
         blocks++;
@@ -433,6 +436,39 @@ static void test_bad_fixtures(void **state)
         assert_null(sc.topo.links);
         rs_scenario_free(&sc);
     }
+}
+
+/* workload.training: the model table is read with the scenario, its errors name its own file and
+ * line; the library's training scenarios carry the published parameter counts. */
+static void test_training(void **state)
+{
+    (void)state;
+    char path[512], err[RS_SCENARIO_ERRLEN], want[RS_SCENARIO_ERRLEN + 512];
+    rs_scenario sc;
+    library_path(path, sizeof path, "train_resnet50");
+    assert_int_equal(rs_scenario_load(path, &sc, err, sizeof err), 0);
+    const rs_training *t = &sc.workload.training;
+    assert_string_equal(t->model_name, "ResNet-50");
+    assert_int_equal(t->tensors_count, 161);
+    uint64_t params = 0;
+    double backward = 0;
+    for (size_t i = 0; i < t->tensors_count; i++) {
+        params += t->tensors[i].params;
+        backward += t->tensors[i].backward;
+    }
+    assert_int_equal(params, 25557032);
+    assert_true(backward > 0);
+    assert_string_equal(t->tensors[160].name, "fc.bias");
+    assert_int_equal(t->micro_batch, 32);
+    rs_scenario_free(&sc);
+
+    snprintf(path, sizeof path, "%s/tests/scenario/bad/models/zero_params.yaml", RS_SOURCE_DIR);
+    char text[1024];
+    int n = snprintf(text, sizeof text, "topology: {kind: ring, ranks: 2}\nworkload:\n  training: {model: %s}\n", path);
+    assert_int_equal(rs_scenario_load_string(text, (size_t)n, "t.yaml", &sc, err, sizeof err), -1);
+    snprintf(want, sizeof want, "%s:6: tensors[1].params: 0 (allowed: at least 1 element)", path);
+    assert_string_equal(err, want);
+    rs_scenario_free(&sc);
 }
 
 static void expect_error(const char *text, size_t len, const char *expected_prefix)
@@ -787,7 +823,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_library_values), cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_bad_fixtures),   cmocka_unit_test(test_hostile_inputs),
         cmocka_unit_test(test_links),          cmocka_unit_test(test_validate_command),
-        cmocka_unit_test(test_readme_examples),
+        cmocka_unit_test(test_readme_examples), cmocka_unit_test(test_training),
     };
     return cmocka_run_group_tests_name("scenario", tests, NULL, NULL);
 }

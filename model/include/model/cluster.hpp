@@ -53,6 +53,9 @@ public:
      *  time_us: per call, from the common start to the last rank's end. false: some rank failed
      *  (failed_rank(), failed_result(), and ncl_comm_last_error of each rank). */
     bool run(const Collective &c, int k, double *time_us);
+    /** Lets simulated time pass with nothing to do until t_ps (work the model does not simulate
+     *  event by event, e.g. a training step's compute). Earlier times: nothing. */
+    void idle_until(uint64_t t_ps);
     int failed_rank() const { return failed_rank_; }
     ncl_result failed_result() const { return failed_rc_; }
 

@@ -104,6 +104,26 @@ typedef struct rs_fault {
 
 typedef enum rs_fidelity { RS_FIDELITY_MESSAGE = 0, RS_FIDELITY_PACKET } rs_fidelity;
 
+/* One gradient tensor of a training model, in forward (registration) order: back-propagation
+ * produces them from the last to the first. Times are per sample at the table's stated speed. */
+typedef struct rs_tensor {
+    char *name;
+    uint64_t params;         /* elements */
+    double forward, backward; /* seconds of compute per sample for the layer this tensor closes */
+    int32_t line;            /* in the model file, for messages */
+} rs_tensor;
+
+/* workload.training: a data-parallel training step instead of a size sweep. */
+typedef struct rs_training {
+    char *model;             /* the model table's file as written (NULL: not a training workload) */
+    char *model_name;        /* from the table */
+    char *model_source;      /* where its numbers come from, and the assumed compute speed */
+    rs_tensor *tensors;      /* the table's gradient tensors */
+    size_t tensors_count;
+    int32_t micro_batch;     /* samples per NPU per iteration: compute times scale with it */
+    char *fusion;            /* the gradient fusion strategy as written (sim/rs_fusion.h) */
+} rs_training;
+
 typedef struct rs_workload {
     ncl_coll colls[NCL_COLL_COUNT];
     int32_t colls_count;
@@ -122,6 +142,7 @@ typedef struct rs_workload {
     char *schedule;          /* workload.schedule: a user-defined schedule file as written, NULL: none */
     struct rs_usersched *usersched; /* that file loaded and proven (sim/rs_usersched.h); freed with
                                        the scenario */
+    rs_training training;    /* workload.training */
 } rs_workload;
 
 /* Where the ring algorithms' logical rings come from. */
