@@ -18,6 +18,12 @@
 #include "rs_scenario.h"
 #include "rs_simrun.h"
 #include "model/params.h"
+#include "rs_simworld.h"
+#include "rs_train.h"
+#ifdef RINGSIM_HAVE_ZMQ
+#include "rs_agent.h"
+#include "rs_zmqrun.h"
+#endif
 
 #ifndef RINGSIM_VERSION
 #define RINGSIM_VERSION "0.1.0"
@@ -26,7 +32,7 @@
 #define RINGSIM_DEFAULT_SCENARIO "scenarios/default.yaml"
 #endif
 
-static const char rs_subcommands[] = "run, compare, plan, validate, params, help, version";
+static const char rs_subcommands[] = "run, compare, plan, train, validate, params, agent, help, version";
 
 static void rs_usage(FILE *f)
 {
@@ -48,6 +54,13 @@ static void rs_usage(FILE *f)
         "            --simulate runs each on the model beside its prediction\n"
         "  run --backend host [flags]\n"
         "            run collectives on N host threads, nccl-tests flags ('ringsim run --help')\n"
+        "  run --backend zmq [--ranks N | --ranktable FILE] [SCENARIO | flags]\n"
+        "            one process per rank joined by ZeroMQ: spawns N local agents (or uses the agents\n"
+        "            a rank table lists) and runs the scenario's workload or the flags' sweep (sim/ZMQ.md)\n"
+        "  train [--ranks N | --scenario FILE] [options]\n"
+        "            data-parallel training (dp/) with N ranks against 1 rank, on host threads or a\n"
+        "            scenario's simulated NPUs ('ringsim train --help')\n"
+        "  agent     one rank's process for --backend zmq ('ringsim agent --help')\n"
         "  params    every model component's parameters, ports and statistics\n"
         "  validate  check scenario files (YAML) without running them: keys, units, ranges, links\n"
         "  help      this text ('ringsim run --help', 'ringsim validate --help' for their options)\n"
@@ -184,6 +197,16 @@ static int rs_cmd_run_scenario(const char *path, int argc, char **argv)
 
 static int rs_cmd_run(int argc, char **argv)
 {
+    for (int i = 0; i < argc; i++)
+        if ((strcmp(argv[i], "--backend") == 0 && i + 1 < argc && strcmp(argv[i + 1], "zmq") == 0) ||
+            strcmp(argv[i], "--backend=zmq") == 0) {
+#ifdef RINGSIM_HAVE_ZMQ
+            return rs_zmqrun_cmd(argc, argv, stdout, stderr);
+#else
+            fprintf(stderr, "ringsim: --backend zmq: this ringsim was built without ZeroMQ (install libzmq3-dev)\n");
+            return RS_EXIT_USAGE;
+#endif
+        }
     if (argc == 0) /* the main job: the default scenario on the model */
         return rs_cmd_run_scenario(RINGSIM_DEFAULT_SCENARIO, 0, argv);
     if (argv[0][0] != '-')
@@ -243,6 +266,12 @@ int main(int argc, char **argv)
         return rs_compare_cmd(argc - 2, argv + 2, rs_cmd_run_scenario, stdout, stderr);
     if (strcmp(cmd, "plan") == 0)
         return rs_plan_cmd(argc - 2, argv + 2, stdout, stderr);
+#ifdef RINGSIM_HAVE_ZMQ
+    if (strcmp(cmd, "agent") == 0)
+        return rs_agent_cmd(argc - 2, argv + 2, stdout, stderr);
+#endif
+    if (strcmp(cmd, "train") == 0)
+        return rs_train_main(argc - 1, argv + 1, rs_simworld_run_scenario);
     if (strcmp(cmd, "params") == 0) {
         model_params_print(stdout);
         return RS_EXIT_OK;

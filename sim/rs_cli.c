@@ -88,6 +88,9 @@ static const rs_name rs_algo_names[] = {
 
 #define RS_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
+static const rs_optdef *rs_find_long(const char *name, size_t len);
+static const rs_optdef *rs_find_short(char c);
+
 static const char *rs_name_of(const rs_name *names, size_t n, int value)
 {
     for (size_t i = 0; i < n; i++)
@@ -154,7 +157,9 @@ void rs_cli_usage_run(FILE *out)
         "                           double or all (default float)\n"
         "  -r, --root N             root of broadcast and reduce (default 0)\n"
         "ringsim flags:\n"
-        "  --backend NAME           host: ranks are threads of this process (default)\n"
+        "  --backend NAME           host: ranks are threads of this process (default);\n"
+        "                           zmq: one process per rank ('ringsim agent'), see sim/ZMQ.md:\n"
+        "                           [--ranks N | --ranktable FILE] [--connect-timeout S] [SCENARIO]\n"
         "  --ranks N                number of ranks (default 8)\n"
         "  -C, --collective LIST    allreduce, broadcast, reduce, reduce_scatter, allgather or\n"
         "                           all (default allreduce,broadcast)\n"
@@ -168,6 +173,23 @@ void rs_cli_usage_run(FILE *out)
         "  -h, --help               this text\n"
         "LISTs are comma-separated. Sizes are binary: 1K = 1024.\n",
         (unsigned)NCL_MAX_QUEUES);
+}
+
+int rs_cli_option_has_arg(const char *arg)
+{
+    const rs_optdef *def = NULL;
+    if (arg[0] != '-' || arg[1] == '\0')
+        return 0;
+    if (arg[1] == '-') {
+        if (strchr(arg, '='))
+            return 0;
+        def = rs_find_long(arg + 2, strlen(arg + 2));
+    } else {
+        if (arg[2] != '\0')
+            return 0;
+        def = rs_find_short(arg[1]);
+    }
+    return def != NULL && def->has_arg;
 }
 
 int rs_cli_parse_size(const char *text, uint64_t *bytes)
@@ -380,11 +402,12 @@ int rs_cli_parse_run(int argc, char **argv, rs_opts *o, FILE *out, FILE *err)
             rs_cli_usage_run(out);
             return RS_EXIT_OK;
         case OPT_BACKEND:
-            if (strcmp(value, "host") != 0) {
-                fprintf(err, "ringsim: %s: backend '%s' is not available yet (allowed: host)\n", flag, value);
+            if (strcmp(value, "host") != 0 && strcmp(value, "zmq") != 0) {
+                fprintf(err, "ringsim: %s: backend '%s' takes no flags (allowed: host, zmq; the simulated "
+                             "machine runs a scenario: ringsim run SCENARIO)\n", flag, value);
                 return RS_EXIT_USAGE;
             }
-            o->backend = RS_BACKEND_HOST;
+            o->backend = strcmp(value, "zmq") == 0 ? RS_BACKEND_ZMQ : RS_BACKEND_HOST;
             break;
         case OPT_MINBYTES:
         case OPT_MAXBYTES:

@@ -18,7 +18,7 @@ extern "C" {
 #define RS_EXIT_USAGE 2   /* bad command line or an output file that cannot be written */
 #define RS_EXIT_ENGINE 3  /* the engine returned an error (timeout, ...) */
 
-typedef enum rs_backend { RS_BACKEND_HOST = 0, RS_BACKEND_SIM } rs_backend;
+typedef enum rs_backend { RS_BACKEND_HOST = 0, RS_BACKEND_SIM, RS_BACKEND_ZMQ } rs_backend;
 
 /** Everything `ringsim run` was asked to do. */
 typedef struct rs_opts {
@@ -50,6 +50,9 @@ void rs_cli_defaults(rs_opts *opts);
 /** Parses the arguments after `run`. Returns -1 when everything parsed (run it), else an
  *  exit status: RS_EXIT_OK after --help, RS_EXIT_USAGE after a message on `err`. */
 int rs_cli_parse_run(int argc, char **argv, rs_opts *opts, FILE *out, FILE *err);
+
+/** 1 if arg is an option of `run` whose value is the next argument (not attached with = or -bVALUE). */
+int rs_cli_option_has_arg(const char *arg);
 
 /** Prints the usage of `ringsim run`. */
 void rs_cli_usage_run(FILE *out);

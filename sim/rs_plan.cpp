@@ -141,6 +141,17 @@ int plan_body(const rs_scenario &sc, bool sim, FILE *out, FILE *err)
                  setup.cfg.channels, setup.cfg.channels == 1 ? "" : "s",
                  setup.rings.empty() ? "the ring 0..p-1"
                                      : (std::to_string(setup.rings.size()) + " ring(s) found from the topology").c_str());
+    // unequal ring weights (a slow link on some ring): the data each ring carries
+    bool weighted = false;
+    for (uint32_t wgt : setup.ring_weights)
+        weighted |= wgt != setup.ring_weights[0];
+    if (weighted) {
+        std::fprintf(out, "# ring weights (each ring's slowest link, MB/s; the ring family splits the data in "
+                          "proportion):");
+        for (uint32_t wgt : setup.ring_weights)
+            std::fprintf(out, " %u", wgt);
+        std::fprintf(out, "\n");
+    }
     std::fprintf(out, "# predicted: the alpha-beta cost model over the topology's links and routes (what auto "
                       "uses); * = auto's choice; - = the algorithm does not take the call or has no cost\n");
     int status = RS_EXIT_OK;

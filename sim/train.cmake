@@ -1,8 +1,7 @@
-# train.cmake — `ringsim train`: the data-parallel example (dp/) compiled into the program.
-# Included by sim/CMakeLists.txt; dp/ is added after sim/, so the `dp` target is referenced by
-# name here (CMake resolves it at generate time) and only when the dp module exists.
+# train.cmake — `ringsim train`: the data-parallel example (dp/) compiled into the program, with
+# --scenario running its ranks on the simulated machine (rs_simworld). dp/ is added after sim/,
+# so its targets are referenced by name here (CMake resolves them at generate time).
 if(EXISTS ${PROJECT_SOURCE_DIR}/dp/CMakeLists.txt)
-  target_sources(ringsim PRIVATE ${PROJECT_SOURCE_DIR}/dp/train/rs_train.c)
-  target_include_directories(ringsim PRIVATE ${PROJECT_SOURCE_DIR}/dp/train)
-  target_link_libraries(ringsim PRIVATE dp m)
+  target_sources(ringsim PRIVATE rs_simworld.cpp)
+  target_link_libraries(ringsim PRIVATE dp_train_cli)
 endif()

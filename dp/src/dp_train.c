@@ -409,7 +409,8 @@ dp_result dp_train_run(const dp_train_config *c, dp_train_result *res)
     hc.nranks = c->ranks;
     hc.comm.deterministic = c->deterministic;
     hc.comm.timeout_ns = 10000000000ull; /* a failing rank must not stall its peers for 30 s */
-    ncl_result rc = ncl_host_run_cfg(&hc, rank_fn, &S, rr);
+    ncl_result rc = c->runner && c->ranks > 1 ? c->runner(c->runner_ud, &hc.comm, c->ranks, rank_fn, &S, rr)
+                                              : ncl_host_run_cfg(&hc, rank_fn, &S, rr);
     if (rc != NCL_SUCCESS) {
         for (size_t i = 0; i < P; i++)
             if (rr[i] != NCL_SUCCESS) {
@@ -417,7 +418,8 @@ dp_result dp_train_run(const dp_train_config *c, dp_train_result *res)
                 break;
             }
         if (!res->msg[0])
-            dp_fmt(res->msg, sizeof res->msg, "train: the host backend failed: %s", ncl_strerror(rc));
+            dp_fmt(res->msg, sizeof res->msg, "train: the %s failed: %s", c->runner ? "run" : "host backend",
+                   ncl_strerror(rc));
         dr = DP_ERR_COMM;
         goto out;
     }

@@ -3,5 +3,5 @@
 
 int main(int argc, char **argv)
 {
-    return rs_train_main(argc, argv);
+    return rs_train_main(argc, argv, NULL);
 }

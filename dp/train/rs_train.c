@@ -3,6 +3,8 @@
 #include "rs_train.h"
 
 #include "dp/dp_train.h"
+#include "rs_fusion.h"
+#include "rs_scenario.h"
 
 #include <errno.h>
 #include <math.h>
@@ -19,17 +21,21 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: ringsim train [options]\n"
-            "  Trains an MLP on seeded Gaussian blobs with N data-parallel ranks (host backend) and the\n"
-            "  same training on 1 rank with the global batch; prints both loss curves and their difference.\n"
-            "  --ranks N          data-parallel ranks (default 4)\n"
+            "  Trains an MLP on seeded Gaussian blobs with N data-parallel ranks (host backend, or the\n"
+            "  simulated machine of a scenario) and the same training on 1 rank with the global batch;\n"
+            "  prints both loss curves and their difference.\n"
+            "  --ranks N          data-parallel ranks (default 4; with --scenario: its rank count)\n"
+            "  --scenario FILE    run the N ranks on the scenario's simulated NPUs and network (real data,\n"
+            "                     the unchanged engine on every NPU) instead of host threads\n"
             "  --steps S          SGD steps (default 60)\n"
             "  --batch B          global batch; rank r gets batch positions r, r+N, ... (default 64)\n"
             "  --lr X             learning rate (default 0.2)\n"
             "  --momentum X       SGD momentum in [0, 1) (default 0)\n"
             "  --hidden H         hidden units; 0 = softmax regression (default 32)\n"
-            "  --fusion SPEC      gradient fusion: default (size 96.54,3.46) | index:E1,E2,... (inclusive\n"
-            "                     end indices, gradients in back-propagation order) | size:P1,P2,... (percent)\n"
-            "                     | threshold:BYTES\n"
+            "  --fusion SPEC      gradient fusion, as a scenario's workload.training.fusion: default\n"
+            "                     (sizes: 96.54, 3.46) | 'sizes: P1, P2, ...' | 'indices: I1, I2, ...' (inclusive\n"
+            "                     end indices, gradients in back-propagation order) | 'threshold: 64 KiB' |\n"
+            "                     single | none\n"
             "  --deterministic    rank-ordered reduction (ncl_config.deterministic); also runs the 1-rank\n"
             "                     reference that adds the N shard gradients in rank order and checks that\n"
             "                     it is bit-identical to the N-rank run\n"
@@ -63,85 +69,6 @@ static int parse_double(const char *opt, const char *v, double *out)
     }
     *out = x;
     return 0;
-}
-
-/* --fusion SPEC into f (arrays in idx/pct). Structure only; dp checks the values. */
-static int parse_fusion(const char *v, dp_fusion *f, uint32_t *idx, double *pct, size_t cap)
-{
-    dp_fusion init = DP_FUSION_INIT;
-    *f = init;
-    if (strcmp(v, "default") == 0)
-        return 0;
-    const char *list = strchr(v, ':');
-    if (list == NULL)
-        goto bad;
-    size_t klen = (size_t)(list - v);
-    list++;
-    if (klen == 9 && strncmp(v, "threshold", 9) == 0) {
-        char *end;
-        errno = 0;
-        unsigned long long b = strtoull(list, &end, 10);
-        if (errno || end == list || *end)
-            goto bad;
-        f->kind = DP_FUSION_THRESHOLD;
-        f->threshold_bytes = b;
-        return 0;
-    }
-    int is_index = klen == 5 && strncmp(v, "index", 5) == 0;
-    int is_size = klen == 4 && strncmp(v, "size", 4) == 0;
-    if (!is_index && !is_size)
-        goto bad;
-    f->kind = is_index ? DP_FUSION_INDEX : DP_FUSION_SIZE;
-    f->index = idx;
-    f->percent = pct;
-    const char *p = list;
-    while (*p) {
-        char *end;
-        errno = 0;
-        if (f->count >= cap) {
-            fprintf(stderr, "ringsim train: --fusion '%s': more than %zu values\n", v, cap);
-            return -1;
-        }
-        if (is_index) {
-            long x = strtol(p, &end, 10);
-            if (errno || end == p || x < 0 || x > 1000000)
-                goto bad;
-            idx[f->count++] = (uint32_t)x;
-        } else {
-            double x = strtod(p, &end);
-            if (errno || end == p)
-                goto bad;
-            pct[f->count++] = x;
-        }
-        if (*end == ',')
-            end++;
-        else if (*end)
-            goto bad;
-        p = end;
-    }
-    return 0;
-bad:
-    fprintf(stderr, "ringsim train: --fusion '%s': expected default, index:E1,E2,..., size:P1,P2,... or "
-                    "threshold:BYTES\n", v);
-    return -1;
-}
-
-static void describe_fusion(const dp_fusion *f, char *buf, size_t cap)
-{
-    size_t n = 0;
-    switch (f->kind) {
-    case DP_FUSION_DEFAULT: snprintf(buf, cap, "default (size 96.54,3.46)"); return;
-    case DP_FUSION_THRESHOLD: snprintf(buf, cap, "threshold %llu B", (unsigned long long)f->threshold_bytes); return;
-    case DP_FUSION_INDEX: n = (size_t)snprintf(buf, cap, "index "); break;
-    case DP_FUSION_SIZE: n = (size_t)snprintf(buf, cap, "size "); break;
-    default: snprintf(buf, cap, "?"); return;
-    }
-    for (uint32_t k = 0; k < f->count && n < cap; k++) {
-        if (f->kind == DP_FUSION_INDEX)
-            n += (size_t)snprintf(buf + n, cap - n, "%s%u", k ? "," : "", f->index[k]);
-        else
-            n += (size_t)snprintf(buf + n, cap - n, "%s%g", k ? "," : "", f->percent[k]);
-    }
 }
 
 /* A plain SVG line chart: one polyline per series, axes with a few labelled ticks. */
@@ -214,14 +141,15 @@ static int write_svg(const char *path, const char *title, int steps, const doubl
     return 0;
 }
 
-int rs_train_main(int argc, char **argv)
+int rs_train_main(int argc, char **argv, dp_runner sim)
 {
     dp_train_config c = DP_TRAIN_CONFIG_INIT;
     c.ranks = 4;
-    const char *plot = NULL;
+    const char *plot = NULL, *scenario = NULL;
     long every = 0;
-    uint32_t idx[16];
-    double pct[16];
+    int ranks_given = 0;
+    rs_fusion fusion;
+    rs_fusion_parse(NULL, &fusion, NULL, 0);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         long x;
@@ -239,7 +167,9 @@ int rs_train_main(int argc, char **argv)
         }
         int bad = 0;
         if (strcmp(a, "--ranks") == 0)
-            bad = parse_long(a, v, 1, 256, &x), c.ranks = (int)x;
+            bad = parse_long(a, v, 1, 256, &x), c.ranks = (int)x, ranks_given = 1;
+        else if (strcmp(a, "--scenario") == 0)
+            scenario = v;
         else if (strcmp(a, "--steps") == 0)
             bad = parse_long(a, v, 1, 1000000, &x), c.steps = (int)x;
         else if (strcmp(a, "--batch") == 0)
@@ -254,8 +184,11 @@ int rs_train_main(int argc, char **argv)
             bad = parse_double(a, v, &c.lr);
         else if (strcmp(a, "--momentum") == 0)
             bad = parse_double(a, v, &c.momentum);
-        else if (strcmp(a, "--fusion") == 0)
-            bad = parse_fusion(v, &c.fusion, idx, pct, 16);
+        else if (strcmp(a, "--fusion") == 0) {
+            char why[300];
+            if ((bad = rs_fusion_parse(v, &fusion, why, sizeof why)) != 0)
+                fprintf(stderr, "ringsim train: --fusion '%s': %s\n", v, why);
+        }
         else if (strcmp(a, "--plot") == 0) {
             size_t n = strlen(v);
             if (n < 5 || strcmp(v + n - 4, ".svg") != 0) {
@@ -270,6 +203,29 @@ int rs_train_main(int argc, char **argv)
         if (bad)
             return EXIT_USAGE;
         i++;
+    }
+    c.fusion = fusion.dp;
+    if (scenario) {
+        if (sim == NULL) {
+            fprintf(stderr, "ringsim train: --scenario: this program has no simulator (use `ringsim train`)\n");
+            return EXIT_USAGE;
+        }
+        rs_scenario sc;
+        char err[RS_SCENARIO_ERRLEN];
+        if (rs_scenario_load(scenario, &sc, err, sizeof err) != 0) {
+            fprintf(stderr, "%s\n", err);
+            return EXIT_USAGE;
+        }
+        int p = sc.topo.nranks;
+        rs_scenario_free(&sc);
+        if (ranks_given && c.ranks != p) {
+            fprintf(stderr, "ringsim train: --ranks %d, but %s has %d ranks (allowed: leave --ranks out, or %d)\n",
+                    c.ranks, scenario, p, p);
+            return EXIT_USAGE;
+        }
+        c.ranks = p;
+        c.runner = sim;
+        c.runner_ud = (void *)scenario;
     }
     if (c.batch < c.ranks) {
         fprintf(stderr, "ringsim train: --batch %d is smaller than --ranks %d: every rank needs a sample\n",
@@ -321,17 +277,18 @@ int rs_train_main(int argc, char **argv)
         }
     }
 
-    char fus[200], model[64];
-    describe_fusion(&c.fusion, fus, sizeof fus);
+    const char *fus = fusion.text, *where = scenario ? "simulated NPUs" : "host backend";
+    char model[64];
     if (c.hidden)
         snprintf(model, sizeof model, "MLP %d-%d-%d", c.features, c.hidden, c.classes);
     else
         snprintf(model, sizeof model, "softmax regression %d-%d", c.features, c.classes);
     printf("# ringsim train: %s (%zu parameters), %d samples of %d Gaussian blobs, seed %llu\n", model, T, c.samples,
            c.classes, (unsigned long long)c.seed);
-    printf("# %d ranks (host backend), global batch %d (shard(%d, rank): %d..%d samples per rank), %d steps, "
+    printf("# %d ranks (%s), global batch %d (shard(%d, rank): %d..%d samples per rank), %d steps, "
            "lr %g, momentum %g\n",
-           c.ranks, c.batch, c.ranks, c.batch / c.ranks, (c.batch + c.ranks - 1) / c.ranks, S, c.lr, c.momentum);
+           c.ranks, where, c.batch, c.ranks, c.batch / c.ranks, (c.batch + c.ranks - 1) / c.ranks, S, c.lr,
+           c.momentum);
     printf("# fusion %s -> %u bucket(s), %llu collectives per rank, deterministic %s\n", fus, rdp.buckets,
            (unsigned long long)rdp.collectives, c.deterministic ? "on" : "off");
     printf("# broadcast from rank %d: initial parameters %s before, identical after: %s\n", c.root,

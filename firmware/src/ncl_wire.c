@@ -36,7 +36,7 @@ enum { H_MIN = 0, H_MAX = 1, H_RESERVED = 2, H_MAX_PAYLOAD = 4, H_NRANKS = 8, H_
 #define WIRE_OPS_KNOWN ((uint8_t)((1u << NCL_AVG) - 1u))
 #define ERROR_CODE_LEN 4u
 
-typedef enum kind { K_HELLO, K_ERROR, K_WRITE, K_REDUCE, K_NOTIFY, K_CONTROL } kind;
+typedef enum kind { K_HELLO, K_ERROR, K_WRITE, K_REDUCE, K_NOTIFY, K_CONTROL, K_BYE } kind;
 
 typedef struct cmd_spec {
     uint8_t cmd;
@@ -49,6 +49,7 @@ static const cmd_spec specs[] = {
     { NCL_WIRE_HELLO, K_HELLO, 0, 0, "HELLO" },
     { NCL_WIRE_HELLO_ACK, K_HELLO, NCL_WIRE_FLAG_REPLY, NCL_WIRE_FLAG_REPLY, "HELLO_ACK" },
     { NCL_WIRE_ERROR, K_ERROR, NCL_WIRE_FLAG_REPLY, 0, "ERROR" },
+    { NCL_WIRE_BYE, K_BYE, 0, 0, "BYE" },
     { NCL_WIRE_WRITE, K_WRITE, 0, 0, "WRITE" },
     { NCL_WIRE_WRITE_REDUCE, K_REDUCE, 0, 0, "WRITE_REDUCE" },
     { NCL_WIRE_NOTIFY, K_NOTIFY, 0, 0, "NOTIFY" },
@@ -114,13 +115,42 @@ static const uint32_t crc_table[256] = {
     0xbe2da0a5u, 0x4c4623a6u, 0x5f16d052u, 0xad7d5351u
 };
 
+/* The table loop: portable, ~0.5 GB/s. Works on the inverted register (no pre/post inversion). */
+static uint32_t crc_bytes(uint32_t crc, const uint8_t *p, size_t len)
+{
+    while (len--)
+        crc = crc_table[(crc ^ *p++) & 0xffu] ^ (crc >> 8);
+    return crc;
+}
+
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(NCL_FREESTANDING)
+/* SSE4.2's crc32 instruction is exactly this CRC (Castagnoli, reflected) one step at a time:
+ * 8 bytes per instruction, ~20x the table loop on the payloads the zmq backend checks. Chosen per
+ * call from the CPU's feature bits (no state of ours); any other target uses the table. */
+__attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t crc, const uint8_t *p, size_t len)
+{
+    uint64_t c = crc;
+    for (; len >= 8; p += 8, len -= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8); /* unaligned, little-endian on x86-64 */
+        c = __builtin_ia32_crc32di(c, v);
+    }
+    uint32_t c32 = (uint32_t)c;
+    for (; len; p++, len--)
+        c32 = __builtin_ia32_crc32qi(c32, *p);
+    return c32;
+}
+#define NCL_WIRE_CRC_HW 1
+#endif
+
 uint32_t ncl_wire_crc32c(uint32_t crc, const void *data, size_t len)
 {
     const uint8_t *p = data;
-    crc = ~crc;
-    while (len--)
-        crc = crc_table[(crc ^ *p++) & 0xffu] ^ (crc >> 8);
-    return ~crc;
+#ifdef NCL_WIRE_CRC_HW
+    if (len >= 64 && __builtin_cpu_supports("sse4.2"))
+        return ~crc_sse42(~crc, p, len);
+#endif
+    return ~crc_bytes(~crc, p, len);
 }
 
 /* ---- little-endian access: byte by byte, so alignment and host endianness never matter ---- */
@@ -221,7 +251,7 @@ static ncl_wire_result check_fields(const ncl_wire_msg *m, const ncl_wire_limits
 
     /* Link traffic names two real ranks; HELLO, ERROR and the controller may come before ranks
      * are known or from the controller, which is no rank. */
-    int ranks_needed = s->kind == K_WRITE || s->kind == K_REDUCE || s->kind == K_NOTIFY;
+    int ranks_needed = s->kind == K_WRITE || s->kind == K_REDUCE || s->kind == K_NOTIFY || s->kind == K_BYE;
     if ((r = check_rank("src", m->src, !ranks_needed, lim, s, why, why_len)) != NCL_WIRE_OK)
         return r;
     if ((r = check_rank("dst", m->dst, !ranks_needed, lim, s, why, why_len)) != NCL_WIRE_OK)
@@ -246,6 +276,11 @@ static ncl_wire_result check_fields(const ncl_wire_msg *m, const ncl_wire_limits
             return reject(why, why_len, NCL_WIRE_ERR_LENGTH, "%s: extra body of %u bytes", s->name,
                           (unsigned)m->payload_len);
         return check_hello(&m->hello, m->command == NCL_WIRE_HELLO_ACK, why, why_len);
+    case K_BYE:
+        if (m->payload_len)
+            return reject(why, why_len, NCL_WIRE_ERR_LENGTH, "BYE: carries %u payload bytes, must be 0",
+                          (unsigned)m->payload_len);
+        return NCL_WIRE_OK;
     case K_NOTIFY:
         if (m->payload_len)
             return reject(why, why_len, NCL_WIRE_ERR_LENGTH, "NOTIFY: carries %u payload bytes, must be 0",
@@ -301,6 +336,7 @@ static uint64_t wire_payload_len(const ncl_wire_msg *m, const cmd_spec *s)
     case K_HELLO:
         return NCL_WIRE_HELLO_LEN;
     case K_NOTIFY:
+    case K_BYE:
         return 0;
     case K_ERROR:
         return ERROR_CODE_LEN + (uint64_t)m->payload_len;
@@ -325,7 +361,7 @@ ncl_wire_result ncl_wire_encode(const ncl_wire_msg *msg, void *buf, size_t cap, 
     if (r != NCL_WIRE_OK)
         return r;
     const cmd_spec *s = spec_of(msg->command);
-    if (msg->payload_len && !msg->payload && s->kind != K_HELLO && s->kind != K_NOTIFY)
+    if (msg->payload_len && !msg->payload && s->kind != K_HELLO && s->kind != K_NOTIFY && s->kind != K_BYE)
         return NCL_WIRE_ERR_ARGUMENT;
     uint64_t plen = wire_payload_len(msg, s);
     if (plen > UINT32_MAX)
@@ -374,6 +410,7 @@ ncl_wire_result ncl_wire_encode(const ncl_wire_msg *msg, void *buf, size_t cap, 
             memcpy(body + ERROR_CODE_LEN, msg->payload, msg->payload_len);
         break;
     case K_NOTIFY:
+    case K_BYE:
         break;
     default:
         if (msg->payload_len)
@@ -477,8 +514,9 @@ ncl_wire_result ncl_wire_decode(const void *buf, size_t len, const ncl_wire_limi
         memcpy(msg->hello.reduce_ops, body + H_OPS, NCL_WIRE_OPS_ROWS);
         break;
     case K_NOTIFY:
+    case K_BYE:
         if (plen)
-            return reject(why, why_len, NCL_WIRE_ERR_LENGTH, "NOTIFY: carries %u payload bytes, must be 0",
+            return reject(why, why_len, NCL_WIRE_ERR_LENGTH, "%s: carries %u payload bytes, must be 0", s->name,
                           (unsigned)plen);
         break;
     case K_ERROR:

@@ -52,6 +52,8 @@ void Cluster::set_buffers(int rank, const void *send, void *recv)
 void Cluster::wake(void *self, int rank)
 {
     Cluster *c = static_cast<Cluster *>(self);
+    if (c->waker_)
+        return c->waker_(rank);
     Rank &r = c->ranks_[rank];
     if (r.pending || r.remaining == 0)
         return;

@@ -7,7 +7,7 @@
 add_executable(test_mmio_ref ${CMAKE_CURRENT_SOURCE_DIR}/test_mmio_ref.c)
 target_link_libraries(test_mmio_ref PRIVATE ncl_mmio rs_ref ringsim_regmap ringsim_data PkgConfig::CMOCKA)
 add_test(NAME rtl_mmio_ref COMMAND test_mmio_ref)
-set_tests_properties(rtl_mmio_ref PROPERTIES LABELS rtl TIMEOUT 120 ENVIRONMENT "CMOCKA_MESSAGE_OUTPUT=STDOUT")
+set_tests_properties(rtl_mmio_ref PROPERTIES LABELS "rtl;firmware" TIMEOUT 120 ENVIRONMENT "CMOCKA_MESSAGE_OUTPUT=STDOUT")
 
 # The backend keeps the firmware rules (no OS/libc services, no mutable globals): it must build
 # for a board as it is.

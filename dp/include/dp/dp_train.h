@@ -5,6 +5,8 @@
 
 #include "dp/dp.h"
 
+#include <ncl/ncl_host.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -19,6 +21,11 @@ extern "C" {
  *  - ranks == 1, shards = P > 1: the rank-ordered reference: the one rank computes the P shard
  *    gradients exactly as P ranks would, adds them in rank order 0..P-1 and divides by P — the
  *    arithmetic of a deterministic P-rank run, so the two are bit-identical. */
+/** Runs fn on nranks ranks with communicators made from comm (ncl_host_run_cfg's contract):
+ *  another machine than the host backend's threads, e.g. ringsim's simulated server. */
+typedef ncl_result (*dp_runner)(void *ud, const ncl_config *comm, int nranks, ncl_host_fn fn, void *arg,
+                                ncl_result *results);
+
 typedef struct dp_train_config {
     int ranks, shards;
     int steps, batch;
@@ -32,10 +39,12 @@ typedef struct dp_train_config {
     int features, hidden, classes; /**< hidden 0: softmax regression */
     int samples;             /**< dataset size; global batch t uses samples (t*batch + k) mod samples */
     double noise;            /**< blob standard deviation */
+    dp_runner runner;        /**< ranks > 1: where the ranks run (NULL: the host backend) */
+    void *runner_ud;
 } dp_train_config;
 
 #define DP_TRAIN_CONFIG_INIT                                                                   \
-    {1, 0, 60, 64, 0.2, 0.0, 1u, 0, DP_FUSION_INIT, 0, 1, 1, 16, 32, 4, 2048, 1.0}
+    {1, 0, 60, 64, 0.2, 0.0, 1u, 0, DP_FUSION_INIT, 0, 1, 1, 16, 32, 4, 2048, 1.0, NULL, NULL}
 
 /** Agreement of an N-rank run with the plain 1-rank reference (the same global batches), as
  *  absolute differences of every step's loss and of every final parameter (parameters and

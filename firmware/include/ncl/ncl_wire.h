@@ -28,6 +28,7 @@ typedef enum ncl_wire_cmd {
     NCL_WIRE_HELLO = 1,         /**< first message on a link: version range and capabilities */
     NCL_WIRE_HELLO_ACK = 2,     /**< answer to HELLO: the agreed version and capabilities */
     NCL_WIRE_ERROR = 3,         /**< code + text; the link is to be closed after it */
+    NCL_WIRE_BYE = 4,           /**< orderly close: the sender sends nothing after it on this link */
     NCL_WIRE_WRITE = 16,        /**< dst.(buf, off) <- payload (bytes = payload_len) */
     NCL_WIRE_WRITE_REDUCE = 17, /**< dst.(buf, off) <- dst.(buf, off) op payload (dtype, op) */
     NCL_WIRE_NOTIFY = 18,       /**< add 1 to counter (src, notify) on dst */

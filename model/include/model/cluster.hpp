@@ -45,6 +45,11 @@ public:
     Npu &npu(int rank) { return *ranks_[rank].npu; }
     ncl_comm *comm(int rank) { return ranks_[rank].comm; }
 
+    /** Who hears that a rank's NPU made progress: by default run()'s loop; a driver that runs
+     *  its own rank programs (sim/rs_simworld) takes it over. */
+    void set_waker(std::function<void(int rank)> waker) { waker_ = std::move(waker); }
+    uint64_t timeout_ns() const { return timeout_ns_; }
+
     /** The buffers `rank` passes to the next run(). */
     void set_buffers(int rank, const void *send, void *recv);
 
@@ -81,6 +86,7 @@ private:
     std::vector<Npu *> npus_;
     Collective call_{};
     uint64_t timeout_ns_ = 0;
+    std::function<void(int)> waker_;
     int failed_rank_ = -1;
     ncl_result failed_rc_ = NCL_SUCCESS;
 };

@@ -1,0 +1,971 @@
+/* ncl_zmq.c — the zmq HAL backend: one process per rank; WRITE/WRITE_REDUCE/NOTIFY travel as wire frames. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "ncl/ncl_zmq.h"
+
+#include "ncl/ncl_dtype.h"
+#include "ncl/ncl_wire.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zmq.h>
+
+/* A dropped connection becomes a death only if no BYE follows within this time: the BYE travels
+ * on the peer's connection to us, the drop is seen on ours to it, so they race. */
+#define ZQ_GRACE_NS 500000000ull
+#define ZQ_LINGER_MS 2000
+#define ZQ_ERRLEN 512
+
+enum { ZL_UP = 0, ZL_LEFT, ZL_DEAD, ZL_BROKEN };
+
+static const char *const zq_kind_names[NCL_TASK_KIND_COUNT] = {
+    "WRITE", "WRITE_REDUCE", "LOCAL_COPY", "LOCAL_REDUCE", "LOCAL_DIV", "NOTIFY_RECORD", "NOTIFY_WAIT",
+};
+static const char *const zq_buf_names[NCL_BUF_COUNT] = {"SEND", "RECV", "SCRATCH"};
+
+typedef struct zq_peer {
+    void *dealer;            /* our connection to the peer's ROUTER (NULL for self) */
+    void *mon;               /* PAIR reading the dealer's monitor events */
+    char *endpoint;
+    int hello_rx, ack_rx;    /* their HELLO arrived (and was answered) / their HELLO_ACK arrived */
+    int state;               /* ZL_* */
+    uint64_t drop_ns;        /* when the connection dropped (0: it did not) */
+    uint32_t tx_payload;     /* agreed max payload towards the peer */
+    uint64_t seq;
+    ncl_zmq_link st;
+} zq_peer;
+
+struct ncl_zmq {
+    ncl_hal hal;
+    int nranks, rank;
+    /* Two contexts so a close can flush the outgoing BYEs (terminating ctx_tx waits for them)
+     * before the ROUTER goes away: peers then see our BYE before our connection drops. */
+    void *ctx_tx, *ctx_rx;
+    void *router;
+    zq_peer *peers;
+    zmq_pollitem_t *items;   /* [0] router, [1..] monitors */
+    int *item_peer;          /* the peer of items[k] */
+    int nitems;
+    uint32_t *ctr;           /* [sender * NCL_NOTIFY_IDS + id] */
+    unsigned char *scratch;
+    uint64_t scratch_bytes;
+    unsigned char *bounce;   /* max_payload bytes, 64-aligned: a reduce payload ZeroMQ left misaligned */
+    unsigned char *base[NCL_BUF_COUNT];
+    uint64_t size[NCL_BUF_COUNT];
+    int bound;
+    uint64_t seq;            /* collective being run, for logs */
+    int event;               /* something happened that wait_event has not reported */
+    ncl_result sticky;       /* first link failure: every later op returns it */
+    char err[ZQ_ERRLEN];
+    ncl_wire_limits lim;
+    ncl_wire_hello mine;
+    uint64_t data_tx;        /* data frames sent, for the fault hooks */
+    uint64_t corrupt_nth, die_nth;
+    int log_level;
+};
+
+/* ---- time, log, errors ------------------------------------------------------------------- */
+
+static uint64_t zq_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void zq_log(void *ctx, int level, const char *msg)
+{
+    const ncl_zmq *z = ctx;
+    static const char *const names[] = {"error", "warn", "info", "debug"};
+    if (z && level > z->log_level)
+        return;
+    const char *lv = level >= 0 && level <= NCL_LOG_DEBUG ? names[level] : "?";
+    if (z)
+        fprintf(stderr, "[ncl zmq rank %d] %s: %s\n", z->rank, lv, msg ? msg : "");
+    else
+        fprintf(stderr, "[ncl zmq] %s: %s\n", lv, msg ? msg : "");
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void zq_logf(ncl_zmq *z, int level, const char *fmt, ...)
+{
+    if (z && level > z->log_level)
+        return;
+    char msg[ZQ_ERRLEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    zq_log(z, level, msg);
+}
+
+/* Records the first failure (it names the peer) and logs every one. Returns rc. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static ncl_result zq_fail(ncl_zmq *z, ncl_result rc, const char *fmt, ...)
+{
+    char msg[ZQ_ERRLEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (!z->err[0])
+        snprintf(z->err, sizeof z->err, "%s", msg);
+    zq_log(z, NCL_LOG_ERROR, msg);
+    return rc;
+}
+
+/* A link is unusable from now on: the failure sticks (the collective cannot be trusted). */
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+static void zq_break(ncl_zmq *z, int peer, ncl_result rc, const char *fmt, ...)
+{
+    char msg[ZQ_ERRLEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (peer >= 0 && peer < z->nranks)
+        z->peers[peer].state = ZL_BROKEN;
+    if (z->sticky == NCL_SUCCESS)
+        z->sticky = rc;
+    zq_fail(z, rc, "%s", msg);
+    z->event = 1;
+}
+
+static int zq_log_level_from_env(void)
+{
+    const char *v = getenv("NCL_ZMQ_LOG");
+    if (!v || !*v)
+        return NCL_LOG_WARN;
+    if (!strcmp(v, "debug"))
+        return NCL_LOG_DEBUG;
+    if (!strcmp(v, "info"))
+        return NCL_LOG_INFO;
+    if (!strcmp(v, "error"))
+        return NCL_LOG_ERROR;
+    if (!strcmp(v, "off"))
+        return -1;
+    return NCL_LOG_WARN;
+}
+
+/* ---- sending ------------------------------------------------------------------------------- */
+
+static int zq_is_data(uint8_t cmd)
+{
+    return cmd == NCL_WIRE_WRITE || cmd == NCL_WIRE_WRITE_REDUCE || cmd == NCL_WIRE_NOTIFY;
+}
+
+/* Encodes m into one frame and queues it on the peer's connection (never blocks: the high-water
+ * mark is off, the engine's READY/DATA protocol bounds what is in flight). */
+static ncl_result zq_send(ncl_zmq *z, int peer, ncl_wire_msg *m)
+{
+    zq_peer *p = &z->peers[peer];
+    m->src = (uint32_t)z->rank;
+    m->dst = (uint32_t)peer;
+    m->time_ns = zq_now();
+    if (!(m->flags & NCL_WIRE_FLAG_REPLY))
+        m->seq = ++p->seq;
+    size_t need = 0;
+    ncl_wire_result wr = ncl_wire_encode(m, NULL, 0, &need);
+    if (wr != NCL_WIRE_ERR_NO_SPACE && wr != NCL_WIRE_OK)
+        return zq_fail(z, NCL_ERR_INTERNAL, "encoding %s to rank %d: %s", ncl_wire_cmd_name(m->command), peer,
+                       ncl_wire_result_name(wr));
+    zmq_msg_t f;
+    if (zmq_msg_init_size(&f, need) != 0)
+        return zq_fail(z, NCL_ERR_OUT_OF_MEMORY, "frame of %zu bytes to rank %d: out of memory", need, peer);
+    size_t len = 0;
+    wr = ncl_wire_encode(m, zmq_msg_data(&f), need, &len);
+    if (wr != NCL_WIRE_OK) {
+        zmq_msg_close(&f);
+        return zq_fail(z, NCL_ERR_INTERNAL, "encoding %s to rank %d: %s", ncl_wire_cmd_name(m->command), peer,
+                       ncl_wire_result_name(wr));
+    }
+    int data = zq_is_data(m->command);
+    if (data && ++z->data_tx == z->corrupt_nth) {
+        unsigned char *b = zmq_msg_data(&f);
+        b[len > NCL_WIRE_HDR_LEN ? len - 1 : 20] ^= 0x10; /* the test hook: a flipped bit in transit */
+        zq_logf(z, NCL_LOG_WARN, "fault hook: corrupted data frame #%llu (%s to rank %d)",
+                (unsigned long long)z->data_tx, ncl_wire_cmd_name(m->command), peer);
+    }
+    if (zmq_msg_send(&f, p->dealer, ZMQ_DONTWAIT) < 0) {
+        int e = errno;
+        zmq_msg_close(&f);
+        return zq_fail(z, NCL_ERR_LINK, "link to rank %d (%s): send of %s failed: %s", peer, p->endpoint,
+                       ncl_wire_cmd_name(m->command), zmq_strerror(e));
+    }
+    p->st.frames_tx++;
+    p->st.bytes_tx += len;
+    if (data && z->data_tx == z->die_nth) {
+        zq_logf(z, NCL_LOG_WARN, "fault hook: dying after data frame #%llu", (unsigned long long)z->data_tx);
+        raise(SIGKILL);
+    }
+    return NCL_SUCCESS;
+}
+
+static void zq_send_error(ncl_zmq *z, int peer, uint32_t code, const char *text)
+{
+    ncl_wire_msg m;
+    memset(&m, 0, sizeof m);
+    m.command = NCL_WIRE_ERROR;
+    m.error_code = code;
+    m.payload = (const uint8_t *)text;
+    size_t n = strlen(text);
+    m.payload_len = (uint32_t)(n > NCL_WIRE_ERROR_TEXT_MAX ? NCL_WIRE_ERROR_TEXT_MAX : n);
+    zq_send(z, peer, &m);
+}
+
+static void zq_send_hello(ncl_zmq *z, int peer, int ack, const ncl_wire_hello *h, uint64_t seq)
+{
+    ncl_wire_msg m;
+    memset(&m, 0, sizeof m);
+    m.command = ack ? NCL_WIRE_HELLO_ACK : NCL_WIRE_HELLO;
+    m.flags = ack ? NCL_WIRE_FLAG_REPLY : 0;
+    m.seq = seq;
+    m.hello = *h;
+    zq_send(z, peer, &m);
+}
+
+/* ---- buffers ------------------------------------------------------------------------------- */
+
+static unsigned char *zq_region(ncl_zmq *z, uint32_t buf, uint64_t off, uint64_t bytes, int write, char *why,
+                                size_t why_len)
+{
+    if (buf >= NCL_BUF_COUNT) {
+        snprintf(why, why_len, "unknown buffer %u", buf);
+        return NULL;
+    }
+    if (!z->bound) {
+        snprintf(why, why_len, "%s[%llu..+%llu): no collective is running on rank %d (buffers unbound)",
+                 zq_buf_names[buf], (unsigned long long)off, (unsigned long long)bytes, z->rank);
+        return NULL;
+    }
+    if (write && buf == NCL_BUF_SEND) {
+        snprintf(why, why_len, "SEND is read-only");
+        return NULL;
+    }
+    uint64_t size = z->size[buf];
+    if (off > size || bytes > size - off || !z->base[buf]) {
+        snprintf(why, why_len, "%s[%llu..+%llu) is out of bounds on rank %d (bound size %llu)", zq_buf_names[buf],
+                 (unsigned long long)off, (unsigned long long)bytes, z->rank, (unsigned long long)size);
+        return NULL;
+    }
+    return z->base[buf] + off;
+}
+
+static void zq_move(unsigned char *dst, const unsigned char *src, uint64_t bytes, int reduce, uint8_t dt, uint8_t op)
+{
+    if (!reduce) {
+        if (dst != src)
+            memmove(dst, src, bytes);
+        return;
+    }
+    ncl_reduce_kernel(dst, src, bytes / ncl_dtype_size((ncl_dtype)dt), (ncl_dtype)dt, (ncl_op)op);
+}
+
+/* ---- receiving ------------------------------------------------------------------------------- */
+
+static int zq_peer_of_id(const ncl_zmq *z, const void *id, size_t len)
+{
+    char s[16];
+    if (len < 2 || len >= sizeof s)
+        return -1;
+    memcpy(s, id, len);
+    s[len] = '\0';
+    if (s[0] != 'r')
+        return -1;
+    char *end = NULL;
+    long r = strtol(s + 1, &end, 10);
+    if (*end || end == s + 1 || r < 0 || r >= z->nranks || r == z->rank)
+        return -1;
+    return (int)r;
+}
+
+/* Applies one frame that arrived on the link from `peer`. */
+static void zq_apply(ncl_zmq *z, int peer, const unsigned char *b, size_t len)
+{
+    zq_peer *p = &z->peers[peer];
+    ncl_wire_msg m;
+    char why[256];
+    p->st.frames_rx++;
+    p->st.bytes_rx += len;
+    z->event = 1;
+    if (p->state == ZL_BROKEN)
+        return; /* nothing from a broken link is trusted */
+    ncl_wire_result wr = ncl_wire_decode(b, len, &z->lim, &m, why, sizeof why);
+    if (wr != NCL_WIRE_OK) {
+        zq_break(z, peer, NCL_ERR_LINK, "link from rank %d (%s): frame of %zu bytes rejected: %s: %s", peer,
+                 p->endpoint, len, ncl_wire_result_name(wr), why);
+        char text[300];
+        snprintf(text, sizeof text, "rank %d rejected your frame: %s: %s", z->rank, ncl_wire_result_name(wr), why);
+        zq_send_error(z, peer, (uint32_t)wr, text);
+        return;
+    }
+    if (m.src != (uint32_t)peer && m.src != NCL_WIRE_RANK_NONE) {
+        zq_break(z, peer, NCL_ERR_LINK, "link from rank %d (%s): frame claims to come from rank %u (miswired?)",
+                 peer, p->endpoint, (unsigned)m.src);
+        return;
+    }
+    if (m.command == NCL_WIRE_ERROR) {
+        zq_break(z, peer, NCL_ERR_LINK, "link with rank %d (%s): the peer reported error %u: %.*s", peer, p->endpoint,
+                 (unsigned)m.error_code, (int)m.payload_len, (const char *)m.payload);
+        return;
+    }
+    if (m.command == NCL_WIRE_HELLO) {
+        ncl_wire_hello agreed;
+        wr = ncl_wire_hello_agree(&z->mine, &m.hello, &agreed, why, sizeof why);
+        if (wr != NCL_WIRE_OK) {
+            zq_break(z, peer, NCL_ERR_LINK, "link with rank %d (%s): HELLO: %s", peer, p->endpoint, why);
+            zq_send_error(z, peer, (uint32_t)wr, why);
+            return;
+        }
+        if (!(agreed.caps & NCL_WIRE_CAP_WRITE_REDUCE)) {
+            zq_break(z, peer, NCL_ERR_LINK, "link with rank %d (%s): the peer cannot apply WRITE_REDUCE", peer,
+                     p->endpoint);
+            return;
+        }
+        p->hello_rx = 1;
+        p->tx_payload = agreed.max_payload;
+        zq_send_hello(z, peer, 1, &agreed, m.seq);
+        return;
+    }
+    if (m.command == NCL_WIRE_HELLO_ACK) {
+        p->ack_rx = 1;
+        if (m.hello.max_payload < p->tx_payload || !p->tx_payload)
+            p->tx_payload = m.hello.max_payload;
+        p->st.hello_done = p->hello_rx;
+        return;
+    }
+    if (!p->hello_rx) {
+        zq_break(z, peer, NCL_ERR_LINK, "link from rank %d (%s): %s before HELLO", peer, p->endpoint,
+                 ncl_wire_cmd_name(m.command));
+        return;
+    }
+    p->st.hello_done = p->ack_rx;
+    switch (m.command) {
+    case NCL_WIRE_BYE:
+        p->state = ZL_LEFT;
+        zq_logf(z, NCL_LOG_DEBUG, "rank %d closed its end (BYE)", peer);
+        return;
+    case NCL_WIRE_NOTIFY:
+        z->ctr[(size_t)peer * NCL_NOTIFY_IDS + m.notify]++;
+        return;
+    case NCL_WIRE_WRITE:
+    case NCL_WIRE_WRITE_REDUCE: {
+        unsigned char *dst = zq_region(z, m.buf, m.off, m.bytes, 1, why, sizeof why);
+        if (!dst) {
+            zq_break(z, peer, NCL_ERR_REMOTE, "rank %d sent %s of %llu bytes that cannot land: %s", peer,
+                     ncl_wire_cmd_name(m.command), (unsigned long long)m.bytes, why);
+            return;
+        }
+        const unsigned char *src = m.payload;
+        if (m.command == NCL_WIRE_WRITE_REDUCE && ((uintptr_t)src % ncl_dtype_size((ncl_dtype)m.dtype)) != 0) {
+            /* the frame sits wherever ZeroMQ put it; the kernels load whole elements */
+            memcpy(z->bounce, src, m.bytes);
+            src = z->bounce;
+        }
+        zq_move(dst, src, m.bytes, m.command == NCL_WIRE_WRITE_REDUCE, m.dtype, m.op);
+        return;
+    }
+    default:
+        zq_break(z, peer, NCL_ERR_LINK, "link from rank %d (%s): unexpected %s on a rank link", peer, p->endpoint,
+                 ncl_wire_cmd_name(m.command));
+        return;
+    }
+}
+
+/* Reads one monitor event of peer i's connection. */
+static void zq_monitor(ncl_zmq *z, int i)
+{
+    zq_peer *p = &z->peers[i];
+    for (;;) {
+        zmq_msg_t a, b;
+        zmq_msg_init(&a);
+        if (zmq_msg_recv(&a, p->mon, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&a);
+            return;
+        }
+        uint16_t ev = 0;
+        if (zmq_msg_size(&a) >= 2)
+            memcpy(&ev, zmq_msg_data(&a), 2);
+        int more = zmq_msg_more(&a);
+        zmq_msg_close(&a);
+        if (more) {
+            zmq_msg_init(&b);
+            zmq_msg_recv(&b, p->mon, 0);
+            zmq_msg_close(&b);
+        }
+        if ((ev & ZMQ_EVENT_DISCONNECTED) && p->state == ZL_UP && !p->drop_ns) {
+            p->drop_ns = zq_now();
+            z->event = 1;
+            zq_logf(z, NCL_LOG_DEBUG, "connection to rank %d dropped", i);
+        }
+    }
+}
+
+/* Polls for up to timeout_ms (0: just look) and applies everything that arrived. */
+static void zq_pump(ncl_zmq *z, long timeout_ms)
+{
+    int n = zmq_poll(z->items, z->nitems, timeout_ms);
+    if (n <= 0)
+        return;
+    if (z->items[0].revents & ZMQ_POLLIN) {
+        for (;;) {
+            zmq_msg_t id, f;
+            zmq_msg_init(&id);
+            if (zmq_msg_recv(&id, z->router, ZMQ_DONTWAIT) < 0) {
+                zmq_msg_close(&id);
+                break;
+            }
+            int peer = zq_peer_of_id(z, zmq_msg_data(&id), zmq_msg_size(&id));
+            zmq_msg_close(&id);
+            zmq_msg_init(&f);
+            if (zmq_msg_recv(&f, z->router, 0) < 0) {
+                zmq_msg_close(&f);
+                break;
+            }
+            while (zmq_msg_more(&f)) { /* one frame per message: extra frames are dropped */
+                zmq_msg_close(&f);
+                zmq_msg_init(&f);
+                zmq_msg_recv(&f, z->router, 0);
+                if (peer >= 0)
+                    zq_break(z, peer, NCL_ERR_LINK, "link from rank %d: a multi-frame message", peer);
+            }
+            if (peer < 0)
+                zq_logf(z, NCL_LOG_WARN, "dropped a frame from an unknown connection (not a rank of this job)");
+            else
+                zq_apply(z, peer, zmq_msg_data(&f), zmq_msg_size(&f));
+            zmq_msg_close(&f);
+        }
+    }
+    for (int k = 1; k < z->nitems; k++)
+        if (z->items[k].revents & ZMQ_POLLIN)
+            zq_monitor(z, z->item_peer[k]);
+}
+
+/* Promotes dropped connections without BYE to deaths once the grace passed. Returns the
+ * lowest dead rank or -1; *pending = 1 when a drop is still inside its grace. */
+static int zq_deaths(ncl_zmq *z, int *pending)
+{
+    int dead = -1;
+    uint64_t now = 0;
+    if (pending)
+        *pending = 0;
+    for (int i = 0; i < z->nranks; i++) {
+        zq_peer *p = &z->peers[i];
+        if (p->state == ZL_UP && p->drop_ns) {
+            if (!now)
+                now = zq_now();
+            if (now - p->drop_ns >= ZQ_GRACE_NS) {
+                p->state = ZL_DEAD;
+                zq_fail(z, NCL_ERR_REMOTE, "rank %d (%s) disconnected without closing: its process died or its "
+                        "host is unreachable", i, p->endpoint);
+            } else if (pending) {
+                *pending = 1;
+            }
+        }
+        if (p->state == ZL_DEAD && dead < 0)
+            dead = i;
+    }
+    return dead;
+}
+
+/* ---- ops ----------------------------------------------------------------------------------- */
+
+static ncl_result zq_caps(void *ctx, ncl_hal_caps *out)
+{
+    ncl_zmq *z = ctx;
+    if (!out)
+        return NCL_ERR_BACKEND;
+    memset(out, 0, sizeof *out);
+    out->scratch_bytes = z->scratch_bytes;
+    out->max_queues = NCL_MAX_QUEUES;
+    out->buf_align = 1;
+    for (int d = 0; d < NCL_DTYPE_COUNT; d++)
+        out->inline_ops[d] = NCL_INLINE_ALL_OPS; /* the receiver reduces with ncl_reduce_kernel */
+    out->inline_align = 0;
+    return NCL_SUCCESS;
+}
+
+static ncl_result zq_begin(void *ctx, const ncl_hal_launch *l)
+{
+    ncl_zmq *z = ctx;
+    if (!l)
+        return NCL_ERR_BACKEND;
+    z->base[NCL_BUF_SEND] = (unsigned char *)(uintptr_t)l->send; /* never written: zq_region refuses */
+    z->size[NCL_BUF_SEND] = l->send_bytes;
+    z->base[NCL_BUF_RECV] = l->recv;
+    z->size[NCL_BUF_RECV] = l->recv_bytes;
+    z->base[NCL_BUF_SCRATCH] = z->scratch;
+    z->size[NCL_BUF_SCRATCH] = z->scratch_bytes;
+    z->bound = 1;
+    z->seq = l->seq;
+    return z->sticky;
+}
+
+static ncl_result zq_end(void *ctx, ncl_result result)
+{
+    ncl_zmq *z = ctx;
+    (void)result;
+    memset(z->base, 0, sizeof z->base);
+    memset(z->size, 0, sizeof z->size);
+    z->bound = 0;
+    return NCL_SUCCESS;
+}
+
+/* A peer we must talk to: up, or the reason it is not. */
+static ncl_result zq_peer_usable(ncl_zmq *z, int peer, const char *what)
+{
+    zq_deaths(z, NULL);
+    zq_peer *p = &z->peers[peer];
+    if (p->state == ZL_DEAD)
+        return zq_fail(z, NCL_ERR_REMOTE, "#%llu %s rank %d: it is dead (disconnected without closing)",
+                       (unsigned long long)z->seq, what, peer);
+    if (p->state == ZL_LEFT)
+        return zq_fail(z, NCL_ERR_REMOTE, "#%llu %s rank %d: it closed its communicator (BYE)",
+                       (unsigned long long)z->seq, what, peer);
+    return NCL_SUCCESS;
+}
+
+static ncl_result zq_dma_submit(void *ctx, uint32_t queue, const ncl_task *t)
+{
+    ncl_zmq *z = ctx;
+    char why[256];
+    if (!t || queue >= NCL_MAX_QUEUES || t->kind > NCL_TASK_LOCAL_DIV)
+        return zq_fail(z, NCL_ERR_BACKEND, "dma_submit: bad task or queue %u", queue);
+    if (z->sticky != NCL_SUCCESS)
+        return z->sticky;
+    if (t->bytes == 0)
+        goto done;
+    int reduce = t->kind == NCL_TASK_WRITE_REDUCE || t->kind == NCL_TASK_LOCAL_REDUCE;
+    if ((reduce || t->kind == NCL_TASK_LOCAL_DIV) &&
+        (t->dtype >= NCL_DTYPE_COUNT || (reduce && t->op >= NCL_AVG) ||
+         t->bytes % ncl_dtype_size((ncl_dtype)t->dtype)))
+        return zq_fail(z, NCL_ERR_BACKEND, "#%llu %s: dtype %u / op %u / %llu bytes invalid", (unsigned long long)z->seq,
+                       zq_kind_names[t->kind], t->dtype, t->op, (unsigned long long)t->bytes);
+    const unsigned char *src = NULL;
+    if (t->kind != NCL_TASK_LOCAL_DIV) {
+        src = zq_region(z, t->src.buf, t->src.off, t->bytes, 0, why, sizeof why);
+        if (!src)
+            return zq_fail(z, NCL_ERR_BACKEND, "#%llu queue %u step %u %s source: %s", (unsigned long long)z->seq,
+                           queue, t->step, zq_kind_names[t->kind], why);
+    }
+    int remote = (t->kind == NCL_TASK_WRITE || t->kind == NCL_TASK_WRITE_REDUCE) && t->peer != z->rank;
+    if (remote) {
+        if (t->peer < 0 || t->peer >= z->nranks)
+            return zq_fail(z, NCL_ERR_BACKEND, "#%llu %s to rank %d: out of range", (unsigned long long)z->seq,
+                           zq_kind_names[t->kind], t->peer);
+        ncl_result rc = zq_peer_usable(z, t->peer, t->kind == NCL_TASK_WRITE ? "WRITE to" : "WRITE_REDUCE to");
+        if (rc != NCL_SUCCESS)
+            return rc;
+        /* Cut at the agreed payload limit (whole elements for reduces). */
+        uint64_t chunk = z->peers[t->peer].tx_payload;
+        if (reduce)
+            chunk -= chunk % ncl_dtype_size((ncl_dtype)t->dtype);
+        for (uint64_t done_b = 0; done_b < t->bytes; done_b += chunk) {
+            uint64_t n = t->bytes - done_b < chunk ? t->bytes - done_b : chunk;
+            ncl_wire_msg m;
+            memset(&m, 0, sizeof m);
+            m.command = reduce ? NCL_WIRE_WRITE_REDUCE : NCL_WIRE_WRITE;
+            m.buf = (uint8_t)t->dst.buf;
+            m.off = t->dst.off + done_b;
+            m.bytes = n;
+            m.dtype = reduce ? t->dtype : 0;
+            m.op = reduce ? t->op : 0;
+            m.payload = src + done_b;
+            m.payload_len = (uint32_t)n;
+            rc = zq_send(z, t->peer, &m);
+            if (rc != NCL_SUCCESS)
+                return rc;
+        }
+        goto done;
+    }
+    unsigned char *dst = zq_region(z, t->dst.buf, t->dst.off, t->bytes, 1, why, sizeof why);
+    if (!dst)
+        return zq_fail(z, NCL_ERR_BACKEND, "#%llu queue %u step %u %s destination: %s", (unsigned long long)z->seq,
+                       queue, t->step, zq_kind_names[t->kind], why);
+    if (t->kind == NCL_TASK_LOCAL_DIV)
+        ncl_div_kernel(dst, t->bytes / ncl_dtype_size((ncl_dtype)t->dtype), (ncl_dtype)t->dtype, t->count);
+    else
+        zq_move(dst, src, t->bytes, reduce, t->dtype, t->op);
+done:
+    z->event = 1;
+    return NCL_SUCCESS;
+}
+
+/* Tasks complete inside dma_submit: a remote write is complete once queued, because the
+ * NOTIFY that publishes it follows it on the same FIFO connection. */
+static ncl_result zq_dma_poll(void *ctx, uint32_t queue, int *done)
+{
+    ncl_zmq *z = ctx;
+    if (queue >= NCL_MAX_QUEUES || !done)
+        return NCL_ERR_BACKEND;
+    *done = 1;
+    return z->sticky;
+}
+
+static ncl_result zq_notify_record(void *ctx, uint32_t queue, int peer, uint32_t id)
+{
+    ncl_zmq *z = ctx;
+    (void)queue;
+    if (peer < 0 || peer >= z->nranks || id >= NCL_NOTIFY_IDS)
+        return zq_fail(z, NCL_ERR_BACKEND, "#%llu notify_record to rank %d id %u: out of range",
+                       (unsigned long long)z->seq, peer, id);
+    if (z->sticky != NCL_SUCCESS)
+        return z->sticky;
+    if (peer == z->rank) {
+        z->ctr[(size_t)peer * NCL_NOTIFY_IDS + id]++;
+        z->event = 1;
+        return NCL_SUCCESS;
+    }
+    ncl_result rc = zq_peer_usable(z, peer, "NOTIFY to");
+    if (rc != NCL_SUCCESS)
+        return rc;
+    ncl_wire_msg m;
+    memset(&m, 0, sizeof m);
+    m.command = NCL_WIRE_NOTIFY;
+    m.notify = (uint8_t)id;
+    return zq_send(z, peer, &m);
+}
+
+static ncl_result zq_notify_try_wait(void *ctx, int peer, uint32_t id, uint32_t count, int *done)
+{
+    ncl_zmq *z = ctx;
+    if (!done || peer < 0 || peer >= z->nranks || id >= NCL_NOTIFY_IDS)
+        return zq_fail(z, NCL_ERR_BACKEND, "#%llu notify_try_wait rank %d id %u: out of range",
+                       (unsigned long long)z->seq, peer, id);
+    *done = 0;
+    uint32_t *c = &z->ctr[(size_t)peer * NCL_NOTIFY_IDS + id];
+    if (*c < count && z->sticky == NCL_SUCCESS)
+        zq_pump(z, 0);
+    if (z->sticky != NCL_SUCCESS)
+        return z->sticky;
+    if (*c >= count) {
+        *c -= count;
+        *done = 1;
+        return NCL_SUCCESS;
+    }
+    if (peer == z->rank)
+        return NCL_SUCCESS;
+    /* Short, and everything that arrived is applied: a dead job never fills it. */
+    int dead = zq_deaths(z, NULL);
+    if (dead >= 0)
+        return zq_fail(z, NCL_ERR_REMOTE, "#%llu waits for notify %u (x%u, have %u) from rank %d, but rank %d is "
+                       "dead (disconnected without closing)", (unsigned long long)z->seq, id, count, *c, peer, dead);
+    if (z->peers[peer].state == ZL_LEFT)
+        return zq_fail(z, NCL_ERR_REMOTE, "#%llu waits for notify %u (x%u, have %u) from rank %d, which closed its "
+                       "communicator (BYE)", (unsigned long long)z->seq, id, count, *c, peer);
+    return NCL_SUCCESS;
+}
+
+static ncl_result zq_wait_event(void *ctx, uint64_t timeout_ns)
+{
+    ncl_zmq *z = ctx;
+    if (z->event || timeout_ns == 0) {
+        z->event = 0;
+        zq_pump(z, 0);
+        return NCL_SUCCESS;
+    }
+    int pending = 0;
+    zq_deaths(z, &pending);
+    uint64_t ms = (timeout_ns + 999999u) / 1000000u;
+    if (pending && ms > 50)
+        ms = 50; /* wake up to promote a drop to a death */
+    if (ms > 3600000u)
+        ms = 3600000u;
+    zq_pump(z, (long)ms);
+    z->event = 0;
+    return NCL_SUCCESS;
+}
+
+static uint64_t zq_now_ns(void *ctx)
+{
+    (void)ctx;
+    return zq_now();
+}
+
+const ncl_hal_ops ncl_zmq_hal_ops = {
+    .caps = zq_caps,
+    .begin = zq_begin,
+    .end = zq_end,
+    .dma_submit = zq_dma_submit,
+    .dma_poll = zq_dma_poll,
+    .notify_record = zq_notify_record,
+    .notify_try_wait = zq_notify_try_wait,
+    .wait_event = zq_wait_event,
+    .now_ns = zq_now_ns,
+    .log = zq_log,
+};
+
+/* ---- life cycle -------------------------------------------------------------------------- */
+
+static void zq_close_all(ncl_zmq *z, int linger_ms)
+{
+    if (z->peers) {
+        for (int i = 0; i < z->nranks; i++) {
+            zq_peer *p = &z->peers[i];
+            if (p->dealer) {
+                zmq_socket_monitor(p->dealer, NULL, 0);
+                int l = p->state == ZL_UP ? linger_ms : 0;
+                zmq_setsockopt(p->dealer, ZMQ_LINGER, &l, sizeof l);
+                zmq_close(p->dealer);
+            }
+            if (p->mon)
+                zmq_close(p->mon);
+            free(p->endpoint);
+        }
+    }
+    if (z->ctx_tx)
+        zmq_ctx_term(z->ctx_tx); /* returns once the lingering frames (BYE) are out */
+    if (z->router) {
+        int l = 0;
+        zmq_setsockopt(z->router, ZMQ_LINGER, &l, sizeof l);
+        zmq_close(z->router);
+    }
+    if (z->ctx_rx)
+        zmq_ctx_term(z->ctx_rx);
+    free(z->peers);
+    free(z->items);
+    free(z->item_peer);
+    free(z->ctr);
+    free(z->scratch);
+    free(z->bounce);
+    free(z);
+}
+
+static int zq_bind(ncl_zmq *z, const char *ep, char *err, size_t errlen)
+{
+    if (zmq_bind(z->router, ep) == 0)
+        return 0;
+    int e = errno;
+    /* tcp://host:port names how peers reach us; if host is not an address of ours, listen on all. */
+    if (!strncmp(ep, "tcp://", 6)) {
+        const char *colon = strrchr(ep, ':');
+        char any[300];
+        if (colon && colon > ep + 6) {
+            snprintf(any, sizeof any, "tcp://*%s", colon);
+            if (zmq_bind(z->router, any) == 0)
+                return 0;
+        }
+    }
+    snprintf(err, errlen, "rank %d: cannot bind %s: %s%s", z->rank, ep, zmq_strerror(e),
+             e == EADDRINUSE ? " (another process uses it: a stale agent, or two ranks with one endpoint)" : "");
+    return -1;
+}
+
+ncl_result ncl_zmq_create(ncl_zmq **out, const ncl_zmq_config *cfg, char *err, size_t errlen)
+{
+    char dummy[8];
+    if (!err || !errlen) {
+        err = dummy;
+        errlen = sizeof dummy;
+    }
+    err[0] = '\0';
+    if (!out || !cfg || cfg->size != sizeof *cfg || cfg->version != NCL_ZMQ_CONFIG_VERSION || cfg->nranks < 1 ||
+        cfg->nranks > NCL_ZMQ_MAX_RANKS || cfg->rank < 0 || cfg->rank >= cfg->nranks || !cfg->endpoints ||
+        cfg->max_payload < NCL_WIRE_HELLO_LEN) {
+        snprintf(err, errlen, "ncl_zmq_create: invalid configuration (version, rank %d of %d, endpoints, payload)",
+                 cfg ? cfg->rank : -1, cfg ? cfg->nranks : 0);
+        return NCL_ERR_INVALID_ARGUMENT;
+    }
+    *out = NULL;
+    ncl_zmq *z = calloc(1, sizeof *z);
+    if (!z)
+        return NCL_ERR_OUT_OF_MEMORY;
+    z->hal.ops = &ncl_zmq_hal_ops;
+    z->hal.ctx = z;
+    z->nranks = cfg->nranks;
+    z->rank = cfg->rank;
+    z->scratch_bytes = cfg->scratch_bytes;
+    z->corrupt_nth = cfg->fault_corrupt_nth;
+    z->die_nth = cfg->fault_die_nth;
+    z->log_level = zq_log_level_from_env();
+    z->peers = calloc((size_t)z->nranks, sizeof *z->peers);
+    z->items = calloc((size_t)z->nranks, sizeof *z->items);
+    z->item_peer = calloc((size_t)z->nranks, sizeof *z->item_peer);
+    z->ctr = calloc((size_t)z->nranks * NCL_NOTIFY_IDS, sizeof *z->ctr);
+    z->scratch = z->scratch_bytes ? aligned_alloc(64, (size_t)((z->scratch_bytes + 63) / 64 * 64)) : NULL;
+    z->bounce = aligned_alloc(64, ((size_t)cfg->max_payload + 63) / 64 * 64);
+    z->ctx_tx = zmq_ctx_new();
+    z->ctx_rx = zmq_ctx_new();
+    if (!z->peers || !z->items || !z->item_peer || !z->ctr || (z->scratch_bytes && !z->scratch) || !z->bounce ||
+        !z->ctx_tx || !z->ctx_rx) {
+        snprintf(err, errlen, "rank %d: out of memory (scratch %llu bytes)", z->rank,
+                 (unsigned long long)z->scratch_bytes);
+        zq_close_all(z, 0);
+        return NCL_ERR_OUT_OF_MEMORY;
+    }
+    for (int i = 0; i < z->nranks; i++) {
+        const char *ep = cfg->endpoints[i];
+        if (!ep || !*ep) {
+            snprintf(err, errlen, "rank %d: no endpoint for rank %d", z->rank, i);
+            zq_close_all(z, 0);
+            return NCL_ERR_INVALID_ARGUMENT;
+        }
+        z->peers[i].endpoint = strdup(ep);
+        z->peers[i].st.hello_done = i == z->rank;
+    }
+    z->mine.min_version = z->mine.max_version = NCL_WIRE_VERSION;
+    z->mine.max_payload = cfg->max_payload;
+    z->mine.nranks = (uint32_t)z->nranks;
+    z->mine.caps = NCL_WIRE_CAP_WRITE_REDUCE;
+    for (int d = 0; d < NCL_DTYPE_COUNT; d++)
+        z->mine.reduce_ops[d] = (uint8_t)NCL_INLINE_ALL_OPS;
+    z->lim.max_payload = cfg->max_payload + 0u;
+    z->lim.nranks = (uint32_t)z->nranks;
+    z->lim.rank = (uint32_t)z->rank;
+    z->lim.min_version = z->lim.max_version = NCL_WIRE_VERSION;
+
+    int zero = 0;
+    z->router = zmq_socket(z->ctx_rx, ZMQ_ROUTER);
+    zmq_setsockopt(z->router, ZMQ_RCVHWM, &zero, sizeof zero);
+    zmq_setsockopt(z->router, ZMQ_LINGER, &zero, sizeof zero);
+    int64_t maxmsg = (int64_t)cfg->max_payload + NCL_WIRE_HDR_LEN;
+    zmq_setsockopt(z->router, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
+    if (zq_bind(z, cfg->endpoints[z->rank], err, errlen) != 0) {
+        zq_close_all(z, 0);
+        return NCL_ERR_LINK;
+    }
+    z->items[0].socket = z->router;
+    z->items[0].events = ZMQ_POLLIN;
+    z->nitems = 1;
+    for (int i = 0; i < z->nranks; i++) {
+        if (i == z->rank)
+            continue;
+        zq_peer *p = &z->peers[i];
+        char id[16], mon[96];
+        snprintf(id, sizeof id, "r%d", z->rank);
+        snprintf(mon, sizeof mon, "inproc://ncl-zmq-mon-%d", i);
+        p->dealer = zmq_socket(z->ctx_tx, ZMQ_DEALER);
+        zmq_setsockopt(p->dealer, ZMQ_ROUTING_ID, id, strlen(id));
+        zmq_setsockopt(p->dealer, ZMQ_SNDHWM, &zero, sizeof zero);
+        zmq_setsockopt(p->dealer, ZMQ_IMMEDIATE, &zero, sizeof zero);
+        int ivl = 100;
+        zmq_setsockopt(p->dealer, ZMQ_RECONNECT_IVL, &ivl, sizeof ivl);
+        if (zmq_socket_monitor(p->dealer, mon, ZMQ_EVENT_DISCONNECTED) != 0 ||
+            !(p->mon = zmq_socket(z->ctx_tx, ZMQ_PAIR)) || zmq_connect(p->mon, mon) != 0) {
+            snprintf(err, errlen, "rank %d: cannot monitor the connection to rank %d: %s", z->rank, i,
+                     zmq_strerror(errno));
+            zq_close_all(z, 0);
+            return NCL_ERR_LINK;
+        }
+        if (zmq_connect(p->dealer, p->endpoint) != 0) {
+            snprintf(err, errlen, "rank %d: cannot connect to rank %d at %s: %s", z->rank, i, p->endpoint,
+                     zmq_strerror(errno));
+            zq_close_all(z, 0);
+            return NCL_ERR_LINK;
+        }
+        p->tx_payload = cfg->max_payload;
+        z->items[z->nitems].socket = p->mon;
+        z->items[z->nitems].events = ZMQ_POLLIN;
+        z->item_peer[z->nitems] = i;
+        z->nitems++;
+        zq_send_hello(z, i, 0, &z->mine, 0);
+    }
+
+    /* Every link says HELLO both ways before anyone runs a collective. */
+    uint64_t t0 = zq_now();
+    for (;;) {
+        int missing = 0;
+        for (int i = 0; i < z->nranks; i++)
+            missing += i != z->rank && !(z->peers[i].hello_rx && z->peers[i].ack_rx);
+        if (z->sticky != NCL_SUCCESS) {
+            snprintf(err, errlen, "rank %d: handshake failed: %s", z->rank, z->err);
+            ncl_result rc = z->sticky;
+            zq_close_all(z, 0);
+            return rc;
+        }
+        if (!missing)
+            break;
+        uint64_t now = zq_now();
+        if (now - t0 > cfg->connect_timeout_ns) {
+            size_t n = (size_t)snprintf(err, errlen, "rank %d: no HELLO within %.1f s from", z->rank,
+                                        (double)cfg->connect_timeout_ns / 1e9);
+            int shown = 0;
+            for (int i = 0; i < z->nranks && n < errlen; i++)
+                if (i != z->rank && !(z->peers[i].hello_rx && z->peers[i].ack_rx) && shown++ < 8)
+                    n += (size_t)snprintf(err + n, errlen - n, " rank %d (%s)", i, z->peers[i].endpoint);
+            if (shown > 8 && n < errlen)
+                snprintf(err + n, errlen - n, " and %d more", shown - 8);
+            zq_close_all(z, 0);
+            return NCL_ERR_TIMEOUT;
+        }
+        zq_pump(z, 20);
+    }
+    for (int i = 0; i < z->nranks; i++)
+        z->peers[i].st.hello_done = 1;
+    z->event = 0;
+    zq_logf(z, NCL_LOG_INFO, "connected to %d peers in %.1f ms", z->nranks - 1, (double)(zq_now() - t0) / 1e6);
+    *out = z;
+    return NCL_SUCCESS;
+}
+
+void ncl_zmq_destroy(ncl_zmq *z)
+{
+    if (!z)
+        return;
+    zq_deaths(z, NULL);
+    for (int i = 0; i < z->nranks; i++) {
+        if (i == z->rank || z->peers[i].state != ZL_UP)
+            continue;
+        ncl_wire_msg m;
+        memset(&m, 0, sizeof m);
+        m.command = NCL_WIRE_BYE;
+        zq_send(z, i, &m);
+    }
+    zq_close_all(z, ZQ_LINGER_MS);
+}
+
+const ncl_hal *ncl_zmq_hal(ncl_zmq *z)
+{
+    return z ? &z->hal : NULL;
+}
+
+const char *ncl_zmq_last_error(const ncl_zmq *z)
+{
+    return z ? z->err : "";
+}
+
+int ncl_zmq_dead_rank(ncl_zmq *z)
+{
+    if (!z)
+        return -1;
+    zq_pump(z, 0);
+    return zq_deaths(z, NULL);
+}
+
+int ncl_zmq_link_stats(const ncl_zmq *z, int peer, ncl_zmq_link *out)
+{
+    if (!z || !out || peer < 0 || peer >= z->nranks)
+        return -1;
+    *out = z->peers[peer].st;
+    out->state = z->peers[peer].state;
+    return 0;
+}
+
+uint32_t ncl_zmq_counter(const ncl_zmq *z, int sender, uint32_t id)
+{
+    if (!z || sender < 0 || sender >= z->nranks || id >= NCL_NOTIFY_IDS)
+        return 0;
+    return z->ctr[(size_t)sender * NCL_NOTIFY_IDS + id];
+}
+
+const char *ncl_zmq_link_state_name(int state)
+{
+    switch (state) {
+    case ZL_UP: return "up";
+    case ZL_LEFT: return "left";
+    case ZL_DEAD: return "dead";
+    case ZL_BROKEN: return "broken";
+    }
+    return "?";
+}

@@ -1,0 +1,93 @@
+/* ncl_zmq.h — the zmq backend: one process per rank, tasks travel as ncl_wire messages over ZeroMQ. */
+#ifndef NCL_ZMQ_H
+#define NCL_ZMQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ncl_hal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Sockets: every rank binds one ROUTER at its own endpoint and connects one DEALER to every
+ * peer's endpoint, with routing id "r<rank>", so the receiver knows which link a frame came on
+ * from ZeroMQ itself (never from the frame's bytes: a corrupted frame still names its link).
+ * A DEALER -> ROUTER connection is FIFO, which gives the ordering the engine needs: a rank's
+ * NOTIFY to a peer always arrives after the WRITEs it sent that peer before it.
+ *
+ * No receive thread: incoming frames are applied by the rank's own thread inside the HAL ops
+ * (notify_try_wait drains when a counter is short, wait_event polls and drains), so buffers,
+ * counters and sockets have one owner and need no locks. A peer's data lands when this rank next
+ * progresses, which it does whenever it waits for anything; in between ZeroMQ queues it.
+ *
+ * Failures: a frame that fails ncl_wire_decode (checksum, form), comes before HELLO, or an ERROR
+ * from the peer breaks that link: every later op returns NCL_ERR_LINK and ncl_zmq_last_error()
+ * names the peer. A peer whose connection drops without a BYE before it is dead (after a short
+ * grace of 0.5 s for its last frames): waits and writes fail with NCL_ERR_REMOTE naming it, long before
+ * the engine's timeout. A peer that sent BYE left in order; only a wait on it fails.
+ */
+
+#define NCL_ZMQ_CONFIG_VERSION 1u
+#define NCL_ZMQ_MAX_RANKS 1024
+
+typedef struct ncl_zmq_config {
+    uint32_t size;                /**< sizeof(ncl_zmq_config) */
+    uint32_t version;             /**< NCL_ZMQ_CONFIG_VERSION */
+    int nranks, rank;
+    /** nranks data endpoints ("ipc://@name", "ipc:///path", "tcp://host:port"); this rank binds
+     *  endpoints[rank] (a tcp host that is not an address of this machine: every interface, same
+     *  port) and connects the others.
+     *  Copied at creation. */
+    const char *const *endpoints;
+    uint64_t scratch_bytes;       /**< NCL_BUF_SCRATCH (default 4 MiB) */
+    uint64_t connect_timeout_ns;  /**< limit of the HELLO exchange with every peer (default 30 s) */
+    uint32_t max_payload;         /**< largest frame payload accepted; WRITEs are cut to it (default 4 MiB) */
+    /** Test hooks (0: off): flip one byte of the Nth data frame (WRITE, WRITE_REDUCE, NOTIFY)
+     *  this rank sends; kill this process with SIGKILL right after sending the Nth data frame. */
+    uint64_t fault_corrupt_nth;
+    uint64_t fault_die_nth;
+} ncl_zmq_config;
+
+#define NCL_ZMQ_CONFIG_INIT                                                                      \
+    {                                                                                            \
+        sizeof(ncl_zmq_config), NCL_ZMQ_CONFIG_VERSION, 1, 0, NULL, (4ull << 20), 30000000000ull, \
+            (4u << 20), 0, 0                                                                     \
+    }
+
+typedef struct ncl_zmq ncl_zmq;
+
+/** Per-link statistics (ncl_zmq_link_stats). */
+typedef struct ncl_zmq_link {
+    uint64_t frames_tx, bytes_tx, frames_rx, bytes_rx;
+    int hello_done;   /**< HELLO and HELLO_ACK exchanged */
+    int state;        /**< 0 up, 1 left (BYE), 2 dead (dropped without BYE), 3 broken (bad frame / ERROR) */
+} ncl_zmq_link;
+
+/** Binds, connects to every peer and exchanges HELLO with each (version, max payload, rank
+ *  count, capabilities) within cfg->connect_timeout_ns. On failure returns an error and writes
+ *  one line to err naming the ranks and endpoints that did not answer or disagreed. */
+ncl_result ncl_zmq_create(ncl_zmq **out, const ncl_zmq_config *cfg, char *err, size_t errlen);
+/** Sends BYE to every live peer, flushes (bounded) and closes. NULL is fine. */
+void ncl_zmq_destroy(ncl_zmq *z);
+/** The HAL to pass to ncl_comm_create (valid while z is). */
+const ncl_hal *ncl_zmq_hal(ncl_zmq *z);
+/** The first failure the backend saw, naming the peer ("" if none). */
+const char *ncl_zmq_last_error(const ncl_zmq *z);
+/** The lowest rank known dead (dropped without BYE), or -1. */
+int ncl_zmq_dead_rank(ncl_zmq *z);
+/** Statistics of the link with `peer` (0 on success, -1 if peer is out of range). */
+int ncl_zmq_link_stats(const ncl_zmq *z, int peer, ncl_zmq_link *out);
+/** Counter (sender, id) as it stands (for diagnostics). */
+uint32_t ncl_zmq_counter(const ncl_zmq *z, int sender, uint32_t id);
+/** State names for ncl_zmq_link.state. */
+const char *ncl_zmq_link_state_name(int state);
+
+extern const ncl_hal_ops ncl_zmq_hal_ops;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,56 @@
+// rs_simworld.hpp — host-style rank programs (blocking ncl calls, one function per rank) run on the simulated machine.
+#pragma once
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <ncl/ncl_host.h>
+
+#include "model/cluster.hpp"
+
+namespace rs {
+
+/*
+ * The host backend runs fn(comm, arg) on a thread per rank; so does this, but every rank's
+ * communicator drives a simulated NPU and time is simulated time. The threads take turns with
+ * the simulator under one baton, so exactly one of them runs at any moment and a run is
+ * deterministic: a rank runs (issuing tasks to its NPU) until the engine would block
+ * (wait_event); the baton then goes back to the simulator, which resumes the rank when its NPU
+ * reports progress. Code between two blocking points takes no simulated time. A wait that
+ * nothing will ever end is brought to the engine's timeout in simulated time, so every rank
+ * ends (the same rule as model::Cluster::run).
+ */
+class SimWorld {
+public:
+    explicit SimWorld(model::Cluster &cl);
+    ~SimWorld();
+    SimWorld(const SimWorld &) = delete;
+    SimWorld &operator=(const SimWorld &) = delete;
+
+    /** The HAL rank `rank` must use (pass to Cluster::connect): the NPU's, with a blocking
+     *  wait_event. */
+    ncl_hal wrap(int rank, model::Npu &npu);
+
+    /** Runs fn on every rank until all returned; results[r] gets rank r's (may be NULL).
+     *  Returns the lowest failing rank's result, or NCL_SUCCESS. Call once. */
+    ncl_result run(ncl_host_fn fn, void *arg, ncl_result *results);
+
+    struct Rank; // public for the C trampolines
+
+private:
+    void resume(int rank);
+    void give_back(std::unique_lock<std::mutex> &lk);
+    static void ev_resume(void *self, uint64_t rank);
+
+    model::Cluster &cl_;
+    std::vector<Rank> ranks_;
+    std::mutex mu_;
+    std::condition_variable cv_;
+    int baton_ = -1; // -1: the simulator; r: rank r's thread
+    ncl_hal_ops ops_{};
+    friend struct WorldOps;
+};
+
+} // namespace rs
