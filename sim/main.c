@@ -42,11 +42,12 @@ static void rs_usage(FILE *f)
         "commands:\n"
         "  run       simulate scenarios/default.yaml (the 8-NPU server) on the SystemC model\n"
         "  run SCENARIO [--json FILE] [--csv FILE] [--trace FILE] [--trace-max N] [--plot FILE]\n"
-        "               [--links N|all|none] [--stats]\n"
+        "               [--links N|all|none] [--stats] [--fusion SPEC] [--micro-batch N]\n"
         "            simulate a scenario (YAML, see scenarios/) on the SystemC model; --trace writes a\n"
         "            Chrome/Perfetto trace (tasks per NPU and queue, transfers per link), --plot\n"
         "            busbw against size (.svg/.png, needs gnuplot),\n"
-        "            --links how many channels the utilisation summary lists (default 16)\n"
+        "            --links how many channels the utilisation summary lists (default 16); --fusion and\n"
+        "            --micro-batch override a training scenario's workload.training keys\n"
         "  compare A B [--json FILE] [--plot FILE]\n"
         "            run two scenarios and print their times side by side with ratios B/A\n"
         "  plan SCENARIO [--simulate]\n"
@@ -68,7 +69,8 @@ static void rs_usage(FILE *f)
 }
 
 static const char rs_scenario_opts[] =
-    "--json FILE, --stats, --csv FILE, --trace FILE, --trace-max N, --plot FILE, --links N|all|none";
+    "--json FILE, --stats, --csv FILE, --trace FILE, --trace-max N, --plot FILE, --links N|all|none, "
+    "and for a training scenario --fusion SPEC, --micro-batch N";
 
 /* Opens an output file before the run: a bad path should fail before a long run, not after. */
 static FILE *rs_open_out(const char *flag, const char *path)
@@ -82,7 +84,8 @@ static FILE *rs_open_out(const char *flag, const char *path)
 /* `ringsim run SCENARIO [options]`: the scenario's workload on the model. */
 static int rs_cmd_run_scenario(const char *path, int argc, char **argv)
 {
-    const char *json_path = NULL, *csv_path = NULL, *plot_path = NULL;
+    const char *json_path = NULL, *csv_path = NULL, *plot_path = NULL, *fusion = NULL;
+    long micro_batch = 0;
     rs_simrun_extras x;
     memset(&x, 0, sizeof x);
     x.links = 16;
@@ -98,6 +101,16 @@ static int rs_cmd_run_scenario(const char *path, int argc, char **argv)
             x.trace_path = argv[++i];
         } else if (strcmp(a, "--plot") == 0 && v) {
             plot_path = argv[++i];
+        } else if (strcmp(a, "--fusion") == 0 && v) {
+            fusion = argv[++i];
+        } else if (strcmp(a, "--micro-batch") == 0 && v) {
+            char *end;
+            micro_batch = strtol(v, &end, 10);
+            if (*end || end == v || micro_batch < 1 || micro_batch > 1000000) {
+                fprintf(stderr, "ringsim: --micro-batch: '%s' is not allowed (allowed: 1 to 1000000 samples)\n", v);
+                return RS_EXIT_USAGE;
+            }
+            i++;
         } else if (strcmp(a, "--trace-max") == 0 && v) {
             char *end;
             errno = 0;
@@ -124,7 +137,8 @@ static int rs_cmd_run_scenario(const char *path, int argc, char **argv)
             i++;
         } else if (v == NULL && (strcmp(a, "--json") == 0 || strcmp(a, "--csv") == 0 || strcmp(a, "--trace") == 0 ||
                                  strcmp(a, "--plot") == 0 || strcmp(a, "--trace-max") == 0 ||
-                                 strcmp(a, "--links") == 0)) {
+                                 strcmp(a, "--links") == 0 || strcmp(a, "--fusion") == 0 ||
+                                 strcmp(a, "--micro-batch") == 0)) {
             fprintf(stderr, "ringsim: %s: missing value\n", a);
             return RS_EXIT_USAGE;
         } else {
@@ -137,6 +151,11 @@ static int rs_cmd_run_scenario(const char *path, int argc, char **argv)
     char err[RS_SCENARIO_ERRLEN];
     if (rs_scenario_load(path, &sc, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
+        return RS_EXIT_USAGE;
+    }
+    if ((fusion || micro_batch) && rs_scenario_set_training(&sc, fusion, (int)micro_batch, err, sizeof err) != 0) {
+        fprintf(stderr, "ringsim: run %s: %s: %s\n", path, fusion ? "--fusion" : "--micro-batch", err);
+        rs_scenario_free(&sc);
         return RS_EXIT_USAGE;
     }
     FILE *json = NULL, *csv = NULL;

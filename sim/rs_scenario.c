@@ -2203,6 +2203,52 @@ int rs_scenario_load(const char *path, rs_scenario *out, char *err, size_t errle
     return rc;
 }
 
+int rs_scenario_set_training(rs_scenario *sc, const char *fusion, int micro_batch, char *err, size_t errlen)
+{
+    rs_training *t = &sc->workload.training;
+    if (t->model == NULL) {
+        snprintf(err, errlen, "the scenario is not a training step (allowed: with workload.training.model)");
+        return -1;
+    }
+    if (micro_batch < 0 || micro_batch > 1000000) {
+        snprintf(err, errlen, "micro-batch %d (allowed: 1 to 1000000)", micro_batch);
+        return -1;
+    }
+    if (fusion) {
+        rs_fusion f;
+        char why[RS_SCENARIO_ERRLEN];
+        if (rs_fusion_parse(fusion, &f, why, sizeof why) != 0) {
+            snprintf(err, errlen, "%s", why);
+            return -1;
+        }
+        size_t n = t->tensors_count;
+        uint64_t *bytes = malloc((n ? n : 1) * sizeof *bytes);
+        dp_bucket *b = malloc((n ? n : 1) * sizeof *b);
+        char *copy = strdup(fusion);
+        int ok = bytes && b && copy;
+        if (ok) {
+            for (size_t i = 0; i < n; i++)
+                bytes[i] = t->tensors[n - 1 - i].params;
+            ok = rs_fusion_buckets(&f, bytes, (uint32_t)n, b, why, sizeof why) != 0;
+            if (!ok)
+                snprintf(err, errlen, "%s", why);
+        } else {
+            snprintf(err, errlen, "out of memory");
+        }
+        free(bytes);
+        free(b);
+        if (!ok) {
+            free(copy);
+            return -1;
+        }
+        free(t->fusion);
+        t->fusion = copy;
+    }
+    if (micro_batch > 0)
+        t->micro_batch = micro_batch;
+    return 0;
+}
+
 void rs_scenario_free(rs_scenario *sc)
 {
     if (sc == NULL)

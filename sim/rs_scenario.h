@@ -43,6 +43,11 @@ int rs_scenario_load(const char *path, rs_scenario *out, char *err, size_t errle
 int rs_scenario_load_string(const char *text, size_t len, const char *name, rs_scenario *out,
                             char *err, size_t errlen);
 
+/** Overrides a training scenario's workload.training.fusion (text as the key takes it; NULL: keep)
+ *  and micro_batch (0: keep), checked as the loader checks them. 0, or -1 with one line in err
+ *  (also when the scenario has no training workload). */
+int rs_scenario_set_training(rs_scenario *sc, const char *fusion, int micro_batch, char *err, size_t errlen);
+
 /** Frees what a load allocated and zeroes *sc. NULL and an empty scenario are fine. */
 void rs_scenario_free(rs_scenario *sc);
 

@@ -1,6 +1,5 @@
 # train_check.cmake — a training step's timeline against separately simulated allreduces.
-# cmake -DRINGSIM=<ringsim> -DDIR=<tests/sim/scenarios> -DMODEL=<scenarios/models/resnet50.yaml>
-#       -DWORK=<scratch dir> -P train_check.cmake
+# cmake -DRINGSIM=<ringsim> -DDIR=<tests/sim/scenarios> -P train_check.cmake
 # 1. Fusion into one bucket leaves nothing to overlap: iteration = compute + the in-place
 #    allreduce of all the gradients that `ringsim run` measures on its own (within 1 % of it).
 # 2. The default split and a 25 MiB threshold expose less communication than one bucket; the
@@ -62,14 +61,7 @@ if(diff GREATER limit)
 endif()
 
 foreach(fusion "default" "threshold: 25 MiB")
-  file(READ ${DIR}/train_single.yaml text)
-  string(REPLACE "fusion: single" "fusion: \"${fusion}\"" text "${text}")
-  string(REPLACE "../../../scenarios/models/resnet50.yaml" "${MODEL}" text "${text}")
-  string(MAKE_C_IDENTIFIER "${fusion}" id)
-  set(f ${WORK}/train_${id}.yaml)
-  file(WRITE ${f} "${text}")
-  run_ok(out ${f})
-  file(REMOVE ${f})
+  run_ok(out ${DIR}/train_single.yaml --fusion "${fusion}")
   summary("${out}" d)
   tenths(e1 ${s_exposed})
   tenths(e2 ${d_exposed})
