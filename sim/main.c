@@ -48,7 +48,7 @@ static void rs_usage(FILE *f)
         "            busbw against size (.svg/.png, needs gnuplot),\n"
         "            --links how many channels the utilisation summary lists (default 16); --fusion and\n"
         "            --micro-batch override a training scenario's workload.training keys\n"
-        "  compare A B [--json FILE] [--plot FILE]\n"
+        "  compare A B [--json FILE] [--plot FILE] [--fusion-a SPEC] [--fusion-b SPEC]\n"
         "            run two scenarios and print their times side by side with ratios B/A\n"
         "  plan SCENARIO [--simulate]\n"
         "            every algorithm's predicted time at every size of the scenario and auto's choice;\n"

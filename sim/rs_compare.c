@@ -24,6 +24,7 @@ typedef struct rs_side {
     char json[4096];   /* the child's JSON file */
     int status;
     rs_rows rows;      /* coll, size, out-of-place time and busbw per row */
+    const char *fusion_override; /* --fusion-a/-b: the training step's fusion (NULL: the file's) */
     int training;      /* a training step: train[] holds its summary (k_train_fields) */
     double train[7];
     char fusion[160];
@@ -65,8 +66,8 @@ static int rs_side_run(rs_side *s, rs_compare_run_fn run, FILE *err)
     if (pid == 0) {
         if (freopen("/dev/null", "w", stdout) == NULL)
             _exit(RS_EXIT_USAGE);
-        char *args[] = {"--json", s->json, "--links", "none", NULL};
-        int st = run(s->path, 4, args);
+        char *args[] = {"--json", s->json, "--links", "none", "--fusion", (char *)s->fusion_override, NULL};
+        int st = run(s->path, s->fusion_override ? 6 : 4, args);
         fflush(NULL);
         _exit(st);
     }
@@ -189,19 +190,24 @@ static void rs_cell(char *buf, size_t len, const rs_row *r, int busbw)
 
 int rs_compare_cmd(int argc, char **argv, rs_compare_run_fn run, FILE *out, FILE *err)
 {
-    const char *paths[2] = {NULL, NULL}, *json_path = NULL, *plot_path = NULL;
+    const char *paths[2] = {NULL, NULL}, *json_path = NULL, *plot_path = NULL, *fusion[2] = {NULL, NULL};
     int npaths = 0;
     for (int i = 0; i < argc; i++) {
-        if ((strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "--plot") == 0) && i + 1 >= argc) {
+        int valued = strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "--plot") == 0 ||
+                     strcmp(argv[i], "--fusion-a") == 0 || strcmp(argv[i], "--fusion-b") == 0;
+        if (valued && i + 1 >= argc) {
             fprintf(err, "ringsim: %s: missing value\n", argv[i]);
             return RS_EXIT_USAGE;
+        } else if (strcmp(argv[i], "--fusion-a") == 0 || strcmp(argv[i], "--fusion-b") == 0) {
+            fusion[argv[i][9] == 'b'] = argv[i + 1];
+            i++;
         } else if (strcmp(argv[i], "--json") == 0) {
             json_path = argv[++i];
         } else if (strcmp(argv[i], "--plot") == 0) {
             plot_path = argv[++i];
         } else if (argv[i][0] == '-' || npaths == 2) {
-            fprintf(err, "ringsim: compare: unexpected '%s' (usage: ringsim compare A B [--json FILE] [--plot FILE])\n",
-                    argv[i]);
+            fprintf(err, "ringsim: compare: unexpected '%s' (usage: ringsim compare A B [--json FILE] [--plot FILE] "
+                    "[--fusion-a SPEC] [--fusion-b SPEC])\n", argv[i]);
             return RS_EXIT_USAGE;
         } else {
             paths[npaths++] = argv[i];
@@ -219,6 +225,7 @@ int rs_compare_cmd(int argc, char **argv, rs_compare_run_fn run, FILE *out, FILE
         rs_side *s = &side[k];
         s->label = k ? "B" : "A";
         s->path = paths[k];
+        s->fusion_override = fusion[k];
         rs_scenario sc;
         char msg[RS_SCENARIO_ERRLEN];
         if (rs_scenario_load(s->path, &sc, msg, sizeof msg) != 0) {
@@ -228,6 +235,12 @@ int rs_compare_cmd(int argc, char **argv, rs_compare_run_fn run, FILE *out, FILE
             continue;
         }
         snprintf(s->name, sizeof s->name, "%s", sc.name ? sc.name : s->path);
+        if (s->fusion_override && rs_scenario_set_training(&sc, s->fusion_override, 0, msg, sizeof msg) != 0) {
+            fprintf(err, "ringsim: compare: --fusion-%c '%s': %s\n", k ? 'b' : 'a', s->fusion_override, msg);
+            status = RS_EXIT_USAGE;
+            rs_scenario_free(&sc);
+            continue;
+        }
         rs_scenario_summary(&sc, s->summary, sizeof s->summary);
         rs_scenario_free(&sc);
     }
