@@ -94,6 +94,8 @@ ncl_result Npu::begin(const ncl_hal_launch *l)
     bound_.base[NCL_BUF_SCRATCH] = payload_ ? scratch_.data() : nullptr;
     bound_.size[NCL_BUF_SCRATCH] = scratch_bytes_;
     bound_.bound = true;
+    launch_seq_ = l->seq;
+    launch_coll_ = l->coll;
     fault_.clear();
     for (int &p : last_write_peer_)
         p = -1;
@@ -330,6 +332,15 @@ ncl_result Npu::notify_try_wait(int peer, uint32_t id, uint32_t count, int *done
     *done = c != nullptr && c->count >= count;
     if (*done)
         c->count -= count;
+    const Npu *o = peer >= 0 && (size_t)peer < all_.size() ? all_[peer] : nullptr;
+    if (!*done && o && o != this && o->launch_seq_ == launch_seq_ && o->launch_coll_ != launch_coll_) {
+        // the same call number with another collective: waiting would only end in a timeout
+        fault_ = "mismatch: rank " + std::to_string(peer) + " runs " + ncl_coll_name((ncl_coll)o->launch_coll_) +
+                 " #" + std::to_string(launch_seq_) + " while rank " + std::to_string(rank_) + " runs " +
+                 ncl_coll_name((ncl_coll)launch_coll_) + " #" + std::to_string(launch_seq_) +
+                 " - the ranks called different collectives";
+        return NCL_ERR_REMOTE;
+    }
     return NCL_SUCCESS;
 }
 

@@ -66,6 +66,7 @@ typedef struct host_rank {
     unsigned seen_exits;          /* world exit count observed by the last wait_event */
     int completion_unseen;        /* a task completed that dma_poll has not reported yet */
     uint64_t seq;                 /* collective being run, for logs */
+    uint8_t coll;
     uint8_t qstate[NCL_MAX_QUEUES];
     ncl_result result;
 
@@ -83,6 +84,9 @@ typedef struct host_rank {
     uint64_t gen; /* bumped by every record to this rank (and by peer exits) */
     host_ctrs ctrs;
     atomic_int exited; /* 1 once the rank's fn returned: it records nothing more */
+    /* The last collective this rank began, (seq << 8) | coll: peers compare it with their own to
+     * tell "called a different collective" from "slow" at once instead of at the timeout. */
+    _Atomic uint64_t launch;
     ncl_rank_state state; /* the communicator's state when fn returned (hang forensics) */
 } host_rank;
 
@@ -273,6 +277,8 @@ static ncl_result host_begin(void *ctx, const ncl_hal_launch *l)
         host_logf(r, NCL_LOG_WARN, "begin of #%llu while #%llu was never ended; rebinding",
                   (unsigned long long)l->seq, (unsigned long long)r->seq);
     r->seq = l->seq;
+    r->coll = l->coll;
+    atomic_store(&r->launch, l->seq << 8 | l->coll);
     memset(r->qstate, HQ_IDLE, sizeof r->qstate);
     r->completion_unseen = 0;
     host_logf(r, NCL_LOG_DEBUG, "begin #%llu coll %u send %p (%llu B) recv %p (%llu B)",
@@ -382,6 +388,19 @@ static ncl_result host_task_fail(host_rank *r, uint32_t queue, const ncl_task *t
 }
 
 /* Runs the task to completion on the calling thread: the host "DMA engine" is a memcpy. */
+/* 1 (after logging it) when peer began the same collective number as this rank with another
+ * collective: the ranks' calls do not match, and waiting would only end in a timeout. */
+static int host_mismatch(host_rank *r, int peer)
+{
+    uint64_t theirs = atomic_load(&r->world->ranks[peer].launch);
+    if (peer == r->rank || theirs >> 8 != r->seq || (theirs & 0xff) == r->coll)
+        return 0;
+    host_logf(r, NCL_LOG_ERROR, "mismatch: rank %d runs %s #%llu while this rank runs %s #%llu - the ranks "
+              "called different collectives", peer, ncl_coll_name((ncl_coll)(theirs & 0xff)),
+              (unsigned long long)r->seq, ncl_coll_name((ncl_coll)r->coll), (unsigned long long)r->seq);
+    return 1;
+}
+
 static ncl_result host_dma_submit(void *ctx, uint32_t queue, const ncl_task *t)
 {
     host_rank *r = ctx;
@@ -414,6 +433,8 @@ static ncl_result host_dma_submit(void *ctx, uint32_t queue, const ncl_task *t)
         const unsigned char *src = host_region(r, t->src, t->bytes, 0, why, sizeof why);
         if (!src)
             return host_task_fail(r, queue, t, "src %s", why);
+        if (host_mismatch(r, t->peer)) /* its buffers are bound for another collective */
+            return NCL_ERR_REMOTE;
         host_rank *p = &w->ranks[t->peer];
         pthread_rwlock_rdlock(&p->bind_lock);
         unsigned char *dst = host_region(p, t->dst, t->bytes, 1, why, sizeof why);
@@ -549,6 +570,8 @@ static ncl_result host_notify_try_wait(void *ctx, int peer, uint32_t id, uint32_
                   (unsigned long long)r->seq, id, count, have, peer);
         return NCL_ERR_REMOTE;
     }
+    if (!*done && host_mismatch(r, peer))
+        return NCL_ERR_REMOTE;
     if (*done && count)
         host_logf(r, NCL_LOG_DEBUG, "#%llu wait <- rank %d id %u x%u satisfied",
                   (unsigned long long)r->seq, peer, id, count);
@@ -700,6 +723,7 @@ static int host_rank_init(host_world *w, int rank)
     r->hal.ctx = r;
     r->result = NCL_SUCCESS;
     atomic_init(&r->exited, 0);
+    atomic_init(&r->launch, 0);
     if (cfg->scratch_bytes) {
         uint64_t sz = (cfg->scratch_bytes + HOST_ALIGN - 1) / HOST_ALIGN * HOST_ALIGN;
         if (sz < cfg->scratch_bytes || sz > SIZE_MAX)

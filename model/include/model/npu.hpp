@@ -132,6 +132,9 @@ private:
     size_t counters_used_ = 0;
     Counter *counter(uint64_t key, bool create);
     std::string fault_;
+    // the collective begun last: peers compare it with theirs to report a mismatch at once
+    uint64_t launch_seq_ = 0;
+    uint8_t launch_coll_ = 0;
 };
 
 } // namespace model
