@@ -123,22 +123,8 @@ static int rs_sizes(const rs_opts *o, uint64_t **out, size_t *n, FILE *err)
             cap *= 2;
         }
         s[k++] = size;
-        uint64_t next;
-        if (o->stepfactor > 1) {
-            if (size == 0)
-                next = 1;
-            else if (size > o->maxbytes / o->stepfactor)
-                break;
-            else
-                next = size * o->stepfactor;
-        } else {
-            if (o->maxbytes - size < o->stepbytes)
-                break;
-            next = size + o->stepbytes;
-        }
-        if (next > o->maxbytes)
+        if (!rs_opts_next_size(o, size, &size))
             break;
-        size = next;
     }
     *out = s;
     *n = k;

@@ -104,6 +104,23 @@ const char *rs_cli_op_name(ncl_op op) { return rs_name_of(rs_op_names, RS_COUNT(
 const char *rs_cli_coll_name(ncl_coll c) { return rs_name_of(rs_coll_names, RS_COUNT(rs_coll_names), (int)c); }
 const char *rs_cli_algo_name(ncl_algo a) { return rs_name_of(rs_algo_names, RS_COUNT(rs_algo_names), (int)a); }
 
+int rs_opts_next_size(const rs_opts *o, uint64_t size, uint64_t *next)
+{
+    if (o->stepfactor > 1) {
+        if (size == 0)
+            *next = 1;
+        else if (size > o->maxbytes / o->stepfactor)
+            return 0;
+        else
+            *next = size * o->stepfactor;
+    } else {
+        if (o->maxbytes - size < o->stepbytes)
+            return 0;
+        *next = size + o->stepbytes;
+    }
+    return *next <= o->maxbytes;
+}
+
 void rs_cli_defaults(rs_opts *o)
 {
     memset(o, 0, sizeof *o);

@@ -47,6 +47,10 @@ typedef struct rs_opts {
 /** Fills opts with the defaults (allreduce + broadcast, 8 ranks, float, sum, 8 B .. 16 MiB). */
 void rs_cli_defaults(rs_opts *opts);
 
+/** The sweep's size after `size` (-f multiplies, else -i adds) in *next; 0 when `size` was the
+ *  last one (the next would pass -e or overflow). */
+int rs_opts_next_size(const rs_opts *o, uint64_t size, uint64_t *next);
+
 /** Parses the arguments after `run`. Returns -1 when everything parsed (run it), else an
  *  exit status: RS_EXIT_OK after --help, RS_EXIT_USAGE after a message on `err`. */
 int rs_cli_parse_run(int argc, char **argv, rs_opts *opts, FILE *out, FILE *err);

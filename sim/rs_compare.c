@@ -188,6 +188,19 @@ static void rs_cell(char *buf, size_t len, const rs_row *r, int busbw)
         snprintf(buf, len, r->res[0].time_us < 1e5 ? "%.2f" : "%.0f", r->res[0].time_us);
 }
 
+/* Writes doc to f (and closes it), then frees doc. 0, or -1 after the message. */
+static int rs_compare_write_json(cJSON *doc, FILE *f, const char *path, FILE *err)
+{
+    char *text = cJSON_Print(doc);
+    int bad = text == NULL || fputs(text, f) == EOF || fputc('\n', f) == EOF;
+    bad |= fclose(f) != 0;
+    if (bad)
+        fprintf(err, "ringsim: --json: cannot write '%s'\n", path);
+    free(text);
+    cJSON_Delete(doc);
+    return bad ? -1 : 0;
+}
+
 int rs_compare_cmd(int argc, char **argv, rs_compare_run_fn run, FILE *out, FILE *err)
 {
     const char *paths[2] = {NULL, NULL}, *json_path = NULL, *plot_path = NULL, *fusion[2] = {NULL, NULL};
@@ -296,14 +309,9 @@ int rs_compare_cmd(int argc, char **argv, rs_compare_run_fn run, FILE *out, FILE
                     cJSON_AddNumberToObject(t, k_train_fields[i].key, side[k].train[i]);
                 cJSON_AddItemToObject(doc, k ? "b" : "a", j);
             }
-            char *text = cJSON_Print(doc);
-            if (text == NULL || fputs(text, json) == EOF || fputc('\n', json) == EOF || fclose(json) != 0) {
-                fprintf(err, "ringsim: --json: cannot write '%s'\n", json_path);
+            if (rs_compare_write_json(doc, json, json_path, err) != 0)
                 status = RS_EXIT_USAGE;
-            }
             json = NULL;
-            free(text);
-            cJSON_Delete(doc);
         }
         goto done;
     }
@@ -374,14 +382,9 @@ int rs_compare_cmd(int argc, char **argv, rs_compare_run_fn run, FILE *out, FILE
     fflush(out);
     free(keys);
     if (doc) {
-        char *text = cJSON_Print(doc);
-        if (text == NULL || fputs(text, json) == EOF || fputc('\n', json) == EOF || fclose(json) != 0) {
-            fprintf(err, "ringsim: --json: cannot write '%s'\n", json_path);
+        if (rs_compare_write_json(doc, json, json_path, err) != 0)
             status = RS_EXIT_USAGE;
-        }
         json = NULL;
-        free(text);
-        cJSON_Delete(doc);
     }
     if (plot_path) {
         const rs_rows *sets[2] = {&side[0].rows, &side[1].rows};

@@ -399,22 +399,8 @@ static int zr_sizes(const rs_opts *o, uint64_t *s, int cap)
     uint64_t size = o->minbytes;
     while (k < cap) {
         s[k++] = size;
-        uint64_t next;
-        if (o->stepfactor > 1) {
-            if (size == 0)
-                next = 1;
-            else if (size > o->maxbytes / o->stepfactor)
-                break;
-            else
-                next = size * o->stepfactor;
-        } else {
-            if (o->maxbytes - size < o->stepbytes)
-                break;
-            next = size + o->stepbytes;
-        }
-        if (next > o->maxbytes)
+        if (!rs_opts_next_size(o, size, &size))
             break;
-        size = next;
     }
     return k;
 }
