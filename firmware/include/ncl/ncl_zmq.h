@@ -68,7 +68,10 @@ typedef struct ncl_zmq_link {
 
 /** Binds, connects to every peer and exchanges HELLO with each (version, max payload, rank
  *  count, capabilities) within cfg->connect_timeout_ns. On failure returns an error and writes
- *  one line to err naming the ranks and endpoints that did not answer or disagreed. */
+ *  one line to err naming the ranks and endpoints that did not answer or disagreed.
+ *  With glibc it also fixes the process's malloc mmap threshold at 32 MiB and its trim threshold
+ *  at 512 MiB (mallopt), so frame buffers are reused warm heap memory instead of a fresh mmap
+ *  each (page faults were half the time of a large allreduce; see sim/ZMQ.md, "Speed"). */
 ncl_result ncl_zmq_create(ncl_zmq **out, const ncl_zmq_config *cfg, char *err, size_t errlen);
 /** Sends BYE to every live peer, flushes (bounded) and closes. NULL is fine. */
 void ncl_zmq_destroy(ncl_zmq *z);
