@@ -22,6 +22,7 @@
 #include "rs_train.h"
 #ifdef RINGSIM_HAVE_ZMQ
 #include "rs_agent.h"
+#include "rs_bringup.h"
 #include "rs_zmqrun.h"
 #endif
 
@@ -32,7 +33,7 @@
 #define RINGSIM_DEFAULT_SCENARIO "scenarios/default.yaml"
 #endif
 
-static const char rs_subcommands[] = "run, compare, plan, train, validate, params, agent, help, version";
+static const char rs_subcommands[] = "run, compare, plan, train, validate, params, agent, bringup, help, version";
 
 static void rs_usage(FILE *f)
 {
@@ -47,7 +48,8 @@ static void rs_usage(FILE *f)
         "            Chrome/Perfetto trace (tasks per NPU and queue, transfers per link), --plot\n"
         "            busbw against size (.svg/.png, needs gnuplot),\n"
         "            --links how many channels the utilisation summary lists (default 16); --fusion and\n"
-        "            --micro-batch override a training scenario's workload.training keys\n"
+        "            --micro-batch override a training scenario's workload.training keys; --waves FILE\n"
+        "            writes a VCD of the RTL devices (device.fidelity: rtl), one scope per rank\n"
         "  compare A B [--json FILE] [--plot FILE] [--fusion-a SPEC] [--fusion-b SPEC]\n"
         "            run two scenarios and print their times side by side with ratios B/A\n"
         "  plan SCENARIO [--simulate]\n"
@@ -62,6 +64,8 @@ static void rs_usage(FILE *f)
         "            data-parallel training (dp/) with N ranks against 1 rank, on host threads or a\n"
         "            scenario's simulated NPUs ('ringsim train --help')\n"
         "  agent     one rank's process for --backend zmq ('ringsim agent --help')\n"
+        "  bringup   test every expected link of a set of agents: latency, bandwidth, data patterns,\n"
+        "            ring allreduces; names dead, slow, corrupting, miswired links ('ringsim bringup --help')\n"
         "  params    every model component's parameters, ports and statistics\n"
         "  validate  check scenario files (YAML) without running them: keys, units, ranges, links\n"
         "  help      this text ('ringsim run --help', 'ringsim validate --help' for their options)\n"
@@ -70,7 +74,7 @@ static void rs_usage(FILE *f)
 
 static const char rs_scenario_opts[] =
     "--json FILE, --stats, --csv FILE, --trace FILE, --trace-max N, --plot FILE, --links N|all|none, "
-    "and for a training scenario --fusion SPEC, --micro-batch N";
+    "--waves FILE (RTL devices), and for a training scenario --fusion SPEC, --micro-batch N";
 
 /* Opens an output file before the run: a bad path should fail before a long run, not after. */
 static FILE *rs_open_out(const char *flag, const char *path)
@@ -101,6 +105,8 @@ static int rs_cmd_run_scenario(const char *path, int argc, char **argv)
             x.trace_path = argv[++i];
         } else if (strcmp(a, "--plot") == 0 && v) {
             plot_path = argv[++i];
+        } else if (strcmp(a, "--waves") == 0 && v) {
+            x.waves_path = argv[++i];
         } else if (strcmp(a, "--fusion") == 0 && v) {
             fusion = argv[++i];
         } else if (strcmp(a, "--micro-batch") == 0 && v) {
@@ -138,7 +144,7 @@ static int rs_cmd_run_scenario(const char *path, int argc, char **argv)
         } else if (v == NULL && (strcmp(a, "--json") == 0 || strcmp(a, "--csv") == 0 || strcmp(a, "--trace") == 0 ||
                                  strcmp(a, "--plot") == 0 || strcmp(a, "--trace-max") == 0 ||
                                  strcmp(a, "--links") == 0 || strcmp(a, "--fusion") == 0 ||
-                                 strcmp(a, "--micro-batch") == 0)) {
+                                 strcmp(a, "--micro-batch") == 0 || strcmp(a, "--waves") == 0)) {
             fprintf(stderr, "ringsim: %s: missing value\n", a);
             return RS_EXIT_USAGE;
         } else {
@@ -288,6 +294,8 @@ int main(int argc, char **argv)
 #ifdef RINGSIM_HAVE_ZMQ
     if (strcmp(cmd, "agent") == 0)
         return rs_agent_cmd(argc - 2, argv + 2, stdout, stderr);
+    if (strcmp(cmd, "bringup") == 0)
+        return rs_bringup_cmd(argc - 2, argv + 2, stdout, stderr);
 #endif
     if (strcmp(cmd, "train") == 0)
         return rs_train_main(argc - 1, argv + 1, rs_simworld_run_scenario);

@@ -19,6 +19,7 @@
 #include "ncl/ncl_sched.h"
 #include "ncl/ncl_wire.h"
 #include "ncl/ncl_zmq.h"
+#include "rs_bringup.h"
 #include "rs_cli.h"
 #include "rs_data.h"
 #include "rs_ranktable.h"
@@ -39,6 +40,9 @@ typedef struct agent {
     int rank, nranks;
     rs_ranktable table;
     ncl_zmq *zmq;
+    const ncl_hal *hal;      /* the zmq backend's, or the bring-up fault shim around it */
+    rs_bu_shim shim;
+    rs_bu_node node;         /* `ringsim bringup`'s link tests (rs_bringup_agent.c) */
     ncl_comm *comm;
     void *ctx, *rep;
     uint64_t timeout_ns;
@@ -572,6 +576,91 @@ static cJSON *ag_selftest(agent *a)
     return j;
 }
 
+/* Bring-up: one checked int32 allreduce with the ring algorithm over the order the controller
+ * gives (a temporary communicator whose one ring is that order), so a set of orders covers every
+ * link the controller wants exercised by the engine itself. */
+static cJSON *ag_ring(agent *a, const cJSON *req, char *why, size_t len)
+{
+    const cJSON *ord = cJSON_GetObjectItemCaseSensitive(req, "order");
+    double bytes = 0;
+    if (ag_json_int(req, "bytes", 4, 256.0 * 1048576, 65536, &bytes) || !cJSON_IsArray(ord) ||
+        cJSON_GetArraySize(ord) != a->nranks) {
+        snprintf(why, len, "SELFTEST ring: order must list all %d ranks once, bytes 4..256 MiB", a->nranks);
+        return NULL;
+    }
+    int32_t *order = calloc((size_t)a->nranks, sizeof *order);
+    char *seen = calloc((size_t)a->nranks, 1);
+    int i = 0, bad = !order || !seen;
+    for (const cJSON *x = ord->child; x && !bad; x = x->next, i++) {
+        bad = !cJSON_IsNumber(x) || x->valuedouble < 0 || x->valuedouble >= a->nranks ||
+              x->valuedouble != (double)(int)x->valuedouble || seen[(int)x->valuedouble];
+        if (!bad) {
+            order[i] = (int32_t)x->valuedouble;
+            seen[order[i]] = 1;
+        }
+    }
+    free(seen);
+    if (bad) {
+        free(order);
+        snprintf(why, len, "SELFTEST ring: order must list all %d ranks once", a->nranks);
+        return NULL;
+    }
+    rs_bu_node_release(&a->node);
+    ncl_config cfg = NCL_CONFIG_INIT;
+    cfg.alloc = ag_alloc;
+    cfg.free = ag_free;
+    cfg.timeout_ns = a->timeout_ns;
+    cfg.channels = 1;
+    cfg.rings = order;
+    cfg.ring_count = 1;
+    cfg.algorithm[NCL_COLL_ALLREDUCE] = NCL_ALGO_RING;
+    ncl_comm *ring = NULL, *main_comm = a->comm;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "rank", a->rank);
+    ncl_result rc = ncl_comm_create(&ring, a->nranks, a->rank, a->hal, &cfg);
+    free(order);
+    if (rc != NCL_SUCCESS) {
+        char e[300];
+        snprintf(e, sizeof e, "rank %d: ring communicator: %s", a->rank, ncl_strerror(rc));
+        cJSON_AddBoolToObject(j, "ok", 0);
+        cJSON_AddNumberToObject(j, "wrong", 0);
+        cJSON_AddStringToObject(j, "error", e);
+        return j;
+    }
+    uint64_t sizes[1] = {(uint64_t)bytes};
+    ag_run r;
+    memset(&r, 0, sizeof r);
+    r.coll = NCL_COLL_ALLREDUCE;
+    r.algo = NCL_ALGO_RING;
+    r.dt = NCL_INT32;
+    r.op = NCL_SUM;
+    r.iters = 1;
+    r.check = 1;
+    r.seed = 5;
+    r.sizes = sizes;
+    r.nsizes = 1;
+    cJSON *rows = cJSON_CreateArray();
+    char errbuf[1500];
+    a->comm = ring;
+    const char *fail = ag_run_sweep(a, &r, rows, errbuf, sizeof errbuf);
+    a->comm = main_comm;
+    ncl_comm_destroy(ring);
+    double wrong = 0, t = 0;
+    for (const cJSON *row = rows->child; row; row = row->next) {
+        const cJSON *w = cJSON_GetObjectItemCaseSensitive(row, "wrong");
+        for (const cJSON *x = w ? w->child : NULL; x; x = x->next)
+            wrong += x->valuedouble;
+        const cJSON *tu = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(row, "time_us"), 0);
+        t = cJSON_IsNumber(tu) ? tu->valuedouble : 0;
+    }
+    cJSON_Delete(rows);
+    cJSON_AddBoolToObject(j, "ok", !fail && wrong == 0);
+    cJSON_AddNumberToObject(j, "wrong", wrong);
+    cJSON_AddNumberToObject(j, "time_us", t);
+    cJSON_AddStringToObject(j, "error", fail ? fail : "");
+    return j;
+}
+
 /* ---- the control socket ------------------------------------------------------------------------- */
 
 static void ag_reply(agent *a, const ncl_wire_msg *req, uint8_t command, const char *text, uint32_t code)
@@ -649,9 +738,32 @@ static int ag_handle(agent *a, const void *buf, size_t len)
         ag_reply_json(a, &m, j);
         return 1;
     }
-    case NCL_WIRE_SELFTEST:
-        ag_reply_json(a, &m, ag_selftest(a));
+    case NCL_WIRE_SELFTEST: {
+        /* With a JSON payload naming a "test": a step of `ringsim bringup` ("begin", "arm", "link",
+         * "end", "ring"); anything else is the self-test, whose payload was always ignored. */
+        cJSON *req = m.payload_len ? cJSON_ParseWithLength((const char *)m.payload, m.payload_len) : NULL;
+        const cJSON *t = req ? cJSON_GetObjectItemCaseSensitive(req, "test") : NULL;
+        if (!t) {
+            cJSON_Delete(req);
+            rs_bu_node_release(&a->node);
+            ag_reply_json(a, &m, ag_selftest(a));
+            return 0;
+        }
+        cJSON *j = NULL;
+        if (cJSON_IsString(t) && !strcmp(t->valuestring, "ring"))
+            j = ag_ring(a, req, why, sizeof why);
+        else
+            j = rs_bu_node_handle(&a->node, req, why, sizeof why);
+        cJSON_Delete(req);
+        if (!j) {
+            char text[600];
+            snprintf(text, sizeof text, "agent rank %d: %s", a->rank, why);
+            ag_reply(a, &m, NCL_WIRE_ERROR, text, NCL_ERR_INVALID_ARGUMENT);
+            return 0;
+        }
+        ag_reply_json(a, &m, j);
         return 0;
+    }
     case NCL_WIRE_RUN: {
         cJSON *req = cJSON_ParseWithLength((const char *)m.payload, m.payload_len);
         ag_run r;
@@ -665,6 +777,7 @@ static int ag_handle(agent *a, const void *buf, size_t len)
         }
         cJSON *j = cJSON_CreateObject(), *rows = cJSON_CreateArray();
         char errbuf[1500];
+        rs_bu_node_release(&a->node); /* the engine binds its own buffers */
         const char *fail = ag_run_sweep(a, &r, rows, errbuf, sizeof errbuf);
         free(r.sizes);
         cJSON_AddNumberToObject(j, "rank", a->rank);
@@ -708,6 +821,8 @@ void rs_agent_usage(FILE *out)
         "  --connect-timeout S  limit of the HELLO exchange with every peer (default 30)\n"
         "  --channels N         parallel queues of the ring algorithms (default 2)\n"
         "  --quiet              do not print collective failures (the controller that spawned it does)\n"
+        "  --fault SPEC         test hook of 'ringsim bringup': damage what this rank sends to one peer;\n"
+        "                       SPEC = PEER:dead | PEER:slow:GBPS | PEER:corrupt | PEER:miswire:RANK, comma-separated\n"
         "Test hook: RINGSIM_ZMQ_FAULT=die:RANK:N | corrupt:RANK:N (kill this agent after its Nth data\n"
         "frame / flip a byte of its Nth data frame) when RANK is this agent's rank.\n");
 }
@@ -734,7 +849,7 @@ int rs_agent_cmd(int argc, char **argv, FILE *out, FILE *err)
     a.channels = 2;
     a.scratch_bytes = 4ull << 20;
     uint64_t connect_ns = 30000000000ull;
-    const char *table = NULL, *job = NULL;
+    const char *table = NULL, *job = NULL, *fault_spec = NULL;
     long nranks = 0;
     for (int i = 0; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -756,6 +871,8 @@ int rs_agent_cmd(int argc, char **argv, FILE *out, FILE *err)
             table = v;
         } else if (!strcmp(o, "--job")) {
             job = v;
+        } else if (!strcmp(o, "--fault")) {
+            fault_spec = v;
         } else if (!strcmp(o, "--rank") || !strcmp(o, "--ranks") || !strcmp(o, "--channels")) {
             long x = strtol(v, &end, 10);
             long hi = !strcmp(o, "--channels") ? NCL_MAX_QUEUES : RS_RT_MAX_RANKS;
@@ -823,6 +940,16 @@ int rs_agent_cmd(int argc, char **argv, FILE *out, FILE *err)
         rs_ranktable_free(&a.table);
         return RS_EXIT_USAGE;
     }
+
+    if (fault_spec && rs_bu_shim_parse(&a.shim, a.rank, a.nranks, fault_spec, e, sizeof e)) {
+        fprintf(err, "ringsim agent: %s\n", e);
+        rs_ranktable_free(&a.table);
+        return RS_EXIT_USAGE;
+    }
+    a.node.rank = a.rank;
+    a.node.nranks = a.nranks;
+    a.node.stop = &ag_stop;
+    a.shim.stop = &ag_stop;
 
     ncl_zmq_config zc = NCL_ZMQ_CONFIG_INIT;
     zc.nranks = a.nranks;
@@ -895,7 +1022,13 @@ int rs_agent_cmd(int argc, char **argv, FILE *out, FILE *err)
     cfg.free = ag_free;
     cfg.timeout_ns = a.timeout_ns;
     cfg.channels = a.channels;
-    rc = ncl_comm_create(&a.comm, a.nranks, a.rank, ncl_zmq_hal(a.zmq), &cfg);
+    a.hal = ncl_zmq_hal(a.zmq);
+    if (a.shim.nf) {
+        rs_bu_shim_init(&a.shim, a.hal);
+        a.hal = &a.shim.hal;
+    }
+    a.node.hal = a.hal;
+    rc = ncl_comm_create(&a.comm, a.nranks, a.rank, a.hal, &cfg);
     if (rc != NCL_SUCCESS) {
         fprintf(err, "ringsim agent: rank %d: ncl_comm_create: %s\n", a.rank, ncl_strerror(rc));
         status = RS_AGENT_EXIT_CONNECT;
@@ -923,6 +1056,8 @@ int rs_agent_cmd(int argc, char **argv, FILE *out, FILE *err)
     if (ag_stop)
         fprintf(err, "ringsim agent: rank %d: stopped by a signal\n", a.rank);
 out:
+    if (a.node.hal)
+        rs_bu_node_release(&a.node);
     ncl_comm_destroy(a.comm);
     ncl_zmq_destroy(a.zmq);
     if (a.rep)

@@ -14,6 +14,8 @@ extern "C" {
  *   HELLO           -> HELLO_ACK (caps CONTROL): the agent is connected to all its peers
  *   RUN {json}      -> RUN|REPLY {json}: one collective over a size sweep, checked and timed
  *   SELFTEST        -> SELFTEST|REPLY {json}: a small allreduce + broadcast, checked
+ *   SELFTEST {"test": "begin"|"arm"|"link"|"end"|"ring", ...} -> SELFTEST|REPLY {json}: a step of
+ *                      `ringsim bringup` (HAL-level link tests, a ring-order allreduce; rs_bringup.h)
  *   COUNTERS        -> COUNTERS|REPLY {json}: per-link frames/bytes/state, non-zero notify counters
  *   STATE           -> STATE|REPLY {json}: rank, job, idle/broken, collectives run, last error
  *   SHUTDOWN        -> SHUTDOWN|REPLY {"ok":true}, then the agent closes (BYE to peers) and exits 0

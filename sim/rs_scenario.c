@@ -76,6 +76,7 @@ static const rs_name rs_op_names[] = {
 };
 static const rs_name rs_payload_names[] = {{"real", 1}, {"none", 0}};
 static const rs_name rs_fidelity_names[] = {{"message", RS_FIDELITY_MESSAGE}, {"packet", RS_FIDELITY_PACKET}};
+static const rs_name rs_devfid_names[] = {{"systemc", RS_DEVICE_SYSTEMC}, {"rtl", RS_DEVICE_RTL}};
 static const rs_name rs_action_names[] = {{"down", RS_FAULT_DOWN}, {"degrade", RS_FAULT_DEGRADE}};
 /* YAML 1.2 core schema booleans; yes/no/on/off are deliberately not booleans here */
 static const rs_name rs_rings_names[] = {{"auto", RS_RINGS_AUTO}, {"rank", RS_RINGS_RANK}};
@@ -94,6 +95,7 @@ static const rs_enum rs_enum_dtype = {"a dtype", rs_dtype_names, RS_COUNT(rs_dty
 static const rs_enum rs_enum_op = {"an op", rs_op_names, RS_COUNT(rs_op_names)};
 static const rs_enum rs_enum_payload = {"a payload mode", rs_payload_names, RS_COUNT(rs_payload_names)};
 static const rs_enum rs_enum_fidelity = {"a fidelity", rs_fidelity_names, RS_COUNT(rs_fidelity_names)};
+static const rs_enum rs_enum_devfid = {"a device fidelity", rs_devfid_names, RS_COUNT(rs_devfid_names)};
 static const rs_enum rs_enum_action = {"a fault action", rs_action_names, RS_COUNT(rs_action_names)};
 static const rs_enum rs_enum_bool = {"a boolean", rs_bool_names, RS_COUNT(rs_bool_names)};
 static const rs_enum rs_enum_rings = {"a ring choice", rs_rings_names, RS_COUNT(rs_rings_names)};
@@ -394,6 +396,19 @@ static const rs_key rs_keys_device[] = {
     {"inline_align", RS_T_UNIT, RS_UNIT_SIZE, RS_S_U32, offsetof(rs_device_params, inline_align), 0, 1, 4096, 0,
      0, 0, "1 B", NULL, NULL, NULL,
      "inline reduce needs offsets and lengths that are multiples of this; other tasks take the scratch path"},
+    {"fidelity", RS_T_ENUM, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_device_params, fidelity), 0, 0, 0, 0, 0, 0,
+     "systemc", NULL, &rs_enum_devfid, NULL,
+     "systemc: the NPU model (the keys above); rtl: the devices rtl_ranks names are the verilated rs_dev "
+     "block (rtl_stub/), driven by the unchanged engine through the mmio backend, their link transfers on "
+     "these links (int32/uint32/float, sum/max/min, 2-4 ranks; of the keys above only memory applies to them)"},
+    {"rtl_clock", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_device_params, rtl_clock_text), 0, 0, 0, 0,
+     0, 0, "1 GHz", NULL, NULL, NULL,
+     "clock of the RTL devices (fidelity rtl), 1 MHz to 10 GHz: one cycle moves one 32-bit word "
+     "through a block's memory port"},
+    {"rtl_ranks", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_device_params, rtl_ranks_text), 0, 0, 0, 0,
+     0, 0, "all", NULL, NULL, NULL,
+     "fidelity rtl: which ranks are RTL devices (all, or rank numbers like \"0\" or \"0 2\"); the others "
+     "are SystemC NPUs on the same links (mixed fidelity)"},
 };
 static int rs_check_device(rs_ctx *c, yaml_node_t *node, void *base);
 static const rs_map rs_map_device = {
@@ -490,6 +505,10 @@ static const rs_key rs_keys_workload[] = {
      "false", NULL, &rs_enum_bool, NULL,
      "true: allreduce sums every element in rank order whatever the algorithm and size (the det "
      "algorithm: a full-mesh reduce-scatter + allgather in rank order)"},
+    {"wide_accumulation", RS_T_BOOL, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, wide_accumulation), 0, 0, 1,
+     0, 0, 0, "false", NULL, &rs_enum_bool, NULL,
+     "true (with deterministic, dtype half or bfloat16): sums accumulate in fp32 in rank order and are "
+     "rounded once, not after every rank"},
     {"inter_algorithm", RS_T_ENUM, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, inter_algo), 0, 0, 0, 0, 0, 0,
      "auto", NULL, &rs_enum_inter, NULL,
      "the hier algorithm's inter-server level: auto = ring when the server count is not a power of "
@@ -1759,6 +1778,50 @@ static int rs_check_device(rs_ctx *c, yaml_node_t *node, void *base)
     }
     for (int t = 0; t < NCL_DTYPE_COUNT; t++)
         d->no_inline_ops[t] = (uint16_t)(all & ~inline_ops[t]);
+    /* rtl_clock: a number and Hz, kHz, MHz or GHz (no frequency unit in rs_units) */
+    d->rtl_clock = 1e9;
+    if (d->rtl_clock_text) {
+        char *end = NULL;
+        double v = strtod(d->rtl_clock_text, &end);
+        while (end && *end == ' ')
+            end++;
+        double scale = 0;
+        if (end && strcmp(end, "Hz") == 0)
+            scale = 1;
+        else if (end && strcmp(end, "kHz") == 0)
+            scale = 1e3;
+        else if (end && strcmp(end, "MHz") == 0)
+            scale = 1e6;
+        else if (end && strcmp(end, "GHz") == 0)
+            scale = 1e9;
+        if (end == d->rtl_clock_text || scale == 0 || !(v * scale >= 1e6 && v * scale <= 1e10))
+            return rs_fail(c, rs_key_line(c, node, "rtl_clock"), "rtl_clock",
+                           "'%s' is not a clock between 1 MHz and 10 GHz (allowed: a number with Hz, kHz, "
+                           "MHz or GHz, e.g. 1 GHz)", d->rtl_clock_text);
+        d->rtl_clock = v * scale;
+    }
+    /* rtl_ranks: "all" or rank numbers (checked against the topology's ranks in rs_check_top) */
+    d->rtl_ranks = 0;
+    if (d->rtl_ranks_text && strcmp(d->rtl_ranks_text, "all") != 0) {
+        const char *p = d->rtl_ranks_text;
+        while (*p) {
+            if (*p == ' ' || *p == ',') {
+                p++;
+                continue;
+            }
+            char *end = NULL;
+            long r = strtol(p, &end, 10);
+            if (end == p || r < 0 || r > 63)
+                return rs_fail(c, rs_key_line(c, node, "rtl_ranks"), "rtl_ranks",
+                               "'%s' is not a list of ranks (allowed: all, or rank numbers 0..63 separated by "
+                               "spaces or commas, e.g. \"0 2\")", d->rtl_ranks_text);
+            d->rtl_ranks |= 1ull << r;
+            p = end;
+        }
+        if (d->rtl_ranks == 0)
+            return rs_fail(c, rs_key_line(c, node, "rtl_ranks"), "rtl_ranks",
+                           "is empty (allowed: all, or rank numbers like \"0 2\")");
+    }
     return 0;
 }
 
@@ -1786,6 +1849,14 @@ static int rs_check_workload(rs_ctx *c, yaml_node_t *node, void *base)
     if (w->root >= c->sc->topo.nranks)
         return rs_fail(c, rs_key_line(c, node, "root"), "root", "%d is out of range (allowed: 0 to %d with %d ranks)",
                        w->root, c->sc->topo.nranks - 1, c->sc->topo.nranks);
+    /* wide accumulation refines det's rank order, and widens only the 16-bit floats */
+    if (w->wide_accumulation && !w->deterministic)
+        return rs_fail(c, rs_key_line(c, node, "wide_accumulation"), "wide_accumulation",
+                       "true needs deterministic: true (allowed: false, or add deterministic: true)");
+    if (w->wide_accumulation && w->dtype != NCL_FLOAT16 && w->dtype != NCL_BFLOAT16)
+        return rs_fail(c, rs_key_line(c, node, "wide_accumulation"), "wide_accumulation",
+                       "true widens half and bfloat16 only, the dtype is %s (allowed: false, or dtype half or "
+                       "bfloat16)", rs_enum_name(&rs_enum_dtype, w->dtype));
     if (w->training.model) {
         /* a training step allreduces its gradient buckets: a sweep's keys would be ignored */
         static const char *const sweep_only[] = {"collectives", "sizes", "root", "schedule"};
@@ -1977,6 +2048,37 @@ static int rs_check_top(rs_ctx *c, yaml_node_t *node, void *base)
     } else if (sc->name[0] == '\0') {
         return rs_fail(c, rs_key_line(c, node, "name"), "name", "is empty (allowed: a short name, or leave it "
                        "out for the file name)");
+    }
+    if (sc->device.fidelity == RS_DEVICE_RTL) {
+        /* what the RTL block and its mmio backend can run (rtl_stub/README.md, co-simulation) */
+        int dline = rs_get(c, node, "device") ? rs_sub_key_line(c, node, "device", "fidelity")
+                                              : rs_key_line(c, node, "device");
+        const rs_workload *w = &sc->workload;
+        int reduces = 0;
+        for (int i = 0; i < w->colls_count; i++)
+            reduces |= w->colls[i] == NCL_COLL_ALLREDUCE || w->colls[i] == NCL_COLL_REDUCE ||
+                       w->colls[i] == NCL_COLL_REDUCE_SCATTER;
+        if (sc->topo.nranks > 4)
+            return rs_fail(c, dline, "device.fidelity",
+                           "rtl with %d ranks: the block's 128 notify counters give the mmio backend all "
+                           "32 notify ids per peer only up to 4 ranks (allowed: 2 to 4 ranks, or "
+                           "fidelity systemc)", sc->topo.nranks);
+        if (sc->device.rtl_ranks >> sc->topo.nranks)
+            return rs_fail(c, rs_sub_key_line(c, node, "device", "rtl_ranks"), "device.rtl_ranks",
+                           "'%s' names a rank the topology does not have (allowed: all, or ranks 0 to %d)",
+                           sc->device.rtl_ranks_text, sc->topo.nranks - 1);
+        if (w->training.model)
+            return rs_fail(c, dline, "device.fidelity",
+                           "rtl runs size sweeps only, not workload.training (allowed: systemc)");
+        if (w->dtype != NCL_INT32 && w->dtype != NCL_UINT32 && w->dtype != NCL_FLOAT32)
+            return rs_fail(c, rs_sub_key_line(c, node, "workload", "dtype"), "workload.dtype",
+                           "%s on device.fidelity rtl: the block's datapath handles 32-bit words of "
+                           "int32, uint32 and float (allowed: int32, uint32, float)",
+                           ncl_dtype_name(w->dtype));
+        if (reduces && w->op != NCL_SUM && w->op != NCL_MAX && w->op != NCL_MIN)
+            return rs_fail(c, rs_sub_key_line(c, node, "workload", "op"), "workload.op",
+                           "%s on device.fidelity rtl: the block's reduce lanes do sum, max and min "
+                           "(allowed: sum, max, min)", ncl_op_name(w->op));
     }
     if (sc->payload_real) {
         const char *coll = "";
@@ -2269,6 +2371,8 @@ void rs_scenario_free(rs_scenario *sc)
     free(t->model_source);
     free(t->fusion);
     free(sc->device.inline_reduce);
+    free(sc->device.rtl_clock_text);
+    free(sc->device.rtl_ranks_text);
     rs_usersched_free(sc->workload.usersched);
     memset(sc, 0, sizeof *sc);
 }

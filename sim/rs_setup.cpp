@@ -130,6 +130,7 @@ void engine_setup(const rs_scenario &sc, const model::Topology &topo, EngineSetu
     cfg.link_alpha_ns = (uint32_t)((sc.topo.link.latency + sc.device.task_overhead) * 1e9);
     cfg.link_gbps = (uint32_t)(sc.topo.link.bandwidth / 1e9) ? (uint32_t)(sc.topo.link.bandwidth / 1e9) : 1;
     cfg.deterministic = sc.workload.deterministic;
+    cfg.wide_accumulation = sc.workload.wide_accumulation;
     if (sc.workload.usersched) { // a schedule given as data is the algorithm of its one collective
         cfg.schedule = &sc.workload.usersched->sched;
         cfg.algorithm[sc.workload.usersched->sched.coll] = NCL_ALGO_USER;
@@ -155,6 +156,7 @@ ncl_plan_env EngineSetup::plan_env() const
     env.costs = costs.data();
     env.cost_count = (uint32_t)costs.size();
     env.deterministic = cfg.deterministic;
+    env.wide_accumulation = cfg.wide_accumulation;
     env.local_size = cfg.local_size;
     env.inter_algo = cfg.inter_algo;
     env.schedule = cfg.schedule;

@@ -61,6 +61,11 @@ public:
     void print_links(FILE *out);
     void print_devices(FILE *out);
     int finish_trace() { return tracer_ ? tracer_->finish() : 0; }
+    void finish_waves()
+    {
+        if (cl_ && cl_->rtl())
+            cl_->rtl()->close_waves();
+    }
     double sim_s() const { return cl_ ? cl_->network().now_s() : 0; }
 
 private:
@@ -125,9 +130,19 @@ int Driver::build()
     model::Cluster::HalWrap wrap;
     if (tracer_)
         wrap = [this](int r, model::Npu &npu) { return tracer_->wrap(r, &npu); };
+    if (x_.waves_path) {
+        std::string why = "the scenario has no RTL device (device.fidelity: rtl)";
+        if (!cl_->rtl() || !cl_->rtl()->open_waves(x_.waves_path, &why)) {
+            std::fprintf(err_, "ringsim: --waves: %s\n", why.c_str());
+            return RS_EXIT_USAGE;
+        }
+    }
     ncl_result rc = cl_->connect(setup_.cfg, wrap);
     if (rc != NCL_SUCCESS) {
         std::fprintf(err_, "ringsim: cannot create the communicators: %s\n", ncl_strerror(rc));
+        for (int r = 0; r < cl_->nranks(); r++)
+            if (cl_->is_rtl(r) && !cl_->device_fault(r).empty())
+                std::fprintf(err_, "ringsim:   rank %d device (rtl): %s\n", r, cl_->device_fault(r).c_str());
         return RS_EXIT_ENGINE;
     }
     return RS_EXIT_OK;
@@ -144,8 +159,9 @@ int Driver::engine_error(const char *what)
         std::string detail = ncl_comm_last_error(cl_->comm(r));
         if (!detail.empty())
             std::fprintf(err_, "ringsim:   %s\n", detail.c_str());
-        if (!cl_->npu(r).fault().empty())
-            std::fprintf(err_, "ringsim:   rank %d device: %s\n", r, cl_->npu(r).fault().c_str());
+        std::string fault = cl_->device_fault(r);
+        if (!fault.empty())
+            std::fprintf(err_, "ringsim:   rank %d device%s: %s\n", r, cl_->is_rtl(r) ? " (rtl)" : "", fault.c_str());
     }
     for (int ch : cl_->network().down_channels())
         std::fprintf(err_, "ringsim:   link %s is down\n", cl_->network().channel_name(ch).c_str());
@@ -425,9 +441,15 @@ void Driver::print_devices(FILE *out)
 {
     if (!cl_)
         return;
+    if (cl_->rtl()) // RTL devices: cycles, not the Npu's statistics
+        std::fprintf(out, "# rtl: %llu cycles clocked, %.6g us of simulated time on the RTL clock domain\n",
+                     (unsigned long long)cl_->rtl()->cycles(), (double)cl_->rtl()->now_ps() / 1e6);
     std::vector<std::pair<int, model::NpuStats>> ds;
     for (int r = 0; r < cl_->nranks(); r++)
-        ds.emplace_back(r, cl_->npu(r).stats());
+        if (!cl_->is_rtl(r))
+            ds.emplace_back(r, cl_->npu(r).stats());
+    if (ds.empty())
+        return;
     std::stable_sort(ds.begin(), ds.end(), [](const std::pair<int, model::NpuStats> &a,
                                               const std::pair<int, model::NpuStats> &b) {
         return a.second.memory_busy_s > b.second.memory_busy_s;
@@ -532,6 +554,7 @@ extern "C" int rs_simrun(const rs_scenario *sc, rs_report *rep, const rs_simrun_
         if (status == RS_EXIT_OK)
             status = d.run(rep);
         d.print_links(stdout);
+        d.finish_waves();
         if (d.finish_trace() != 0 && status == RS_EXIT_OK)
             status = RS_EXIT_USAGE;
         if (ex.stats) {

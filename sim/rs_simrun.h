@@ -26,6 +26,7 @@ typedef struct rs_simrun_extras {
     /** Called with every row as it is printed (for --csv and --plot). */
     void (*on_row)(void *ud, const rs_row *row);
     void *row_ud;
+    const char *waves_path;    /**< VCD of the RTL devices (device.fidelity rtl), or NULL */
 } rs_simrun_extras;
 
 /** Builds the model from sc, runs every collective of its workload over its sizes with the

@@ -226,6 +226,16 @@ static int us_step(us_ctx *c, yaml_node_t *n, const char *path, const ncl_user_s
         us_names(us_ops, US_COUNT(us_ops), list, sizeof list);
         return us_fail(c, us_line(n), key, "missing (allowed: %s)", list);
     }
+    /* the wide-accumulation kinds are det's private fp32 accumulator: user chunks are elements
+     * of the plan's dtype, so they have no place to name one; say so rather than "unknown" */
+    static const char *const wide_ops[] = {"widen", "reduce_wide", "narrow"};
+    for (size_t i = 0; opv->type == YAML_SCALAR_NODE && i < US_COUNT(wide_ops); i++)
+        if (strcmp(us_scalar(opv), wide_ops[i]) == 0) {
+            us_names(us_ops, US_COUNT(us_ops), list, sizeof list);
+            return us_fail(c, us_line(opv), key, "'%s' (LOCAL_%s) is not available in user schedules: wide "
+                           "accumulation is the det algorithm's (allowed: %s)", wide_ops[i],
+                           i == 0 ? "WIDEN" : i == 1 ? "REDUCE_WIDE" : "NARROW", list);
+        }
     if (us_enum(c, opv, key, "an op", us_ops, US_COUNT(us_ops), &op))
         return -1;
     memset(st, 0, sizeof *st);

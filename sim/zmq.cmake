@@ -1,7 +1,8 @@
 # zmq.cmake — multi-process runs: `ringsim agent` and `ringsim run --backend zmq` (included OPTIONALly by sim/CMakeLists.txt).
 if(TARGET ncl_zmq)
   target_sources(ringsim PRIVATE ${CMAKE_CURRENT_LIST_DIR}/rs_agent.c ${CMAKE_CURRENT_LIST_DIR}/rs_zmqrun.c
-    ${CMAKE_CURRENT_LIST_DIR}/rs_ranktable.c)
+    ${CMAKE_CURRENT_LIST_DIR}/rs_ranktable.c
+    ${CMAKE_CURRENT_LIST_DIR}/rs_bringup.c ${CMAKE_CURRENT_LIST_DIR}/rs_bringup_agent.c)
   target_link_libraries(ringsim PRIVATE ncl_zmq PkgConfig::ZMQ PkgConfig::YAML)
   target_compile_definitions(ringsim PRIVATE RINGSIM_HAVE_ZMQ=1)
   # The rank table parser on its own, for tests/zmq.

@@ -721,9 +721,9 @@ static void test_malformed(void **state)
 
     one_rank(&s, 0);
     k = push(&s, 0, 0);
-    k->kind = 9;
+    k->kind = 42;
     k->step = 4;
-    expect_reject(&s, "rank 0 q0 step 4 (?): unknown task kind 9");
+    expect_reject(&s, "rank 0 q0 step 4 (?): unknown task kind 42");
 
     one_rank(&s, 0);
     k = push(&s, 0, 0);
@@ -825,6 +825,165 @@ static void test_out_of_memory(void **state)
     oom_loop(&s, NCL_ERR_SCHEDULE);
 }
 
+
+/* ---- wide accumulation: det's fp32-accumulator schedules and corruptions of them ---- */
+
+static void wide_plan(ncl_plan *p, int nranks, uint64_t count, ncl_dtype dt, ncl_op op, int inplace,
+                      uint64_t slice, uint64_t scratch)
+{
+    ncl_plan_env env;
+    memset(&env, 0, sizeof env);
+    env.slice_bytes = slice;
+    env.channels = 1;
+    env.max_queues = NCL_MAX_QUEUES;
+    env.scratch_bytes = scratch;
+    env.link_alpha_ns = 1000;
+    env.link_gbps = 20;
+    env.deterministic = 1;
+    env.wide_accumulation = 1;
+    assert_int_equal(ncl_plan_make(p, NCL_COLL_ALLREDUCE, NCL_ALGO_RING, nranks, 0, 0, count, dt, op, inplace, &env),
+                     NCL_SUCCESS);
+}
+
+/* The wide det schedule of every shape proves correct: 1..8 ranks, gather (one round) and split
+ * (many rounds, scratch small), in and out of place, sum and avg, fp16 and bf16. */
+static void test_wide_ok(void **state)
+{
+    (void)state;
+    static const int ranks[] = {1, 2, 3, 5, 8};
+    static const uint64_t counts[] = {1, 7, 1000};
+    static const struct {
+        uint64_t slice, scratch;
+    } res[] = {{1u << 20, 4u << 20}, {8, 4u << 20}, {64, 200}};
+    for (size_t ri = 0; ri < sizeof ranks / sizeof ranks[0]; ri++)
+        for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++)
+            for (size_t si = 0; si < sizeof res / sizeof res[0]; si++)
+                for (int f = 0; f < 8; f++) {
+                    ncl_plan p;
+                    wide_plan(&p, ranks[ri], counts[ci], f & 1 ? NCL_BFLOAT16 : NCL_FLOAT16,
+                              f & 2 ? NCL_AVG : NCL_SUM, f >> 2, res[si].slice, res[si].scratch);
+                    assert_int_equal(p.algo, NCL_ALGO_DET);
+                    assert_int_equal(p.wide, 1);
+                    ncl_result rc = check_src(&p, NULL);
+                    if (rc != NCL_SUCCESS)
+                        print_error("p=%d count %llu slice %llu flags %d: %s\n", ranks[ri],
+                                    (unsigned long long)counts[ci], (unsigned long long)res[si].slice, f, msg);
+                    assert_int_equal(rc, NCL_SUCCESS);
+                }
+    /* max/min and fp32 stay narrow (nothing to widen) */
+    ncl_plan p;
+    wide_plan(&p, 3, 10, NCL_FLOAT16, NCL_MAX, 0, 64, 4096);
+    assert_int_equal(p.wide, 0);
+    wide_plan(&p, 3, 10, NCL_FLOAT32, NCL_SUM, 0, 64, 4096);
+    assert_int_equal(p.wide, 0);
+}
+
+enum {
+    WC_DROP_REDUCE = 1, /* rank 1 skips its first LOCAL_REDUCE_WIDE */
+    WC_COPY_NOT_NARROW, /* rank 1 copies the accumulator's bytes out instead of rounding them */
+    WC_NARROW_MISALIGNED, /* rank 1 rounds from 2 bytes into the accumulator */
+    WC_NARROW_REDUCE,   /* rank 1 adds x_1 with a narrow LOCAL_REDUCE into the fp32 accumulator */
+    WC_NO_DIV,          /* avg: rank 1 rounds without dividing */
+    WC_NARROW_WIDE_SRC, /* rank 1 adds the accumulator (an fp32 source) as if it were x_1 */
+};
+
+typedef struct wcorrupt {
+    const ncl_plan *plan;
+    int mode, done;
+} wcorrupt;
+
+static int wide_corrupt_next(void *ud, int rank, uint32_t queue, ncl_gen *gen, ncl_task *out)
+{
+    wcorrupt *w = ud;
+    ncl_plan p = *w->plan;
+    p.rank = rank;
+    const ncl_algo_desc *d = ncl_algo_find(NCL_COLL_ALLREDUCE, NCL_ALGO_DET);
+    for (;;) {
+        if (!d->next(&p, queue, gen, out))
+            return 0;
+        if (rank != 1 || w->done)
+            return 1;
+        switch (w->mode) {
+        case WC_DROP_REDUCE:
+            if (out->kind == NCL_TASK_LOCAL_REDUCE_WIDE) {
+                w->done = 1;
+                continue;
+            }
+            break;
+        case WC_COPY_NOT_NARROW:
+            if (out->kind == NCL_TASK_LOCAL_NARROW) {
+                out->kind = NCL_TASK_LOCAL_COPY;
+                out->count = 0;
+                w->done = 1;
+            }
+            break;
+        case WC_NARROW_MISALIGNED:
+            if (out->kind == NCL_TASK_LOCAL_NARROW) {
+                out->src.off += 2;
+                w->done = 1;
+            }
+            break;
+        case WC_NARROW_REDUCE:
+            if (out->kind == NCL_TASK_LOCAL_REDUCE_WIDE) {
+                out->kind = NCL_TASK_LOCAL_REDUCE;
+                w->done = 1;
+            }
+            break;
+        case WC_NO_DIV:
+            if (out->kind == NCL_TASK_LOCAL_NARROW) {
+                out->count = 0;
+                w->done = 1;
+            }
+            break;
+        case WC_NARROW_WIDE_SRC:
+            if (out->kind == NCL_TASK_LOCAL_REDUCE_WIDE) {
+                out->src = out->dst;               /* the accumulator, fp32 */
+                out->dst.off = (2u << 20);         /* somewhere free in scratch */
+                w->done = 1;
+            }
+            break;
+        }
+        return 1;
+    }
+}
+
+static void expect_wide_reject(const ncl_plan *p, int mode, const char *needle)
+{
+    wcorrupt w = {p, mode, 0};
+    ncl_check_source src = {wide_corrupt_next, &w, p->queues};
+    ncl_result rc = check_src(p, &src);
+    if (rc != NCL_ERR_SCHEDULE || !strstr(msg, needle))
+        print_error("mode %d: expected NCL_ERR_SCHEDULE with \"%s\", got %d: %s\n", mode, needle, (int)rc, msg);
+    assert_int_equal(rc, NCL_ERR_SCHEDULE);
+    assert_non_null(strstr(msg, needle));
+    assert_int_equal(w.done, 1);
+}
+
+/* Each corruption is rejected with the rule it breaks; the uncorrupted source passes. */
+static void test_wide_rejects(void **state)
+{
+    (void)state;
+    ncl_plan p;
+    wide_plan(&p, 3, 100, NCL_FLOAT16, NCL_AVG, 0, 1u << 20, 4u << 20);
+    wcorrupt ok = {&p, 0, 0};
+    ncl_check_source src = {wide_corrupt_next, &ok, p.queues};
+    assert_int_equal(check_src(&p, &src), NCL_SUCCESS);
+    expect_wide_reject(&p, WC_DROP_REDUCE, "rank 1 RECV element 0: holds ranks {0,2} (missing 1)");
+    expect_wide_reject(&p, WC_COPY_NOT_NARROW, "holds half of an fp32 accumulator, not the result");
+    expect_wide_reject(&p, WC_NARROW_MISALIGNED, "not aligned to the 4-byte element");
+    expect_wide_reject(&p, WC_NARROW_REDUCE, "holds an fp32 accumulator (use LOCAL_REDUCE_WIDE)");
+    expect_wide_reject(&p, WC_NO_DIV, "divides by 0, expected the rank count 3 (avg)");
+    expect_wide_reject(&p, WC_NARROW_WIDE_SRC, "but it holds an fp32 accumulator");
+
+    /* the wide kinds in a plan without wide accumulation */
+    ncl_plan narrow = p;
+    narrow.wide = 0;
+    wcorrupt w = {&p, 0, 0};
+    ncl_check_source src2 = {wide_corrupt_next, &w, p.queues};
+    assert_int_equal(check_src(&narrow, &src2), NCL_ERR_SCHEDULE);
+    assert_non_null(strstr(msg, "(LOCAL_WIDEN): needs wide accumulation"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -843,6 +1002,8 @@ int main(void)
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_arguments),
         cmocka_unit_test(test_out_of_memory),
+        cmocka_unit_test(test_wide_ok),
+        cmocka_unit_test(test_wide_rejects),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

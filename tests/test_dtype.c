@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -890,10 +891,82 @@ static void test_div_floats(void **state)
     }
 }
 
+
+/* Wide accumulation kernels against plain C on every fp16 and bf16 value: widening is exact,
+ * the wide reduce is one fp32 operation, narrowing rounds once (with avg's division in fp32),
+ * from buffers that are only 2-byte aligned; non-narrow dtypes are no-ops. */
+static void test_wide_kernels(void **state)
+{
+    (void)state;
+    enum { N = 65536 };
+    uint16_t *h = malloc(N * 2 + 2), *back = malloc(N * 2 + 2);
+    unsigned char *raw = malloc(N * 4 + 8), *w = raw + 2; /* deliberately not 4-byte aligned */
+    for (int bf = 0; bf < 2; bf++) {
+        const ncl_dtype dt = bf ? NCL_BFLOAT16 : NCL_FLOAT16;
+        for (uint32_t i = 0; i < N; i++)
+            h[i] = (uint16_t)i;
+        ncl_widen_kernel(w, h, N, dt);
+        for (uint32_t i = 0; i < N; i++) {
+            float f, want = bf ? ncl_bf16_to_float(h[i]) : ncl_fp16_to_float(h[i]);
+            memcpy(&f, w + 4 * i, 4);
+            assert_memory_equal(&f, &want, 4); /* bit for bit, NaNs included */
+        }
+        /* x + x in fp32 then narrow: exact doubling unless it overflows the narrow type */
+        ncl_reduce_wide_kernel(w, h, N, dt, NCL_SUM);
+        ncl_narrow_kernel(back, w, N, dt, 0);
+        for (uint32_t i = 0; i < N; i++) {
+            float x = bf ? ncl_bf16_to_float(h[i]) : ncl_fp16_to_float(h[i]);
+            uint16_t want = bf ? ncl_float_to_bf16(x + x) : ncl_float_to_fp16(x + x);
+            assert_int_equal(back[i], want);
+        }
+        /* avg's step: (x + x) / 3 divided in fp32, rounded once */
+        ncl_narrow_kernel(back, w, N, dt, 3);
+        for (uint32_t i = 0; i < N; i++) {
+            float x = bf ? ncl_bf16_to_float(h[i]) : ncl_fp16_to_float(h[i]);
+            uint16_t want = bf ? ncl_float_to_bf16((x + x) / 3.0f) : ncl_float_to_fp16((x + x) / 3.0f);
+            assert_int_equal(back[i], want);
+        }
+    }
+    /* sums that narrow accumulation loses: 1 + 2^-11 + 2^-11 in fp16 is 1 step by step
+     * (ties to even), 1 + 2^-10 once in fp32 */
+    uint16_t one = 0x3c00u, tiny[2] = {0x1000u, 0x1000u}, out = 0;
+    float acc;
+    ncl_widen_kernel(&acc, &one, 1, NCL_FLOAT16);
+    ncl_reduce_wide_kernel(&acc, &tiny[0], 1, NCL_FLOAT16, NCL_SUM);
+    ncl_reduce_wide_kernel(&acc, &tiny[1], 1, NCL_FLOAT16, NCL_SUM);
+    ncl_narrow_kernel(&out, &acc, 1, NCL_FLOAT16, 0);
+    assert_int_equal(out, 0x3c01u);
+    uint16_t narrow = one;
+    ncl_reduce_kernel(&narrow, &tiny[0], 1, NCL_FLOAT16, NCL_SUM);
+    ncl_reduce_kernel(&narrow, &tiny[1], 1, NCL_FLOAT16, NCL_SUM);
+    assert_int_equal(narrow, 0x3c00u);
+    /* prod, max, min in fp32 */
+    uint16_t two = 0x4000u, three = 0x4200u;
+    ncl_widen_kernel(&acc, &two, 1, NCL_FLOAT16);
+    ncl_reduce_wide_kernel(&acc, &three, 1, NCL_FLOAT16, NCL_PROD);
+    assert_true(acc == 6.0f);
+    ncl_reduce_wide_kernel(&acc, &three, 1, NCL_FLOAT16, NCL_MIN);
+    assert_true(acc == 3.0f);
+    ncl_reduce_wide_kernel(&acc, &two, 1, NCL_FLOAT16, NCL_MAX);
+    assert_true(acc == 3.0f);
+    /* other dtypes: untouched */
+    acc = 5.0f;
+    out = 0x1234u;
+    ncl_widen_kernel(&acc, &one, 1, NCL_FLOAT32);
+    ncl_reduce_wide_kernel(&acc, &one, 1, NCL_INT32, NCL_SUM);
+    ncl_narrow_kernel(&out, &acc, 1, NCL_FLOAT64, 0);
+    assert_true(acc == 5.0f);
+    assert_int_equal(out, 0x1234u);
+    free(h);
+    free(back);
+    free(raw);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes_and_names),
+        cmocka_unit_test(test_wide_kernels),
         cmocka_unit_test(test_fp16_decode_and_roundtrip_all),
         cmocka_unit_test(test_fp16_rounding),
         cmocka_unit_test(test_fp16_random_floats),

@@ -322,6 +322,54 @@ static void test_local_ops(void **state)
     assert_int_equal(ncl_host_run(1, local_fn, NULL), NCL_SUCCESS);
 }
 
+
+/* ---- LOCAL_WIDEN / LOCAL_REDUCE_WIDE / LOCAL_NARROW ---------------------------------------- */
+
+/* fp16 1.0 + 3 x 2^-11 accumulated in an fp32 scratch accumulator, rounded once into recv
+ * (1.00146... is 1.5 ulp above 1: ties to even give 1 + 2^-9; step by step it would stay 1.0), avg-style division in
+ * the narrowing, the fp32 side's bounds, and a dtype the kinds do not take. */
+static ncl_result wide_fn(ncl_comm *comm, void *arg)
+{
+    (void)arg;
+    const ncl_hal *h = hal_of(comm);
+    enum { N = 64 };
+    uint16_t send[N], recv[N];
+    for (int k = 0; k < N; k++)
+        send[k] = k == 0 ? 0x3c00u : 0x1000u; /* 1.0, then 2^-11 */
+    memset(recv, 0, sizeof recv);
+    EXPECT_OK(bind(h, send, sizeof send, recv, sizeof recv));
+    /* scratch[0..8) fp32 <- send[0..2) */
+    EXPECT_OK(run_task(h, 0, reduce_task(NCL_TASK_LOCAL_WIDEN, 0, NCL_BUF_SEND, 0, NCL_BUF_SCRATCH, 0, 4,
+                                         NCL_FLOAT16, NCL_SUM)));
+    /* add send[1] three times to element 0's accumulator, then round it once */
+    for (int i = 0; i < 3; i++)
+        EXPECT_OK(run_task(h, 0, reduce_task(NCL_TASK_LOCAL_REDUCE_WIDE, 0, NCL_BUF_SEND, 2, NCL_BUF_SCRATCH, 0, 2,
+                                             NCL_FLOAT16, NCL_SUM)));
+    EXPECT_OK(run_task(h, 0, reduce_task(NCL_TASK_LOCAL_NARROW, 0, NCL_BUF_SCRATCH, 0, NCL_BUF_RECV, 0, 4,
+                                         NCL_FLOAT16, NCL_SUM)));
+    EXPECT(recv[0] == 0x3c02u && recv[1] == 0x1000u);
+    /* with the divisor (avg): (1 + 3 x 2^-11) / 4 in fp32, rounded once */
+    ncl_task nar = reduce_task(NCL_TASK_LOCAL_NARROW, 0, NCL_BUF_SCRATCH, 0, NCL_BUF_RECV, 8, 2, NCL_FLOAT16, NCL_SUM);
+    nar.count = 4;
+    EXPECT_OK(run_task(h, 1, nar));
+    EXPECT(recv[4] == 0x3402u); /* 0.25 + 3 x 2^-13 = 0.250366..., nearest fp16 0.25 + 2^-11 */
+    /* the fp32 side is twice the bytes: 4 MiB of scratch holds 1 Mi fp32, not 2 Mi */
+    ncl_task big = reduce_task(NCL_TASK_LOCAL_WIDEN, 0, NCL_BUF_SEND, 0, NCL_BUF_SCRATCH, (4u << 20) - 4, 4,
+                               NCL_FLOAT16, NCL_SUM);
+    EXPECT(ncl_hal_dma_submit(h, 2, &big) != NCL_SUCCESS);
+    ncl_task bad = reduce_task(NCL_TASK_LOCAL_WIDEN, 0, NCL_BUF_SEND, 0, NCL_BUF_SCRATCH, 0, 4, NCL_FLOAT32,
+                               NCL_SUM);
+    EXPECT(ncl_hal_dma_submit(h, 3, &bad) != NCL_SUCCESS);
+    EXPECT_OK(ncl_hal_end(h, NCL_SUCCESS));
+    return NCL_SUCCESS;
+}
+
+static void test_wide_ops(void **state)
+{
+    (void)state;
+    assert_int_equal(ncl_host_run(1, wide_fn, NULL), NCL_SUCCESS);
+}
+
 /* ---- notify counters ------------------------------------------------------------------- */
 
 static ncl_result count_fn(ncl_comm *comm, void *arg)
@@ -797,6 +845,7 @@ int main(void)
         cmocka_unit_test(test_write_lands_after_handshake),
         cmocka_unit_test(test_write_reduce),
         cmocka_unit_test(test_local_ops),
+        cmocka_unit_test(test_wide_ops),
         cmocka_unit_test(test_notify_counts),
         cmocka_unit_test(test_senders_do_not_alias),
         cmocka_unit_test(test_try_wait_short_keeps_counter),

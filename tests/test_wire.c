@@ -22,7 +22,7 @@
 
 static const uint8_t all_cmds[] = {
     NCL_WIRE_HELLO, NCL_WIRE_HELLO_ACK, NCL_WIRE_ERROR,    NCL_WIRE_WRITE, NCL_WIRE_WRITE_REDUCE, NCL_WIRE_NOTIFY,
-    NCL_WIRE_RUN,   NCL_WIRE_COUNTERS,  NCL_WIRE_SELFTEST, NCL_WIRE_STATE, NCL_WIRE_SHUTDOWN,
+    NCL_WIRE_RUN,   NCL_WIRE_COUNTERS,  NCL_WIRE_SELFTEST, NCL_WIRE_STATE, NCL_WIRE_SHUTDOWN, NCL_WIRE_ABORT,
 };
 #define NCMDS (sizeof all_cmds / sizeof all_cmds[0])
 
@@ -145,6 +145,21 @@ static ncl_wire_msg random_msg(uint64_t *rng, uint8_t cmd, uint32_t nranks, uint
         break;
     case NCL_WIRE_NOTIFY:
         m.notify = (uint8_t)(rng_next(rng) % NCL_NOTIFY_IDS);
+        if (rng_next(rng) % 2) { /* tagged (NCL_WIRE_CAP_COLL) */
+            m.call = rng_next(rng) | 1u;
+            m.coll = (uint8_t)(rng_next(rng) % NCL_COLL_COUNT);
+        }
+        break;
+    case NCL_WIRE_ABORT:
+        m.error_code = (uint32_t)rng_next(rng);
+        m.payload = store;
+        m.payload_len = body > NCL_WIRE_ERROR_TEXT_MAX ? NCL_WIRE_ERROR_TEXT_MAX : body;
+        m.done_call = rng_next(rng);
+        m.origin = (uint32_t)(rng_next(rng) % nranks);
+        if (rng_next(rng) % 4) {
+            m.call = rng_next(rng) | 1u;
+            m.coll = (uint8_t)(rng_next(rng) % NCL_COLL_COUNT);
+        }
         break;
     default: /* controller commands: opaque payload, from the controller or a rank */
         m.payload = store;
@@ -172,6 +187,10 @@ static void assert_msg_equal(const ncl_wire_msg *a, const ncl_wire_msg *b)
     assert_int_equal(a->dtype, b->dtype);
     assert_int_equal(a->op, b->op);
     assert_int_equal(a->notify, b->notify);
+    assert_true(a->call == b->call);
+    assert_int_equal(a->coll, b->coll);
+    assert_true(a->done_call == b->done_call);
+    assert_int_equal(a->origin, b->origin);
     assert_int_equal(a->error_code, b->error_code);
     assert_memory_equal(&a->hello.min_version, &b->hello.min_version, 2);
     assert_int_equal(a->hello.max_payload, b->hello.max_payload);
@@ -210,7 +229,8 @@ static void test_names(void **state)
     for (size_t i = 0; i < NCMDS; i++)
         assert_non_null(ncl_wire_cmd_name(all_cmds[i]));
     assert_null(ncl_wire_cmd_name(0));
-    assert_null(ncl_wire_cmd_name(5));
+    assert_null(ncl_wire_cmd_name(6));
+    assert_string_equal(ncl_wire_cmd_name(NCL_WIRE_ABORT), "ABORT");
     assert_string_equal(ncl_wire_cmd_name(NCL_WIRE_BYE), "BYE");
     assert_string_equal(ncl_wire_cmd_name(NCL_WIRE_WRITE_REDUCE), "WRITE_REDUCE");
 }
@@ -231,6 +251,7 @@ static void test_round_trip(void **state)
             /* Too small a buffer: refused with the size needed, nothing written past cap. */
             size_t need = 64u + (m.command == NCL_WIRE_HELLO || m.command == NCL_WIRE_HELLO_ACK ? 32u
                                  : m.command == NCL_WIRE_ERROR                                ? 4u + m.payload_len
+                                 : m.command == NCL_WIRE_ABORT                                ? 16u + m.payload_len
                                                                                               : m.payload_len);
             memset(wire, 0xA5, sizeof wire);
             assert_int_equal(ncl_wire_encode(&m, wire, need - 1, &n), NCL_WIRE_ERR_NO_SPACE);
@@ -365,7 +386,44 @@ static void test_rejections(void **state)
     mutate_expect(NCL_WIRE_ERR_BUFFER, wr12, 57, NCL_FLOAT64, 1, 1, &lim, "whole 8-byte");
     mutate_expect(NCL_WIRE_ERR_LENGTH, w, 48, 17, 8, 1, &lim, "bytes 17");
     mutate_expect(NCL_WIRE_ERR_RESERVED, w, 57, 1, 1, 1, &lim, "dtype");
-    mutate_expect(NCL_WIRE_ERR_RESERVED, nt, 40, 1, 8, 1, &lim, "buffer fields");
+    mutate_expect(NCL_WIRE_ERR_RESERVED, nt, 48, 1, 8, 1, &lim, "buffer fields");
+    /* the collective tag: NOTIFY and ABORT only, a kind only with a call number, kinds in range */
+    ncl_wire_msg ab = base_msg(NCL_WIRE_ABORT, 1, 3);
+    ab.call = 7;
+    ab.coll = NCL_COLL_BROADCAST;
+    ab.done_call = 6;
+    ab.origin = 2;
+    ab.error_code = NCL_ERR_REMOTE;
+    ab.payload = (const uint8_t *)"why";
+    ab.payload_len = 3;
+    ncl_wire_msg ntt = nt;
+    ntt.call = 7;
+    ntt.coll = NCL_COLL_REDUCE;
+    mutate_expect(NCL_WIRE_ERR_COLL, ntt, 56, NCL_COLL_COUNT, 1, 1, &lim, "coll 5");
+    mutate_expect(NCL_WIRE_ERR_COLL, ab, 56, 0xFF, 1, 1, &lim, "not a collective");
+    mutate_expect(NCL_WIRE_ERR_RESERVED, ntt, 40, 0, 8, 1, &lim, "without a call number");
+    size_t n0 = 0;
+    ncl_wire_msg tagged_write = w;
+    tagged_write.call = 3;
+    assert_int_equal(ncl_wire_encode(&tagged_write, b, sizeof b, &n0), NCL_WIRE_ERR_RESERVED);
+    ncl_wire_msg ab_none = ab;
+    ab_none.src = NCL_WIRE_RANK_NONE;
+    assert_int_equal(ncl_wire_encode(&ab_none, b, sizeof b, &n0), NCL_WIRE_ERR_RANK);
+    mutate_expect(NCL_WIRE_ERR_FLAGS, ab, 6, NCL_WIRE_FLAG_REPLY, 2, 1, &lim, "ABORT");
+    ncl_wire_msg nt_done = nt;
+    nt_done.done_call = 1; /* an ABORT field */
+    assert_int_equal(ncl_wire_encode(&nt_done, b, sizeof b, &n0), NCL_WIRE_ERR_RESERVED);
+    nt_done.done_call = 0;
+    nt_done.origin = 1;
+    assert_int_equal(ncl_wire_encode(&nt_done, b, sizeof b, &n0), NCL_WIRE_ERR_RESERVED);
+    uint8_t ag[BUF_MAX];
+    size_t alen = enc(&ab, ag);
+    put_le(ag + 12, 15, 4); /* code, origin and done_call need 16 */
+    reseal(ag, 64 + 15);
+    expect(NCL_WIRE_ERR_LENGTH, ag, 64 + 15, &lim, "need 16");
+    mutate_expect(NCL_WIRE_ERR_RANK, ab, 64 + 4, 8, 4, 1, &lim, "origin rank 8"); /* origin >= nranks */
+    mutate_expect(NCL_WIRE_ERR_RANK, ab, 64 + 4, NCL_WIRE_RANK_NONE, 4, 1, &lim, "origin must name a rank");
+    (void)alen;
     mutate_expect(NCL_WIRE_ERR_RESERVED, w, 59, 1, 1, 1, &lim, "notify");
     mutate_expect(NCL_WIRE_ERR_RESERVED, he, 64 + 2, 1, 2, 1, &lim, "reserved payload");
     mutate_expect(NCL_WIRE_ERR_HELLO, he, 64 + 0, 2, 1, 1, &lim, "2..1");
@@ -505,6 +563,14 @@ static void test_hello_agree(void **state)
     assert_int_equal(g.caps, NCL_WIRE_CAP_CONTROL);
     for (unsigned i = 0; i < NCL_WIRE_OPS_ROWS; i++)
         assert_int_equal(g.reduce_ops[i], 0);
+    /* collective tags and ABORT only when both announce them */
+    b.caps = NCL_WIRE_CAP_CONTROL | NCL_WIRE_CAP_COLL;
+    assert_int_equal(ncl_wire_hello_agree(&a, &b, &g, why, sizeof why), NCL_WIRE_OK);
+    assert_int_equal(g.caps, NCL_WIRE_CAP_CONTROL | NCL_WIRE_CAP_COLL);
+    a.caps &= ~NCL_WIRE_CAP_COLL;
+    assert_int_equal(ncl_wire_hello_agree(&a, &b, &g, why, sizeof why), NCL_WIRE_OK);
+    assert_int_equal(g.caps, NCL_WIRE_CAP_CONTROL);
+    a.caps |= NCL_WIRE_CAP_COLL;
     /* rank counts disagree */
     b.nranks = 4;
     assert_int_equal(ncl_wire_hello_agree(&a, &b, &g, why, sizeof why), NCL_WIRE_ERR_NEGOTIATION);
@@ -540,6 +606,17 @@ static size_t sample(size_t c, uint8_t *b)
         break;
     case NCL_WIRE_NOTIFY:
         m.notify = 5;
+        m.call = 42;
+        m.coll = NCL_COLL_BROADCAST;
+        break;
+    case NCL_WIRE_ABORT:
+        m.call = 9;
+        m.coll = NCL_COLL_ALLGATHER;
+        m.done_call = 8;
+        m.origin = 2;
+        m.error_code = NCL_ERR_TIMEOUT;
+        m.payload = body;
+        m.payload_len = 13;
         break;
     case NCL_WIRE_HELLO:
     case NCL_WIRE_HELLO_ACK:
@@ -744,7 +821,9 @@ static void build_corpus(void)
     ncl_wire_msg nt31 = nt;
     nt31.notify = NCL_NOTIFY_IDS - 1;
     add_msg("ok", "notify_last_id", &nt31);
-    for (size_t c = 6; c < NCMDS; c++) {
+    for (size_t c = 0; c < NCMDS; c++) {
+        if (all_cmds[c] < NCL_WIRE_RUN)
+            continue;
         ncl_wire_msg m = base_msg(all_cmds[c], NCL_WIRE_RANK_NONE, 3);
         m.payload = (const uint8_t *)"{\"opaque\":1}";
         m.payload_len = 12;
@@ -811,6 +890,37 @@ static void build_corpus(void)
     add_mut("hello", "empty_range", &he, 64, 2, 1, 1);
     add_mut("hello", "max_payload_16", &he, 68, 16, 4, 1);
     add_mut("hello", "ack_with_range", &ack, 65, 2, 1, 1);
+
+    /* collective tags and ABORT (NCL_WIRE_CAP_COLL) */
+    ncl_wire_msg ntt = nt;
+    ntt.call = 7;
+    ntt.coll = NCL_COLL_BROADCAST;
+    add_msg("ok", "notify_tagged_broadcast_7", &ntt);
+    ncl_wire_msg ab = base_msg(NCL_WIRE_ABORT, 1, 3);
+    ab.call = 7;
+    ab.coll = NCL_COLL_ALLREDUCE;
+    ab.done_call = 6;
+    ab.origin = 1;
+    ab.error_code = NCL_ERR_REMOTE;
+    ab.payload = (const uint8_t *)"rank 2 called broadcast #7 while rank 1 (this rank) called allreduce #7";
+    ab.payload_len = (uint32_t)strlen((const char *)ab.payload);
+    add_msg("ok", "abort_allreduce_7", &ab);
+    ncl_wire_msg ab0 = base_msg(NCL_WIRE_ABORT, 1, 3);
+    ab0.error_code = NCL_ERR_LINK;
+    ab0.done_call = 12;
+    ab0.origin = 1;
+    add_msg("ok", "abort_between_collectives", &ab0);
+    add_mut("coll", "notify_coll_5", &ntt, 56, NCL_COLL_COUNT, 1, 1);
+    add_mut("coll", "abort_coll_255", &ab, 56, 0xFF, 1, 1);
+    add_mut("reserved", "notify_coll_without_call", &ntt, 40, 0, 8, 1);
+    add_mut("reserved", "notify_bytes", &nt, 48, 1, 8, 1);
+    add_mut("rank", "abort_from_none", &ab, 24, NCL_WIRE_RANK_NONE, 4, 1);
+    add_mut("flags", "reply_on_abort", &ab, 6, NCL_WIRE_FLAG_REPLY, 2, 1);
+    len = enc(&ab0, b);
+    put_le(b + 12, 15, 4);
+    reseal(b, 79);
+    add("length", "abort_15", b, 79);
+    add_mut("rank", "abort_origin_9_of_8", &ab, 68, 9, 4, 1);
 }
 
 static int read_file(const char *path, uint8_t *b, size_t cap, size_t *len)

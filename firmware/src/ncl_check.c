@@ -27,7 +27,12 @@
  *   or the peer could return before the data lands.
  * - Symbolic memory: per (rank, buffer) sorted segments covering the buffer, each holding a
  *   contributor set, the input element index (`orig`) at its start, and divided/defined flags.
- *   Adjacent segments that continue each other are merged.
+ *   Adjacent segments that continue each other are merged. Wide accumulation (plan->wide):
+ *   an fp32 element covers two cells of the narrow element size, marked `wide`, with `orig`
+ *   counting half elements (2x, 2x+1 for input element x), so a wide run still continues
+ *   itself; a wide element whose halves were split (a narrow write over one of them, a copy to
+ *   an offset that is not a multiple of 4) shows as a piece boundary or an odd orig at an
+ *   element boundary and is rejected where the accumulator is next read as fp32.
  * - Deadlock: when no queue can run, a blocked wait whose peer has no other blocked queue is
  *   reported as a record that never comes; otherwise a wait-for cycle is found and printed. */
 
@@ -40,7 +45,7 @@ typedef struct seg {
     uint64_t lo, hi; /* element range [lo, hi) of the buffer */
     uint64_t orig;   /* element index in the contributors' inputs at lo (defined only) */
     uint64_t set[SET_WORDS];
-    uint8_t defined, divided;
+    uint8_t defined, divided, wide;
 } seg;
 
 typedef struct segvec {
@@ -328,7 +333,8 @@ static int seg_mergeable(const seg *a, const seg *b)
         return 0;
     if (!a->defined)
         return 1;
-    return a->divided == b->divided && b->orig == a->orig + (a->hi - a->lo) && set_eq(a->set, b->set);
+    return a->divided == b->divided && a->wide == b->wide && b->orig == a->orig + (a->hi - a->lo) &&
+           set_eq(a->set, b->set);
 }
 
 static size_t seg_find(const segvec *sv, uint64_t x)
@@ -444,14 +450,33 @@ static ncl_result sym_copy(ck *c, uint32_t t, const ncl_task *k, int sr, uint32_
     return NCL_SUCCESS;
 }
 
-/* dst[dlo, dlo+n) <- dst op src[slo, slo+n) */
-static ncl_result sym_reduce(ck *c, uint32_t t, const ncl_task *k, int sr, uint32_t sb, uint64_t slo,
-                             int dr, uint32_t db, uint64_t dlo, uint64_t n)
+/* Wide: the source pieces (cells renumbered from dlo, narrow) as fp32 elements from dlo on:
+ * each narrow cell becomes two wide cells. Fails on an fp32 source (it must be narrow). */
+static ncl_result sv_widen(ck *c, uint32_t t, const ncl_task *k, segvec *a, int sr, uint32_t sb, uint64_t slo,
+                           uint64_t dlo)
 {
-    segvec *s = &c->tmp[0], *d = &c->tmp[1], *out = &c->tmp[2];
-    if (!sv_gather(c, &mem_of(c, sr, sb)->segs, slo, slo + n, dlo, s) ||
-        !sv_gather(c, &mem_of(c, dr, db)->segs, dlo, dlo + n, dlo, d))
-        return oom(c);
+    for (size_t i = 0; i < a->n; i++) {
+        seg *x = &a->v[i];
+        if (!x->defined)
+            return undefined_read(c, t, k, sr, sb, x->lo - dlo + slo);
+        if (x->wide)
+            return task_fail(c, t, k, "reads rank %d %s element %llu as %s, but it holds an fp32 accumulator", sr,
+                             buf_names[sb], (unsigned long long)(x->lo - dlo + slo),
+                             ncl_dtype_name((ncl_dtype)k->dtype));
+        x->lo = dlo + 2 * (x->lo - dlo);
+        x->hi = dlo + 2 * (x->hi - dlo);
+        x->orig *= 2;
+        x->wide = 1;
+    }
+    return NCL_SUCCESS;
+}
+
+/* dst[dlo, dlo+n) <- dst op src, both already gathered to [dlo, dlo+n) (s, d); `wide` says
+ * which representation both sides must have. */
+static ncl_result sym_fold(ck *c, uint32_t t, const ncl_task *k, const segvec *s, const segvec *d, int sr,
+                           uint32_t sb, uint64_t slo, int dr, uint32_t db, uint64_t dlo, uint64_t n, int wide)
+{
+    segvec *out = &c->tmp[2];
     out->n = 0;
     size_t i = 0, j = 0;
     for (uint64_t x = dlo; x < dlo + n;) {
@@ -461,6 +486,15 @@ static ncl_result sym_reduce(ck *c, uint32_t t, const ncl_task *k, int sr, uint3
             return undefined_read(c, t, k, dr, db, x);
         if (!ps->defined)
             return undefined_read(c, t, k, sr, sb, x - dlo + slo);
+        if (pd->wide != wide)
+            return task_fail(c, t, k, wide ? "accumulates into rank %d %s element %llu, which is not an fp32 "
+                                             "accumulator (LOCAL_WIDEN it first)"
+                                           : "reduces into rank %d %s element %llu, which holds an fp32 "
+                                             "accumulator (use LOCAL_REDUCE_WIDE)",
+                             dr, buf_names[db], (unsigned long long)x);
+        if (ps->wide != wide)
+            return task_fail(c, t, k, "reduces rank %d %s element %llu, which holds an fp32 accumulator", sr,
+                             buf_names[sb], (unsigned long long)(x - dlo + slo));
         uint64_t so = ps->orig + (x - ps->lo), dorig = pd->orig + (x - pd->lo);
         if (so != dorig)
             return task_fail(c, t, k,
@@ -481,6 +515,7 @@ static ncl_result sym_reduce(ck *c, uint32_t t, const ncl_task *k, int sr, uint3
         r.hi = e;
         r.orig = dorig;
         r.defined = 1;
+        r.wide = (uint8_t)wide;
         for (int w = 0; w < SET_WORDS; w++)
             r.set[w] = ps->set[w] | pd->set[w];
         if (!sv_push(c, out, &r))
@@ -496,6 +531,65 @@ static ncl_result sym_reduce(ck *c, uint32_t t, const ncl_task *k, int sr, uint3
     return NCL_SUCCESS;
 }
 
+/* dst[dlo, dlo+n) <- dst op src[slo, slo+n) */
+static ncl_result sym_reduce(ck *c, uint32_t t, const ncl_task *k, int sr, uint32_t sb, uint64_t slo,
+                             int dr, uint32_t db, uint64_t dlo, uint64_t n)
+{
+    segvec *s = &c->tmp[0], *d = &c->tmp[1];
+    if (!sv_gather(c, &mem_of(c, sr, sb)->segs, slo, slo + n, dlo, s) ||
+        !sv_gather(c, &mem_of(c, dr, db)->segs, dlo, dlo + n, dlo, d))
+        return oom(c);
+    return sym_fold(c, t, k, s, d, sr, sb, slo, dr, db, dlo, n, 0);
+}
+
+/* LOCAL_WIDEN (init) or LOCAL_REDUCE_WIDE: fp32 cells [dlo, dlo+2n) <- (dst op) src[slo, slo+n) */
+static ncl_result sym_widen(ck *c, uint32_t t, const ncl_task *k, int r, uint32_t sb, uint64_t slo, uint32_t db,
+                            uint64_t dlo, uint64_t n, int init)
+{
+    segvec *s = &c->tmp[0], *d = &c->tmp[1];
+    ncl_result rc;
+    if (!sv_gather(c, &mem_of(c, r, sb)->segs, slo, slo + n, dlo, s))
+        return oom(c);
+    if ((rc = sv_widen(c, t, k, s, r, sb, slo, dlo)) != NCL_SUCCESS)
+        return rc;
+    if (init)
+        return sv_replace(c, &mem_of(c, r, db)->segs, dlo, dlo + 2 * n, s) ? NCL_SUCCESS : oom(c);
+    if (!sv_gather(c, &mem_of(c, r, db)->segs, dlo, dlo + 2 * n, dlo, d))
+        return oom(c);
+    return sym_fold(c, t, k, s, d, r, sb, slo, r, db, dlo, 2 * n, 1);
+}
+
+/* LOCAL_NARROW: dst[dlo, dlo+n) <- fp32 cells [slo, slo+2n), divided once when div. Every
+ * fp32 element must be whole: pieces start and end on element boundaries with even orig. */
+static ncl_result sym_narrow(ck *c, uint32_t t, const ncl_task *k, int r, uint32_t sb, uint64_t slo, uint32_t db,
+                             uint64_t dlo, uint64_t n, int div)
+{
+    segvec *a = &c->tmp[0];
+    if (!sv_gather(c, &mem_of(c, r, sb)->segs, slo, slo + 2 * n, 0, a))
+        return oom(c);
+    for (size_t i = 0; i < a->n; i++) {
+        seg *x = &a->v[i];
+        if (!x->defined)
+            return undefined_read(c, t, k, r, sb, slo + x->lo);
+        if (!x->wide)
+            return task_fail(c, t, k, "rounds rank %d %s element %llu, which is not an fp32 accumulator", r,
+                             buf_names[sb], (unsigned long long)(slo + x->lo));
+        if (x->lo % 2 || x->hi % 2 || x->orig % 2)
+            return task_fail(c, t, k, "rounds rank %d %s [%llu,+2): an fp32 element whose halves differ (half "
+                             "of it was overwritten or it is not 4-byte aligned)", r, buf_names[sb],
+                             (unsigned long long)(slo + (x->lo % 2 ? x->lo - 1 : x->hi - 1)));
+        if (div && x->divided)
+            return task_fail(c, t, k, "rank %d %s element %llu divided twice (avg)", r, buf_names[sb],
+                             (unsigned long long)(slo + x->lo));
+        x->lo = dlo + x->lo / 2;
+        x->hi = dlo + x->hi / 2;
+        x->orig /= 2;
+        x->wide = 0;
+        x->divided |= (uint8_t)div;
+    }
+    return sv_replace(c, &mem_of(c, r, db)->segs, dlo, dlo + n, a) ? NCL_SUCCESS : oom(c);
+}
+
 static ncl_result sym_div(ck *c, uint32_t t, const ncl_task *k, int r, uint32_t b, uint64_t lo, uint64_t n)
 {
     segvec *a = &c->tmp[0];
@@ -507,6 +601,10 @@ static ncl_result sym_div(ck *c, uint32_t t, const ncl_task *k, int r, uint32_t 
         if (a->v[i].divided)
             return task_fail(c, t, k, "rank %d %s element %llu divided twice (avg)", r, buf_names[b],
                              (unsigned long long)a->v[i].lo);
+        if (a->v[i].wide)
+            return task_fail(c, t, k, "divides rank %d %s element %llu, an fp32 accumulator, as %s (LOCAL_NARROW "
+                             "divides it)", r, buf_names[b], (unsigned long long)a->v[i].lo,
+                             ncl_dtype_name((ncl_dtype)k->dtype));
         a->v[i].divided = 1;
     }
     if (!sv_replace(c, &mem_of(c, r, b)->segs, lo, lo + n, a))
@@ -918,20 +1016,60 @@ static ncl_result do_wait(ck *c, uint32_t t, const ncl_task *k, int *blocked)
 
 /* ---- tasks ---- */
 
-static ncl_result check_region(ck *c, uint32_t t, const ncl_task *k, const char *what, int rank, ncl_ref ref)
+/* ref [off, off + bytes) inside the buffer and aligned to es (the element, or 4 for fp32). */
+static ncl_result check_region_n(ck *c, uint32_t t, const ncl_task *k, const char *what, int rank, ncl_ref ref,
+                                 uint64_t bytes, uint64_t es)
 {
-    uint64_t es = c->esize;
     if (ref.buf >= NCL_BUF_COUNT)
         return task_fail(c, t, k, "%s names unknown buffer %u", what, ref.buf);
     uint64_t size = mem_of(c, rank, ref.buf)->bytes;
-    if (ref.off % es || k->bytes % es)
+    if (ref.off % es || bytes % es)
         return task_fail(c, t, k, "%s region %s [%llu,+%llu) not aligned to the %llu-byte element", what,
-                         buf_names[ref.buf], (unsigned long long)ref.off, (unsigned long long)k->bytes,
+                         buf_names[ref.buf], (unsigned long long)ref.off, (unsigned long long)bytes,
                          (unsigned long long)es);
-    if (ref.off > size || k->bytes > size - ref.off)
+    if (ref.off > size || bytes > size - ref.off)
         return task_fail(c, t, k, "%s region %s [%llu,+%llu) out of bounds (rank %d %s holds %llu bytes)",
-                         what, buf_names[ref.buf], (unsigned long long)ref.off, (unsigned long long)k->bytes,
+                         what, buf_names[ref.buf], (unsigned long long)ref.off, (unsigned long long)bytes,
                          rank, buf_names[ref.buf], (unsigned long long)size);
+    return NCL_SUCCESS;
+}
+
+static ncl_result check_region(ck *c, uint32_t t, const ncl_task *k, const char *what, int rank, ncl_ref ref)
+{
+    return check_region_n(c, t, k, what, rank, ref, k->bytes, c->esize);
+}
+
+/* The wide kinds: only in a wide plan, with its dtype and op, fp32 sides 4-byte aligned. */
+static ncl_result validate_wide(ck *c, uint32_t t, const ncl_task *k)
+{
+    const ncl_plan *p = c->plan;
+    int r = t_rank(c, t);
+    ncl_result rc;
+    if (!p->wide || c->esize != 2)
+        return task_fail(c, t, k, "needs wide accumulation (fp16/bf16 det allreduce with wide_accumulation), "
+                         "which this %s %s plan does not use", ncl_dtype_name((ncl_dtype)p->dtype),
+                         ncl_op_name((ncl_op)p->op));
+    if (k->dtype != p->dtype)
+        return task_fail(c, t, k, "converts dtype %u, the plan has dtype %u", k->dtype, p->dtype);
+    if (k->kind == NCL_TASK_LOCAL_REDUCE_WIDE && k->op != p->op)
+        return task_fail(c, t, k, "reduces with op %u, the plan has op %u%s", k->op, p->op,
+                         p->avg ? " (avg reduces with SUM)" : "");
+    if (k->kind == NCL_TASK_LOCAL_NARROW && (p->avg ? k->count != (uint32_t)c->nranks : k->count > 1))
+        return task_fail(c, t, k, p->avg ? "divides by %u, expected the rank count %d (avg)"
+                                         : "divides by %u although the op is not avg (%d ranks)",
+                         k->count, c->nranks);
+    if (k->bytes == 0)
+        return NCL_SUCCESS;
+    if (k->dst.buf == NCL_BUF_SEND)
+        return task_fail(c, t, k, "writes into rank %d SEND, which is read only", r);
+    uint64_t sb = ncl_task_src_bytes(k), db = ncl_task_dst_bytes(k);
+    if ((rc = check_region_n(c, t, k, "src", r, k->src, sb, k->kind == NCL_TASK_LOCAL_NARROW ? 4 : 2)) !=
+            NCL_SUCCESS ||
+        (rc = check_region_n(c, t, k, "dst", r, k->dst, db, k->kind == NCL_TASK_LOCAL_NARROW ? 2 : 4)) != NCL_SUCCESS)
+        return rc;
+    if (k->src.buf == k->dst.buf && k->src.off < k->dst.off + db && k->dst.off < k->src.off + sb)
+        return task_fail(c, t, k, "src %s +%llu and dst +%llu overlap", buf_names[k->src.buf],
+                         (unsigned long long)k->src.off, (unsigned long long)k->dst.off);
     return NCL_SUCCESS;
 }
 
@@ -989,6 +1127,10 @@ static ncl_result validate(ck *c, uint32_t t, const ncl_task *k)
                              (unsigned long long)k->src.off, (unsigned long long)k->dst.off);
         return NCL_SUCCESS;
     }
+    case NCL_TASK_LOCAL_WIDEN:
+    case NCL_TASK_LOCAL_REDUCE_WIDE:
+    case NCL_TASK_LOCAL_NARROW:
+        return validate_wide(c, t, k);
     case NCL_TASK_NOTIFY_RECORD:
     case NCL_TASK_NOTIFY_WAIT:
         if (k->peer < 0 || k->peer >= c->nranks)
@@ -1013,9 +1155,10 @@ static ncl_result do_data(ck *c, uint32_t t, const ncl_task *k)
     ncl_result rc;
     touch(c, t);
     if (k->kind != NCL_TASK_LOCAL_DIV &&
-        (rc = race_check(c, t, k, r, k->src.buf, k->src.off, k->src.off + k->bytes, 0)) != NCL_SUCCESS)
+        (rc = race_check(c, t, k, r, k->src.buf, k->src.off, k->src.off + ncl_task_src_bytes(k), 0)) != NCL_SUCCESS)
         return rc;
-    if ((rc = race_check(c, t, k, dr, k->dst.buf, k->dst.off, k->dst.off + k->bytes, 1)) != NCL_SUCCESS)
+    if ((rc = race_check(c, t, k, dr, k->dst.buf, k->dst.off, k->dst.off + ncl_task_dst_bytes(k), 1)) !=
+        NCL_SUCCESS)
         return rc;
     if (remote) {
         /* the destination must have told us (directly or transitively) that it is ready */
@@ -1038,6 +1181,12 @@ static ncl_result do_data(ck *c, uint32_t t, const ncl_task *k)
     case NCL_TASK_WRITE_REDUCE:
     case NCL_TASK_LOCAL_REDUCE:
         return sym_reduce(c, t, k, r, k->src.buf, k->src.off / es, dr, k->dst.buf, k->dst.off / es, n);
+    case NCL_TASK_LOCAL_WIDEN:
+    case NCL_TASK_LOCAL_REDUCE_WIDE:
+        return sym_widen(c, t, k, r, k->src.buf, k->src.off / es, k->dst.buf, k->dst.off / es, n,
+                         k->kind == NCL_TASK_LOCAL_WIDEN);
+    case NCL_TASK_LOCAL_NARROW:
+        return sym_narrow(c, t, k, r, k->src.buf, k->src.off / es, k->dst.buf, k->dst.off / es, n, k->count > 1);
     default:
         return sym_div(c, t, k, r, k->dst.buf, k->dst.off / es, n);
     }
@@ -1291,6 +1440,9 @@ static ncl_result check_result(ck *c)
             if (!s->defined)
                 return fail(c, NCL_ERR_SCHEDULE, "rank %d %s element %llu: never written, expected %s", r, bn, el,
                             exp);
+            if (s->wide)
+                return fail(c, NCL_ERR_SCHEDULE, "rank %d %s element %llu: holds half of an fp32 accumulator, not "
+                            "the result (no LOCAL_NARROW)", r, bn, el);
             if (!set_eq(s->set, want)) {
                 uint64_t miss[SET_WORDS], extra[SET_WORDS];
                 int any_miss = 0, any_extra = 0;

@@ -26,6 +26,12 @@ ncl_result ncl_comm_create(ncl_comm **out, int nranks, int rank, const ncl_hal *
         return rc;
     if (caps.max_queues < 1 || caps.buf_align < 1)
         return NCL_ERR_BACKEND;
+    /* wide accumulation is a refinement of the det order: alone it would mean nothing. A
+     * backend that cannot run the wide task kinds must say so now, not compute narrow sums. */
+    if (cfg->wide_accumulation && !cfg->deterministic)
+        return NCL_ERR_INVALID_ARGUMENT;
+    if (cfg->wide_accumulation && !(caps.features & NCL_HAL_FEAT_WIDE))
+        return NCL_ERR_UNSUPPORTED;
     if ((cfg->ring_count != 0) != (cfg->rings != NULL) || cfg->ring_count > NCL_MAX_QUEUES ||
         (cfg->cost_count != 0) != (cfg->costs != NULL) || cfg->cost_count > NCL_MAX_COSTS ||
         (cfg->ring_weights != NULL && cfg->rings == NULL))

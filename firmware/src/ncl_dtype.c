@@ -424,3 +424,77 @@ void ncl_div_kernel(void *dst, uint64_t count, ncl_dtype dtype, uint32_t divisor
         break;
     }
 }
+
+/* ---- wide accumulation -----------------------------------------------------------------------
+ * fp16/bf16 sums accumulated in fp32 and rounded once: a p-rank sum makes p-1 fp32 roundings
+ * (24-bit significand) and one narrow rounding, instead of p-1 narrow roundings. The fp32
+ * accumulator lives in scratch; memcpy loads/stores keep these loops free of alignment
+ * assumptions (the compiler turns them into plain moves). */
+
+static inline float wide_load(const unsigned char *w, uint64_t i)
+{
+    float f;
+    memcpy(&f, w + 4 * i, sizeof f);
+    return f;
+}
+
+static inline void wide_store(unsigned char *w, uint64_t i, float f)
+{
+    memcpy(w + 4 * i, &f, sizeof f);
+}
+
+static inline uint16_t narrow_load(const unsigned char *s, uint64_t i)
+{
+    uint16_t h;
+    memcpy(&h, s + 2 * i, sizeof h);
+    return h;
+}
+
+static inline float narrow_val(uint16_t h, int bf) { return bf ? bf16_val(h) : f16_val(h); }
+
+void ncl_widen_kernel(void *wide, const void *src, uint64_t count, ncl_dtype narrow)
+{
+    if (narrow != NCL_FLOAT16 && narrow != NCL_BFLOAT16)
+        return;
+    const int bf = narrow == NCL_BFLOAT16;
+    unsigned char *w = wide;
+    const unsigned char *s = src;
+    for (uint64_t i = 0; i < count; i++)
+        wide_store(w, i, narrow_val(narrow_load(s, i), bf));
+}
+
+void ncl_reduce_wide_kernel(void *wide, const void *src, uint64_t count, ncl_dtype narrow, ncl_op op)
+{
+    if (narrow != NCL_FLOAT16 && narrow != NCL_BFLOAT16)
+        return;
+    const int bf = narrow == NCL_BFLOAT16;
+    unsigned char *w = wide;
+    const unsigned char *s = src;
+    for (uint64_t i = 0; i < count; i++) {
+        float a = wide_load(w, i), b = narrow_val(narrow_load(s, i), bf), r;
+        switch (op) {
+        case NCL_PROD: r = mul_f32(a, b); break;
+        case NCL_MAX: r = max_f32(a, b); break;
+        case NCL_MIN: r = min_f32(a, b); break;
+        default: r = add_f32(a, b); break; /* SUM, AVG */
+        }
+        wide_store(w, i, r);
+    }
+}
+
+void ncl_narrow_kernel(void *dst, const void *wide, uint64_t count, ncl_dtype narrow, uint32_t divisor)
+{
+    if (narrow != NCL_FLOAT16 && narrow != NCL_BFLOAT16)
+        return;
+    const int bf = narrow == NCL_BFLOAT16;
+    const float fdiv = (float)(divisor > 1u ? divisor : 1u);
+    unsigned char *d = dst;
+    const unsigned char *w = wide;
+    for (uint64_t i = 0; i < count; i++) {
+        float v = wide_load(w, i);
+        if (divisor > 1u)
+            v = v / fdiv;
+        uint16_t h = bf ? bf16_of(v) : f16_of(v);
+        memcpy(d + 2 * i, &h, sizeof h);
+    }
+}

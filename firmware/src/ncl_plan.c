@@ -189,6 +189,10 @@ ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nrank
     if (!d)
         return NCL_ERR_UNSUPPORTED;
     plan->algo = (uint8_t)algo;
+    /* wide accumulation changes the bits of sums and products only: max/min are exact in the
+     * narrow type, and fp32 and wider types already accumulate in their own precision */
+    plan->wide = env->wide_accumulation && algo == NCL_ALGO_DET &&
+                 (dtype == NCL_FLOAT16 || dtype == NCL_BFLOAT16) && plan->op != NCL_MAX && plan->op != NCL_MIN;
     /* a pipeline's segment count follows the cost table's view of its hops when there is one
      * (the slowest link of the chain, not the nominal one); the table's beta is per byte of the
      * whole buffer, one chain carries 1/chain_div of it (default: a channel's share) */

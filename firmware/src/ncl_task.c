@@ -7,6 +7,7 @@ const char *ncl_task_kind_name(uint32_t kind)
 {
     static const char *const names[NCL_TASK_KIND_COUNT] = {
         "WRITE", "WRITE_REDUCE", "LOCAL_COPY", "LOCAL_REDUCE", "LOCAL_DIV", "NOTIFY_RECORD", "NOTIFY_WAIT",
+        "LOCAL_WIDEN", "LOCAL_REDUCE_WIDE", "LOCAL_NARROW",
     };
     return kind < NCL_TASK_KIND_COUNT ? names[kind] : "?";
 }

@@ -35,8 +35,9 @@ enum { H_MIN = 0, H_MAX = 1, H_RESERVED = 2, H_MAX_PAYLOAD = 4, H_NRANKS = 8, H_
 /* Ops that travel: AVG never does (it is SUM followed by a local division). */
 #define WIRE_OPS_KNOWN ((uint8_t)((1u << NCL_AVG) - 1u))
 #define ERROR_CODE_LEN 4u
+#define ABORT_FIXED_LEN 16u /* u32 code, u32 origin, u64 done_call, then the reason */
 
-typedef enum kind { K_HELLO, K_ERROR, K_WRITE, K_REDUCE, K_NOTIFY, K_CONTROL, K_BYE } kind;
+typedef enum kind { K_HELLO, K_ERROR, K_WRITE, K_REDUCE, K_NOTIFY, K_CONTROL, K_BYE, K_ABORT } kind;
 
 typedef struct cmd_spec {
     uint8_t cmd;
@@ -50,6 +51,7 @@ static const cmd_spec specs[] = {
     { NCL_WIRE_HELLO_ACK, K_HELLO, NCL_WIRE_FLAG_REPLY, NCL_WIRE_FLAG_REPLY, "HELLO_ACK" },
     { NCL_WIRE_ERROR, K_ERROR, NCL_WIRE_FLAG_REPLY, 0, "ERROR" },
     { NCL_WIRE_BYE, K_BYE, 0, 0, "BYE" },
+    { NCL_WIRE_ABORT, K_ABORT, 0, 0, "ABORT" },
     { NCL_WIRE_WRITE, K_WRITE, 0, 0, "WRITE" },
     { NCL_WIRE_WRITE_REDUCE, K_REDUCE, 0, 0, "WRITE_REDUCE" },
     { NCL_WIRE_NOTIFY, K_NOTIFY, 0, 0, "NOTIFY" },
@@ -283,7 +285,8 @@ static ncl_wire_result check_fields(const ncl_wire_msg *m, const ncl_wire_limits
 
     /* Link traffic names two real ranks; HELLO, ERROR and the controller may come before ranks
      * are known or from the controller, which is no rank. */
-    int ranks_needed = s->kind == K_WRITE || s->kind == K_REDUCE || s->kind == K_NOTIFY || s->kind == K_BYE;
+    int ranks_needed = s->kind == K_WRITE || s->kind == K_REDUCE || s->kind == K_NOTIFY || s->kind == K_BYE ||
+                       s->kind == K_ABORT;
     if ((r = check_rank("src", m->src, !ranks_needed, lim, s, why, why_len)) != NCL_WIRE_OK)
         return r;
     if ((r = check_rank("dst", m->dst, !ranks_needed, lim, s, why, why_len)) != NCL_WIRE_OK)
@@ -301,6 +304,21 @@ static ncl_wire_result check_fields(const ncl_wire_msg *m, const ncl_wire_limits
                       (unsigned)m->dtype, (unsigned)m->op);
     if (s->kind != K_NOTIFY && m->notify)
         return reject(why, why_len, NCL_WIRE_ERR_RESERVED, "%s: notify id %u must be 0", s->name, (unsigned)m->notify);
+    /* The collective tag (NCL_WIRE_CAP_COLL) travels on NOTIFY and ABORT only. */
+    if (s->kind != K_NOTIFY && s->kind != K_ABORT && (m->call || m->coll))
+        return reject(why, why_len, NCL_WIRE_ERR_RESERVED, "%s: collective tag (call %llu, coll %u) must be 0",
+                      s->name, (ull)m->call, (unsigned)m->coll);
+    if (s->kind != K_ABORT && (m->done_call || m->origin))
+        return reject(why, why_len, NCL_WIRE_ERR_RESERVED, "%s: done_call %llu / origin %u must be 0", s->name,
+                      (ull)m->done_call, (unsigned)m->origin);
+    if (s->kind == K_ABORT && (r = check_rank("origin", m->origin, 0, lim, s, why, why_len)) != NCL_WIRE_OK)
+        return r;
+    if (!m->call && m->coll)
+        return reject(why, why_len, NCL_WIRE_ERR_RESERVED, "%s: coll %u without a call number (untagged: both 0)",
+                      s->name, (unsigned)m->coll);
+    if (m->coll >= NCL_COLL_COUNT)
+        return reject(why, why_len, NCL_WIRE_ERR_COLL, "%s: coll %u is not a collective (< %u)", s->name,
+                      (unsigned)m->coll, (unsigned)NCL_COLL_COUNT);
 
     switch ((kind)s->kind) {
     case K_HELLO:
@@ -322,8 +340,9 @@ static ncl_wire_result check_fields(const ncl_wire_msg *m, const ncl_wire_limits
                           (unsigned)NCL_NOTIFY_IDS);
         return NCL_WIRE_OK;
     case K_ERROR:
+    case K_ABORT:
         if (m->payload_len > NCL_WIRE_ERROR_TEXT_MAX)
-            return reject(why, why_len, NCL_WIRE_ERR_LENGTH, "ERROR: text of %u bytes, at most %u",
+            return reject(why, why_len, NCL_WIRE_ERR_LENGTH, "%s: text of %u bytes, at most %u", s->name,
                           (unsigned)m->payload_len, (unsigned)NCL_WIRE_ERROR_TEXT_MAX);
         return NCL_WIRE_OK;
     case K_CONTROL:
@@ -372,6 +391,8 @@ static uint64_t wire_payload_len(const ncl_wire_msg *m, const cmd_spec *s)
         return 0;
     case K_ERROR:
         return ERROR_CODE_LEN + (uint64_t)m->payload_len;
+    case K_ABORT:
+        return ABORT_FIXED_LEN + (uint64_t)m->payload_len;
     default:
         return m->payload_len;
     }
@@ -422,6 +443,10 @@ ncl_wire_result ncl_wire_encode(const ncl_wire_msg *msg, void *buf, size_t cap, 
     p[OFF_DTYPE] = msg->dtype;
     p[OFF_OP] = msg->op;
     p[OFF_NOTIFY] = msg->notify;
+    if (s->kind == K_NOTIFY || s->kind == K_ABORT) { /* off and buf are 0 for these: their slots carry the tag */
+        wr64(p + OFF_OFF, msg->call);
+        p[OFF_BUF] = msg->coll;
+    }
 
     uint8_t *body = p + NCL_WIRE_HDR_LEN;
     switch ((kind)s->kind) {
@@ -440,6 +465,13 @@ ncl_wire_result ncl_wire_encode(const ncl_wire_msg *msg, void *buf, size_t cap, 
         wr32(body, msg->error_code);
         if (msg->payload_len)
             memcpy(body + ERROR_CODE_LEN, msg->payload, msg->payload_len);
+        break;
+    case K_ABORT:
+        wr32(body, msg->error_code);
+        wr32(body + 4, msg->origin);
+        wr64(body + 8, msg->done_call);
+        if (msg->payload_len)
+            memcpy(body + ABORT_FIXED_LEN, msg->payload, msg->payload_len);
         break;
     case K_NOTIFY:
     case K_BYE:
@@ -530,6 +562,12 @@ ncl_wire_result ncl_wire_decode(const void *buf, size_t len, const ncl_wire_limi
     msg->dtype = p[OFF_DTYPE];
     msg->op = p[OFF_OP];
     msg->notify = p[OFF_NOTIFY];
+    if (s->kind == K_NOTIFY || s->kind == K_ABORT) {
+        msg->call = msg->off;
+        msg->coll = msg->buf;
+        msg->off = 0;
+        msg->buf = 0;
+    }
 
     switch ((kind)s->kind) {
     case K_HELLO:
@@ -558,6 +596,17 @@ ncl_wire_result ncl_wire_decode(const void *buf, size_t len, const ncl_wire_limi
         msg->error_code = rd32(body);
         msg->payload = body + ERROR_CODE_LEN;
         msg->payload_len = plen - ERROR_CODE_LEN;
+        break;
+    case K_ABORT:
+        if (plen < ABORT_FIXED_LEN)
+            return reject(why, why_len, NCL_WIRE_ERR_LENGTH,
+                          "ABORT: payload %u bytes, code, origin and done_call need %u", (unsigned)plen,
+                          (unsigned)ABORT_FIXED_LEN);
+        msg->error_code = rd32(body);
+        msg->origin = rd32(body + 4);
+        msg->done_call = rd64(body + 8);
+        msg->payload = body + ABORT_FIXED_LEN;
+        msg->payload_len = plen - ABORT_FIXED_LEN;
         break;
     default:
         msg->payload = body;
@@ -608,7 +657,7 @@ ncl_wire_result ncl_wire_hello_agree(const ncl_wire_hello *mine, const ncl_wire_
 static const char *const result_names[NCL_WIRE_RESULT_COUNT] = {
     "ok", "truncated_header", "truncated_payload", "trailing_bytes", "oversized", "bad_magic", "version",
     "unknown_command", "flags", "header_length", "checksum", "rank", "dtype", "op", "notify_id", "buffer",
-    "length", "reserved", "hello", "negotiation", "no_space", "argument",
+    "length", "reserved", "hello", "negotiation", "no_space", "argument", "coll",
 };
 
 static const char *const result_texts[NCL_WIRE_RESULT_COUNT] = {
@@ -629,12 +678,13 @@ static const char *const result_texts[NCL_WIRE_RESULT_COUNT] = {
     "notify id out of range: ids are below NCL_NOTIFY_IDS",
     "buffer out of range: only RECV and SCRATCH are writable, off + bytes must not overflow, "
     "reduce payloads must be whole elements",
-    "payload length invalid for the command (HELLO 32, NOTIFY 0, ERROR 4..260, data = bytes)",
+    "payload length invalid for the command (HELLO 32, NOTIFY 0, ERROR 4..260, ABORT 16..272, data = bytes)",
     "reserved field not zero: the sender uses a feature not agreed in HELLO",
     "invalid HELLO: empty version range or max_payload below 32 bytes",
     "negotiation failed: no common protocol version, or the peers disagree on the rank count",
     "buffer too small: encode again into *out_len bytes",
     "invalid argument: a NULL pointer was passed",
+    "collective out of range: a NOTIFY or ABORT tag names a collective kind that does not exist",
 };
 
 const char *ncl_wire_result_name(ncl_wire_result r)

@@ -2,19 +2,42 @@
 #include "model/cluster.hpp"
 
 #include <cstdlib>
+#include <cstring>
 
 #include <systemc>
+
+#include <ncl/ncl_dtype.h>
 
 namespace model {
 
 Cluster::Cluster(const rs_topology_spec &topo, rs_fidelity fidelity, const rs_device_params &device,
                  bool payload, uint64_t scratch_bytes)
-    : net_(new Network(topo, fidelity))
+    : net_(new Network(topo, fidelity)), payload_(payload)
 {
     int p = topo.nranks;
     ranks_.resize((size_t)p);
     npus_.resize((size_t)p);
+    rtl_fault_.resize((size_t)p);
+    bool mixed = false;
+    if (device.fidelity == RS_DEVICE_RTL) {
+        std::vector<uint8_t> rtl((size_t)p, 1);
+        for (int r = 0; r < p && device.rtl_ranks; r++)
+            rtl[r] = r < 64 && (device.rtl_ranks >> r & 1);
+        for (uint8_t x : rtl)
+            mixed |= x == 0;
+        rtl_.reset(new RtlDomain(*net_, rtl, device.rtl_clock, device.memory_bytes, scratch_bytes, wake, this, &npus_));
+    }
     for (int r = 0; r < p; r++) {
+        if (is_rtl(r)) {
+            // mixed: an Npu stands in for the RTL rank towards the SystemC ranks (their writes and
+            // records reach the block through it; no scratch: see RtlDomain::set_proxy)
+            if (mixed) {
+                proxies_.emplace_back(new Npu(r, *net_, device, payload, 0, npus_, RtlDomain::proxy_wake, rtl_.get()));
+                npus_[r] = proxies_.back().get();
+                rtl_->set_proxy(r, npus_[r]);
+            }
+            continue;
+        }
         ranks_[r].npu.reset(new Npu(r, *net_, device, payload, scratch_bytes, npus_, wake, this));
         npus_[r] = ranks_[r].npu.get();
     }
@@ -35,6 +58,17 @@ ncl_result Cluster::connect(const ncl_config &config, const HalWrap &wrap)
     }
     timeout_ns_ = cfg.timeout_ns;
     for (int r = 0; r < nranks(); r++) {
+        if (is_rtl(r)) { // bring the block up (register accesses clock it), then its mmio HAL
+            ncl_result rc = rtl_->init(r);
+            if (rc != NCL_SUCCESS) {
+                rtl_fault_[r] = ncl_mmio_last_error(rtl_->mmio(r));
+                return rc;
+            }
+            rc = ncl_comm_create(&ranks_[r].comm, nranks(), r, rtl_->hal(r), &cfg);
+            if (rc != NCL_SUCCESS)
+                return rc;
+            continue;
+        }
         ncl_hal hal = wrap ? wrap(r, *ranks_[r].npu) : ranks_[r].npu->hal();
         ncl_result rc = ncl_comm_create(&ranks_[r].comm, nranks(), r, &hal, &cfg);
         if (rc != NCL_SUCCESS)
@@ -75,17 +109,80 @@ void Cluster::fail(int rank, ncl_result rc)
         failed_rank_ = rank, failed_rc_ = rc;
 }
 
+std::string Cluster::device_fault(int rank)
+{
+    if (!is_rtl(rank))
+        return ranks_[rank].npu->fault();
+    if (!rtl_fault_[rank].empty())
+        return rtl_fault_[rank];
+    return rtl_->mmio(rank) ? ncl_mmio_last_error(rtl_->mmio(rank)) : "";
+}
+
+// An RTL rank works on device addresses (the mmio backend's symmetric convention): the host
+// buffers set_buffers gave are copied into its memory before the calls (in) and the result
+// back out after them. Out of place: SEND and RECV of the layout; in place (the buffers
+// overlap, NCCL's rules) the whole region sits at RECV with the same offsets, so every rank
+// names the same RECV address.
+void Cluster::rtl_map(int rank, bool in)
+{
+    Rank &r = ranks_[rank];
+    const Collective &c = call_;
+    const RtlDomain::Layout &lay = rtl_->layout();
+    uint64_t es = ncl_dtype_size(c.dt), p = (uint64_t)nranks();
+    uint64_t in_bytes = (c.coll == NCL_COLL_REDUCE_SCATTER ? c.count * p : c.count) * es;
+    uint64_t out_bytes = (c.coll == NCL_COLL_ALLGATHER ? c.count * p : c.count) * es;
+    uintptr_t s = (uintptr_t)r.send, d = (uintptr_t)r.recv;
+    bool inplace = s && d && s < d + out_bytes && d < s + in_bytes;
+    uint8_t *mem = rtl_->mem(rank);
+    if (in) {
+        rtl_fault_[rank].clear();
+        if (inplace) {
+            uintptr_t base = s < d ? s : d, end = s + in_bytes > d + out_bytes ? s + in_bytes : d + out_bytes;
+            r.dev_send = (const void *)(uintptr_t)(lay.recv + (s - base));
+            r.dev_recv = (void *)(uintptr_t)(lay.recv + (d - base));
+            if (end - base > lay.buf_bytes)
+                rtl_fault_[rank] = "the call needs " + std::to_string(end - base) + " B of device memory at RECV, device.memory leaves " +
+                                   std::to_string(lay.buf_bytes) + " B";
+            else if (payload_)
+                std::memcpy(mem + lay.recv, (const void *)base, end - base);
+        } else {
+            r.dev_send = (const void *)(uintptr_t)lay.send;
+            r.dev_recv = (void *)(uintptr_t)lay.recv;
+            if (in_bytes > lay.buf_bytes || out_bytes > lay.buf_bytes)
+                rtl_fault_[rank] = "the call needs " + std::to_string(in_bytes > out_bytes ? in_bytes : out_bytes) +
+                                   " B buffers, device.memory leaves " + std::to_string(lay.buf_bytes) + " B each";
+            else if (payload_) {
+                if (s)
+                    std::memcpy(mem + lay.send, (const void *)s, in_bytes);
+                if (d) // the host's poisoned output: results never written show as #wrong
+                    std::memcpy(mem + lay.recv, (const void *)d, out_bytes);
+            }
+        }
+        return;
+    }
+    if (payload_ && d && rtl_fault_[rank].empty())
+        std::memcpy((void *)d, mem + (uintptr_t)r.dev_recv, out_bytes);
+}
+
 void Cluster::start(int rank)
 {
     Rank &r = ranks_[rank];
     const Collective &c = call_;
     ncl_result rc = NCL_ERR_INTERNAL;
+    const void *send = r.send;
+    void *recv = r.recv;
+    if (is_rtl(rank)) {
+        if (!rtl_fault_[rank].empty())
+            return fail(rank, NCL_ERR_INVALID_ARGUMENT);
+        send = r.dev_send;
+        recv = r.dev_recv;
+    }
     switch (c.coll) {
-    case NCL_COLL_ALLREDUCE: rc = ncl_allreduce_start(r.send, r.recv, c.count, c.dt, c.op, r.comm); break;
-    case NCL_COLL_BROADCAST: rc = ncl_broadcast_start(r.send, r.recv, c.count, c.dt, c.root, r.comm); break;
-    case NCL_COLL_REDUCE: rc = ncl_reduce_start(r.send, r.recv, c.count, c.dt, c.op, c.root, r.comm); break;
-    case NCL_COLL_REDUCE_SCATTER: rc = ncl_reduce_scatter_start(r.send, r.recv, c.count, c.dt, c.op, r.comm); break;
-    case NCL_COLL_ALLGATHER: rc = ncl_allgather_start(r.send, r.recv, c.count, c.dt, r.comm); break;
+    case NCL_COLL_ALLREDUCE: rc = ncl_allreduce_start(send, recv, c.count, c.dt, c.op, r.comm); break;
+    case NCL_COLL_BROADCAST: rc = ncl_broadcast_start(send, recv, c.count, c.dt, c.root, r.comm); break;
+    case NCL_COLL_REDUCE: rc = ncl_reduce_start(send, recv, c.count, c.dt, c.op, c.root, r.comm); break;
+    case NCL_COLL_REDUCE_SCATTER: rc = ncl_reduce_scatter_start(send, recv, c.count, c.dt, c.op, r.comm); break;
+    case NCL_COLL_ALLGATHER: rc = ncl_allgather_start(send, recv, c.count, c.dt, r.comm); break;
     default: break;
     }
     if (rc != NCL_SUCCESS)
@@ -98,6 +195,8 @@ void Cluster::progress(int rank)
     Rank &r = ranks_[rank];
     if (r.remaining == 0)
         return;
+    if (is_rtl(rank)) // take the block's events, so its next one raises irq again
+        rtl_->events_taken(rank);
     int done = 0;
     ncl_result rc = ncl_test(r.comm, &done);
     if (!done)
@@ -126,6 +225,9 @@ bool Cluster::run(const Collective &c, int k, double *time_us)
     for (Rank &r : ranks_)
         r.remaining = k, r.end_ps = t0;
     for (int i = 0; i < nranks(); i++)
+        if (is_rtl(i))
+            rtl_map(i, true);
+    for (int i = 0; i < nranks(); i++)
         start(i);
     for (;;) {
         sc_core::sc_start();
@@ -141,6 +243,9 @@ bool Cluster::run(const Collective &c, int k, double *time_us)
             if (ranks_[i].remaining > 0)
                 s.after(warp, ev_progress, this, (uint64_t)i), ranks_[i].pending = true;
     }
+    for (int i = 0; i < nranks(); i++)
+        if (is_rtl(i))
+            rtl_map(i, false);
     uint64_t end = t0;
     for (Rank &r : ranks_)
         end = r.end_ps > end ? r.end_ps : end;

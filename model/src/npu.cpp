@@ -82,6 +82,7 @@ ncl_result Npu::caps(ncl_hal_caps *out)
     for (int d = 0; d < NCL_DTYPE_COUNT; d++)
         out->inline_ops[d] = (uint16_t)(NCL_INLINE_ALL_OPS & ~dev_.no_inline_ops[d]);
     out->inline_align = dev_.inline_align;
+    out->features = NCL_HAL_FEAT_WIDE; // the vector unit converts like it reduces
     return NCL_SUCCESS;
 }
 
@@ -142,6 +143,11 @@ void Npu::ev_issue(void *obj, uint64_t q)
     const ncl_task &t = n->current_[q];
     double bytes = (double)t.bytes;
     bool reduces = t.kind == NCL_TASK_WRITE_REDUCE || t.kind == NCL_TASK_LOCAL_REDUCE;
+    // a widening reduce runs through the reduce unit at fp32 width: twice the narrow bytes
+    if (t.kind == NCL_TASK_LOCAL_REDUCE_WIDE) {
+        reduces = true;
+        bytes *= 2;
+    }
     n->issued_ps_[q] = n->sched_.now();
     n->min_ps_[q] = reduces && n->dev_.reduce_bandwidth > 0 ? Scheduler::to_ps(bytes / n->dev_.reduce_bandwidth) : 0;
     switch ((ncl_task_kind)t.kind) {
@@ -152,6 +158,11 @@ void Npu::ev_issue(void *obj, uint64_t q)
         n->net_.transfer(n->rank_, t.peer, t.bytes, ev_written, n, q);
         return;
     case NCL_TASK_LOCAL_REDUCE: n->mem_.start(3 * t.bytes, ev_local_done, n, q); return;
+    // wide accumulation (t.bytes = the narrow side, fp32 twice that): a convert reads one side
+    // and writes the other like a copy; a widening reduce reads both and writes the fp32 side
+    case NCL_TASK_LOCAL_WIDEN:
+    case NCL_TASK_LOCAL_NARROW: n->mem_.start(3 * t.bytes, ev_local_done, n, q); return;
+    case NCL_TASK_LOCAL_REDUCE_WIDE: n->mem_.start(5 * t.bytes, ev_local_done, n, q); return;
     default: /* LOCAL_COPY, LOCAL_DIV: read + write */ n->mem_.start(2 * t.bytes, ev_local_done, n, q); return;
     }
 }
@@ -240,8 +251,8 @@ bool Npu::apply(const ncl_task &t)
 {
     bool remote = t.kind == NCL_TASK_WRITE || t.kind == NCL_TASK_WRITE_REDUCE;
     Npu *dst_dev = remote ? all_[t.peer] : this;
-    unsigned char *src = resolve(t.src, t.bytes, false, "source");
-    unsigned char *dst = dst_dev->resolve(t.dst, t.bytes, true, "destination");
+    unsigned char *src = resolve(t.src, ncl_task_src_bytes(&t), false, "source");
+    unsigned char *dst = dst_dev->resolve(t.dst, ncl_task_dst_bytes(&t), true, "destination");
     if ((!src && bound_.base[t.src.buf]) || (!dst && dst_dev->bound_.base[t.dst.buf]) ||
         !fault_.empty() || !dst_dev->fault_.empty()) {
         if (fault_.empty())
@@ -257,6 +268,9 @@ bool Npu::apply(const ncl_task &t)
     case NCL_TASK_WRITE_REDUCE:
     case NCL_TASK_LOCAL_REDUCE: ncl_reduce_kernel(dst, src, count, (ncl_dtype)t.dtype, (ncl_op)t.op); break;
     case NCL_TASK_LOCAL_DIV: ncl_div_kernel(dst, count, (ncl_dtype)t.dtype, t.count); break;
+    case NCL_TASK_LOCAL_WIDEN: ncl_widen_kernel(dst, src, count, (ncl_dtype)t.dtype); break;
+    case NCL_TASK_LOCAL_REDUCE_WIDE: ncl_reduce_wide_kernel(dst, src, count, (ncl_dtype)t.dtype, (ncl_op)t.op); break;
+    case NCL_TASK_LOCAL_NARROW: ncl_narrow_kernel(dst, src, count, (ncl_dtype)t.dtype, t.count); break;
     default: break;
     }
     return true;
@@ -342,6 +356,29 @@ ncl_result Npu::notify_try_wait(int peer, uint32_t id, uint32_t count, int *done
         return NCL_ERR_REMOTE;
     }
     return NCL_SUCCESS;
+}
+
+// Co-simulation: an RTL peer's write or record, applied as a peer Npu's apply()/add_record would.
+bool Npu::deliver_external(int from, uint32_t kind, const ncl_ref &dst, const void *data, uint64_t bytes,
+                           uint32_t dtype, uint32_t op, uint32_t id)
+{
+    if (kind == NCL_TASK_NOTIFY_RECORD) {
+        add_record(from, id);
+        return true;
+    }
+    if (!bound_.bound || dst.buf >= NCL_BUF_COUNT || dst.buf == NCL_BUF_SEND || dst.off > bound_.size[dst.buf] ||
+        bytes > bound_.size[dst.buf] - dst.off) {
+        resolve(dst, bytes, true, "destination"); // names the fault
+        return false;
+    }
+    unsigned char *p = bound_.base[dst.buf] ? bound_.base[dst.buf] + dst.off : nullptr;
+    if (!payload_ || !p || !data)
+        return true;
+    if (kind == NCL_TASK_WRITE_REDUCE)
+        ncl_reduce_kernel(p, data, bytes / ncl_dtype_size((ncl_dtype)dtype), (ncl_dtype)dtype, (ncl_op)op);
+    else
+        std::memmove(p, data, bytes);
+    return true;
 }
 
 } // namespace model

@@ -7,6 +7,7 @@
 #include "model/link.hpp"
 #include "model/network.hpp"
 #include "model/npu.hpp"
+#include "model/rtl_device.hpp"
 #include "model/switch.hpp"
 #include "model/topology.hpp"
 
@@ -17,6 +18,7 @@ const std::vector<const ComponentInfo *> &Params::registry()
     // Add new component types here.
     static const std::vector<const ComponentInfo *> r = {
         &Topology::info(), &Network::info(), &Link::info(), &Switch::info(), &Npu::info(),
+        &RtlDomain::info(),
     };
     return r;
 }

@@ -55,9 +55,13 @@ kill)
   grep -q 'no wait-for report: agent rank 1 is gone' "$TMP/err" || fail "no word on the missing report"
   ;;
 corrupt)
-  RINGSIM_ZMQ_FAULT=corrupt:0:9 run 3 run --backend zmq --ranks 3 --timeout 2 -C allreduce -b 4K -e 4K -n 5 -w 1
+  # an engine timeout (120 s) above CTest's limit (60 s): passing proves no rank waited for it
+  RINGSIM_ZMQ_FAULT=corrupt:0:9 run 3 run --backend zmq --ranks 3 --timeout 120 -C allreduce -b 4K -e 4K -n 5 -w 1
   grep -q 'link from rank 0 (ipc://@ringsim-[^)]*): frame of [0-9]* bytes rejected: checksum' "$TMP/err" \
     || fail "the corrupt link is not named"
+  # the third rank was told by the detector's ABORT (or rank 0's relay of it), naming it and the cause
+  grep -q '^ringsim: rank [12]: .* -- rank [12] aborted .*checksum' "$TMP/err" \
+    || fail "the bystander was not told why (ABORT)"
   # every agent's engine state joined into the wait-for report: the root cause is the broken link
   grep -q '^hang: rank [0-9] waits for rank [0-9] .*failed allreduce #1 first (link error)' "$TMP/err" \
     || fail "no wait-for report naming the link failure as the root cause"

@@ -250,6 +250,53 @@ static void test_run_selftest_counters(void **state)
     cJSON_Delete(c);
 }
 
+/* `ringsim bringup`'s steps (SELFTEST {"test": ...}): bad ones get ERROR, a link test over the
+ * two agents measures and checks, a ring allreduce over an order is exact, and RUN still works. */
+static void test_bringup_steps(void **state)
+{
+    (void)state;
+    expect_error(0, NCL_WIRE_SELFTEST, "{\"test\":\"nope\"}", "(allowed: begin, arm, link, end, ring");
+    expect_error(0, NCL_WIRE_SELFTEST, "{\"test\":\"link\",\"src\":0,\"dst\":1}", "no 'begin' before it");
+    expect_error(1, NCL_WIRE_SELFTEST, "{\"test\":\"ring\",\"order\":[1,1]}", "order must list all 2 ranks once");
+    expect_error(0, NCL_WIRE_SELFTEST, "{\"test\":\"begin\",\"bytes\":7}", "bytes (8..256 MiB)");
+    cJSON *j[2];
+    both(NCL_WIRE_SELFTEST, "{\"test\":\"begin\",\"bytes\":65536,\"slot\":4096,\"seed\":9}", j);
+    for (int r = 0; r < 2; r++)
+        cJSON_Delete(j[r]);
+    expect_error(1, NCL_WIRE_SELFTEST, "{\"test\":\"arm\",\"src\":1}", "src must be another rank");
+    reply rp;
+    exchange(1, NCL_WIRE_SELFTEST, "{\"test\":\"arm\",\"src\":0}", &rp);
+    assert_int_equal(rp.command, NCL_WIRE_SELFTEST);
+    both(NCL_WIRE_SELFTEST, "{\"test\":\"link\",\"src\":0,\"dst\":1,\"reps\":2,\"pings\":3,\"timeout_ms\":5000}", j);
+    assert_string_equal(cJSON_GetObjectItem(j[0], "role")->valuestring, "src");
+    assert_true(cJSON_GetObjectItem(j[0], "gbps")->valuedouble > 0);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j[0], "rtt_us")), 3);
+    assert_int_equal(cJSON_GetObjectItem(j[1], "transfers")->valueint, 6); /* 2 timed + 4 patterns */
+    cJSON *pats = cJSON_GetObjectItem(j[1], "patterns");
+    assert_int_equal(cJSON_GetArraySize(pats), 5);
+    for (cJSON *p = pats->child; p; p = p->next)
+        assert_int_equal(cJSON_GetObjectItem(p, "wrong")->valueint, 0);
+    for (int r = 0; r < 2; r++)
+        cJSON_Delete(j[r]);
+    both(NCL_WIRE_SELFTEST, "{\"test\":\"end\",\"timeout_ms\":2000}", j);
+    for (int r = 0; r < 2; r++) {
+        assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j[r], "fence_missing")), 0);
+        assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j[r], "foreign")), 0);
+        cJSON_Delete(j[r]);
+    }
+    both(NCL_WIRE_SELFTEST, "{\"test\":\"ring\",\"order\":[1,0],\"bytes\":4100}", j);
+    for (int r = 0; r < 2; r++) {
+        assert_true(cJSON_IsTrue(cJSON_GetObjectItem(j[r], "ok")));
+        assert_int_equal(cJSON_GetObjectItem(j[r], "wrong")->valueint, 0);
+        cJSON_Delete(j[r]);
+    }
+    both(NCL_WIRE_RUN, "{\"coll\":\"allgather\",\"dtype\":\"int32\",\"sizes\":[256],\"iters\":1,\"warmup\":0}", j);
+    for (int r = 0; r < 2; r++) {
+        assert_true(cJSON_IsTrue(cJSON_GetObjectItem(j[r], "ok")));
+        cJSON_Delete(j[r]);
+    }
+}
+
 static void test_shutdown(void **state)
 {
     (void)state;
@@ -272,7 +319,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hello), cmocka_unit_test(test_bad_requests), cmocka_unit_test(test_run_selftest_counters),
-        cmocka_unit_test(test_shutdown),
+        cmocka_unit_test(test_bringup_steps), cmocka_unit_test(test_shutdown),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <signal.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -145,6 +146,202 @@ static void test_corrupt_frame(void **state)
         assert_int_not_equal(res[i].status, 0);
 }
 
+/* ---- mismatch and abort (run as their own CTest entry, test_zmq_faults, with a CTest timeout of
+ * 30 s under an engine timeout of 60 s: passing at all proves nobody waited for the timeout) ---- */
+
+#define FAULT_TIMEOUT_NS 60000000000ull
+
+/* After the failure: the backend says it is broken, and the next collective fails at once. */
+static int after_failure(zt_rank *r, ncl_result first)
+{
+    char err[ZT_MSG];
+    snprintf(err, sizeof err, "%s", ncl_zmq_last_error(r->zmq));
+    int32_t one = 1, sum = 0;
+    ncl_result next = ncl_allreduce(&one, &sum, 1, NCL_INT32, NCL_SUM, r->comm);
+    snprintf(r->msg, sizeof r->msg, "first=%d next=%d status=%d origin=%d | %.900s", (int)first, (int)next,
+             (int)ncl_zmq_status(r->zmq), ncl_zmq_abort_origin(r->zmq), err);
+    return 3;
+}
+
+/* Two good allreduces, then call #3: rank `arg` calls broadcast, the others allreduce. */
+static int mismatch_rank(zt_rank *r)
+{
+    int odd = *(const int *)r->arg;
+    for (int i = 0; i < 2; i++)
+        if (zt_check(r, NCL_COLL_ALLREDUCE, NCL_FLOAT32, NCL_SUM, 1000, 0, 0) != 0)
+            return 1;
+    static float S[1000], R[1000];
+    ncl_result rc = r->rank == odd ? ncl_broadcast(S, R, 1000, NCL_FLOAT32, 0, r->comm)
+                                   : ncl_allreduce(S, R, 1000, NCL_FLOAT32, NCL_SUM, r->comm);
+    if (rc == NCL_SUCCESS) {
+        snprintf(r->msg, sizeof r->msg, "call #3 succeeded");
+        return 0;
+    }
+    return after_failure(r, rc);
+}
+
+static void expect_broken(const zt_result *res, int i, int first)
+{
+    char want[64];
+    snprintf(want, sizeof want, "first=%d next=", first);
+    if (res[i].status != 3 || strncmp(res[i].msg, want, strlen(want)) != 0 || strstr(res[i].msg, "next=0 ") ||
+        strstr(res[i].msg, "status=0 "))
+        fail_msg("rank %d: exit %d, want a failure (%s) and a broken communicator after it: %s", i, res[i].status,
+                 want, res[i].msg);
+}
+
+static void test_fault_mismatch(void **state)
+{
+    (void)state;
+    zt_world w;
+    memset(&w, 0, sizeof w);
+    w.nranks = 4;
+    w.timeout_ns = FAULT_TIMEOUT_NS;
+    int odd = 2;
+    zt_result res[ZT_MAX_RANKS];
+    double s = zt_run(&w, mismatch_rank, &odd, res);
+    print_message("rank 2 called broadcast, the others allreduce: all returned in %.2f s (timeout 60 s)\n", s);
+    for (int i = 0; i < 4; i++) {
+        print_message("rank %d: %s\n", i, res[i].msg);
+        expect_broken(res, i, NCL_ERR_REMOTE);
+        /* whoever noticed first, every rank's message names both calls and the call number */
+        if (!strstr(res[i].msg, "mismatch: rank ") || !strstr(res[i].msg, "broadcast #3") ||
+            !strstr(res[i].msg, "allreduce #3"))
+            fail_msg("rank %d does not name the mismatch: %s", i, res[i].msg);
+    }
+    /* the odd rank and at least one other noticed it themselves or were told by an ABORT */
+    int told = 0;
+    for (int i = 0; i < 4; i++)
+        told += strstr(res[i].msg, " aborted allreduce #3: ") != NULL || strstr(res[i].msg, " aborted broadcast #3: ");
+    print_message("%d of 4 ranks learnt it from an ABORT\n", told);
+}
+
+/* Allreduces until the corrupted frame breaks one; then checks the communicator is broken. */
+static int corrupt_rank(zt_rank *r)
+{
+    for (int i = 0; i < 200; i++) {
+        static float S[3000], R[3000];
+        ncl_result rc = ncl_allreduce(S, R, 3000, NCL_FLOAT32, NCL_SUM, r->comm);
+        if (rc != NCL_SUCCESS)
+            return after_failure(r, rc);
+    }
+    snprintf(r->msg, sizeof r->msg, "200 allreduces");
+    return 0;
+}
+
+static void test_fault_abort_after_corrupt(void **state)
+{
+    (void)state;
+    zt_world w;
+    memset(&w, 0, sizeof w);
+    w.nranks = 4;
+    w.timeout_ns = FAULT_TIMEOUT_NS;
+    w.corrupt_nth[0] = 9;
+    zt_result res[ZT_MAX_RANKS];
+    double s = zt_run(&w, corrupt_rank, NULL, res);
+    print_message("rank 0 corrupted a frame: all returned in %.2f s (timeout 60 s)\n", s);
+    int detector = -1;
+    for (int i = 0; i < 4; i++) {
+        print_message("rank %d: %s\n", i, res[i].msg);
+        if (strstr(res[i].msg, "link from rank 0") && strstr(res[i].msg, "checksum") && !strstr(res[i].msg, "aborted"))
+            detector = i;
+    }
+    if (detector < 1)
+        fail_msg("no rank named the corrupting link from rank 0");
+    char origin[32], told[64], rejected[64];
+    snprintf(origin, sizeof origin, "origin=%d ", detector);
+    snprintf(told, sizeof told, "rank %d aborted ", detector); /* directly or relayed by rank 0 */
+    snprintf(rejected, sizeof rejected, "rank %d rejected your frame: checksum", detector);
+    expect_broken(res, detector, NCL_ERR_LINK);
+    expect_broken(res, 0, NCL_ERR_LINK);
+    assert_non_null(strstr(res[0].msg, rejected)); /* the sender learnt it from the detector's ERROR */
+    for (int i = 1; i < 4; i++) {
+        if (i == detector)
+            continue;
+        /* the bystanders: the detector's ABORT (or rank 0's relay of it), naming it and the checksum */
+        expect_broken(res, i, NCL_ERR_REMOTE);
+        if (!strstr(res[i].msg, origin) || !strstr(res[i].msg, told) || !strstr(res[i].msg, "checksum"))
+            fail_msg("rank %d was not told by rank %d's ABORT: %s", i, detector, res[i].msg);
+    }
+}
+
+/* Rank 2 comes late to call #2: the others time out (1 s) and say so; rank 2's call then fails at
+ * once, naming the origin and its timeout, instead of waiting out a timeout of its own. */
+static int late_rank(zt_rank *r)
+{
+    if (zt_check(r, NCL_COLL_ALLREDUCE, NCL_INT32, NCL_SUM, 100, 0, 0) != 0)
+        return 1;
+    if (r->rank == 2) {
+        struct timespec ts = {2, 500000000};
+        nanosleep(&ts, NULL);
+    }
+    static int32_t S[100], R[100];
+    ncl_result rc = ncl_allreduce(S, R, 100, NCL_INT32, NCL_SUM, r->comm);
+    if (rc == NCL_SUCCESS) {
+        snprintf(r->msg, sizeof r->msg, "call #2 succeeded");
+        return 0;
+    }
+    return after_failure(r, rc);
+}
+
+static void test_fault_timeout_abort(void **state)
+{
+    (void)state;
+    zt_world w;
+    memset(&w, 0, sizeof w);
+    w.nranks = 3;
+    w.timeout_ns = 1000000000ull;
+    zt_result res[ZT_MAX_RANKS];
+    zt_run(&w, late_rank, NULL, res);
+    for (int i = 0; i < 3; i++)
+        print_message("rank %d: %s\n", i, res[i].msg);
+    for (int i = 0; i < 2; i++) {
+        expect_broken(res, i, NCL_ERR_TIMEOUT);
+        assert_non_null(strstr(res[i].msg, "timed out"));
+    }
+    /* remote, not a timeout of its own: the ABORTs were there when it began */
+    expect_broken(res, 2, NCL_ERR_REMOTE);
+    assert_non_null(strstr(res[2].msg, " aborted allreduce #2: rank "));
+    assert_non_null(strstr(res[2].msg, "timed out"));
+}
+
+/* ncl_zmq_abort (ncclCommAbort): rank 1 aborts between collectives; the others' next one fails. */
+static int abort_api_rank(zt_rank *r)
+{
+    if (zt_check(r, NCL_COLL_ALLREDUCE, NCL_INT32, NCL_SUM, 100, 0, 0) != 0)
+        return 1;
+    if (r->rank == 1)
+        ncl_zmq_abort(r->zmq, "the operator stopped the job");
+    static int32_t S[100], R[100];
+    ncl_result rc = ncl_allreduce(S, R, 100, NCL_INT32, NCL_SUM, r->comm);
+    if (rc == NCL_SUCCESS) {
+        snprintf(r->msg, sizeof r->msg, "call #2 succeeded");
+        return 0;
+    }
+    return after_failure(r, rc);
+}
+
+static void test_fault_abort_api(void **state)
+{
+    (void)state;
+    zt_world w;
+    memset(&w, 0, sizeof w);
+    w.nranks = 3;
+    w.timeout_ns = FAULT_TIMEOUT_NS;
+    zt_result res[ZT_MAX_RANKS];
+    zt_run(&w, abort_api_rank, NULL, res);
+    for (int i = 0; i < 3; i++)
+        print_message("rank %d: %s\n", i, res[i].msg);
+    expect_broken(res, 1, NCL_ERR_INVALID_USAGE);
+    assert_non_null(strstr(res[1].msg, "origin=-1 | aborted on this rank: the operator stopped the job"));
+    for (int i = 0; i < 3; i += 2) {
+        expect_broken(res, i, NCL_ERR_REMOTE);
+        /* told by rank 1 itself, or by the other bystander's relay: the origin and reason are the same */
+        assert_non_null(strstr(res[i].msg, "origin=1 | rank 1 aborted "));
+        assert_non_null(strstr(res[i].msg, ": aborted on this rank: the operator stopped the job"));
+    }
+}
+
 static int nop_rank(zt_rank *r)
 {
     (void)r;
@@ -168,12 +365,19 @@ static void test_missing_peer(void **state)
     }
 }
 
-int main(void)
+/* argv[1]: a cmocka filter ("test_fault_*": the fault cases), or "-PATTERN": skip those. */
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ipc_2),       cmocka_unit_test(test_ipc_3_small_frames), cmocka_unit_test(test_ipc_4),
         cmocka_unit_test(test_tcp_3),       cmocka_unit_test(test_dead_peer),          cmocka_unit_test(test_corrupt_frame),
         cmocka_unit_test(test_missing_peer),
+        cmocka_unit_test(test_fault_mismatch), cmocka_unit_test(test_fault_abort_after_corrupt),
+        cmocka_unit_test(test_fault_abort_api), cmocka_unit_test(test_fault_timeout_abort),
     };
+    if (argc > 1 && argv[1][0] == '-')
+        cmocka_set_skip_filter(argv[1] + 1);
+    else if (argc > 1)
+        cmocka_set_test_filter(argv[1]);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -255,6 +255,7 @@ static ncl_result host_caps(void *ctx, ncl_hal_caps *out)
     for (int d = 0; d < NCL_DTYPE_COUNT; d++)
         out->inline_ops[d] = (uint16_t)(NCL_INLINE_ALL_OPS & ~host_cfg_of(r->world)->no_inline_ops[d]);
     out->inline_align = host_cfg_of(r->world)->inline_align;
+    out->features = NCL_HAL_FEAT_WIDE; /* the wide kinds run on the CPU like every local task */
     return NCL_SUCCESS;
 }
 
@@ -410,7 +411,7 @@ static ncl_result host_dma_submit(void *ctx, uint32_t queue, const ncl_task *t)
         return host_task_fail(r, queue, t, "queue out of range (max %u)", NCL_MAX_QUEUES);
     if (!t)
         return host_task_fail(r, queue, t, "no task");
-    if (t->kind > NCL_TASK_LOCAL_DIV)
+    if (t->kind > NCL_TASK_LOCAL_DIV && !ncl_task_is_wide(t->kind))
         return host_task_fail(r, queue, t, "kind %u is not a data task", (unsigned)t->kind);
     if (t->bytes == 0)
         goto done;
@@ -453,6 +454,29 @@ static ncl_result host_dma_submit(void *ctx, uint32_t queue, const ncl_task *t)
         unsigned char *dst = host_region(r, t->dst, t->bytes, 1, why, sizeof why);
         if (!dst || !host_move(dst, src, t, why, sizeof why))
             return host_task_fail(r, queue, t, "dst %s", why);
+        break;
+    }
+    case NCL_TASK_LOCAL_WIDEN:
+    case NCL_TASK_LOCAL_REDUCE_WIDE:
+    case NCL_TASK_LOCAL_NARROW: {
+        /* fp32 accumulation of fp16/bf16: bytes is the narrow side, the fp32 side twice that */
+        if ((t->dtype != NCL_FLOAT16 && t->dtype != NCL_BFLOAT16) || t->op >= NCL_OP_COUNT || t->bytes % 2)
+            return host_task_fail(r, queue, t, "needs dtype half or bfloat16 and a whole number of elements "
+                                  "(dtype %u, op %u, %llu bytes)", (unsigned)t->dtype, (unsigned)t->op,
+                                  (unsigned long long)t->bytes);
+        const unsigned char *src = host_region(r, t->src, ncl_task_src_bytes(t), 0, why, sizeof why);
+        if (!src)
+            return host_task_fail(r, queue, t, "src %s", why);
+        unsigned char *dst = host_region(r, t->dst, ncl_task_dst_bytes(t), 1, why, sizeof why);
+        if (!dst)
+            return host_task_fail(r, queue, t, "dst %s", why);
+        uint64_t n = t->bytes / 2;
+        if (t->kind == NCL_TASK_LOCAL_WIDEN)
+            ncl_widen_kernel(dst, src, n, (ncl_dtype)t->dtype);
+        else if (t->kind == NCL_TASK_LOCAL_REDUCE_WIDE)
+            ncl_reduce_wide_kernel(dst, src, n, (ncl_dtype)t->dtype, (ncl_op)t->op);
+        else
+            ncl_narrow_kernel(dst, src, n, (ncl_dtype)t->dtype, t->count);
         break;
     }
     case NCL_TASK_LOCAL_DIV: {

@@ -588,6 +588,56 @@ static ncl_result controller_run(ncl_mmio *m, const ncl_task *t, uint64_t src, u
     return NCL_SUCCESS;
 }
 
+/* The wide-accumulation kinds (fp16/bf16 <-> an fp32 accumulator): the block has no converter,
+ * so the controller runs them through the bounce buffer, fp32 side in its first part, narrow
+ * side after it, n elements (6 n bytes) at a time. */
+static ncl_result controller_wide(ncl_mmio *m, const ncl_task *t, uint64_t src, uint64_t dst)
+{
+    unsigned char *b = m->cfg.bounce;
+    const ncl_dtype dt = (ncl_dtype)t->dtype;
+    if ((dt != NCL_FLOAT16 && dt != NCL_BFLOAT16) || t->bytes % 2)
+        return mfail(m, NCL_ERR_BACKEND, "step %u %s: needs half or bfloat16 and whole elements (dtype %u, %llu B)",
+                     t->step, ncl_task_kind_name(t->kind), t->dtype, (unsigned long long)t->bytes);
+    uint64_t sb = ncl_task_src_bytes(t), db = ncl_task_dst_bytes(t);
+    if (src < dst + db && dst < src + sb)
+        return mfail(m, NCL_ERR_BACKEND, "step %u %s: source and destination overlap", t->step,
+                     ncl_task_kind_name(t->kind));
+    const uint64_t chunk = m->cfg.bounce_bytes / 6 / 4 * 4; /* >= 1: bounce_bytes >= 16 */
+    unsigned char *w = b, *h = b + 4 * chunk;
+    const uint64_t count = t->bytes / 2;
+    for (uint64_t i = 0; i < count;) {
+        uint64_t n = count - i < chunk ? count - i : chunk;
+        int bad;
+        if (t->kind == NCL_TASK_LOCAL_WIDEN) {
+            bad = m->acc.mem_read(m->acc.ctx, src + 2 * i, h, 2 * n);
+            if (!bad) {
+                ncl_widen_kernel(w, h, n, dt);
+                bad = m->acc.mem_write(m->acc.ctx, dst + 4 * i, w, 4 * n);
+            }
+        } else if (t->kind == NCL_TASK_LOCAL_REDUCE_WIDE) {
+            bad = m->acc.mem_read(m->acc.ctx, dst + 4 * i, w, 4 * n) ||
+                  m->acc.mem_read(m->acc.ctx, src + 2 * i, h, 2 * n);
+            if (!bad) {
+                ncl_reduce_wide_kernel(w, h, n, dt, (ncl_op)t->op);
+                bad = m->acc.mem_write(m->acc.ctx, dst + 4 * i, w, 4 * n);
+            }
+        } else {
+            bad = m->acc.mem_read(m->acc.ctx, src + 4 * i, w, 4 * n);
+            if (!bad) {
+                ncl_narrow_kernel(h, w, n, dt, t->count);
+                bad = m->acc.mem_write(m->acc.ctx, dst + 2 * i, h, 2 * n);
+            }
+        }
+        if (bad)
+            return mfail(m, NCL_ERR_BACKEND, "step %u %s on the controller: device memory at 0x%llx or 0x%llx "
+                         "is not reachable", t->step, ncl_task_kind_name(t->kind), (unsigned long long)src,
+                         (unsigned long long)dst);
+        i += n;
+    }
+    m->stats.controller_ops++;
+    return NCL_SUCCESS;
+}
+
 /* ---- HAL ops -------------------------------------------------------------------------------- */
 
 static int lane_reduce_ok(uint32_t dtype, uint32_t op)
@@ -610,6 +660,7 @@ static ncl_result caps(void *ctx, ncl_hal_caps *out)
     out->inline_ops[NCL_UINT32] = lanes;
     out->inline_ops[NCL_FLOAT32] = lanes;
     out->inline_align = 4;
+    out->features = NCL_HAL_FEAT_WIDE; /* on the controller (controller_wide) */
     return NCL_SUCCESS;
 }
 
@@ -658,6 +709,18 @@ static ncl_result dma_submit(void *ctx, uint32_t queue, const ncl_task *t)
         if (!resolve(m, t->dst, t->bytes, remote ? t->peer : -1, 1, &dst, why, sizeof why))
             return task_fail(m, queue, t, "dst %s", why);
         break;
+    case NCL_TASK_LOCAL_WIDEN:
+    case NCL_TASK_LOCAL_REDUCE_WIDE:
+    case NCL_TASK_LOCAL_NARROW:
+        if (!resolve(m, t->src, ncl_task_src_bytes(t), -1, 0, &src, why, sizeof why))
+            return task_fail(m, queue, t, "src %s", why);
+        if (!resolve(m, t->dst, ncl_task_dst_bytes(t), -1, 1, &dst, why, sizeof why))
+            return task_fail(m, queue, t, "dst %s", why);
+        rc = controller_wide(m, t, src, dst);
+        m->q[queue].state = rc == NCL_SUCCESS ? MQ_DONE : MQ_FAILED;
+        if (rc == NCL_SUCCESS)
+            m->completion_unseen = 1;
+        return rc;
     default:
         return task_fail(m, queue, t, "not a data task");
     }

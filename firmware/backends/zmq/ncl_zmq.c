@@ -39,6 +39,9 @@ typedef struct zq_peer {
     int state;               /* ZL_* */
     uint64_t drop_ns;        /* when the connection dropped (0: it did not) */
     uint32_t tx_payload;     /* agreed max payload towards the peer */
+    int coll_ok;             /* NCL_WIRE_CAP_COLL agreed: our NOTIFYs carry tags, ABORT may go */
+    uint64_t call;           /* the latest collective tag the peer sent: its call number... */
+    uint8_t coll;            /* ...and kind (call 0: none seen) */
     uint64_t seq;
     ncl_zmq_link st;
 } zq_peer;
@@ -61,10 +64,22 @@ struct ncl_zmq {
     unsigned char *base[NCL_BUF_COUNT];
     uint64_t size[NCL_BUF_COUNT];
     int bound;
-    uint64_t seq;            /* collective being run, for logs */
+    uint64_t seq;            /* collective being run (its call number on this backend, 1 for the first) */
+    uint64_t calls;          /* collectives begun on this backend */
+    uint8_t coll;            /* and its kind (ncl_coll): the tag our NOTIFYs carry */
+    uint64_t done;           /* the last call that ended well here (an ABORT's done_call) */
     int event;               /* something happened that wait_event has not reported */
-    ncl_result sticky;       /* first link failure: every later op returns it */
+    ncl_result sticky;       /* first failure (link, mismatch, failed collective, ABORT): every later op
+                                returns it, the communicator is broken until destroyed */
     char err[ZQ_ERRLEN];
+    char engine_err[ZQ_ERRLEN]; /* the engine's last error-level log line: an ABORT's reason when the
+                                   failure is the engine's own (a timeout) */
+    int abort_origin;        /* where the failure that broke us started, if another rank; else -1 */
+    char relay[ZQ_ERRLEN];   /* that rank's own reason, which our ABORT passes on */
+    int pending_origin;      /* an ABORT received while running a call its sender finished (-1:  */
+    char pending[ZQ_ERRLEN]; /* none): it breaks us when the call ends, so the call can complete */
+    char pending_relay[ZQ_ERRLEN];
+    int abort_sent;          /* ABORT went to the peers (once per backend) */
     ncl_wire_limits lim;
     ncl_wire_hello mine;
     uint64_t data_tx;        /* data frames sent, for the fault hooks */
@@ -126,7 +141,24 @@ static ncl_result zq_fail(ncl_zmq *z, ncl_result rc, const char *fmt, ...)
     return rc;
 }
 
-/* A link is unusable from now on: the failure sticks (the collective cannot be trusted). */
+/* The communicator is broken from now on: the failure sticks (every later op returns it). */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void zq_stick(ncl_zmq *z, ncl_result rc, const char *fmt, ...)
+{
+    char msg[ZQ_ERRLEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (z->sticky == NCL_SUCCESS)
+        z->sticky = rc;
+    zq_fail(z, rc, "%s", msg);
+    z->event = 1;
+}
+
+/* A link is unusable from now on, and so the communicator (the collective cannot be trusted). */
 #if defined(__GNUC__)
 __attribute__((format(printf, 4, 5)))
 #endif
@@ -139,10 +171,17 @@ static void zq_break(ncl_zmq *z, int peer, ncl_result rc, const char *fmt, ...)
     va_end(ap);
     if (peer >= 0 && peer < z->nranks)
         z->peers[peer].state = ZL_BROKEN;
-    if (z->sticky == NCL_SUCCESS)
-        z->sticky = rc;
-    zq_fail(z, rc, "%s", msg);
-    z->event = 1;
+    zq_stick(z, rc, "%s", msg);
+}
+
+/* The HAL's log op: the engine's error lines are kept, an ABORT carries the last one when the
+ * failure is the engine's own (a timeout, a local error) and the backend saw nothing itself. */
+static void zq_hal_log(void *ctx, int level, const char *msg)
+{
+    ncl_zmq *z = ctx;
+    if (z && level == NCL_LOG_ERROR && msg)
+        snprintf(z->engine_err, sizeof z->engine_err, "%s", msg);
+    zq_log(ctx, level, msg);
 }
 
 static int zq_log_level_from_env(void)
@@ -238,6 +277,67 @@ static void zq_send_hello(ncl_zmq *z, int peer, int ack, const ncl_wire_hello *h
     zq_send(z, peer, &m);
 }
 
+/* Tells every peer that agreed NCL_WIRE_CAP_COLL that this rank is broken and why, so they fail at
+ * once instead of at their timeouts. Once per backend (at most N-1 small frames per rank and
+ * failure). A failure that came from another rank is relayed with that origin and its reason:
+ * every rank says ABORT before it can say BYE, so a peer that sees this rank leave has already
+ * been told why (the link is FIFO). */
+static void zq_abort_peers(ncl_zmq *z, uint64_t call, ncl_result code)
+{
+    if (z->abort_sent)
+        return;
+    z->abort_sent = 1;
+    int origin = z->abort_origin >= 0 ? z->abort_origin : z->rank;
+    const char *reason = z->abort_origin >= 0 ? z->relay : z->err;
+    for (int i = 0; i < z->nranks; i++) {
+        zq_peer *p = &z->peers[i];
+        if (i == z->rank || i == origin || !p->coll_ok || (p->state != ZL_UP && p->state != ZL_BROKEN))
+            continue;
+        ncl_wire_msg m;
+        memset(&m, 0, sizeof m);
+        m.command = NCL_WIRE_ABORT;
+        m.error_code = (uint32_t)code;
+        m.call = call;
+        m.coll = call ? z->coll : 0;
+        m.done_call = z->done;
+        m.origin = (uint32_t)origin;
+        m.payload = (const uint8_t *)reason;
+        size_t n = strlen(reason);
+        m.payload_len = (uint32_t)(n > NCL_WIRE_ERROR_TEXT_MAX ? NCL_WIRE_ERROR_TEXT_MAX : n);
+        zq_send(z, i, &m);
+    }
+    zq_logf(z, NCL_LOG_INFO, "#%llu: sent ABORT (origin rank %d) to the peers: %s", (unsigned long long)call, origin,
+            reason);
+}
+
+/* 1 (the communicator now broken, the reason recorded) when `peer`'s latest tag names this rank's
+ * running call number with another collective: the ranks' calls do not match, and waiting would
+ * only end in a timeout. */
+static int zq_mismatch(ncl_zmq *z, int peer, uint64_t seq, uint8_t coll)
+{
+    const zq_peer *p = &z->peers[peer];
+    if (!p->call || p->call != seq || p->coll == coll)
+        return 0;
+    zq_stick(z, NCL_ERR_REMOTE, "mismatch: rank %d called %s #%llu while this rank (%d) called %s #%llu: every rank "
+             "must call the same collectives in the same order", peer, ncl_coll_name((ncl_coll)p->coll),
+             (unsigned long long)seq, z->rank, ncl_coll_name((ncl_coll)coll), (unsigned long long)seq);
+    return 1;
+}
+
+/* A received ABORT breaks this rank now (unless something broke it first: the first failure
+ * stands), its origin and reason kept for our own ABORT to pass on. */
+static void zq_apply_pending(ncl_zmq *z)
+{
+    if (z->pending_origin < 0)
+        return;
+    if (z->sticky == NCL_SUCCESS) {
+        z->abort_origin = z->pending_origin;
+        snprintf(z->relay, sizeof z->relay, "%s", z->pending_relay);
+        zq_stick(z, NCL_ERR_REMOTE, "%s", z->pending);
+    }
+    z->pending_origin = -1;
+}
+
 /* ---- buffers ------------------------------------------------------------------------------- */
 
 static unsigned char *zq_region(ncl_zmq *z, uint32_t buf, uint64_t off, uint64_t bytes, int write, char *why,
@@ -319,6 +419,10 @@ static void zq_apply(ncl_zmq *z, int peer, const unsigned char *b, size_t len)
         return;
     }
     if (m.command == NCL_WIRE_ERROR) {
+        if (z->sticky == NCL_SUCCESS) { /* the failure started on that rank: our ABORT says so */
+            z->abort_origin = peer;
+            snprintf(z->relay, sizeof z->relay, "%.*s", (int)m.payload_len, (const char *)m.payload);
+        }
         zq_break(z, peer, NCL_ERR_LINK, "link with rank %d (%s): the peer reported error %u: %.*s", peer, p->endpoint,
                  (unsigned)m.error_code, (int)m.payload_len, (const char *)m.payload);
         return;
@@ -338,6 +442,7 @@ static void zq_apply(ncl_zmq *z, int peer, const unsigned char *b, size_t len)
         }
         p->hello_rx = 1;
         p->tx_payload = agreed.max_payload;
+        p->coll_ok = (agreed.caps & NCL_WIRE_CAP_COLL) != 0;
         zq_send_hello(z, peer, 1, &agreed, m.seq);
         return;
     }
@@ -360,8 +465,42 @@ static void zq_apply(ncl_zmq *z, int peer, const unsigned char *b, size_t len)
         zq_logf(z, NCL_LOG_DEBUG, "rank %d closed its end (BYE)", peer);
         return;
     case NCL_WIRE_NOTIFY:
+        if (m.call) {
+            if (!p->coll_ok) {
+                zq_break(z, peer, NCL_ERR_LINK, "link from rank %d (%s): NOTIFY carries a collective tag, which "
+                         "HELLO did not agree", peer, p->endpoint);
+                return;
+            }
+            p->call = m.call;
+            p->coll = m.coll;
+            if (z->bound && zq_mismatch(z, peer, z->seq, z->coll))
+                return;
+        }
         z->ctr[(size_t)peer * NCL_NOTIFY_IDS + m.notify]++;
         return;
+    case NCL_WIRE_ABORT: {
+        char what[64];
+        if (m.call)
+            snprintf(what, sizeof what, "%s #%llu", ncl_coll_name((ncl_coll)m.coll), (unsigned long long)m.call);
+        else
+            snprintf(what, sizeof what, "its communicator");
+        if (z->sticky != NCL_SUCCESS || z->pending_origin >= 0)
+            return; /* the first failure stands */
+        z->pending_origin = (int)m.origin;
+        if (m.origin == (uint32_t)peer)
+            snprintf(z->pending, sizeof z->pending, "rank %d aborted %s: %.*s", peer, what, (int)m.payload_len,
+                     (const char *)m.payload);
+        else
+            snprintf(z->pending, sizeof z->pending, "rank %u aborted (relayed by rank %d, in %s): %.*s",
+                     (unsigned)m.origin, peer, what, (int)m.payload_len, (const char *)m.payload);
+        snprintf(z->pending_relay, sizeof z->pending_relay, "%.*s", (int)m.payload_len, (const char *)m.payload);
+        /* The sender finished our running call before it broke: the call can still complete
+         * (every frame of it the sender sent came before this one); we break when it ends. */
+        if (!(z->bound && z->seq <= m.done_call))
+            zq_apply_pending(z);
+        z->event = 1;
+        return;
+    }
     case NCL_WIRE_WRITE:
     case NCL_WIRE_WRITE_REDUCE: {
         unsigned char *dst = zq_region(z, m.buf, m.off, m.bytes, 1, why, sizeof why);
@@ -504,6 +643,21 @@ static ncl_result zq_begin(void *ctx, const ncl_hal_launch *l)
     ncl_zmq *z = ctx;
     if (!l)
         return NCL_ERR_BACKEND;
+    /* The backend's own call count, not l->seq: several communicators may run one after another
+     * on one backend (the agent's bring-up rings), each counting from 1, and the ranks agree on
+     * the order of their calls across all of them. With one communicator the two are equal. */
+    z->seq = ++z->calls;
+    z->coll = l->coll;
+    if (z->sticky != NCL_SUCCESS) { /* broken: the first failure's message stays in err */
+        zq_abort_peers(z, z->seq, z->sticky);
+        return z->sticky;
+    }
+    /* a peer's tag that arrived before this rank began the same call */
+    for (int i = 0; i < z->nranks; i++)
+        if (i != z->rank && zq_mismatch(z, i, z->seq, l->coll)) {
+            zq_abort_peers(z, z->seq, z->sticky); /* no end() follows a refused begin */
+            return z->sticky;
+        }
     z->base[NCL_BUF_SEND] = (unsigned char *)(uintptr_t)l->send; /* never written: zq_region refuses */
     z->size[NCL_BUF_SEND] = l->send_bytes;
     z->base[NCL_BUF_RECV] = l->recv;
@@ -511,14 +665,28 @@ static ncl_result zq_begin(void *ctx, const ncl_hal_launch *l)
     z->base[NCL_BUF_SCRATCH] = z->scratch;
     z->size[NCL_BUF_SCRATCH] = z->scratch_bytes;
     z->bound = 1;
-    z->seq = l->seq;
-    return z->sticky;
+    return NCL_SUCCESS;
 }
 
 static ncl_result zq_end(void *ctx, ncl_result result)
 {
     ncl_zmq *z = ctx;
-    (void)result;
+    if (result != NCL_SUCCESS) {
+        /* HCCL/NCCL semantics: a failed collective leaves the peers' state unknown (half-applied
+         * writes, unconsumed notifies), so the communicator stays broken until destroyed. A peer's
+         * ABORT held back for this call is likely why it failed: it goes first. */
+        zq_apply_pending(z);
+        if (z->sticky == NCL_SUCCESS) { /* the engine logged why already: keep it, do not log it twice */
+            z->sticky = result;
+            if (!z->err[0])
+                snprintf(z->err, sizeof z->err, "%s", z->engine_err[0] ? z->engine_err : ncl_strerror(result));
+        }
+        zq_abort_peers(z, z->seq, result);
+    } else {
+        if (z->sticky == NCL_SUCCESS)
+            z->done = z->seq;
+        zq_apply_pending(z); /* a peer aborted after this call: the next begin fails */
+    }
     memset(z->base, 0, sizeof z->base);
     memset(z->size, 0, sizeof z->size);
     z->bound = 0;
@@ -637,6 +805,10 @@ static ncl_result zq_notify_record(void *ctx, uint32_t queue, int peer, uint32_t
     memset(&m, 0, sizeof m);
     m.command = NCL_WIRE_NOTIFY;
     m.notify = (uint8_t)id;
+    if (z->peers[peer].coll_ok && z->bound) { /* the receiver checks it against its own call */
+        m.call = z->seq;
+        m.coll = z->coll;
+    }
     return zq_send(z, peer, &m);
 }
 
@@ -706,7 +878,7 @@ const ncl_hal_ops ncl_zmq_hal_ops = {
     .notify_try_wait = zq_notify_try_wait,
     .wait_event = zq_wait_event,
     .now_ns = zq_now_ns,
-    .log = zq_log,
+    .log = zq_hal_log,
 };
 
 /* ---- life cycle -------------------------------------------------------------------------- */
@@ -816,6 +988,8 @@ ncl_result ncl_zmq_create(ncl_zmq **out, const ncl_zmq_config *cfg, char *err, s
     z->corrupt_nth = cfg->fault_corrupt_nth;
     z->die_nth = cfg->fault_die_nth;
     z->log_level = zq_log_level_from_env();
+    z->abort_origin = -1;
+    z->pending_origin = -1;
     z->peers = calloc((size_t)z->nranks, sizeof *z->peers);
     z->items = calloc((size_t)z->nranks, sizeof *z->items);
     z->item_peer = calloc((size_t)z->nranks, sizeof *z->item_peer);
@@ -844,7 +1018,7 @@ ncl_result ncl_zmq_create(ncl_zmq **out, const ncl_zmq_config *cfg, char *err, s
     z->mine.min_version = z->mine.max_version = NCL_WIRE_VERSION;
     z->mine.max_payload = cfg->max_payload;
     z->mine.nranks = (uint32_t)z->nranks;
-    z->mine.caps = NCL_WIRE_CAP_WRITE_REDUCE;
+    z->mine.caps = NCL_WIRE_CAP_WRITE_REDUCE | NCL_WIRE_CAP_COLL;
     for (int d = 0; d < NCL_DTYPE_COUNT; d++)
         z->mine.reduce_ops[d] = (uint8_t)NCL_INLINE_ALL_OPS;
     z->lim.max_payload = cfg->max_payload + 0u;
@@ -941,6 +1115,9 @@ void ncl_zmq_destroy(ncl_zmq *z)
     if (!z)
         return;
     zq_deaths(z, NULL);
+    zq_apply_pending(z);
+    if (z->sticky != NCL_SUCCESS) /* not said yet (broken between collectives): ABORT before BYE */
+        zq_abort_peers(z, 0, z->sticky);
     for (int i = 0; i < z->nranks; i++) {
         if (i == z->rank || z->peers[i].state != ZL_UP)
             continue;
@@ -960,6 +1137,25 @@ const ncl_hal *ncl_zmq_hal(ncl_zmq *z)
 const char *ncl_zmq_last_error(const ncl_zmq *z)
 {
     return z ? z->err : "";
+}
+
+ncl_result ncl_zmq_status(const ncl_zmq *z)
+{
+    return z ? z->sticky : NCL_ERR_INVALID_ARGUMENT;
+}
+
+int ncl_zmq_abort_origin(const ncl_zmq *z)
+{
+    return z ? z->abort_origin : -1;
+}
+
+void ncl_zmq_abort(ncl_zmq *z, const char *reason)
+{
+    if (!z)
+        return;
+    const char *why = reason && *reason ? reason : "no reason given";
+    zq_stick(z, NCL_ERR_INVALID_USAGE, "aborted on this rank: %s", why);
+    zq_abort_peers(z, z->bound ? z->seq : 0, NCL_ERR_INVALID_USAGE);
 }
 
 int ncl_zmq_dead_rank(ncl_zmq *z)

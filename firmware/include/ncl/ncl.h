@@ -30,7 +30,8 @@ typedef enum ncl_result {
 } ncl_result;
 
 /** Element types. fp16/bf16 arithmetic: each binary op is done in fp32 and rounded back
- *  (round-to-nearest-even), i.e. accumulation is in the storage precision, step by step. */
+ *  (round-to-nearest-even), i.e. accumulation is in the storage precision, step by step
+ *  (unless ncl_config.wide_accumulation: fp32 throughout, rounded once). */
 typedef enum ncl_dtype {
     NCL_INT8 = 0,
     NCL_UINT8,
@@ -152,12 +153,21 @@ typedef struct ncl_config {
     /** NCL_ALGO_USER: the schedule as data (ncl/ncl_user.h); not copied, must outlive the
      *  communicator. The checker verifies it before it runs. */
     const struct ncl_user_schedule *schedule;
+    /** 1 (only with `deterministic`; otherwise ncl_comm_create fails with
+     *  NCL_ERR_INVALID_ARGUMENT): fp16/bf16 allreduce with sum, prod or avg accumulates every
+     *  element in fp32 in the canonical rank order ((x_0 + x_1) + x_2 ... in fp32) and rounds
+     *  once to nearest even at the end (avg: divides in fp32, then rounds once), instead of
+     *  rounding after every step. Ignored for other dtypes (fp32/fp64 already accumulate in
+     *  their own precision, integers are exact) and for max/min (exact in any precision). Needs
+     *  a backend that runs the wide task kinds (NCL_HAL_FEAT_WIDE, else NCL_ERR_UNSUPPORTED at
+     *  creation) and 4 bytes of scratch per element of a round besides the det slots. */
+    int wide_accumulation;
 } ncl_config;
 
 #define NCL_CONFIG_INIT                                                                       \
     {                                                                                         \
         sizeof(ncl_config), NCL_CONFIG_VERSION, 30000000000ull, 2u, (512ull << 10), {0, 0, 0, 0, 0}, \
-            -1, 2000u, 20u, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0                          \
+            -1, 2000u, 20u, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0                       \
     }
 
 struct ncl_hal;

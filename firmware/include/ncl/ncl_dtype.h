@@ -26,6 +26,18 @@ void ncl_reduce_kernel(void *dst, const void *src, uint64_t count, ncl_dtype dty
  *  (fp16/bf16 divide in fp32 and round once). */
 void ncl_div_kernel(void *dst, uint64_t count, ncl_dtype dtype, uint32_t divisor);
 
+/* Wide accumulation kernels (the LOCAL_WIDEN / LOCAL_REDUCE_WIDE / LOCAL_NARROW tasks). `narrow`
+ * is NCL_FLOAT16 or NCL_BFLOAT16 (other dtypes: no-op); `wide` points at fp32 values. Neither
+ * pointer needs more than 2-byte alignment (elements are loaded with memcpy). */
+/** wide[i] = (float)src[i], exact. */
+void ncl_widen_kernel(void *wide, const void *src, uint64_t count, ncl_dtype narrow);
+/** wide[i] = wide[i] op (float)src[i]: one fp32 operation, no rounding to the narrow type
+ *  (AVG as SUM; max/min as ncl_reduce_kernel's fp32 max/min). */
+void ncl_reduce_wide_kernel(void *wide, const void *src, uint64_t count, ncl_dtype narrow, ncl_op op);
+/** dst[i] = narrow(wide[i] / divisor), the division in fp32 (divisor 0 or 1: none), the
+ *  conversion rounded once to nearest even. */
+void ncl_narrow_kernel(void *dst, const void *wide, uint64_t count, ncl_dtype narrow, uint32_t divisor);
+
 #ifdef __cplusplus
 }
 #endif

@@ -20,7 +20,13 @@ typedef struct ncl_hal_caps {
     /** Inline reduce also needs the source and destination offsets and the length to be multiples
      *  of this many bytes (0 or 1: any); tasks that are not take the scratch path. */
     uint32_t inline_align;
+    /** NCL_HAL_FEAT_* bits: optional task kinds the backend runs. A communicator that needs one
+     *  the backend leaves out fails at creation with NCL_ERR_UNSUPPORTED. */
+    uint32_t features;
 } ncl_hal_caps;
+
+/** The backend runs LOCAL_WIDEN, LOCAL_REDUCE_WIDE and LOCAL_NARROW (ncl_config.wide_accumulation). */
+#define NCL_HAL_FEAT_WIDE 1u
 
 /** Every op inline: the inline_ops entry of a DMA that reduces a dtype with any op. */
 #define NCL_INLINE_ALL_OPS ((uint16_t)((1u << NCL_SUM) | (1u << NCL_PROD) | (1u << NCL_MAX) | (1u << NCL_MIN)))

@@ -19,6 +19,13 @@ typedef enum ncl_task_kind {
     NCL_TASK_LOCAL_DIV,     /**< dst <- dst / count (the final step of avg) */
     NCL_TASK_NOTIFY_RECORD, /**< add 1 to counter (self, notify) on rank `peer` */
     NCL_TASK_NOTIFY_WAIT,   /**< wait until counter (peer, notify) reaches `count`, then subtract it */
+    /* Wide accumulation (ncl_config.wide_accumulation): an fp32 accumulator for fp16/bf16 data.
+     * `dtype` is the narrow type (NCL_FLOAT16 or NCL_BFLOAT16), `bytes` the narrow side's size;
+     * the fp32 side covers 2 * bytes and must be 4-byte aligned (ncl_task_src_bytes/dst_bytes). */
+    NCL_TASK_LOCAL_WIDEN,        /**< dst (fp32) <- src (narrow), exact */
+    NCL_TASK_LOCAL_REDUCE_WIDE,  /**< dst (fp32) <- dst op (fp32)src, one fp32 operation per element */
+    NCL_TASK_LOCAL_NARROW,       /**< dst (narrow) <- src (fp32) / count, rounded once to nearest even
+                                      (count 0 or 1: no division; avg's final step divides here) */
     NCL_TASK_KIND_COUNT
 } ncl_task_kind;
 
@@ -50,6 +57,22 @@ typedef struct ncl_task {
 
 /** "WRITE", "NOTIFY_WAIT", ...; "?" for a kind out of range. */
 const char *ncl_task_kind_name(uint32_t kind);
+
+/** 1 for the wide-accumulation kinds (LOCAL_WIDEN, LOCAL_REDUCE_WIDE, LOCAL_NARROW). */
+static inline int ncl_task_is_wide(uint32_t kind)
+{
+    return kind >= NCL_TASK_LOCAL_WIDEN && kind <= NCL_TASK_LOCAL_NARROW;
+}
+/** Bytes a data task reads at src and writes at dst: `bytes`, except the fp32 side of the wide
+ *  kinds, which is twice the narrow side. */
+static inline uint64_t ncl_task_src_bytes(const ncl_task *t)
+{
+    return t->kind == NCL_TASK_LOCAL_NARROW ? 2 * t->bytes : t->bytes;
+}
+static inline uint64_t ncl_task_dst_bytes(const ncl_task *t)
+{
+    return t->kind == NCL_TASK_LOCAL_WIDEN || t->kind == NCL_TASK_LOCAL_REDUCE_WIDE ? 2 * t->bytes : t->bytes;
+}
 
 /** Notify ids per (peer, rank) pair; algorithms use 2 per channel plus a few local ones. */
 #define NCL_NOTIFY_IDS 32u
@@ -89,6 +112,10 @@ typedef struct ncl_plan {
      *  and the alignment its tasks need (ncl_inline_ok decides per task). */
     uint8_t inline_reduce;
     uint32_t inline_align;
+    /** 1: wide accumulation (det allreduce of fp16/bf16 with sum/prod/avg and
+     *  ncl_config.wide_accumulation): every element accumulates in fp32 in rank order and is
+     *  rounded once; the schedule uses the LOCAL_WIDEN / REDUCE_WIDE / NARROW kinds. */
+    uint8_t wide;
 } ncl_plan;
 
 /** Where `rank`'s input lives, and where its result must end up. Out of place: SEND at 0 and
@@ -142,6 +169,7 @@ typedef struct ncl_plan_env {
     const uint16_t *inline_ops; /**< ncl_hal_caps.inline_ops; NULL: every dtype and op inline */
     uint32_t inline_align;      /**< ncl_hal_caps.inline_align */
     const uint32_t *ring_weights; /**< per ring (see ncl_plan), NULL: equal shares */
+    int wide_accumulation;      /**< ncl_config.wide_accumulation (with deterministic only) */
 } ncl_plan_env;
 
 /** Builds and prepares a plan (algorithm choice for AUTO included). Pure: no HAL, no memory. */

@@ -29,6 +29,8 @@ typedef enum ncl_wire_cmd {
     NCL_WIRE_HELLO_ACK = 2,     /**< answer to HELLO: the agreed version and capabilities */
     NCL_WIRE_ERROR = 3,         /**< code + text; the link is to be closed after it */
     NCL_WIRE_BYE = 4,           /**< orderly close: the sender sends nothing after it on this link */
+    NCL_WIRE_ABORT = 5,         /**< the sender's collective (call, coll) failed: code + reason; the
+                                     communicator is broken on every rank (needs NCL_WIRE_CAP_COLL) */
     NCL_WIRE_WRITE = 16,        /**< dst.(buf, off) <- payload (bytes = payload_len) */
     NCL_WIRE_WRITE_REDUCE = 17, /**< dst.(buf, off) <- dst.(buf, off) op payload (dtype, op) */
     NCL_WIRE_NOTIFY = 18,       /**< add 1 to counter (src, notify) on dst */
@@ -47,7 +49,11 @@ typedef enum ncl_wire_cmd {
 /** HELLO capability bits (ncl_wire_hello.caps). Unknown bits are ignored and dropped by agreement. */
 #define NCL_WIRE_CAP_WRITE_REDUCE 0x00000001u /**< can reduce WRITE_REDUCE payloads (see reduce_ops) */
 #define NCL_WIRE_CAP_CONTROL 0x00000002u      /**< accepts the controller commands */
-#define NCL_WIRE_CAP_KNOWN (NCL_WIRE_CAP_WRITE_REDUCE | NCL_WIRE_CAP_CONTROL)
+/** Collective tags and ABORT: NOTIFY carries the sender's collective call number and kind (a
+ *  receiver in the same call with another collective knows at once the calls do not match), and
+ *  ABORT may be sent. A sender tags and aborts only towards peers that agreed this bit. */
+#define NCL_WIRE_CAP_COLL 0x00000004u
+#define NCL_WIRE_CAP_KNOWN (NCL_WIRE_CAP_WRITE_REDUCE | NCL_WIRE_CAP_CONTROL | NCL_WIRE_CAP_COLL)
 
 /** Decoder / encoder verdicts. Every rejection has its own value; names from ncl_wire_result_name(). */
 typedef enum ncl_wire_result {
@@ -73,6 +79,7 @@ typedef enum ncl_wire_result {
     NCL_WIRE_ERR_NEGOTIATION,       /**< hello_agree: no common version, or rank counts differ */
     NCL_WIRE_ERR_NO_SPACE,          /**< encode: the caller's buffer is too small (*out_len = needed) */
     NCL_WIRE_ERR_ARGUMENT,          /**< a NULL pointer where one is needed */
+    NCL_WIRE_ERR_COLL,              /**< NOTIFY / ABORT collective kind out of range */
     NCL_WIRE_RESULT_COUNT
 } ncl_wire_result;
 
@@ -100,11 +107,23 @@ typedef struct ncl_wire_msg {
     uint8_t dtype, op;   /**< WRITE_REDUCE only */
     uint8_t notify;      /**< NOTIFY only: id < NCL_NOTIFY_IDS */
     ncl_wire_hello hello; /**< HELLO, HELLO_ACK */
-    uint32_t error_code; /**< ERROR: an ncl_result or ncl_wire_result, by the sender's choice */
+    uint32_t error_code; /**< ERROR: an ncl_result or ncl_wire_result, by the sender's choice;
+                              ABORT: the ncl_result the sender's collective failed with */
     /** Data (WRITE*), error text (ERROR) or opaque controller payload. Decode: points INTO the
      *  decoded buffer (valid while it is). Unused for HELLO/HELLO_ACK/NOTIFY. */
     const uint8_t *payload;
     uint32_t payload_len;
+    /** NOTIFY, ABORT (NCL_WIRE_CAP_COLL): the sender's collective call number on its communicator
+     *  (ncl_hal_launch.seq, 1 for the first; 0: untagged / none running) and its ncl_coll (0 when
+     *  call is 0). On the wire they use the header slots of off (bytes 40..47) and buf (byte 56). */
+    uint64_t call;
+    uint8_t coll;
+    /** ABORT: the sender's last finished call number (0: none). A receiver still running a call
+     *  up to it may complete it (the sender sent all of it); a later call fails at once. */
+    uint64_t done_call;
+    /** ABORT: the rank where the failure started (the sender, or the rank whose ABORT or ERROR
+     *  the sender relays); a rank, never NONE. 0 for other commands. */
+    uint32_t origin;
 } ncl_wire_msg;
 
 /** What a receiver accepts. */

@@ -28,6 +28,18 @@ extern "C" {
  * names the peer. A peer whose connection drops without a BYE before it is dead (after a short
  * grace of 0.5 s for its last frames): waits and writes fail with NCL_ERR_REMOTE naming it, long before
  * the engine's timeout. A peer that sent BYE left in order; only a wait on it fails.
+ *
+ * Mismatch: every NOTIFY carries the sender's collective call number and kind (NCL_WIRE_CAP_COLL);
+ * a rank that sees a peer in its own call number with another collective fails at once with
+ * NCL_ERR_REMOTE ("mismatch: rank 2 called broadcast #7 while this rank (0) called allreduce #7").
+ *
+ * Abort: a rank whose collective fails for a reason of its own (mismatch, corrupt link, dead peer,
+ * timeout, a local error) sends ABORT with the reason to every peer; a peer fails its current (or
+ * next) collective at once with NCL_ERR_REMOTE ("rank 0 aborted allreduce #7: <reason>"). Failures
+ * that came from a peer (its ABORT or ERROR) are not echoed. After any failure the backend stays
+ * broken (ncl_zmq_status() != NCL_SUCCESS, every collective fails at once with the first failure's
+ * message) until it is destroyed: as with HCCL/NCCL, destroy the communicator and the backend and
+ * create both again (every rank).
  */
 
 #define NCL_ZMQ_CONFIG_VERSION 1u
@@ -79,6 +91,17 @@ void ncl_zmq_destroy(ncl_zmq *z);
 const ncl_hal *ncl_zmq_hal(ncl_zmq *z);
 /** The first failure the backend saw, naming the peer ("" if none). */
 const char *ncl_zmq_last_error(const ncl_zmq *z);
+/** NCL_SUCCESS while healthy; else the failure that broke this backend for good (the first link
+ *  failure, mismatch, failed collective, ABORT from a peer or ncl_zmq_abort); its text is
+ *  ncl_zmq_last_error(). Every later collective on it fails at once. */
+ncl_result ncl_zmq_status(const ncl_zmq *z);
+/** The rank whose ABORT broke this backend (the origin of a job-wide failure), or -1. */
+int ncl_zmq_abort_origin(const ncl_zmq *z);
+/** Like ncclCommAbort: breaks this rank's backend (the running and every later collective fail with
+ *  NCL_ERR_INVALID_USAGE) and sends ABORT with `reason` to every peer, whose current or next
+ *  collective fails with NCL_ERR_REMOTE naming this rank and the reason. Never blocks; call it from
+ *  the rank's own thread (the backend has one owner and no locks). */
+void ncl_zmq_abort(ncl_zmq *z, const char *reason);
 /** The lowest rank known dead (dropped without BYE), or -1. */
 int ncl_zmq_dead_rank(ncl_zmq *z);
 /** Statistics of the link with `peer` (0 on success, -1 if peer is out of range). */

@@ -2,6 +2,8 @@
  * ((x_0 op x_1) op x_2) ... op x_{p-1}, whatever the algorithm setting, channels or call sizes. */
 #include "ncl_mesh.h"
 
+#include <string.h>
+
 /* Why: the result of a float reduction depends on the order of its operations. Ring, hd, mesh
  * and the trees each reduce an element in an order set by the algorithm, the rank's place in
  * it, the channel split and the message size. Here one rank reduces each element left to right
@@ -50,7 +52,21 @@
  *   bytes locally.
  * Against a ring, the price of determinism is the full-mesh pattern (on a ring topology the
  * writes cross several links and contend) and the in-order reduce chain, not extra bytes.
- * Scratch is refused (only) when it cannot hold one element per slot. */
+ * Scratch is refused (only) when it cannot hold one element per slot.
+ *
+ * Wide accumulation (plan->wide: fp16/bf16 sum/prod/avg with ncl_config.wide_accumulation). The
+ * fold is the same, in the same order, but into an fp32 accumulator at scratch 0 (E fp32
+ * elements, 4-byte aligned, before the slots): x_0 is widened into it (LOCAL_WIDEN, exact),
+ * x_1 .. x_{p-1} are added in fp32 (LOCAL_REDUCE_WIDE), and one LOCAL_NARROW rounds the round's
+ * result into recv once, dividing by p first for avg. So the result is
+ * narrow(((x_0 + x_1) + x_2) ... in fp32) whatever the split, like the narrow det result is
+ * x_0 (+) x_1 (+) ... with a narrow rounding per step. Recv only receives the final value, so no
+ * rank accumulates in place any more (no copy out of slot 0); in place the NARROW into recv waits
+ * until recv was sent (gather: LOCAL notifies; split: block r is never sent in the
+ * reduce-scatter). Cost over narrow det: scratch 4 bytes more per element of a round (rounds
+ * shrink a little), and per round one extra pass over the accumulator (the NARROW; out of place
+ * rank 0 and in place ranks > 0 lose their copy in exchange); the reduces touch fp32 on one
+ * side (2x the accumulator bytes). */
 
 /* The sender's queue for the pair sender -> receiver (the receiver uses its notify ids). */
 static uint32_t queue_of(const ncl_plan *p, int sender, int receiver)
@@ -58,11 +74,40 @@ static uint32_t queue_of(const ncl_plan *p, int sender, int receiver)
     return ncl_mesh_queue_of(p, (uint64_t)ncl_mod((int64_t)receiver - sender, p->nranks));
 }
 
-/* Elements per round and slot: one slice, and p-1 slots of it must fit in scratch. */
+/* Elements per round and slot: one slice, and p-1 slots of it (plus, wide, the fp32
+ * accumulator) must fit in scratch. */
 static uint64_t round_elems(const ncl_plan *p)
 {
     uint64_t slots = p->nranks < 2 ? 0 : (uint64_t)p->nranks - 1;
-    return slots ? ncl_min_u64(p->slice_elems, p->scratch_bytes / p->esize / slots) : p->slice_elems;
+    uint64_t per_elem = slots * p->esize + (p->wide ? 4u : 0u);
+    return slots ? ncl_min_u64(p->slice_elems, p->scratch_bytes / per_elem) : p->slice_elems;
+}
+
+/* Wide: the fp32 accumulator at scratch 0, the slots after it. */
+static ncl_ref acc_ref(void) { return ncl_ref_make(NCL_BUF_SCRATCH, 0); }
+static uint64_t slot_base(const ncl_plan *p) { return p->wide ? round_elems(p) * 4u : 0u; }
+
+/* A wide-accumulation task (bytes: the narrow side; the fp32 side is twice as large). */
+static void task_wide(ncl_task *t, const ncl_plan *p, ncl_task_kind kind, ncl_ref src, ncl_ref dst,
+                      uint64_t bytes, uint32_t step)
+{
+    memset(t, 0, sizeof *t);
+    t->kind = (uint8_t)kind;
+    t->dtype = p->dtype;
+    t->op = p->op;
+    t->peer = -1;
+    t->src = src;
+    t->dst = dst;
+    t->bytes = bytes;
+    t->step = step;
+    if (kind == NCL_TASK_LOCAL_NARROW && p->avg)
+        t->count = (uint32_t)p->nranks; /* avg: divide in fp32, round once */
+}
+
+/* Wide fold of contribution k: the first widens into the accumulator, the others add to it. */
+static void task_fold(ncl_task *t, const ncl_plan *p, uint64_t k, ncl_ref src, uint64_t bytes, uint32_t step)
+{
+    task_wide(t, p, k == 0 ? NCL_TASK_LOCAL_WIDEN : NCL_TASK_LOCAL_REDUCE_WIDE, src, acc_ref(), bytes, step);
 }
 
 /* Whether sender's writes go to a slot reused every round (else, rank 0 out of place: recv). */
@@ -78,7 +123,7 @@ static ncl_ref target(const ncl_plan *p, int sender, int receiver, uint64_t off)
     if (!uses_slot(p, sender))
         return ncl_ref_make(NCL_BUF_RECV, off * p->esize);
     uint64_t slot = p->inplace ? (uint64_t)(sender < receiver ? sender : sender - 1) : (uint64_t)sender - 1;
-    return ncl_ref_make(NCL_BUF_SCRATCH, slot * round_elems(p) * p->esize);
+    return ncl_ref_make(NCL_BUF_SCRATCH, slot_base(p) + slot * round_elems(p) * p->esize);
 }
 
 /* The gather schedule: the buffer fits one round and n (p-2)/p beta < alpha (beta = 1/gbps ns
@@ -150,6 +195,27 @@ static int next_gather(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     }
     if (q != lq)
         return g->line = -1, 0;
+    if (p->wide) {
+        /* local queue, wide: fold x_0, ..., x_{p-1} into the fp32 accumulator, in this order */
+        for (g->k = 0; g->k < (uint64_t)np; g->k++) {
+            if ((int)g->k != r) {
+                ncl_task_wait(t, (int)g->k, NCL_NOTIFY_DATA(queue_of(p, (int)g->k, r)), 1, 0);
+                NCL_YIELD(g);
+            }
+            task_fold(t, p, g->k, (int)g->k == r ? in : target(p, (int)g->k, r, 0), bytes, 0);
+            NCL_YIELD(g);
+        }
+        /* in place recv is the send source: round into it once it has been sent */
+        for (g->j = 0; p->inplace && g->j < sq; g->j++) {
+            if (g->j != lq) {
+                ncl_task_wait(t, r, NCL_NOTIFY_LOCAL(g->j), 1, 0);
+                NCL_YIELD(g);
+            }
+        }
+        task_wide(t, p, NCL_TASK_LOCAL_NARROW, acc_ref(), recv, bytes, 0);
+        NCL_YIELD(g);
+        return g->line = -1, 0;
+    }
     /* local queue: fold x_0, x_1, ..., x_{p-1} into the accumulator, in this order */
     for (g->k = 0; g->k < (uint64_t)np; g->k++) {
         if ((int)g->k != r) {
@@ -241,6 +307,34 @@ static int next_split(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
             continue;
         /* local queue: fold x_0, ..., x_{p-1} of block r's round i into the accumulator */
         g->n = block_round(p, r, g->i, e, &g->m);
+        if (p->wide) {
+            for (g->k = 0; g->k < (uint64_t)np; g->k++) {
+                if ((int)g->k != r) {
+                    ncl_task_wait(t, (int)g->k, NCL_NOTIFY_DATA(queue_of(p, (int)g->k, r)), 1,
+                                  (uint32_t)g->i);
+                    NCL_YIELD(g);
+                }
+                if (g->n) {
+                    task_fold(t, p, g->k,
+                              (int)g->k == r ? ncl_ref_add(in, g->m * es) : target(p, (int)g->k, r, g->m),
+                              g->n * es, (uint32_t)g->i);
+                    NCL_YIELD(g);
+                }
+                /* the slot is free once folded (out of place rank 0 writes recv, no slot) */
+                if ((int)g->k != r && uses_slot(p, (int)g->k) && g->i + 1 < rounds) {
+                    ncl_task_record(t, (int)g->k, NCL_NOTIFY_READY(queue_of(p, (int)g->k, r)),
+                                    (uint32_t)g->i + 1);
+                    NCL_YIELD(g);
+                }
+            }
+            /* one rounding (and avg's division) per element; block r is not sent before */
+            if (g->n) {
+                task_wide(t, p, NCL_TASK_LOCAL_NARROW, acc_ref(), ncl_ref_add(recv, g->m * es), g->n * es,
+                          (uint32_t)g->i);
+                NCL_YIELD(g);
+            }
+            continue;
+        }
         for (g->k = 0; g->k < (uint64_t)np; g->k++) {
             if ((int)g->k != r) {
                 ncl_task_wait(t, (int)g->k, NCL_NOTIFY_DATA(queue_of(p, (int)g->k, r)), 1,

@@ -78,9 +78,12 @@ static ncl_result check_step(const ncl_user_schedule *s, uint32_t i, ncl_user_wh
     if (st->queue >= s->queues)
         return bad(where, i, "queue", msg, len, "queue %u is out of range (allowed: 0 to %u)", st->queue,
                    s->queues - 1);
+    if (ncl_task_is_wide(st->kind)) /* det's fp32 accumulator: user chunks cannot name one */
+        return bad(where, i, "kind", msg, len, "task kind %s is not available in user schedules (allowed: 0 to "
+                   "%u, ncl_task_kind)", ncl_task_kind_name(st->kind), NCL_TASK_NOTIFY_WAIT);
     if (st->kind >= NCL_TASK_KIND_COUNT)
         return bad(where, i, "kind", msg, len, "task kind %u is unknown (allowed: 0 to %u, ncl_task_kind)",
-                   st->kind, NCL_TASK_KIND_COUNT - 1);
+                   st->kind, NCL_TASK_NOTIFY_WAIT);
     if (is_reduce(st->kind) && !reducing(s->coll))
         return bad(where, i, "kind", msg, len, "%s does not reduce (allowed: write, copy, record, wait)",
                    ncl_coll_name((ncl_coll)s->coll));

@@ -6,12 +6,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <ncl/ncl.h>
 
 #include "model/network.hpp"
 #include "model/npu.hpp"
+#include "model/rtl_device.hpp"
 
 namespace model {
 
@@ -29,8 +31,10 @@ public:
     /** Gives the HAL a rank's communicator uses (e.g. a tracing wrapper around npu.hal()). */
     using HalWrap = std::function<ncl_hal(int rank, Npu &npu)>;
 
-    /** Builds the network and the NPUs (during elaboration: before the process's first
-     *  sc_start). Throws ConfigError for a topology the network rejects. */
+    /** Builds the network and the devices (during elaboration: before the process's first
+     *  sc_start): an Npu per rank, or with device.fidelity rtl a verilated rs_dev block per rank
+     *  (RtlDomain) that the engine drives through the mmio backend. Throws ConfigError for a
+     *  topology the network rejects (std::exception for a device memory too small for rtl). */
     Cluster(const rs_topology_spec &topo, rs_fidelity fidelity, const rs_device_params &device,
             bool payload, uint64_t scratch_bytes);
     ~Cluster();
@@ -42,7 +46,13 @@ public:
 
     int nranks() const { return (int)ranks_.size(); }
     Network &network() { return *net_; }
+    /** The rank's SystemC device; only for ranks that are not RTL (is_rtl). */
     Npu &npu(int rank) { return *ranks_[rank].npu; }
+    bool is_rtl(int rank) const { return rtl_ && rtl_->has(rank); }
+    /** The RTL devices (null when every device is an Npu). */
+    RtlDomain *rtl() { return rtl_.get(); }
+    /** What went wrong on the rank's device: the Npu's fault or the mmio backend's last error. */
+    std::string device_fault(int rank);
     ncl_comm *comm(int rank) { return ranks_[rank].comm; }
 
     /** Who hears that a rank's NPU made progress: by default run()'s loop; a driver that runs
@@ -73,15 +83,23 @@ private:
         int remaining = 0;    // calls left in this run
         bool pending = false; // a progress callback is scheduled
         uint64_t end_ps = 0;
+        // an RTL rank's call: device addresses, and what is copied in before and out after
+        const void *dev_send = nullptr;
+        void *dev_recv = nullptr;
     };
 
     void start(int rank);
+    void rtl_map(int rank, bool in);
     void progress(int rank);
     void fail(int rank, ncl_result rc);
     static void ev_progress(void *self, uint64_t rank);
     static void wake(void *self, int rank);
 
     std::unique_ptr<Network> net_;
+    std::unique_ptr<RtlDomain> rtl_;
+    bool payload_ = false;
+    std::vector<std::string> rtl_fault_; // per rank: why its call could not be placed on the device
+    std::vector<std::unique_ptr<Npu>> proxies_; // mixed fidelity: the RTL ranks' stand-ins
     std::vector<Rank> ranks_;
     std::vector<Npu *> npus_;
     Collective call_{};

@@ -62,6 +62,13 @@ public:
     static const ncl_hal_ops ops;
     static const ComponentInfo &info();
 
+    /** Co-simulation (model/rtl_device.hpp): a device that is not an Npu (an RTL block, rank
+     *  `from`) delivers what a peer Npu's task would: kind NCL_TASK_WRITE / WRITE_REDUCE of
+     *  `bytes` from `data` at dst (dtype/op for the reduce), or NCL_TASK_NOTIFY_RECORD (from, id).
+     *  Applied at once; false (and fault()) when dst is outside the bound buffers. */
+    bool deliver_external(int from, uint32_t kind, const ncl_ref &dst, const void *data, uint64_t bytes,
+                          uint32_t dtype, uint32_t op, uint32_t id);
+
 private:
     struct Region {
         unsigned char *base[NCL_BUF_COUNT] = {nullptr, nullptr, nullptr};

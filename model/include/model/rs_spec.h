@@ -90,7 +90,16 @@ typedef struct rs_device_params {
     uint32_t inline_align;
     uint64_t memory_bytes;   /* device memory capacity (checked against a real payload's buffers;
                                 nothing is allocated up front) */
+    int32_t fidelity;        /* rs_device_fidelity: what every device is (0: the SystemC NPU) */
+    double rtl_clock;        /* Hz: the RTL devices' clock (fidelity rtl; 0: 1 GHz) */
+    char *rtl_clock_text;    /* device.rtl_clock as written ("1 GHz"), NULL: the default */
+    char *rtl_ranks_text;    /* device.rtl_ranks as written ("all", "0", "0 2"), NULL: all */
+    uint64_t rtl_ranks;      /* fidelity rtl: bit r = rank r is RTL, the rest SystemC NPUs (0: all) */
 } rs_device_params;
+
+/* device.fidelity: the SystemC NPU model, or the verilated rs_dev block (rtl_stub/) driven by
+ * the unchanged engine through the mmio backend, its link transfers on the same Network. */
+typedef enum rs_device_fidelity { RS_DEVICE_SYSTEMC = 0, RS_DEVICE_RTL } rs_device_fidelity;
 
 typedef enum rs_fault_kind { RS_FAULT_DOWN = 0, RS_FAULT_DEGRADE } rs_fault_kind;
 
@@ -138,6 +147,8 @@ typedef struct rs_workload {
                                 0: one per ring, at least 2 */
     int32_t rings;           /* rs_rings: the logical rings of the ring algorithms */
     int32_t deterministic;   /* 1: ncl_config.deterministic (one canonical reduction order) */
+    int32_t wide_accumulation; /* 1: ncl_config.wide_accumulation (fp16/bf16 sums in fp32, rounded
+                                  once; only with deterministic) */
     ncl_algo inter_algo;     /* hier's inter-server level (ncl_config.inter_algo) */
     char *schedule;          /* workload.schedule: a user-defined schedule file as written, NULL: none */
     struct rs_usersched *usersched; /* that file loaded and proven (sim/rs_usersched.h); freed with

@@ -1,0 +1,98 @@
+#!/bin/sh
+# test_cosim.sh — end to end co-simulation: ring allreduce and chain broadcast on 4 devices, all RTL, rank 0 alone RTL (mixed) and all SystemC; #wrong = 0 and RTL times within 10 % of SystemC; bad scenarios exit 2 naming file:line; --waves writes one VCD with a scope per RTL rank.
+#
+# usage: test_cosim.sh RINGSIM SCENARIO_DIR WORK_DIR
+# The scenarios are scenarios/rtl_ring4.yaml and rtl_chain4.yaml (every device RTL); the variants
+# are made here with sed: `fidelity: systemc` (the NPU model with the block's figures) and
+# `rtl_ranks: "0"` (rank 0 RTL, ranks 1-3 SystemC NPUs on the same links).
+set -u
+R=$1
+S=$2
+T=$3
+mkdir -p "$T"
+fails=0
+fail() {
+    echo "FAIL: $*"
+    fails=$((fails + 1))
+}
+
+# variant NAME KIND: writes $T/NAME_KIND.yaml
+variant() {
+    case $2 in
+    systemc) sed 's/^  fidelity: rtl/  fidelity: systemc/' "$S/$1.yaml" ;;
+    dev0) sed 's/^  rtl_clock: 1 GHz/  rtl_clock: 1 GHz\n  rtl_ranks: "0"/' "$S/$1.yaml" ;;
+    all) cat "$S/$1.yaml" ;;
+    esac >"$T/$1_$2.yaml"
+}
+
+# run NAME KIND: runs the variant; sets out_t, in_t (us), wrong (sum of both #wrong), cycles
+run() {
+    variant "$1" "$2"
+    "$R" run "$T/$1_$2.yaml" --links none --stats >"$T/$1_$2.out" 2>"$T/$1_$2.err"
+    rc=$?
+    [ $rc -eq 0 ] || { fail "$1 $2: exit $rc: $(cat "$T/$1_$2.err")"; return 1; }
+    set -- $(grep -v '^#' "$T/$1_$2.out" | head -1)
+    [ $# -ge 13 ] || { fail "no result row"; return 1; }
+    out_t=$6
+    in_t=${10}
+    wrong=$(($9 + ${13}))
+    return 0
+}
+
+for sc in rtl_ring4 rtl_chain4; do
+    run $sc systemc || continue
+    ref_out=$out_t
+    ref_in=$in_t
+    [ "$wrong" -eq 0 ] || fail "$sc systemc: #wrong $wrong"
+    grep -q '^# rtl:' "$T/${sc}_systemc.out" && fail "$sc systemc: RTL devices clocked"
+    for kind in dev0 all; do
+        run $sc $kind || continue
+        cyc=$(sed -n 's/^# rtl: \([0-9]*\) cycles.*/\1/p' "$T/${sc}_$kind.out")
+        [ -n "$cyc" ] && [ "$cyc" -gt 0 ] || fail "$sc $kind: no RTL cycles clocked"
+        [ "$wrong" -eq 0 ] || fail "$sc $kind: #wrong $wrong"
+        for place in out-of-place in-place; do
+            if [ $place = out-of-place ]; then t=$out_t r=$ref_out; else t=$in_t r=$ref_in; fi
+            d=$(awk -v t="$t" -v r="$r" 'BEGIN { printf "%+.1f", (t / r - 1) * 100 }')
+            printf '%-10s %-4s %-12s  rtl %9s us  systemc %9s us  %6s %%  (%s cycles)\n' \
+                $sc $kind $place "$t" "$r" "$d" "$cyc"
+            awk -v t="$t" -v r="$r" 'BEGIN { exit !(t <= r * 1.10 && t >= r * 0.90) }' ||
+                fail "$sc $kind $place: $t us is not within 10 % of SystemC's $r us"
+        done
+    done
+done
+
+# bad scenarios: what the RTL cannot model, an unknown fidelity -> file:line: key: problem (allowed: ...), exit 2
+bad() { # NAME SED-EXPRESSION KEY
+    sed "$2" "$S/rtl_ring4.yaml" >"$T/$1.yaml"
+    "$R" run "$T/$1.yaml" >"$T/$1.out" 2>"$T/$1.err"
+    rc=$?
+    [ $rc -eq 2 ] || fail "$1: exit $rc, not 2"
+    grep -Eq "^$T/$1.yaml:[0-9]+: $3: .*\(allowed: " "$T/$1.err" || fail "$1: message: $(cat "$T/$1.err")"
+    echo "bad $1: exit $rc: $(cat "$T/$1.err")"
+}
+bad bad_dtype 's/^  dtype: float/  dtype: half/' workload.dtype
+bad bad_op 's/^  op: sum/  op: prod/' workload.op
+bad bad_fidelity 's/^  fidelity: rtl/  fidelity: verilog/' device.fidelity
+bad bad_ranks 's/^  rtl_clock: 1 GHz/  rtl_ranks: "0 9"/' device.rtl_ranks
+bad bad_clock 's/^  rtl_clock: 1 GHz/  rtl_clock: fast/' device.rtl_clock
+
+# --waves: one VCD, a scope per RTL rank, the clock toggling; none asked of a SystemC scenario
+small() { sed 's/^  sizes: .*/  sizes: {begin: 1 KiB, end: 1 KiB, factor: 2}/' "$T/rtl_ring4_$1.yaml" >"$T/small_$1.yaml"; }
+for kind in all dev0 systemc; do variant rtl_ring4 $kind; small $kind; done
+rm -f "$T/all.vcd" "$T/dev0.vcd"
+"$R" run "$T/small_all.yaml" --links none --waves "$T/all.vcd" >/dev/null 2>"$T/w.err" || fail "--waves: exit $?: $(cat "$T/w.err")"
+[ -s "$T/all.vcd" ] || fail "--waves: no VCD"
+for r in 0 1 2 3; do grep -q "^ \$scope module rank$r \$end" "$T/all.vcd" || fail "--waves: no scope rank$r"; done
+grep -q '^\$timescale 1ps \$end' "$T/all.vcd" || fail "--waves: timescale"
+grep -q '^#500$' "$T/all.vcd" || fail "--waves: no half-cycle time step (the clock does not toggle)"
+"$R" run "$T/small_dev0.yaml" --links none --waves "$T/dev0.vcd" >/dev/null 2>"$T/w.err" || fail "--waves dev0: exit $?"
+[ "$(grep -c '^ \$scope module rank' "$T/dev0.vcd")" -eq 1 ] && grep -q '^ \$scope module rank0 \$end' "$T/dev0.vcd" ||
+    fail "--waves dev0: the VCD should hold rank0 alone"
+echo "waves: $(wc -c <"$T/all.vcd") B for 4 RTL ranks, $(wc -c <"$T/dev0.vcd") B for rank 0 alone"
+"$R" run "$T/small_systemc.yaml" --links none --waves "$T/sc.vcd" >/dev/null 2>"$T/w.err"
+rc=$?
+[ $rc -eq 2 ] && grep -q -- '--waves: the scenario has no RTL device' "$T/w.err" || fail "--waves on SystemC: exit $rc: $(cat "$T/w.err")"
+rm -f "$T/all.vcd" "$T/dev0.vcd"
+
+[ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
+echo "cosim: all checks passed"
