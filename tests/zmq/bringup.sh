@@ -45,7 +45,7 @@ others_good() { # every link but $1 is good
 # (2 cores shared by 4 agents, other tests and builds) from calling a healthy link slow: the
 # injected slow link is 5 MB/s, healthy ones are ~1-3 GB/s here, the threshold 5 % of the median.
 SF="--slow-factor 0.05 --reps 4"
-Q="--ranks 4 --expect ring:4 --timeout 0.5 --bytes 1M --slot 16K --pings 10 $SF --json $TMP/r.json"
+Q="--ranks 4 --expect ring:4 --timeout 2 --bytes 1M --slot 16K --pings 10 $SF --json $TMP/r.json"
 
 case $CASE in
 good)
@@ -66,7 +66,7 @@ dead)
   report
   verdict_is 1-\>2 dead
   others_good 1-\>2
-  grep -q '1->2 .*dead: nothing arrives: rank 2 got no DATA from rank 1 within 0.5 s' "$TMP/out" || fail "not named"
+  grep -q '1->2 .*dead: nothing arrives: rank 2 got no DATA from rank 1 within 2.0 s' "$TMP/out" || fail "not named"
   # the reverse link still carries data, only its timing needs the dead direction
   grep -q '2->1 .*good: data arrives intact; not timed: no answer on 1->2' "$TMP/out" || fail "2->1 not explained"
   grep -q '^# rings: link 1->2 (dead) and 2->1 are left out of the ring allreduces' "$TMP/out" \
@@ -98,7 +98,7 @@ miswire)
   grep -q "3->0 .*miswired: rank 3's data for rank 0 arrives at rank 2" "$TMP/out" || fail "not named"
   ;;
 missing)
-  run 1 --ranks 3 --expect ring:4 --timeout 0.5 --bytes 256K --slot 4K --pings 4 $SF --json "$TMP/r.json"
+  run 1 --ranks 3 --expect ring:4 --timeout 2 --bytes 256K --slot 4K --pings 4 $SF --json "$TMP/r.json"
   report
   grep -qx 'links 8' "$TMP/verdicts" || fail "expected the 8 directed links of ring:4"
   for l in '2->3' '3->2' '0->3' '3->0'; do verdict_is "$l" missing; done
@@ -113,7 +113,7 @@ ranktable)
     F=""; [ $r = 1 ] && F="--fault 2:corrupt"
     "$RS" agent --ranktable "$TMP/t.yaml" --rank $r --timeout 2 $F > /dev/null 2> "$TMP/agent$r.err" &
   done
-  run 1 --ranktable "$TMP/t.yaml" --shutdown-agents --expect biring:3 --timeout 1 --bytes 256K --slot 4K $SF --json "$TMP/r.json"
+  run 1 --ranktable "$TMP/t.yaml" --shutdown-agents --expect biring:3 --timeout 2 --bytes 256K --slot 4K $SF --json "$TMP/r.json"
   report
   grep -qx 'links 6' "$TMP/verdicts" || fail "expected 6 directed links"
   verdict_is 1-\>2 corrupting
