@@ -166,10 +166,49 @@ AlgoCost CostModel::ring(ncl_coll coll) const
         c.beta_s += (p_ - 1) * reduce;
     }
     if (coll == NCL_COLL_REDUCE_SCATTER && !staged_) {
-        c.alpha_s += dev_.task_overhead;
-        c.beta_s += 2.0 * *std::max_element(share.begin(), share.end()) / p_ / dev_.mem_bandwidth;
+        // the first target's fill; without fill queues the ring queue does all p-2 in a row
+        double fills = fill_queues() ? 1.0 : (double)(p_ - 2);
+        c.alpha_s += fills * dev_.task_overhead;
+        c.beta_s += fills * 2.0 * *std::max_element(share.begin(), share.end()) / p_ / dev_.mem_bandwidth;
     }
     return c;
+}
+
+// ring_reduce_scatter.c gives each channel a fill queue when twice the channels fit the queues
+// (NCL_MAX_QUEUES on the model's NPU).
+bool CostModel::fill_queues() const
+{
+    return p_ > 2 && 2 * channels_ <= NCL_MAX_QUEUES;
+}
+
+// Ring reduce-scatter's fills (the receiver's own contribution copied into each accumulation
+// target, in place p-2 per channel) are DMA tasks too. On their fill queues they run beside the
+// ring's writes, each of which holds a DMA engine until its data has arrived, so with as many
+// channels as engines the engines set the pace (the 8-NPU server: 4 channels, 4 engines); and
+// each step moves every byte through memory five times (read at the sender, read and written at
+// the receiver, read and written by a fill). Floors under the step line, in place.
+std::vector<AlgoCost> CostModel::ring_rs_floors() const
+{
+    if (staged_ || p_ < 3)
+        return {};
+    std::vector<Flow> flows;
+    std::vector<double> share = channel_shares(t_, rings_, channels_);
+    for (uint32_t ch = 0; ch < channels_; ch++)
+        for (int i = 0; i < p_; i++)
+            flows.push_back(Flow{ring_rank((int)ch, i), ring_rank((int)ch, i + 1), share[ch] / p_});
+    Step s = step(flows), s0 = step(flows, true);
+    double C = channels_, E = dev_.dma_engines ? (double)dev_.dma_engines : 1.0, o = dev_.task_overhead;
+    double M = dev_.mem_bandwidth, steps = p_ - 1.0, fills = p_ - 2.0;
+    AlgoCost engines{NCL_COLL_REDUCE_SCATTER, NCL_ALGO_RING, (steps * C * s.alpha + fills * C * o) / E,
+                     (steps * C * s.beta + fills * 2.0 / p_ / M) / E, 0};
+    engines.floor = true;
+    AlgoCost memory{NCL_COLL_REDUCE_SCATTER, NCL_ALGO_RING, s0.alpha, (3.0 * steps + 2.0 * fills) / p_ / M, 0};
+    memory.floor = true;
+    std::vector<AlgoCost> out;
+    if (fill_queues())
+        out.push_back(engines);
+    out.push_back(memory);
+    return out;
 }
 
 // Pipelined chains from the root (rank 0) along each channel's ring, every channel carrying its
@@ -317,7 +356,8 @@ AlgoCost CostModel::mesh(ncl_coll coll) const
     double reduce = (double)(p_ - 1) / p_ *
                     std::max(1.0 / dev_.reduce_bandwidth, 3.0 / dev_.mem_bandwidth);
     int phases = coll == NCL_COLL_ALLREDUCE ? 2 : 1;
-    c.alpha_s = s0.alpha + (phases - 1) * s.alpha;
+    // allreduce: the local queue's record (a task) hands the reduced block to the send queues
+    c.alpha_s = s0.alpha + (phases - 1) * (s.alpha + dev_.task_overhead);
     c.beta_s = phases * s.beta;
     if (coll != NCL_COLL_ALLGATHER) { // the receiver's p-1 local reduces run one after another
         c.alpha_s += (p_ - 1) * dev_.task_overhead;
@@ -544,7 +584,9 @@ AlgoCost CostModel::hier_allreduce() const
             for (int l = 0; l < L; l++)
                 for (int s = 0; s < S; s++)
                     flows.push_back(Flow{s * L + l, (s ^ mask) * L + l, (double)mask / S / L});
-            Step st = step(flows);
+            // a halving step's WRITE_REDUCE waits for the partner's READY (its kept half holds
+            // the server's sum and took the previous step's data): one more crossing each
+            Step st = step(flows, pass == 0);
             c.alpha_s += st.alpha, c.beta_s += st.beta;
         }
     return c;
@@ -574,6 +616,9 @@ std::vector<AlgoCost> CostModel::costs(ncl_coll coll) const
     case NCL_COLL_REDUCE_SCATTER:
     case NCL_COLL_ALLGATHER:
         out.push_back(ring(coll));
+        if (coll == NCL_COLL_REDUCE_SCATTER)
+            for (const AlgoCost &f : ring_rs_floors())
+                out.push_back(f);
         if (pairwise)
             out.push_back(halving_doubling(coll));
         if (all_pairs)

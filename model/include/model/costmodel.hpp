@@ -70,6 +70,8 @@ private:
     int ring_rank(int c, int pos) const;
 
     AlgoCost ring(ncl_coll coll) const;
+    bool fill_queues() const;
+    std::vector<AlgoCost> ring_rs_floors() const;
     AlgoCost chain(ncl_coll coll) const;
     AlgoCost tree(ncl_coll coll) const;
     AlgoCost halving_doubling(ncl_coll coll) const;
