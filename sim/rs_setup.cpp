@@ -108,6 +108,9 @@ void engine_setup(const rs_scenario &sc, const model::Topology &topo, EngineSetu
         ncl_op op = sc.workload.op == NCL_AVG ? NCL_SUM : sc.workload.op;
         uint32_t es = (uint32_t)ncl_dtype_size(sc.workload.dtype), a = out.inline_align;
         cm.set_staged(!(out.inline_ops[sc.workload.dtype] >> op & 1u) || (a > 1 && es % a != 0));
+        // the same rule as the planner's (ncl_plan.c): fp16/bf16 sums and products
+        bool half = sc.workload.dtype == NCL_FLOAT16 || sc.workload.dtype == NCL_BFLOAT16;
+        cm.set_wide(sc.workload.wide_accumulation && half && op != NCL_MAX && op != NCL_MIN);
     }
     cm.set_levels((int)cfg.local_size, out.local_rings, sc.workload.inter_algo);
     out.costs.clear();

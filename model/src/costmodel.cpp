@@ -449,10 +449,20 @@ std::vector<AlgoCost> CostModel::deterministic() const
             if (a != b)
                 all.push_back(Flow{a, b, 1.0});
     Step s0 = step(all, true);
-    double reduce = std::max(1.0 / dev_.reduce_bandwidth, 3.0 / dev_.mem_bandwidth);
+    double o = dev_.task_overhead, M = dev_.mem_bandwidth;
+    double reduce = std::max(1.0 / dev_.reduce_bandwidth, 3.0 / M);
     // the sum starts from (or ends with) a local copy of n: one more task
-    AlgoCost gather{NCL_COLL_ALLREDUCE, NCL_ALGO_DET, s0.alpha + p_ * dev_.task_overhead,
-                    s0.beta + (p_ - 1) * reduce + 2.0 / dev_.mem_bandwidth, 0};
+    AlgoCost gather{NCL_COLL_ALLREDUCE, NCL_ALGO_DET, s0.alpha + p_ * o, s0.beta + (p_ - 1) * reduce + 2.0 / M, 0};
+    if (wide_) {
+        // fp32 accumulator (det_allreduce.c): the reduces run at twice the width through the
+        // reduce unit and move 5 bytes of memory per narrow byte instead of 3; the copy becomes a
+        // LOCAL_WIDEN (3 bytes per byte) and one LOCAL_NARROW (3 more) rounds the result
+        double wide = std::max(2.0 / dev_.reduce_bandwidth, 5.0 / M);
+        gather.alpha_s += o;
+        gather.beta_s += (p_ - 1) * (wide - reduce) + 4.0 / M;
+        split.alpha_s += 2 * o;
+        split.beta_s += (double)(p_ - 1) / p_ * (wide - reduce) + 6.0 / p_ / M;
+    }
     return {gather, split};
 }
 

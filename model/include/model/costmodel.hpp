@@ -52,6 +52,8 @@ public:
     /** The workload's dtype/op is not reduced inline by the DMA: the ring's reduce-scatter steps
      *  write to scratch and the receiver reduces (a LOCAL_REDUCE task per step). */
     void set_staged(bool staged) { staged_ = staged; }
+    /** Deterministic allreduce accumulates in fp32 (ncl_config.wide_accumulation on fp16/bf16). */
+    void set_wide(bool wide) { wide_ = wide; }
 
     /** Every algorithm the engine has for coll, with its cost on this topology. */
     std::vector<AlgoCost> costs(ncl_coll coll) const;
@@ -93,6 +95,7 @@ private:
     std::vector<std::vector<int>> local_rings_;
     ncl_algo inter_ = NCL_ALGO_AUTO;
     bool staged_ = false;
+    bool wide_ = false;
 };
 
 } // namespace model
