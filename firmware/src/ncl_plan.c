@@ -94,10 +94,16 @@ static uint64_t cost_entry(const ncl_cost *c, uint64_t bytes)
     return c->fixed_ns + extra + best;
 }
 
+/* The size a cost line is priced at: nccl-tests' size (allgather/reduce-scatter: the gathered). */
+static uint64_t cost_bytes(const ncl_plan *p)
+{
+    return p->count * p->esize *
+           (p->coll == NCL_COLL_ALLGATHER || p->coll == NCL_COLL_REDUCE_SCATTER ? (uint64_t)p->nranks : 1u);
+}
+
 uint64_t ncl_plan_cost_ns(const ncl_plan *p, const ncl_plan_env *env)
 {
-    uint64_t bytes = p->count * p->esize *
-                     (p->coll == NCL_COLL_ALLGATHER || p->coll == NCL_COLL_REDUCE_SCATTER ? (uint64_t)p->nranks : 1u);
+    uint64_t bytes = cost_bytes(p);
     /* an algorithm may have several lines (regimes): the least, but no less than any floor */
     uint64_t best = UINT64_MAX, floor = 0;
     for (uint32_t i = 0; env && i < env->cost_count; i++)
@@ -203,6 +209,22 @@ ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nrank
             plan->link_alpha_ns = c->alpha_ns ? (uint32_t)(c->alpha_ns < UINT32_MAX ? c->alpha_ns : UINT32_MAX) : 1;
             plan->link_gbps = per_chain_fs && 1000000u / per_chain_fs ? (uint32_t)(1000000u / per_chain_fs) : 1;
         }
+    }
+    /* an algorithm with several regimes runs the one the table prices cheapest, so what runs is
+     * what auto and `ringsim plan` priced */
+    plan->cost_line = NCL_COST_LINE_NONE;
+    uint64_t best = UINT64_MAX;
+    uint32_t line = 0;
+    for (uint32_t i = 0; i < env->cost_count && line < NCL_COST_LINE_NONE; i++) {
+        const ncl_cost *c = &env->costs[i];
+        if (c->coll != coll || c->algo != algo || c->floor)
+            continue;
+        uint64_t t = cost_entry(c, cost_bytes(plan));
+        if (t < best) {
+            best = t;
+            plan->cost_line = (uint8_t)line;
+        }
+        line++;
     }
     return d->prepare(plan);
 }

@@ -436,7 +436,8 @@ AlgoCost CostModel::double_tree() const
 // Deterministic allreduce: small buffers are gathered whole (every rank writes its input to all
 // peers, then reduces the p-1 received ones in rank order after a local copy); large ones run the full-mesh
 // reduce-scatter + allgather with the senders reduced in rank order. Two lines: the engine takes
-// the cheaper (ncl_plan_cost_ns takes the least of a pair's entries).
+// the cheaper (ncl_plan_cost_ns takes the least of a pair's entries; plan.cost_line tells
+// det_allreduce.c which: the order gather, split is part of the contract).
 std::vector<AlgoCost> CostModel::deterministic() const
 {
     AlgoCost split = mesh(NCL_COLL_ALLREDUCE);

@@ -116,7 +116,13 @@ typedef struct ncl_plan {
      *  ncl_config.wide_accumulation): every element accumulates in fp32 in rank order and is
      *  rounded once; the schedule uses the LOCAL_WIDEN / REDUCE_WIDE / NARROW kinds. */
     uint8_t wide;
+    /** An algorithm with several cost lines (regimes) in the cost table: which of its non-floor
+     *  lines for (coll, algo), in table order, is the cheapest at this size (det: 0 gather, 1
+     *  split); NCL_COST_LINE_NONE when the table prices none, and the algorithm decides alone. */
+    uint8_t cost_line;
 } ncl_plan;
+
+#define NCL_COST_LINE_NONE 0xffu
 
 /** Where `rank`'s input lives, and where its result must end up. Out of place: SEND at 0 and
  *  RECV at 0. In place the collective works in one buffer, named RECV: allreduce, broadcast,
