@@ -140,6 +140,16 @@ CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first
     return Step{alpha, beta};
 }
 
+// One ring step: every channel's ranks each send their share / p of n to the next.
+std::vector<CostModel::Flow> CostModel::ring_step_flows(const std::vector<double> &share) const
+{
+    std::vector<Flow> flows;
+    for (uint32_t ch = 0; ch < channels_; ch++)
+        for (int i = 0; i < p_; i++)
+            flows.push_back(Flow{ring_rank((int)ch, i), ring_rank((int)ch, i + 1), share[ch] / p_});
+    return flows;
+}
+
 // Ring allreduce / reduce-scatter / allgather: every channel moves its share (channel_shares:
 // 1/channels, or by ring bandwidth) / p of n per step, all channels at once; reduce-scatter's
 // first target fill is on the critical path.
@@ -148,11 +158,8 @@ AlgoCost CostModel::ring(ncl_coll coll) const
     AlgoCost c{coll, NCL_ALGO_RING, 0, 0, 0};
     if (p_ < 2)
         return c;
-    std::vector<Flow> flows;
     std::vector<double> share = channel_shares(t_, rings_, channels_);
-    for (uint32_t ch = 0; ch < channels_; ch++)
-        for (int i = 0; i < p_; i++)
-            flows.push_back(Flow{ring_rank((int)ch, i), ring_rank((int)ch, i + 1), share[ch] / p_});
+    std::vector<Flow> flows = ring_step_flows(share);
     Step s = step(flows), s0 = step(flows, true);
     double steps = coll == NCL_COLL_ALLREDUCE ? 2.0 * (p_ - 1) : (double)(p_ - 1);
     c.alpha_s = s0.alpha + (steps - 1) * s.alpha;
@@ -191,11 +198,7 @@ std::vector<AlgoCost> CostModel::ring_rs_floors() const
 {
     if (staged_ || p_ < 3)
         return {};
-    std::vector<Flow> flows;
-    std::vector<double> share = channel_shares(t_, rings_, channels_);
-    for (uint32_t ch = 0; ch < channels_; ch++)
-        for (int i = 0; i < p_; i++)
-            flows.push_back(Flow{ring_rank((int)ch, i), ring_rank((int)ch, i + 1), share[ch] / p_});
+    std::vector<Flow> flows = ring_step_flows(channel_shares(t_, rings_, channels_));
     Step s = step(flows), s0 = step(flows, true);
     double C = channels_, E = dev_.dma_engines ? (double)dev_.dma_engines : 1.0, o = dev_.task_overhead;
     double M = dev_.mem_bandwidth, steps = p_ - 1.0, fills = p_ - 2.0;

@@ -71,6 +71,7 @@ private:
     double route_latency(int src, int dst) const;
     int ring_rank(int c, int pos) const;
 
+    std::vector<Flow> ring_step_flows(const std::vector<double> &share) const;
     AlgoCost ring(ncl_coll coll) const;
     bool fill_queues() const;
     std::vector<AlgoCost> ring_rs_floors() const;
