@@ -113,6 +113,7 @@ void engine_setup(const rs_scenario &sc, const model::Topology &topo, EngineSetu
         cm.set_wide(sc.workload.wide_accumulation && half && op != NCL_MAX && op != NCL_MIN);
     }
     cm.set_levels((int)cfg.local_size, out.local_rings, sc.workload.inter_algo);
+    cm.set_slice(cfg.slice_bytes);
     out.costs.clear();
     for (int c = 0; c < NCL_COLL_COUNT; c++)
         for (const model::AlgoCost &a : cm.costs((ncl_coll)c))

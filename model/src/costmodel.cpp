@@ -410,15 +410,16 @@ AlgoCost CostModel::scatter_allgather() const
 }
 
 // Double binary tree (in-order trees: tree 0 puts rank r at position r+1, tree 1 mirrors it),
-// each tree reducing half of the buffer up and broadcasting it down in rounds; the engine's
-// schedule costs about 2h(alpha + c beta) + R(4(alpha + c beta) + 2 alpha) for depth h, R rounds of
-// c bytes per tree. Linear in the one-round regime (c = n/2): (2h + 6) alpha + (h + 2) n beta —
-// an overestimate for many rounds, where the ring wins anyway.
-AlgoCost CostModel::double_tree() const
+// each tree reducing half of the buffer up and broadcasting it down in rounds of at most a
+// slice; the engine's schedule costs about 2h(alpha + c beta) + R(4(alpha + c beta) + 2 alpha)
+// for depth h, R rounds of c bytes per tree (dbtree_allreduce.c). Two lines: one round (c = n/2:
+// (2h + 6) alpha + (h + 2) n beta) and rounds of a slice (c = slice, R = n / (2 slice)); the
+// engine takes the lesser, which is the one-round line up to n = 2 slice.
+std::vector<AlgoCost> CostModel::double_tree() const
 {
     AlgoCost c{NCL_COLL_ALLREDUCE, NCL_ALGO_DBTREE, 0, 0, 0};
     if (p_ < 2)
-        return c;
+        return {c};
     int h = 0;
     while ((2 << h) <= p_) // the root sits at the largest power of two <= p: depth lg of it
         h++;
@@ -433,7 +434,12 @@ AlgoCost CostModel::double_tree() const
     Step s = step(flows);
     c.alpha_s = (2.0 * h + 6) * s.alpha;
     c.beta_s = (h + 2.0) * s.beta;
-    return c;
+    if (slice_ == 0)
+        return {c};
+    double slice = (double)slice_;
+    AlgoCost rounds{NCL_COLL_ALLREDUCE, NCL_ALGO_DBTREE, 2.0 * h * (s.alpha + slice * s.beta),
+                    3.0 * s.alpha / slice + 2.0 * s.beta, 0};
+    return {c, rounds};
 }
 
 // Deterministic allreduce: small buffers are gathered whole (every rank writes its input to all
@@ -617,8 +623,11 @@ std::vector<AlgoCost> CostModel::costs(ncl_coll coll) const
     switch (coll) {
     case NCL_COLL_ALLREDUCE:
         out.push_back(ring(coll));
-        if (pairwise)
-            out.push_back(halving_doubling(coll)), out.push_back(double_tree());
+        if (pairwise) {
+            out.push_back(halving_doubling(coll));
+            for (const AlgoCost &t : double_tree())
+                out.push_back(t);
+        }
         if (all_pairs) {
             out.push_back(mesh(coll));
             for (const AlgoCost &d : deterministic())

@@ -52,6 +52,9 @@ public:
     /** The workload's dtype/op is not reduced inline by the DMA: the ring's reduce-scatter steps
      *  write to scratch and the receiver reduces (a LOCAL_REDUCE task per step). */
     void set_staged(bool staged) { staged_ = staged; }
+    /** The engine's largest DMA task (ncl_config.slice_bytes): algorithms that move a buffer in
+     *  rounds of a slice pay their per-round terms once per slice (0: not priced). */
+    void set_slice(uint64_t bytes) { slice_ = bytes; }
     /** Deterministic allreduce accumulates in fp32 (ncl_config.wide_accumulation on fp16/bf16). */
     void set_wide(bool wide) { wide_ = wide; }
 
@@ -80,7 +83,7 @@ private:
     AlgoCost halving_doubling(ncl_coll coll) const;
     AlgoCost mesh(ncl_coll coll) const;
     AlgoCost scatter_allgather() const;
-    AlgoCost double_tree() const;
+    std::vector<AlgoCost> double_tree() const;
     std::vector<AlgoCost> deterministic() const;
     AlgoCost hier_allreduce() const;
     std::vector<AlgoCost> hier_broadcast() const;
@@ -97,6 +100,7 @@ private:
     ncl_algo inter_ = NCL_ALGO_AUTO;
     bool staged_ = false;
     bool wide_ = false;
+    uint64_t slice_ = 0;
 };
 
 } // namespace model
