@@ -3,8 +3,8 @@
 # Gives:
 #   rs_dev_rtl         static library with the verilated model Vrs_dev ("Vrs_dev.h")
 #   RINGSIM_ENGINE_SV  its Verilog sources in compile order (packages first), for the lint test
-#   rs_dev_cosim       the same sources verilated with VCD tracing as Vrs_dev_cosim, for the
-#                      co-simulation (model/rtl.cmake; plain C++, see README.md "Co-simulation")
+#   rs_dev_sc          the same sources verilated as a SystemC module with VCD tracing,
+#                      Vrs_dev_sc, for the co-simulation (model/rtl.cmake; README.md "Co-simulation")
 # Needs RS_REGMAP_PKG (regfile.cmake) and RINGSIM_REDUCE_SV (reduce.cmake), both included before.
 set(RINGSIM_ENGINE_SV
   ${RS_REGMAP_PKG}
@@ -22,15 +22,22 @@ set(RINGSIM_ENGINE_SV
 ringsim_verilate(rs_dev_rtl TOP rs_dev SOURCES ${RINGSIM_ENGINE_SV})
 
 # The co-simulation's copy (model/rtl.cmake links it into ringsim_model): the same sources
-# verilated again with VCD tracing compiled in, as model Vrs_dev_cosim, so `ringsim run --waves`
-# can dump every RTL device into one file. Plain C++ (not SYSTEMC): the model steps it from its
-# own callback scheduler (~5 M cycles/s against ~3 M for Verilator's per-signal SystemC wrapper,
-# TOOLCHAIN.md), and a separate class name keeps it apart from rs_dev_rtl in any binary.
+# verilated again as a SystemC module, `verilate(... SYSTEMC TRACE_VCD)` (TRACE is Verilator
+# 5.006's keyword for TRACE_VCD), class Vrs_dev_sc : sc_module with sc_in/sc_out ports, so
+# `ringsim run --waves` can dump every RTL device into one VCD. The model does not let the
+# SystemC kernel clock it: model/src/rtl_device.cpp binds every port to a zero-delay channel and
+# calls the module's eval on each clock edge from its own lock-step domain (README.md,
+# "Co-simulation", with the measured speed against the plain C++ model it replaced). The 1- to
+# 64-bit ports come out as bool / uint32_t / uint64_t (Verilator's defaults: no --pins-* needed).
 # Without --waves nothing is traced: the trace hooks are compiled in but never called.
-add_library(rs_dev_cosim STATIC)
-set_target_properties(rs_dev_cosim PROPERTIES POSITION_INDEPENDENT_CODE ON)
-verilate(rs_dev_cosim SOURCES ${RINGSIM_ENGINE_SV} TOP_MODULE rs_dev PREFIX Vrs_dev_cosim TRACE
+add_library(rs_dev_sc STATIC)
+set_target_properties(rs_dev_sc PROPERTIES POSITION_INDEPENDENT_CODE ON)
+verilate(rs_dev_sc SYSTEMC TRACE SOURCES ${RINGSIM_ENGINE_SV} TOP_MODULE rs_dev PREFIX Vrs_dev_sc
   INCLUDE_DIRS ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}
   VERILATOR_ARGS -Wall --x-assign unique --x-initial unique -O3)
-target_include_directories(rs_dev_cosim SYSTEM PUBLIC ${VERILATOR_ROOT}/include ${VERILATOR_ROOT}/include/vltstd)
-target_compile_options(rs_dev_cosim PRIVATE -w)
+target_include_directories(rs_dev_sc SYSTEM PUBLIC ${VERILATOR_ROOT}/include ${VERILATOR_ROOT}/include/vltstd)
+# VM_SC=1 (Verilator's runtime headers in their SystemC flavour) is private to the verilated
+# sources here and set on the one file that includes Vrs_dev_sc.h (model/rtl.cmake), not public:
+# the same binary may hold plain C++ models (rs_dev_rtl, whose users need VM_SC=0).
+target_link_libraries(rs_dev_sc PUBLIC PkgConfig::SYSTEMC)
+target_compile_options(rs_dev_sc PRIVATE -w)

@@ -112,6 +112,8 @@ int Driver::build()
         }
         tracer_.reset(new rs::Tracer(f, x_.trace_path, x_.trace_max_events, cl_->network().scheduler(), err_));
         tracer_->observe(cl_->network());
+        if (cl_->rtl()) // co-simulation: the RTL ranks and their blocks too
+            tracer_->observe(*cl_->rtl());
     }
     bufs_.resize((size_t)p);
     rs::engine_setup(sc_, cl_->network().topology(), setup_);

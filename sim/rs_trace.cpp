@@ -1,5 +1,5 @@
-// rs_trace.cpp — the tracing HAL: forwards each op to the NPU device and streams Chrome trace
-// events (ts/dur in simulated µs) to the --trace file as they happen.
+// rs_trace.cpp — the tracing HAL: forwards each op to the device (an NPU or an RTL rank's mmio
+// HAL) and streams Chrome trace events (ts/dur in simulated µs) to the --trace file as they happen.
 #include "rs_trace.hpp"
 
 #include <cerrno>
@@ -12,7 +12,8 @@ namespace rs {
 
 struct Tracer::Rank {
     Tracer *t;
-    model::Npu *npu;
+    ncl_hal in;      // the device's HAL every op is forwarded to
+    ncl_hal_ops ops; // the trampolines, NULL where the device's op is NULL
     int rank;
     uint32_t named = 0; // bit tid: thread_name emitted
     uint8_t coll = 0;
@@ -44,9 +45,8 @@ struct Us {
 // The trampolines: ctx is the Rank; each forwards to the device's own op.
 struct TraceOps {
     static Tracer::Rank &R(void *ctx) { return *static_cast<Tracer::Rank *>(ctx); }
-    static const ncl_hal_ops &D() { return model::Npu::ops; }
 
-    static ncl_result caps(void *ctx, ncl_hal_caps *out) { return D().caps(R(ctx).npu, out); }
+    static ncl_result caps(void *ctx, ncl_hal_caps *out) { return R(ctx).in.ops->caps(R(ctx).in.ctx, out); }
     static ncl_result begin(void *ctx, const ncl_hal_launch *l)
     {
         Tracer::Rank &r = R(ctx);
@@ -55,7 +55,7 @@ struct TraceOps {
         r.bytes = l->recv_bytes > l->send_bytes ? l->recv_bytes : l->send_bytes;
         r.begin_ps = r.t->sched_.now();
         r.in_coll = true;
-        return D().begin(r.npu, l);
+        return r.in.ops->begin(r.in.ctx, l);
     }
     static ncl_result end(void *ctx, ncl_result result)
     {
@@ -69,12 +69,12 @@ struct TraceOps {
                       (unsigned long long)r.seq, (unsigned long long)r.bytes, ncl_strerror(result));
         }
         r.in_coll = false;
-        return D().end(r.npu, result);
+        return r.in.ops->end(r.in.ctx, result);
     }
     static ncl_result dma_submit(void *ctx, uint32_t queue, const ncl_task *task)
     {
         Tracer::Rank &r = R(ctx);
-        ncl_result rc = D().dma_submit(r.npu, queue, task);
+        ncl_result rc = r.in.ops->dma_submit(r.in.ctx, queue, task);
         if (rc == NCL_SUCCESS && queue < NCL_MAX_QUEUES) {
             r.q[queue].pending = true;
             r.q[queue].task = *task;
@@ -85,7 +85,7 @@ struct TraceOps {
     static ncl_result dma_poll(void *ctx, uint32_t queue, int *done)
     {
         Tracer::Rank &r = R(ctx);
-        ncl_result rc = D().dma_poll(r.npu, queue, done);
+        ncl_result rc = r.in.ops->dma_poll(r.in.ctx, queue, done);
         if (rc == NCL_SUCCESS && *done && queue < NCL_MAX_QUEUES && r.q[queue].pending) {
             Tracer::Rank::Q &q = r.q[queue];
             q.pending = false;
@@ -112,32 +112,20 @@ struct TraceOps {
                       r.rank, queue + 1, Us(r.t->sched_.now()).s, peer, id, ncl_coll_name((ncl_coll)r.coll),
                       (unsigned long long)r.seq);
         }
-        return D().notify_record(r.npu, queue, peer, id);
+        return r.in.ops->notify_record(r.in.ctx, queue, peer, id);
     }
     static ncl_result notify_try_wait(void *ctx, int peer, uint32_t id, uint32_t count, int *done)
     {
-        return D().notify_try_wait(R(ctx).npu, peer, id, count, done);
+        return R(ctx).in.ops->notify_try_wait(R(ctx).in.ctx, peer, id, count, done);
     }
-    static ncl_result wait_event(void *ctx, uint64_t timeout_ns) { return D().wait_event(R(ctx).npu, timeout_ns); }
-    static uint64_t now_ns(void *ctx) { return D().now_ns(R(ctx).npu); }
-    static void log(void *ctx, int level, const char *msg) { D().log(R(ctx).npu, level, msg); }
+    static ncl_result wait_event(void *ctx, uint64_t timeout_ns) { return R(ctx).in.ops->wait_event(R(ctx).in.ctx, timeout_ns); }
+    static uint64_t now_ns(void *ctx) { return R(ctx).in.ops->now_ns(R(ctx).in.ctx); }
+    static void log(void *ctx, int level, const char *msg) { R(ctx).in.ops->log(R(ctx).in.ctx, level, msg); }
 };
 
 Tracer::Tracer(FILE *f, std::string path, uint64_t max_events, model::Scheduler &sched, FILE *err)
     : f_(f), path_(std::move(path)), max_(max_events ? max_events : 4000000), sched_(sched), err_(err)
 {
-    // A NULL op of the device stays NULL: the engine treats it as "not supported".
-    const ncl_hal_ops &d = model::Npu::ops;
-    ops_.caps = d.caps ? TraceOps::caps : nullptr;
-    ops_.begin = d.begin ? TraceOps::begin : nullptr;
-    ops_.end = d.end ? TraceOps::end : nullptr;
-    ops_.dma_submit = d.dma_submit ? TraceOps::dma_submit : nullptr;
-    ops_.dma_poll = d.dma_poll ? TraceOps::dma_poll : nullptr;
-    ops_.notify_record = d.notify_record ? TraceOps::notify_record : nullptr;
-    ops_.notify_try_wait = d.notify_try_wait ? TraceOps::notify_try_wait : nullptr;
-    ops_.wait_event = d.wait_event ? TraceOps::wait_event : nullptr;
-    ops_.now_ns = d.now_ns ? TraceOps::now_ns : nullptr;
-    ops_.log = d.log ? TraceOps::log : nullptr;
     std::fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f_);
 }
 
@@ -147,25 +135,95 @@ Tracer::~Tracer()
         finish();
 }
 
-ncl_hal Tracer::wrap(int rank, model::Npu *npu)
+ncl_hal Tracer::wrap(int rank, model::Npu *npu) { return wrap_hal(rank, npu->hal(), "npu"); }
+
+ncl_hal Tracer::wrap_hal(int rank, const ncl_hal &inner, const char *process)
 {
     std::unique_ptr<Rank> r(new Rank{});
     r->t = this;
-    r->npu = npu;
+    r->in = inner;
     r->rank = rank;
-    emit("{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":\"npu%d\"}}", rank, rank);
+    // A NULL op of the device stays NULL: the engine treats it as "not supported".
+    const ncl_hal_ops &d = *inner.ops;
+    ncl_hal_ops &o = r->ops;
+    o.caps = d.caps ? TraceOps::caps : nullptr;
+    o.begin = d.begin ? TraceOps::begin : nullptr;
+    o.end = d.end ? TraceOps::end : nullptr;
+    o.dma_submit = d.dma_submit ? TraceOps::dma_submit : nullptr;
+    o.dma_poll = d.dma_poll ? TraceOps::dma_poll : nullptr;
+    o.notify_record = d.notify_record ? TraceOps::notify_record : nullptr;
+    o.notify_try_wait = d.notify_try_wait ? TraceOps::notify_try_wait : nullptr;
+    o.wait_event = d.wait_event ? TraceOps::wait_event : nullptr;
+    o.now_ns = d.now_ns ? TraceOps::now_ns : nullptr;
+    o.log = d.log ? TraceOps::log : nullptr;
+    emit("{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":\"%s%d\"}}", rank, process, rank);
     emit("{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%d}}", rank, rank);
     ranks_.push_back(std::move(r));
-    return ncl_hal{&ops_, ranks_.back().get()};
+    return ncl_hal{&ranks_.back()->ops, ranks_.back().get()};
+}
+
+// The Rank of rank `rank`: ranks_ holds them in the order the Cluster wrapped them, which is
+// rank order unless some ranks were not wrapped.
+Tracer::Rank *Tracer::rank_of(int rank)
+{
+    if (rank >= 0 && (size_t)rank < ranks_.size() && ranks_[(size_t)rank]->rank == rank)
+        return ranks_[(size_t)rank].get();
+    for (auto &r : ranks_)
+        if (r->rank == rank)
+            return r.get();
+    return nullptr;
+}
+
+void Tracer::observe(model::RtlDomain &rtl)
+{
+    rtl.set_hal_wrap([this](int rank, const ncl_hal &inner) { return wrap_hal(rank, inner, "rtl"); });
+    rtl.set_observer(on_rtl, this);
+}
+
+// The block's own tracks, under the queues and the compute lane (tids 24..27).
+void Tracer::on_rtl(void *self, const model::RtlDomain::Event &e)
+{
+    using E = model::RtlDomain::Event;
+    Tracer &t = *static_cast<Tracer *>(self);
+    static const char *const lanes[] = {"rtl link tx", "rtl link rx", "rtl irq", "rtl engine"};
+    static const char *const link_kinds[] = {"none", "write", "write_reduce", "notify"};
+    static const char *const statuses[] = {"ok", "range", "bad", "?"};
+    Rank *r = t.rank_of(e.rank);
+    if (!r || !t.room())
+        return;
+    const unsigned tid = 24 + (unsigned)e.kind;
+    if (!(r->named >> tid & 1u)) {
+        r->named |= 1u << tid;
+        t.emit("{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_name\",\"args\":{\"name\":\"%s\"}}",
+               e.rank, tid, lanes[e.kind]);
+    }
+    switch (e.kind) {
+    case E::TX:
+    case E::RX:
+        t.emit("{\"ph\":\"X\",\"pid\":%d,\"tid\":%u,\"ts\":%s,\"dur\":%s,\"name\":\"%s\","
+               "\"args\":{\"%s\":%d,\"bytes\":%llu,\"ack\":\"%s\"}}",
+               e.rank, tid, Us(e.start_ps).s, Us(e.end_ps - e.start_ps).s, link_kinds[e.link_kind & 3],
+               e.kind == E::TX ? "dst" : "src", e.peer, (unsigned long long)e.bytes, statuses[e.status & 3]);
+        break;
+    case E::IRQ:
+        t.emit("{\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%u,\"ts\":%s,\"name\":\"IRQ\"}", e.rank, tid,
+               Us(e.start_ps).s);
+        break;
+    case E::BUSY:
+        t.emit("{\"ph\":\"X\",\"pid\":%d,\"tid\":%u,\"ts\":%s,\"dur\":%s,\"name\":\"busy\"}", e.rank, tid,
+               Us(e.start_ps).s, Us(e.end_ps - e.start_ps).s);
+        break;
+    }
 }
 
 void Tracer::span(int rank, const char *name, uint64_t start_ps, uint64_t end_ps, const char *lane)
 {
     // one thread below the queues' (tid 1..NCL_MAX_QUEUES), so compute sorts under the collectives
     const unsigned tid = 20;
-    if (rank < 0 || (size_t)rank >= ranks_.size() || !room())
+    Rank *rp = rank_of(rank);
+    if (!rp || !room())
         return;
-    Rank &r = *ranks_[(size_t)rank];
+    Rank &r = *rp;
     if (!(r.named >> tid & 1u)) {
         r.named |= 1u << tid;
         emit("{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_name\",\"args\":{\"name\":\"%s\"}}", rank, tid,

@@ -12,11 +12,12 @@
 
 #include "model/network.hpp"
 #include "model/npu.hpp"
+#include "model/rtl_device.hpp"
 #include "model/scheduler.hpp"
 
 namespace rs {
 
-/** Writes the "traceEvents" JSON as the simulation runs: one process per NPU, thread 0 holds
+/** Writes the "traceEvents" JSON as the simulation runs: one process per NPU (or RTL rank), thread 0 holds
  *  the rank's collectives, thread q+1 its queue q; with observe(), one more process for links. A data task is a complete event from
  *  dma_submit to the dma_poll that reports it done (the driver polls in the same simulated
  *  instant the device finishes, so this is the device's completion time); a NOTIFY_RECORD is
@@ -31,6 +32,13 @@ public:
 
     /** The HAL rank `rank` should use instead of npu->hal(): forwards every op to the device. */
     ncl_hal wrap(int rank, model::Npu *npu);
+    /** Co-simulation (device.fidelity rtl): the RTL ranks too, as process "rtlN" — their HALs
+     *  wrapped as an NPU's (collectives, queue tasks = the block's descriptors from doorbell to
+     *  completion, records), plus the block's own tracks: "rtl engine" (busy line high),
+     *  "rtl link tx" (transfer from header beat to ack, args peer/kind/bytes/status),
+     *  "rtl link rx" (likewise, received) and "rtl irq" (instants at the irq line's rising edge).
+     *  Call before the Cluster connects. */
+    void observe(model::RtlDomain &rtl);
     /** Also records every network transfer: a process "links" (pid = nranks) with one thread per
      *  channel; a transfer is a complete event on the first channel of its route, from its start
      *  to its delivery (multi-hop routes included in that span). */
@@ -49,6 +57,9 @@ private:
     bool room();
     void emit(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
     void thread_name(Rank &r, unsigned tid);
+    ncl_hal wrap_hal(int rank, const ncl_hal &inner, const char *process);
+    Rank *rank_of(int rank);
+    static void on_rtl(void *self, const model::RtlDomain::Event &e);
 
     FILE *f_;
     std::string path_;
@@ -61,7 +72,6 @@ private:
     std::vector<bool> channel_named_;
     static void on_transfer(void *self, int src, int dst, uint64_t bytes, uint64_t start_ps,
                             uint64_t end_ps, int channel);
-    ncl_hal_ops ops_{};
 };
 
 } // namespace rs

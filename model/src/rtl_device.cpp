@@ -1,12 +1,14 @@
 // rtl_device.cpp — the co-simulation domain: verilated rs_dev blocks clocked lazily from the model's scheduler, their links over the Network, the mmio backend's access functions (see rtl_device.hpp).
-// Verilator's headers before anything that pulls in <systemc> (TOOLCHAIN.md): with a plain
-// C++ model they must not see SystemC's.
-#include "Vrs_dev_cosim.h"
+// The block verilated as a SystemC module (rtl_stub/engine.cmake); model/rtl.cmake sets VM_SC=1
+// on this file, so Verilator's runtime headers take their SystemC flavour here, as there.
+#include "Vrs_dev_sc.h"
 #include "verilated.h"
 #include "verilated_vcd_c.h"
 
 #include "model/rtl_device.hpp"
 
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -46,7 +48,69 @@ constexpr int k_rx_bad = 2;             // rs_link_pkg: the receiver's "no such 
 
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
+/* A zero-delay channel for one port of the SystemC module. sc_signal's write() only requests an
+ * update, so the value would show after the kernel's next update phase, and the domain cannot
+ * wait for one: its register reads must return inside a scheduler callback (the firmware's
+ * backend calls them synchronously). Here write() sets the current value at once and notifies
+ * nothing, so the kernel never schedules the module's SC_METHOD (it runs it once in the
+ * initialisation phase, with inputs unchanged since the domain's last eval: no edge, no effect);
+ * the domain evaluates the module itself on each clock edge (eval_now). Reads are sc_signal's. */
+template <typename T>
+class Wire final : public sc_core::sc_signal<T> {
+public:
+    explicit Wire(const char *base) : sc_core::sc_signal<T>(sc_core::sc_gen_unique_name(base)) {}
+    using sc_core::sc_signal<T>::operator=;
+    void write(const T &v) override
+    {
+        this->m_cur_val = v;
+        this->m_new_val = v;
+    }
+};
+
+/* The module's evaluation (what its SC_METHOD runs: inputs through port.read(), outputs through
+ * port.write()) is private in Verilator 5.006's SystemC model. An explicit instantiation may name
+ * a private member (C++17 [temp.explicit]/14), so this one hands the domain a friend that calls
+ * it: the kernel's own entry point, called on the domain's clock instead of on signal events. */
+template <void (Vrs_dev_sc::*Eval)()>
+struct EvalAccess {
+    friend void eval_now(Vrs_dev_sc &m) { (m.*Eval)(); }
+};
+template struct EvalAccess<&Vrs_dev_sc::eval_step>;
+void eval_now(Vrs_dev_sc &m);
+
 } // namespace
+
+/* Every port of rs_dev (rs_dev.sv), its C++ type in the SystemC model: listed once, used to
+ * declare the channels and to bind them. */
+#define RS_DEV_PORTS(X)                                                                                 \
+    X(bool, clk) X(bool, rst_n) X(uint64_t, mem_bytes)                                                  \
+    X(bool, req_valid) X(bool, req_write) X(uint32_t, req_addr) X(uint32_t, req_wdata)                  \
+    X(bool, req_ready) X(bool, rsp_valid) X(uint32_t, rsp_rdata) X(bool, rsp_err)                       \
+    X(bool, mem_req_valid) X(bool, mem_req_ready) X(bool, mem_req_we) X(uint64_t, mem_req_addr)         \
+    X(uint32_t, mem_req_wdata) X(uint32_t, mem_req_wstrb) X(bool, mem_rsp_valid) X(bool, mem_rsp_ready) \
+    X(uint32_t, mem_rsp_rdata)                                                                          \
+    X(bool, tx_valid) X(bool, tx_ready) X(bool, tx_hdr) X(bool, tx_last) X(uint32_t, tx_kind)           \
+    X(uint32_t, tx_peer) X(uint64_t, tx_addr) X(uint32_t, tx_bytes) X(uint32_t, tx_dtype)               \
+    X(uint32_t, tx_op) X(uint32_t, tx_notify) X(uint32_t, tx_data) X(bool, tx_ack_valid)                \
+    X(uint32_t, tx_ack_status)                                                                          \
+    X(bool, rx_valid) X(bool, rx_ready) X(bool, rx_hdr) X(uint32_t, rx_kind) X(uint64_t, rx_addr)       \
+    X(uint32_t, rx_bytes) X(uint32_t, rx_dtype) X(uint32_t, rx_op) X(uint32_t, rx_notify)               \
+    X(uint32_t, rx_data) X(bool, rx_ack_valid) X(uint32_t, rx_ack_status)                               \
+    X(bool, irq) X(bool, busy)
+
+/* One device's side of its ports: the domain reads and writes these (`pins.tx_valid`,
+ * `pins.req_addr = ...`), the module sees them through its sc_in/sc_out. */
+struct RtlDomain::Pins {
+#define RS_DEV_WIRE(type, name) Wire<type> name{#name};
+    RS_DEV_PORTS(RS_DEV_WIRE)
+#undef RS_DEV_WIRE
+    void bind(Vrs_dev_sc &m)
+    {
+#define RS_DEV_BIND(type, name) m.name(name);
+        RS_DEV_PORTS(RS_DEV_BIND)
+#undef RS_DEV_BIND
+    }
+};
 
 /* One piece of a link transfer on its way through the Network. */
 struct RtlDomain::Chunk {
@@ -91,8 +155,9 @@ RtlDomain::RtlDomain(Network &net, const std::vector<uint8_t> &rtl, double clock
     lay_.recv = lay_.send + lay_.buf_bytes;
     lay_.mem_bytes = mem_bytes;
 
-    vctx_.reset(new VerilatedContext);
-    vctx_->traceEverOn(true); // allowed, not started: nothing is traced without open_waves
+    // SystemC models live in the thread's default context: tracing allowed, not started
+    // (nothing is traced without open_waves)
+    Verilated::traceEverOn(true);
     int n = (int)rtl.size();
     index_.assign(rtl.size(), -1);
     for (int r = 0; r < n; r++) {
@@ -101,13 +166,19 @@ RtlDomain::RtlDomain(Network &net, const std::vector<uint8_t> &rtl, double clock
         index_[r] = (int)devs_.size();
         std::unique_ptr<Dev> d(new Dev);
         d->rank = r;
+        // the module's name is its VCD scope; a second domain in the process (`ringsim plan`
+        // builds one Cluster per algorithm) gets SystemC's unique variant instead of a warning
         std::string name = "rank" + std::to_string(r);
-        d->m.reset(new Vrs_dev_cosim(vctx_.get(), name.c_str()));
+        if (sc_core::sc_find_object(name.c_str()))
+            name = sc_core::sc_gen_unique_name(name.c_str());
+        d->pins.reset(new Pins);
+        d->m.reset(new Vrs_dev_sc(name.c_str()));
+        d->pins->bind(*d->m);
         // calloc: the pages of a large device memory are mapped only when touched
         d->mem = static_cast<uint8_t *>(std::calloc(1, mem_bytes));
         if (!d->mem)
             throw std::runtime_error("cannot allocate " + std::to_string(mem_bytes) + " B of RTL device memory");
-        d->m->mem_bytes = mem_bytes;
+        d->pins->mem_bytes = mem_bytes;
         d->seq_out.assign(rtl.size(), 0);
         d->seq_in.assign(rtl.size(), 0);
         d->port = Port{this, r};
@@ -115,11 +186,11 @@ RtlDomain::RtlDomain(Network &net, const std::vector<uint8_t> &rtl, double clock
     }
     // reset: rst_n low for a few cycles
     for (auto &d : devs_)
-        d->m->rst_n = 0;
+        d->pins->rst_n = 0;
     for (int i = 0; i < 3; i++)
         tick();
     for (auto &d : devs_)
-        d->m->rst_n = 1;
+        d->pins->rst_n = 1;
     tick();
     t_ps_ = 0; // reset takes no simulated time
 }
@@ -147,7 +218,10 @@ const ncl_hal *RtlDomain::hal(int rank)
 {
     Dev &d = dev(rank);
     d.hal = ncl_hal{&cosim_ops, &d.port};
-    return &d.hal;
+    if (!hal_wrap_)
+        return &d.hal;
+    d.outer = hal_wrap_(rank, d.hal);
+    return &d.outer;
 }
 
 void RtlDomain::set_proxy(int rank, Npu *proxy) { dev(rank).proxy = proxy; }
@@ -232,22 +306,36 @@ void RtlDomain::events_taken(int rank)
 
 // ---- waves -------------------------------------------------------------------------------
 
+// A SystemC model may be traced only once elaboration is done (Verilator's trace() refuses
+// before the first sc_start), and the Cluster asks during elaboration: the file is checked and
+// created now, the models are attached at the first cycle clocked after elaboration
+// (start_waves). The bring-up's register accesses (during elaboration) are not in the VCD.
 bool RtlDomain::open_waves(const char *path, std::string *why)
+{
+    std::FILE *f = std::fopen(path, "w");
+    if (!f) {
+        *why = std::string("cannot write '") + path + "': " + std::strerror(errno);
+        return false;
+    }
+    std::fclose(f);
+    waves_path_ = path;
+    return true;
+}
+
+void RtlDomain::start_waves()
 {
     vcd_.reset(new VerilatedVcdC);
     for (auto &d : devs_)
         d->m->trace(vcd_.get(), 99);
-    vcd_->open(path);
-    if (!vcd_->isOpen()) {
-        vcd_.reset();
-        *why = std::string("cannot write '") + path + "'";
-        return false;
-    }
-    return true;
+    vcd_->open(waves_path_.c_str());
+    if (!vcd_->isOpen())
+        throw std::runtime_error("--waves: cannot write '" + waves_path_ + "'");
+    waves_path_.clear();
 }
 
 void RtlDomain::close_waves()
 {
+    waves_path_.clear();
     if (vcd_) {
         vcd_->close();
         vcd_.reset();
@@ -260,8 +348,8 @@ bool RtlDomain::quiet() const
 {
     for (const auto &p : devs_) {
         const Dev &d = *p;
-        if (d.m->busy || d.req || d.settle || d.tx_open || d.unacked || !d.acks.empty() || !d.rx.empty() ||
-            !d.ack_to.empty() || !d.rsp.empty() || d.m->tx_valid || d.m->rx_ack_valid)
+        if (d.pins->busy || d.req || d.settle || d.tx_open || d.unacked || !d.acks.empty() || !d.rx.empty() ||
+            !d.ack_to.empty() || !d.rsp.empty() || d.pins->tx_valid || d.pins->rx_ack_valid)
             return false;
     }
     return true;
@@ -300,7 +388,7 @@ void RtlDomain::ev_burst(void *self, uint64_t)
     for (unsigned k = 0; k < k_burst && !woke && !d->quiet(); k++) {
         d->tick();
         for (auto &p : d->devs_)
-            if (p->m->irq && !p->irq_seen) {
+            if (p->pins->irq && !p->irq_seen) {
                 // the firmware looks at this cycle's time, before the domain runs on
                 p->irq_seen = true;
                 d->sched_.at(d->t_ps_, ev_wake, d, (uint64_t)p->rank);
@@ -317,12 +405,14 @@ void RtlDomain::ev_wake(void *self, uint64_t rank)
 }
 
 // One cycle of every RTL device (the harness's order: inputs from the outputs the last edge
-// left, clk 0, this edge's memory transfers, clk 1).
+// left, clk 0, this edge's memory transfers, clk 1), each phase one eval of the module.
 void RtlDomain::tick()
 {
+    if (!waves_path_.empty() && sc_core::sc_get_curr_simcontext()->elaboration_done())
+        start_waves();
     for (auto &p : devs_) {
         Dev &d = *p;
-        Vrs_dev_cosim &m = *d.m;
+        Pins &m = *d.pins;
         m.req_valid = d.req;
         m.req_write = d.req_write;
         m.req_addr = d.req_addr;
@@ -338,6 +428,12 @@ void RtlDomain::tick()
         if (!d.acks.empty()) { // one ack per cycle; a sender waits for each, so it takes them
             m.tx_ack_valid = 1;
             m.tx_ack_status = (uint8_t)d.acks.front();
+            if (obs_ && !d.tx_log.empty()) { // acks come back in send order (one transfer at a time)
+                const Dev::Open &o = d.tx_log.front();
+                obs_(obs_ud_, Event{Event::TX, d.rank, o.peer, o.kind, o.bytes, o.start_ps, t_ps_ + period_ps_,
+                                    d.acks.front()});
+                d.tx_log.pop_front();
+            }
             d.acks.pop_front();
             d.unacked--;
         }
@@ -364,8 +460,11 @@ void RtlDomain::tick()
                             v |= (uint32_t)x.data[at] << (8 * k);
                     }
                 m.rx_data = v;
-                if (x.beats_sent == 0)
+                if (x.beats_sent == 0) {
                     d.ack_to.push_back(x.src);
+                    if (obs_)
+                        d.rx_log.push_back(Dev::Open{t_ps_, x.src, x.kind, x.bytes});
+                }
                 if (x.beats_sent++ == beats) {
                     auto of = d.rx_of.find(x.src);
                     if (of != d.rx_of.end() && of->second == &x)
@@ -393,6 +492,8 @@ void RtlDomain::tick()
                 d.tx_hdr_sent = false;
                 d.tx_buf.clear();
                 d.unacked++;
+                if (obs_)
+                    d.tx_log.push_back(Dev::Open{t_ps_, d.tx_dst >= 0 ? d.tx_dst : peer, d.tx_kind, d.tx_bytes});
             } else {
                 uint32_t v = m.tx_data;
                 for (int k = 0; k < 4 && d.tx_taken < d.tx_bytes; k++, d.tx_taken++)
@@ -401,15 +502,15 @@ void RtlDomain::tick()
         }
     }
     for (auto &p : devs_) {
-        p->m->clk = 0;
-        p->m->eval();
+        p->pins->clk = 0;
+        eval_now(*p->m);
     }
     if (vcd_) // the low half of the cycle, so viewers see the clock toggle
         vcd_->dump(t_ps_);
     // this edge's memory transfers and link beats
     for (auto &p : devs_) {
         Dev &d = *p;
-        Vrs_dev_cosim &m = *d.m;
+        Pins &m = *d.pins;
         if (m.mem_rsp_valid)
             d.rsp.pop_front();
         if (m.mem_req_valid) {
@@ -429,8 +530,8 @@ void RtlDomain::tick()
         }
     }
     for (auto &p : devs_) {
-        p->m->clk = 1;
-        p->m->eval();
+        p->pins->clk = 1;
+        eval_now(*p->m);
     }
     if (vcd_)
         vcd_->dump(t_ps_ + period_ps_ / 2);
@@ -445,14 +546,36 @@ void RtlDomain::tick()
                           (d.tx_dst < 0 && d.tx_buf.size() >= 4096)))
             flush_tx(d, d.tx_taken == d.tx_bytes);
         // an ack the receiver raised this cycle goes back to the transfer's sender
-        if (d.m->rx_ack_valid) {
+        if (d.pins->rx_ack_valid) {
             if (d.ack_to.empty())
                 throw std::runtime_error("rs_dev rank " + std::to_string(d.rank) + ": an ack for no transfer");
             int s = d.ack_to.front();
             d.ack_to.pop_front();
-            deliver_ack(s, d.m->rx_ack_status);
+            deliver_ack(s, d.pins->rx_ack_status);
         }
+        if (obs_)
+            observe_edges(d);
     }
+}
+
+// --trace: the cycle that just ended, as the observer's events (the ack raised, the irq and
+// busy lines' edges); t_ps_ is its end.
+void RtlDomain::observe_edges(Dev &d)
+{
+    const Pins &m = *d.pins;
+    if (m.rx_ack_valid && !d.rx_log.empty()) {
+        const Dev::Open &o = d.rx_log.front();
+        obs_(obs_ud_, Event{Event::RX, d.rank, o.peer, o.kind, o.bytes, o.start_ps, t_ps_, (int)m.rx_ack_status});
+        d.rx_log.pop_front();
+    }
+    if (m.irq && !d.irq_prev)
+        obs_(obs_ud_, Event{Event::IRQ, d.rank, -1, 0, 0, t_ps_, t_ps_, 0});
+    d.irq_prev = m.irq;
+    if (m.busy && !d.busy_prev)
+        d.busy_since = t_ps_ - period_ps_;
+    else if (!m.busy && d.busy_prev)
+        obs_(obs_ud_, Event{Event::BUSY, d.rank, -1, 0, 0, d.busy_since, t_ps_ - period_ps_, 0});
+    d.busy_prev = m.busy;
 }
 
 void RtlDomain::deliver_ack(int sender, int status)
@@ -704,7 +827,7 @@ uint32_t RtlDomain::reg_access(int rank, bool write, uint32_t addr, uint32_t wda
     d.req_wdata = wdata;
     d.settle = 4; // a doorbell or a soft reset shows in BUSY a cycle or two later
     tick();
-    uint32_t v = d.m->rsp_rdata;
+    uint32_t v = d.pins->rsp_rdata;
     ensure_running();
     return v;
 }
@@ -752,7 +875,7 @@ int RtlDomain::advance_for(int rank, uint64_t cycles, bool until_irq)
     sync();
     Dev &d = dev(rank);
     for (uint64_t c = 0; c < cycles; c++) {
-        if (until_irq && d.m->irq)
+        if (until_irq && d.pins->irq)
             break;
         if (quiet()) { // nothing can happen: let the time pass
             t_ps_ += (cycles - c) * period_ps_;
@@ -761,7 +884,7 @@ int RtlDomain::advance_for(int rank, uint64_t cycles, bool until_irq)
         tick();
     }
     ensure_running();
-    return d.m->irq != 0;
+    return d.pins->irq;
 }
 
 uint64_t RtlDomain::acc_now(void *ctx)

@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_cosim.sh — end to end co-simulation: ring allreduce and chain broadcast on 4 devices, all RTL, rank 0 alone RTL (mixed) and all SystemC; #wrong = 0 and RTL times within 10 % of SystemC; bad scenarios exit 2 naming file:line; --waves writes one VCD with a scope per RTL rank.
+# test_cosim.sh — end to end co-simulation: ring allreduce and chain broadcast on 4 devices, all RTL, rank 0 alone RTL (mixed) and all SystemC; #wrong = 0 and RTL times within 10 % of SystemC; bad scenarios exit 2 naming file:line; --waves writes one VCD with a scope per RTL rank; --trace draws the RTL ranks and their blocks.
 #
 # usage: test_cosim.sh RINGSIM SCENARIO_DIR WORK_DIR
 # The scenarios are scenarios/rtl_ring4.yaml and rtl_chain4.yaml (every device RTL); the variants
@@ -84,7 +84,9 @@ rm -f "$T/all.vcd" "$T/dev0.vcd"
 [ -s "$T/all.vcd" ] || fail "--waves: no VCD"
 for r in 0 1 2 3; do grep -q "^ \$scope module rank$r \$end" "$T/all.vcd" || fail "--waves: no scope rank$r"; done
 grep -q '^\$timescale 1ps \$end' "$T/all.vcd" || fail "--waves: timescale"
-grep -q '^#500$' "$T/all.vcd" || fail "--waves: no half-cycle time step (the clock does not toggle)"
+# times are whole cycles of 1000 ps plus the half-cycle dump (the VCD starts at the first cycle
+# after elaboration, not at 0: the bring-up's register accesses are not in it, rtl_stub/README.md)
+grep -Eq '^#[0-9]*500$' "$T/all.vcd" || fail "--waves: no half-cycle time step (the clock does not toggle)"
 "$R" run "$T/small_dev0.yaml" --links none --waves "$T/dev0.vcd" >/dev/null 2>"$T/w.err" || fail "--waves dev0: exit $?"
 [ "$(grep -c '^ \$scope module rank' "$T/dev0.vcd")" -eq 1 ] && grep -q '^ \$scope module rank0 \$end' "$T/dev0.vcd" ||
     fail "--waves dev0: the VCD should hold rank0 alone"
@@ -93,6 +95,31 @@ echo "waves: $(wc -c <"$T/all.vcd") B for 4 RTL ranks, $(wc -c <"$T/dev0.vcd") B
 rc=$?
 [ $rc -eq 2 ] && grep -q -- '--waves: the scenario has no RTL device' "$T/w.err" || fail "--waves on SystemC: exit $rc: $(cat "$T/w.err")"
 rm -f "$T/all.vcd" "$T/dev0.vcd"
+
+# --trace: an RTL rank is process "rtlN" with its collectives and queue tasks (as an NPU's) and
+# the block's tracks: link tx (tid 24) / rx (25), irq (26), engine busy (27). Every task that
+# leaves the block (WRITE, WRITE_REDUCE, NOTIFY_RECORD) is one link tx transfer, acked ok.
+# trace_rank FILE RANK: checks RTL rank RANK's tracks in FILE
+trace_rank() {
+    f=$1
+    r=$2
+    grep -q "^{\"ph\":\"M\",\"pid\":$r,\"name\":\"process_name\",\"args\":{\"name\":\"rtl$r\"}}" "$f" ||
+        fail "--trace: no process rtl$r"
+    tasks=$(grep -Ec "^\{\"ph\":\"(X|i)\",(\"s\":\"t\",)?\"pid\":$r,\"tid\":1,.*\"name\":\"(WRITE|WRITE_REDUCE|NOTIFY_RECORD)\"" "$f")
+    tx=$(grep -c "^{\"ph\":\"X\",\"pid\":$r,\"tid\":24,.*\"ack\":\"ok\"" "$f")
+    rx=$(grep -c "^{\"ph\":\"X\",\"pid\":$r,\"tid\":25," "$f")
+    irq=$(grep -c "^{\"ph\":\"i\",\"s\":\"t\",\"pid\":$r,\"tid\":26,.*\"name\":\"IRQ\"" "$f")
+    busy=$(grep -c "^{\"ph\":\"X\",\"pid\":$r,\"tid\":27,.*\"name\":\"busy\"" "$f")
+    [ "$tasks" -gt 0 ] && [ "$tx" -eq "$tasks" ] || fail "--trace rank $r: $tx link tx transfers acked ok for $tasks tasks"
+    [ "$rx" -gt 0 ] && [ "$irq" -gt 0 ] && [ "$busy" -gt 0 ] || fail "--trace rank $r: rx $rx, irq $irq, busy $busy"
+    echo "trace rtl$r: $tasks tasks, $tx tx, $rx rx, $irq irq, $busy busy"
+}
+"$R" run "$T/small_all.yaml" --links none --trace "$T/all.json" >/dev/null 2>"$T/t.err" || fail "--trace: exit $?: $(cat "$T/t.err")"
+for r in 0 1 2 3; do trace_rank "$T/all.json" $r; done
+"$R" run "$T/small_dev0.yaml" --links none --trace "$T/dev0.json" >/dev/null 2>"$T/t.err" || fail "--trace dev0: exit $?"
+trace_rank "$T/dev0.json" 0
+grep -q '"args":{"name":"npu1"}' "$T/dev0.json" || fail "--trace dev0: rank 1 is not the NPU npu1"
+grep -Eq '"pid":[1-3],"tid":2[4-7],' "$T/dev0.json" && fail "--trace dev0: RTL tracks on an NPU rank"
 
 [ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "cosim: all checks passed"

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -14,16 +15,19 @@
 #include "model/network.hpp"
 #include "model/params.hpp"
 
-class VerilatedContext;
 namespace model {
 class Npu;
 }
 class VerilatedVcdC;
-class Vrs_dev_cosim;
+class Vrs_dev_sc;
 
 namespace model {
 
 /* How it works (model/README.md, "Co-simulation"; rtl_stub/README.md for the numbers):
+ *  - each RTL device is the block verilated as a SystemC module (Vrs_dev_sc), its ports bound
+ *    to zero-delay channels (a write is visible at once, no kernel update phase) and its eval
+ *    called by the domain on every clock edge: the SystemC kernel never clocks it, so a register
+ *    read returns its value inside the scheduler callback that asked;
  *  - one clock domain for every RTL device of the machine (rtl_clock): they tick in lock step,
  *    so one VCD holds them all on one time axis. The domain is clocked lazily from the model's
  *    scheduler: in bursts of at most k_burst cycles while anything is in flight (an engine busy,
@@ -87,9 +91,34 @@ public:
      *  next one raises irq again. */
     void events_taken(int rank);
 
-    /** One VCD of every RTL device (scopes rank0, rank1, ...) from now on. false + why. */
+    /** One VCD of every RTL device (scopes rank0, rank1, ...): the file is created now (false +
+     *  why if it cannot be), filled from the first cycle clocked after elaboration. */
     bool open_waves(const char *path, std::string *why);
     void close_waves();
+
+    /** What a block did, for `ringsim run --trace` (sim/rs_trace.cpp draws a track of each per
+     *  RTL rank). Times are the domain's (it may run up to one burst ahead of the scheduler). */
+    struct Event {
+        enum Kind { TX, RX, IRQ, BUSY } kind;
+        int rank;
+        int peer;           // TX: destination, RX: sender; -1 for IRQ and BUSY
+        unsigned link_kind; // TX, RX: rs_link_pkg's kind (1 write, 2 write-reduce, 3 notify)
+        uint64_t bytes;
+        uint64_t start_ps, end_ps; // TX: header beat to ack taken; RX: header beat to ack raised;
+                                   // BUSY: the engine's busy line high; IRQ: the rising edge
+        int status;                // TX, RX: the ack's (0 ok, 1 out of range, 2 bad)
+    };
+    using Observer = void (*)(void *ud, const Event &e);
+    /** Reports every Event from now on (nothing is recorded without one). */
+    void set_observer(Observer fn, void *ud)
+    {
+        obs_ = fn;
+        obs_ud_ = ud;
+    }
+    /** hal(rank) hands out wrap(rank, the rank's HAL) instead (e.g. the tracing HAL); set it
+     *  before the Cluster connects. */
+    using HalWrap = std::function<ncl_hal(int rank, const ncl_hal &inner)>;
+    void set_hal_wrap(HalWrap wrap) { hal_wrap_ = std::move(wrap); }
 
     uint64_t cycles() const { return cycles_; }
     uint64_t now_ps() const { return t_ps_; }
@@ -104,6 +133,7 @@ public:
 
 private:
     struct Chunk;
+    struct Pins; // the zero-delay channels bound to one module's ports (rtl_device.cpp)
     struct RxXfer {
         int src;
         unsigned kind, dtype, op, notify;
@@ -115,7 +145,9 @@ private:
     };
     struct Dev {
         int rank;
-        std::unique_ptr<Vrs_dev_cosim> m;
+        // the channels outlive the module bound to them (members are destroyed in reverse)
+        std::unique_ptr<Pins> pins;
+        std::unique_ptr<Vrs_dev_sc> m; // the block, verilated as a SystemC module
         uint8_t *mem = nullptr;
         std::deque<uint32_t> rsp; // read data due next cycle, in order
         // register request for the next cycle
@@ -145,6 +177,17 @@ private:
         alignas(16) unsigned char bounce[4096];
         Port port;
         ncl_hal hal{};          // the mmio HAL, wrapped (begin/end also bind the proxy)
+        ncl_hal outer{};        // hal_wrap_'s HAL around it
+        // --trace (obs_ set): transfers in flight, in ack order, and the lines' last values
+        struct Open {
+            uint64_t start_ps;
+            int peer;
+            unsigned kind;
+            uint64_t bytes;
+        };
+        std::deque<Open> tx_log, rx_log;
+        bool irq_prev = false, busy_prev = false;
+        uint64_t busy_since = 0;
         Npu *proxy = nullptr;   // mixed fidelity: this rank's stand-in among the Npus
     };
     /* An RTL device's transfer to a SystemC rank, gathered from its chunks. */
@@ -161,6 +204,7 @@ private:
     Dev &dev(int rank) { return *devs_[(size_t)index_[rank]]; }
     void sync();
     void tick();
+    void start_waves();
     bool quiet() const;
     void ensure_running();
     void flush_tx(Dev &d, bool last);
@@ -192,8 +236,8 @@ private:
     Layout lay_{};
     Waker waker_;
     void *waker_ud_;
-    std::unique_ptr<VerilatedContext> vctx_;
     std::unique_ptr<VerilatedVcdC> vcd_;
+    std::string waves_path_; // --waves asked, the models not attached yet (start_waves)
     std::vector<std::unique_ptr<Dev>> devs_;
     std::vector<int> index_; // rank -> devs_ index, -1: not RTL
     uint64_t t_ps_ = 0;      // start of the domain's next cycle
@@ -214,6 +258,10 @@ private:
     };
     std::vector<Flow> flows_; // src * nranks + dst
     Flow &flow(int src, int dst);
+    Observer obs_ = nullptr;
+    void *obs_ud_ = nullptr;
+    HalWrap hal_wrap_;
+    void observe_edges(Dev &d);
 };
 
 } // namespace model
