@@ -16,9 +16,11 @@
 #include "ncl/ncl.h"
 #include "ncl/ncl_diag.h"
 #include "ncl/ncl_dtype.h"
+#include "ncl/ncl_mmio.h"
 #include "ncl/ncl_sched.h"
 #include "ncl/ncl_wire.h"
 #include "ncl/ncl_zmq.h"
+#include "rs_board.h"
 #include "rs_bringup.h"
 #include "rs_cli.h"
 #include "rs_data.h"
@@ -27,6 +29,11 @@
 #define AG_MAX_REQ (1u << 20)
 #define AG_MAX_SIZES 4096
 #define AG_POISON 0xa5
+/* --backend mmio: the emulated board's device memory, and the ranks its 128 notify counters
+ * serve with every notify id the engine uses (128 / 4 = 32 = NCL_NOTIFY_IDS per peer). */
+#define AG_BOARD_MEM (64ull << 20)
+#define AG_BOARD_MAX_RANKS 4
+#define AG_BOUNCE_BYTES (64u << 10)
 
 static volatile sig_atomic_t ag_stop;
 
@@ -40,6 +47,10 @@ typedef struct agent {
     int rank, nranks;
     rs_ranktable table;
     ncl_zmq *zmq;
+    rs_board *board;         /* --backend mmio: the emulated board (else NULL) ... */
+    ncl_mmio *mm;            /* ... and the mmio backend driving its block */
+    void *mm_mem, *bounce;
+    unsigned char *dmem;     /* the board's device memory as mapped here (address a is dmem + a) */
     const ncl_hal *hal;      /* the zmq backend's, or the bring-up fault shim around it */
     rs_bu_shim shim;
     rs_bu_node node;         /* `ringsim bringup`'s link tests (rs_bringup_agent.c) */
@@ -147,8 +158,20 @@ static int ag_shape_of(ncl_coll coll, int p, ncl_dtype dt, uint64_t bytes, ag_sh
     return s->param > 0;
 }
 
+/* On the mmio backend buffers are device addresses: p points into the mapped device memory. */
+static void *ag_dev(const agent *a, const void *p)
+{
+    return (void *)(uintptr_t)((const unsigned char *)p - a->dmem);
+}
+
 static ncl_result ag_call(agent *a, const ag_run *r, uint64_t param, const void *sb, void *rb)
 {
+    if (a->board) {
+        sb = ag_dev(a, sb);
+        rb = ag_dev(a, rb);
+        /* reduce's non-roots bind no recvbuf: the root's is where every rank's would be */
+        ncl_mmio_set_peer_recv(a->mm, (uint64_t)(uintptr_t)rb);
+    }
     switch (r->coll) {
     case NCL_COLL_ALLREDUCE: return ncl_allreduce(sb, rb, param, r->dt, r->op, a->comm);
     case NCL_COLL_BROADCAST: return ncl_broadcast(sb, rb, param, r->dt, r->root, a->comm);
@@ -260,13 +283,21 @@ static ncl_algo ag_row_algo(const agent *a, const ag_run *r, uint64_t param)
 static ncl_result ag_barrier(agent *a)
 {
     int32_t one = 1, sum = 0;
+    if (a->board) {
+        memcpy(a->dmem + RS_BOARD_BARRIER_AT, &one, sizeof one);
+        return ncl_allreduce((const void *)(uintptr_t)RS_BOARD_BARRIER_AT, (void *)(uintptr_t)(RS_BOARD_BARRIER_AT + 32),
+                             1, NCL_INT32, NCL_SUM, a->comm);
+    }
     return ncl_allreduce(&one, &sum, 1, NCL_INT32, NCL_SUM, a->comm);
 }
 
 static void ag_engine_error(agent *a, const ag_run *r, const ag_shape *s, const char *phase, int inplace,
                             ncl_result rc, char *out, size_t len)
 {
-    const char *detail = ncl_comm_last_error(a->comm), *link = ncl_zmq_last_error(a->zmq);
+    const char *detail = ncl_comm_last_error(a->comm);
+    const char *link = a->board ? rs_board_last_error(a->board) : ncl_zmq_last_error(a->zmq);
+    if (a->board && !*link)
+        link = ncl_mmio_last_error(a->mm);
     /* the engine's detail (collective, step, peer) or else what the code means; then the
      * backend's first failure, which names the dead or corrupting rank */
     snprintf(out, len, "rank %d: %s %s (%s, %llu B %s %s): %s%s%s", a->rank, ncl_coll_name(r->coll),
@@ -289,10 +320,29 @@ static const char *ag_run_sweep(agent *a, const ag_run *r, cJSON *rows, char *er
         }
     }
     uint64_t emax = smax > rmax ? smax : rmax;
-    unsigned char *S = malloc(smax + 64), *R = malloc(rmax + 64), *E = malloc(emax + 64);
+    unsigned char *S, *R, *E = malloc(emax + 64);
+    if (a->board) {
+        /* the board's device memory, the same addresses on every rank (the symmetric convention) */
+        uint64_t sa = (smax + 4095) / 4096 * 4096 + 4096, mem = rs_board_mem_bytes(a->board);
+        if (RS_BOARD_HEAP_AT + sa + rmax + 64 > mem) {
+            free(E);
+            snprintf(errbuf, errlen, "rank %d: %llu + %llu bytes of buffers do not fit the board's %llu MiB of device "
+                     "memory (allowed: sizes whose buffers fit %llu MiB)", a->rank, (unsigned long long)smax,
+                     (unsigned long long)rmax, (unsigned long long)(mem >> 20),
+                     (unsigned long long)((mem - RS_BOARD_HEAP_AT) >> 20));
+            return errbuf;
+        }
+        S = a->dmem + RS_BOARD_HEAP_AT;
+        R = S + sa;
+    } else {
+        S = malloc(smax + 64);
+        R = malloc(rmax + 64);
+    }
     if (!S || !R || !E) {
-        free(S);
-        free(R);
+        if (!a->board) {
+            free(S);
+            free(R);
+        }
         free(E);
         snprintf(errbuf, errlen, "rank %d: cannot allocate %llu + %llu bytes of buffers", a->rank,
                  (unsigned long long)smax, (unsigned long long)rmax);
@@ -358,8 +408,10 @@ static const char *ag_run_sweep(agent *a, const ag_run *r, cJSON *rows, char *er
         snprintf(errbuf, errlen, "rank %d: stopped by a signal", a->rank);
         fail = errbuf;
     }
-    free(S);
-    free(R);
+    if (!a->board) {
+        free(S);
+        free(R);
+    }
     free(E);
     return fail;
 }
@@ -479,7 +531,10 @@ static cJSON *ag_state_json(agent *a)
     cJSON_AddStringToObject(j, "endpoint", a->table.e[a->rank].endpoint);
     cJSON_AddStringToObject(j, "state", a->broken ? "broken" : "idle");
     cJSON_AddNumberToObject(j, "collectives", (double)a->collectives);
-    cJSON_AddNumberToObject(j, "dead_rank", ncl_zmq_dead_rank(a->zmq));
+    cJSON_AddStringToObject(j, "backend", a->board ? "mmio" : "zmq");
+    cJSON_AddNumberToObject(j, "dead_rank", a->board ? rs_board_dead_rank(a->board) : ncl_zmq_dead_rank(a->zmq));
+    if (a->board)
+        cJSON_AddNumberToObject(j, "cycles", (double)rs_board_cycles(a->board));
     cJSON_AddStringToObject(j, "last_error", a->last_error);
     /* The engine's own view (ncl_diag.h): the controller joins every rank's into the wait-for report. */
     ncl_rank_state st;
@@ -512,6 +567,33 @@ static cJSON *ag_counters_json(agent *a)
 {
     cJSON *j = cJSON_CreateObject(), *links = cJSON_CreateArray(), *ctr = cJSON_CreateArray();
     cJSON_AddNumberToObject(j, "rank", a->rank);
+    if (a->board) {
+        /* the emulated board: link transfers per peer (notify counters live in the block) */
+        for (int p = 0; p < a->nranks; p++) {
+            rs_board_link st;
+            if (rs_board_link_stats(a->board, p, &st))
+                continue;
+            cJSON *l = cJSON_CreateObject();
+            cJSON_AddNumberToObject(l, "peer", p);
+            cJSON_AddStringToObject(l, "state", st.up ? "up" : "down");
+            cJSON_AddNumberToObject(l, "frames_tx", (double)st.tx);
+            cJSON_AddNumberToObject(l, "bytes_tx", (double)st.tx_bytes);
+            cJSON_AddNumberToObject(l, "frames_rx", (double)st.rx);
+            cJSON_AddNumberToObject(l, "bytes_rx", (double)st.rx_bytes);
+            cJSON_AddItemToArray(links, l);
+        }
+        ncl_mmio_stats ms;
+        ncl_mmio_get_stats(a->mm, &ms);
+        cJSON *b = cJSON_AddObjectToObject(j, "mmio");
+        cJSON_AddNumberToObject(b, "cycles", (double)rs_board_cycles(a->board));
+        cJSON_AddNumberToObject(b, "descriptors", (double)ms.descriptors);
+        cJSON_AddNumberToObject(b, "controller_ops", (double)ms.controller_ops);
+        cJSON_AddNumberToObject(b, "irq_waits", (double)ms.irq_waits);
+        cJSON_AddNumberToObject(b, "errors", (double)ms.errors);
+        cJSON_AddItemToObject(j, "links", links);
+        cJSON_AddItemToObject(j, "notify", ctr);
+        return j;
+    }
     for (int p = 0; p < a->nranks; p++) {
         ncl_zmq_link st;
         if (p == a->rank || ncl_zmq_link_stats(a->zmq, p, &st))
@@ -805,7 +887,7 @@ void rs_agent_usage(FILE *out)
 {
     fprintf(out,
         "usage: ringsim agent [--ranktable FILE] [--rank R] [--ranks N --job NAME] [--timeout S]\n"
-        "                     [--connect-timeout S] [--channels N]\n"
+        "                     [--connect-timeout S] [--channels N] [--backend zmq|mmio]\n"
         "\n"
         "One rank of a multi-process run: joins the other ranks over ZeroMQ (the zmq backend) and\n"
         "serves a controller ('ringsim run --backend zmq') on its control endpoint.\n"
@@ -820,11 +902,18 @@ void rs_agent_usage(FILE *out)
         "  --timeout S          limit of every notify wait (default 30)\n"
         "  --connect-timeout S  limit of the HELLO exchange with every peer (default 30)\n"
         "  --channels N         parallel queues of the ring algorithms (default 2)\n"
+        "  --backend B          the HAL the engine runs on (default zmq):\n"
+        "                         zmq   tasks become ZeroMQ messages the peer agents apply\n"
+        "                         mmio  an emulated board: the engine drives a verilated rs_dev block\n"
+        "                               through the mmio backend; the block's link transfers travel to\n"
+        "                               the peer agents' blocks over ZeroMQ (at most 4 ranks: 128 notify\n"
+        "                               counters; 64 MiB of device memory; sim/ZMQ.md)\n"
         "  --quiet              do not print collective failures (the controller that spawned it does)\n"
         "  --fault SPEC         test hook of 'ringsim bringup': damage what this rank sends to one peer;\n"
         "                       SPEC = PEER:dead | PEER:slow:GBPS | PEER:corrupt | PEER:miswire:RANK, comma-separated\n"
         "Test hook: RINGSIM_ZMQ_FAULT=die:RANK:N | corrupt:RANK:N (kill this agent after its Nth data\n"
-        "frame / flip a byte of its Nth data frame) when RANK is this agent's rank.\n");
+        "frame / flip a byte of its Nth data frame) when RANK is this agent's rank; with --backend mmio\n"
+        "only die (after its Nth link transfer).\n");
 }
 
 static int ag_seconds(const char *flag, const char *v, uint64_t *ns, FILE *err)
@@ -849,7 +938,7 @@ int rs_agent_cmd(int argc, char **argv, FILE *out, FILE *err)
     a.channels = 2;
     a.scratch_bytes = 4ull << 20;
     uint64_t connect_ns = 30000000000ull;
-    const char *table = NULL, *job = NULL, *fault_spec = NULL;
+    const char *table = NULL, *job = NULL, *fault_spec = NULL, *backend = "zmq";
     long nranks = 0;
     for (int i = 0; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -873,6 +962,12 @@ int rs_agent_cmd(int argc, char **argv, FILE *out, FILE *err)
             job = v;
         } else if (!strcmp(o, "--fault")) {
             fault_spec = v;
+        } else if (!strcmp(o, "--backend")) {
+            if (strcmp(v, "zmq") && strcmp(v, "mmio")) {
+                fprintf(err, "ringsim agent: --backend: '%s' (allowed: zmq, mmio)\n", v);
+                return RS_EXIT_USAGE;
+            }
+            backend = v;
         } else if (!strcmp(o, "--rank") || !strcmp(o, "--ranks") || !strcmp(o, "--channels")) {
             long x = strtol(v, &end, 10);
             long hi = !strcmp(o, "--channels") ? NCL_MAX_QUEUES : RS_RT_MAX_RANKS;
@@ -941,6 +1036,20 @@ int rs_agent_cmd(int argc, char **argv, FILE *out, FILE *err)
         return RS_EXIT_USAGE;
     }
 
+    int mmio = !strcmp(backend, "mmio");
+    if (mmio && a.nranks > AG_BOARD_MAX_RANKS) {
+        fprintf(err, "ringsim agent: --backend mmio: %d ranks (allowed: 1..%d: the block's 128 notify counters give "
+                "each peer %d ids, the engine needs %d)\n", a.nranks, AG_BOARD_MAX_RANKS, 128 / a.nranks, NCL_NOTIFY_IDS);
+        rs_ranktable_free(&a.table);
+        return RS_EXIT_USAGE;
+    }
+    if (mmio && fault_spec && strstr(fault_spec, "corrupt")) {
+        fprintf(err, "ringsim agent: --fault %s: corrupt needs --backend zmq (allowed with mmio: dead, slow, miswire; "
+                "the block reads the source after the task is submitted, so it cannot be damaged and restored)\n",
+                fault_spec);
+        rs_ranktable_free(&a.table);
+        return RS_EXIT_USAGE;
+    }
     if (fault_spec && rs_bu_shim_parse(&a.shim, a.rank, a.nranks, fault_spec, e, sizeof e)) {
         fprintf(err, "ringsim agent: %s\n", e);
         rs_ranktable_free(&a.table);
@@ -1011,18 +1120,69 @@ int rs_agent_cmd(int argc, char **argv, FILE *out, FILE *err)
         }
     }
     char cerr[1024];
-    ncl_result rc = ncl_zmq_create(&a.zmq, &zc, cerr, sizeof cerr);
-    if (rc != NCL_SUCCESS) {
-        fprintf(err, "ringsim agent: %s\n", cerr);
-        status = RS_AGENT_EXIT_CONNECT;
-        goto out;
+    ncl_result rc = NCL_SUCCESS;
+    if (mmio) {
+        if (zc.fault_corrupt_nth) {
+            fprintf(err, "ringsim agent: RINGSIM_ZMQ_FAULT=corrupt needs --backend zmq (allowed with mmio: die:RANK:N)\n");
+            status = RS_EXIT_USAGE;
+            goto out;
+        }
+        rs_board_config bc;
+        memset(&bc, 0, sizeof bc);
+        bc.rank = a.rank;
+        bc.nranks = a.nranks;
+        bc.endpoints = eps;
+        bc.mem_bytes = AG_BOARD_MEM;
+        bc.connect_timeout_ns = connect_ns;
+        bc.fault_die_nth = zc.fault_die_nth;
+        bc.stop = &ag_stop;
+        if (rs_board_create(&a.board, &bc, cerr, sizeof cerr)) {
+            fprintf(err, "ringsim agent: %s\n", cerr);
+            status = RS_AGENT_EXIT_CONNECT;
+            goto out;
+        }
+        a.dmem = rs_board_mem(a.board);
+        ncl_mmio_config mc = NCL_MMIO_CONFIG_INIT;
+        mc.rank = a.rank;
+        mc.nranks = a.nranks;
+        mc.ring_base = RS_BOARD_RING_AT;
+        mc.scratch_base = RS_BOARD_SCRATCH_AT;
+        mc.scratch_bytes = RS_BOARD_SCRATCH_BYTES;
+        mc.irq = 1;
+        mc.max_queues = 4;
+        a.bounce = aligned_alloc(16, AG_BOUNCE_BYTES);
+        mc.bounce = a.bounce;
+        mc.bounce_bytes = AG_BOUNCE_BYTES;
+        a.scratch_bytes = RS_BOARD_SCRATCH_BYTES;
+        size_t mb = (ncl_mmio_mem_bytes(&mc) + 15u) / 16u * 16u;
+        a.mm_mem = aligned_alloc(16, mb);
+        ncl_mmio_access acc;
+        rs_board_access(a.board, &acc);
+        rc = a.mm_mem && a.bounce ? ncl_mmio_init(&a.mm, a.mm_mem, mb, &mc, &acc) : NCL_ERR_OUT_OF_MEMORY;
+        if (rc != NCL_SUCCESS) {
+            fprintf(err, "ringsim agent: rank %d: the board did not come up: %s%s%s\n", a.rank, ncl_strerror(rc),
+                    a.mm ? ": " : "", a.mm ? ncl_mmio_last_error(a.mm) : "");
+            a.mm = NULL; /* only its last error may be read after a failed init */
+            status = RS_AGENT_EXIT_CONNECT;
+            goto out;
+        }
+        a.node.dmem = a.dmem;
+        a.node.dmem_base = RS_BOARD_HEAP_AT;
+        a.node.dmem_bytes = rs_board_mem_bytes(a.board);
+    } else {
+        rc = ncl_zmq_create(&a.zmq, &zc, cerr, sizeof cerr);
+        if (rc != NCL_SUCCESS) {
+            fprintf(err, "ringsim agent: %s\n", cerr);
+            status = RS_AGENT_EXIT_CONNECT;
+            goto out;
+        }
     }
     ncl_config cfg = NCL_CONFIG_INIT;
     cfg.alloc = ag_alloc;
     cfg.free = ag_free;
     cfg.timeout_ns = a.timeout_ns;
     cfg.channels = a.channels;
-    a.hal = ncl_zmq_hal(a.zmq);
+    a.hal = a.board ? ncl_mmio_hal(a.mm) : ncl_zmq_hal(a.zmq);
     if (a.shim.nf) {
         rs_bu_shim_init(&a.shim, a.hal);
         a.hal = &a.shim.hal;
@@ -1036,11 +1196,15 @@ int rs_agent_cmd(int argc, char **argv, FILE *out, FILE *err)
     }
 
     while (!ag_stop) {
-        zmq_pollitem_t it = {a.rep, 0, ZMQ_POLLIN, 0};
-        int n = zmq_poll(&it, 1, 500);
+        /* On the board, peers' link transfers (notifies, acks) are served between commands too:
+         * a peer may begin a collective before this rank does. */
+        if (a.board)
+            rs_board_service(a.board); /* first: the ring may still hold the last collective's records */
+        zmq_pollitem_t it[2] = {{a.rep, 0, ZMQ_POLLIN, 0}, {a.board ? rs_board_socket(a.board) : NULL, 0, ZMQ_POLLIN, 0}};
+        int n = zmq_poll(it, a.board ? 2 : 1, a.board ? 100 : 500);
         if (n < 0 && errno != EINTR)
             break;
-        if (n <= 0)
+        if (n <= 0 || !(it[0].revents & ZMQ_POLLIN))
             continue;
         zmq_msg_t f;
         zmq_msg_init(&f);
@@ -1060,6 +1224,10 @@ out:
         rs_bu_node_release(&a.node);
     ncl_comm_destroy(a.comm);
     ncl_zmq_destroy(a.zmq);
+    ncl_mmio_fini(a.mm);
+    rs_board_destroy(a.board);
+    free(a.mm_mem);
+    free(a.bounce);
     if (a.rep)
         zmq_close(a.rep);
     if (a.ctx)

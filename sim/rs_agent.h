@@ -1,4 +1,4 @@
-/* rs_agent.h — `ringsim agent`: one rank's process; runs the engine on the zmq backend and serves a controller. */
+/* rs_agent.h — `ringsim agent`: one rank's process; runs the engine on the zmq backend (or, with --backend mmio, on an emulated board) and serves a controller. */
 #ifndef RS_AGENT_H
 #define RS_AGENT_H
 
@@ -21,6 +21,11 @@ extern "C" {
  *   SHUTDOWN        -> SHUTDOWN|REPLY {"ok":true}, then the agent closes (BYE to peers) and exits 0
  * Anything else (a frame that does not decode, bad JSON, an unknown collective...) gets an ERROR
  * reply with the reason and the agent stays up.
+ *
+ * --backend mmio (sim/rs_board.h): the engine runs on the mmio backend against a verilated rs_dev
+ * block in this process; RUN's and bring-up's buffers live in the block's device memory (the same
+ * addresses on every rank), STATE adds "backend" and "cycles", COUNTERS gives per-peer LINK
+ * transfers and an "mmio" object instead of the zmq links' frames and notify counters.
  */
 
 /** Exit status of an agent whose communicator could not be built (peers missing, bad table). */

@@ -1,6 +1,7 @@
 /* rs_bringup.c — `ringsim bringup`: tests every expected link of a set of agents and names the bad ones. */
-#define _GNU_SOURCE /* prctl's PR_SET_PDEATHSIG */
+#define _GNU_SOURCE
 #include "rs_bringup.h"
+#include "rs_agents.h"
 
 #include <errno.h>
 #include <math.h>
@@ -8,7 +9,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -59,13 +59,15 @@ typedef struct bu_ctl {
     rs_ranktable table;
     bu_agent *ag;
     void *ctx;
-    pid_t pgid;
-    int spawned;
+    rs_agents procs;           /* spawned agents' process group */
+    const char *agent_backend; /* spawned agents' --backend: zmq, or mmio (emulated boards) */
     FILE *out, *err;
 } bu_ctl;
 
-static void bu_reap(bu_ctl *c)
+/* Reaps agents that exited (says why once); returns how many still run. */
+static int bu_reap(bu_ctl *c)
 {
+    int running = 0;
     for (int r = 0; r < c->n; r++) {
         bu_agent *a = &c->ag[r];
         int st = 0;
@@ -80,7 +82,9 @@ static void bu_reap(bu_ctl *c)
                              WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
             }
         }
+        running += a->pid && !a->exited;
     }
+    return running;
 }
 
 static int bu_spawn(bu_ctl *c, const char *job, double timeout_s, double connect_s, char faults[][64])
@@ -89,75 +93,41 @@ static int bu_spawn(bu_ctl *c, const char *job, double timeout_s, double connect
     snprintf(nbuf, sizeof nbuf, "%d", c->n);
     snprintf(tbuf, sizeof tbuf, "%.3f", timeout_s);
     snprintf(cbuf, sizeof cbuf, "%.3f", connect_s);
-    pid_t parent = getpid();
-    fflush(NULL);
     for (int r = 0; r < c->n; r++) {
         char rbuf[16];
         snprintf(rbuf, sizeof rbuf, "%d", r);
-        pid_t pid = fork();
+        char *args[20] = {"ringsim", "agent", "--quiet", "--ranks", nbuf, "--rank", rbuf, "--job", (char *)job,
+                          "--timeout", tbuf, "--connect-timeout", cbuf, "--channels", "1",
+                          "--backend", (char *)(c->agent_backend ? c->agent_backend : "zmq"), NULL};
+        int k = 17;
+        if (faults[r][0]) {
+            args[k++] = "--fault";
+            args[k++] = faults[r];
+        }
+        args[k] = NULL;
+        pid_t pid = rs_agents_start(&c->procs, args);
         if (pid < 0) {
             fprintf(c->err, "ringsim bringup: cannot start agent rank %d: %s\n", r, strerror(errno));
             return -1;
         }
-        if (pid == 0) {
-            /* one process group for all agents (stopped as one); they die with the controller */
-            setpgid(0, c->pgid);
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            if (getppid() != parent)
-                _exit(127);
-            signal(SIGINT, SIG_DFL);
-            signal(SIGTERM, SIG_DFL);
-            setenv("NCL_ZMQ_LOG", "off", 0);
-            char *args[20] = {"ringsim", "agent", "--quiet", "--ranks", nbuf, "--rank", rbuf, "--job", (char *)job,
-                              "--timeout", tbuf, "--connect-timeout", cbuf, "--channels", "1", NULL};
-            int k = 15;
-            if (faults[r][0]) {
-                args[k++] = "--fault";
-                args[k++] = faults[r];
-            }
-            args[k] = NULL;
-            execv("/proc/self/exe", args);
-            fprintf(stderr, "ringsim bringup: cannot run /proc/self/exe for agent rank %d: %s\n", r, strerror(errno));
-            _exit(127);
-        }
-        if (!c->pgid)
-            c->pgid = pid;
-        setpgid(pid, c->pgid);
         c->ag[r].pid = pid;
     }
-    c->spawned = 1;
+    c->procs.spawned = 1;
     return 0;
+}
+
+static int bu_reap_cb(void *ctx) { return bu_reap(ctx); }
+
+static pid_t bu_alive(void *ctx, int r)
+{
+    const bu_ctl *c = ctx;
+    return c->ag[r].exited ? 0 : c->ag[r].pid;
 }
 
 /* Waits up to grace_s for spawned agents to exit, then SIGTERM, then SIGKILL; reaps them all. */
 static void bu_stop_agents(bu_ctl *c, double grace_s)
 {
-    if (!c->spawned)
-        return;
-    for (int step = 0; step < 3; step++) {
-        double t0 = bu_now();
-        for (;;) {
-            bu_reap(c);
-            int running = 0;
-            for (int r = 0; r < c->n; r++)
-                running += c->ag[r].pid && !c->ag[r].exited;
-            if (!running)
-                return;
-            if (bu_now() - t0 > (step == 0 ? grace_s : 2.0))
-                break;
-            usleep(20000);
-        }
-        int sig = step == 0 ? SIGTERM : SIGKILL;
-        kill(-c->pgid, sig);
-        for (int r = 0; r < c->n; r++)
-            if (c->ag[r].pid && !c->ag[r].exited)
-                kill(c->ag[r].pid, sig);
-    }
-    for (int r = 0; r < c->n; r++)
-        if (c->ag[r].pid && !c->ag[r].exited) {
-            waitpid(c->ag[r].pid, NULL, 0);
-            c->ag[r].exited = 1;
-        }
+    rs_agents_stop(&c->procs, c->n, grace_s, bu_reap_cb, bu_alive, c);
 }
 
 static int bu_send(bu_ctl *c, int r, uint8_t cmd, const char *json)
@@ -529,6 +499,8 @@ void rs_bringup_usage(FILE *out)
         "  --shutdown-agents    with --ranktable: send SHUTDOWN at the end\n"
         "  --inject A-B:FAULT   test hook (spawned agents only): damage the link A->B; FAULT = dead,\n"
         "                       slow:GBPS, corrupt or miswire:C (see 'ringsim agent --fault')\n"
+        "  --agent-backend B    spawned agents' HAL: zmq (default) or mmio (emulated boards: a verilated\n"
+        "                       block per agent, at most 4 ranks, no corrupt injection; sim/ZMQ.md)\n"
         "Exit status: 0 every expected link good, 1 a link or ring is bad or a rank is missing,\n"
         "2 bad arguments or files, 130 interrupted.\n");
 }
@@ -591,6 +563,7 @@ typedef struct bu_opts {
     int shutdown_remote;
     const char *inject[BU_MAX_INJECT];
     int ninject;
+    const char *agent_backend;
 } bu_opts;
 
 /* Returns -1 to go on, else the exit status (help, bad usage). */
@@ -598,7 +571,7 @@ static int bu_parse_args(int argc, char **argv, bu_opts *o, FILE *out, FILE *err
 {
     static const char *const with_value[] = {"--ranks", "--ranktable", "--expect", "--slow-factor", "--timeout",
                                               "--connect-timeout", "--bytes", "--slot", "--reps", "--pings",
-                                              "--ring-bytes", "--seed", "--json", "--inject"};
+                                              "--ring-bytes", "--seed", "--json", "--inject", "--agent-backend"};
     memset(o, 0, sizeof *o);
     o->slow_factor = 0.5;
     o->timeout_s = 2;
@@ -640,6 +613,13 @@ static int bu_parse_args(int argc, char **argv, bu_opts *o, FILE *out, FILE *err
             o->expect_spec = v;
         else if (!strcmp(a, "--json"))
             o->json_path = v;
+        else if (!strcmp(a, "--agent-backend")) {
+            o->agent_backend = v;
+            if (strcmp(v, "zmq") && strcmp(v, "mmio")) {
+                fprintf(err, "ringsim bringup: --agent-backend: '%s' (allowed: zmq, mmio)\n", v);
+                bad = 1;
+            }
+        }
         else if (!strcmp(a, "--timeout"))
             bad = bu_parse_seconds(a, v, &o->timeout_s, err);
         else if (!strcmp(a, "--connect-timeout"))
@@ -674,6 +654,16 @@ static int bu_parse_args(int argc, char **argv, bu_opts *o, FILE *out, FILE *err
     }
     if (o->table_path && o->nranks) {
         fprintf(err, "ringsim bringup: --ranks and --ranktable (allowed: one of them)\n");
+        return RS_EXIT_USAGE;
+    }
+    if (o->agent_backend && !strcmp(o->agent_backend, "mmio") && o->table_path) {
+        fprintf(err, "ringsim bringup: --agent-backend mmio: only for spawned agents (allowed: leave it out with "
+                "--ranktable: those agents run the backend they were started with)\n");
+        return RS_EXIT_USAGE;
+    }
+    if (o->agent_backend && !strcmp(o->agent_backend, "mmio") && o->nranks > 4) {
+        fprintf(err, "ringsim bringup: --agent-backend mmio: --ranks %ld (allowed: 2..4: the block's 128 notify "
+                "counters give each peer 128 / ranks ids, the engine needs 32)\n", o->nranks);
         return RS_EXIT_USAGE;
     }
     if (o->table_path && o->ninject) {
@@ -713,6 +703,7 @@ static int bu_make_faults(const bu_opts *o, int n, char (*faults)[64], FILE *err
 static int bu_start(bu_ctl *c, const bu_opts *o, char (*faults)[64])
 {
     char e[RS_RT_ERRLEN] = "";
+    c->agent_backend = o->agent_backend;
     if (!o->table_path) {
         char job[RS_RT_JOB_MAX];
         const char *ej = getenv("RINGSIM_JOB");
@@ -1098,7 +1089,9 @@ int rs_bringup_cmd(int argc, char **argv, FILE *out, FILE *err)
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     fprintf(out, "# ringsim bringup: %d agents%s, expected topology %s: %d ranks, %d link%s (%d directed)\n", c.n,
-            o.table_path ? " (rank table)" : " (spawned, zmq over ipc)", x.desc, x.nranks, x.npairs,
+            o.table_path ? " (rank table)"
+            : o.agent_backend && !strcmp(o.agent_backend, "mmio") ? " (spawned, emulated boards: mmio, links over ipc)"
+                                                                   : " (spawned, zmq over ipc)", x.desc, x.nranks, x.npairs,
             x.npairs == 1 ? "" : "s", nlinks);
     fflush(out);
     status = bu_start(&c, &o, faults);
@@ -1146,7 +1139,7 @@ stop_rc:
 stop:
     if (status == BU_EXIT_INTERRUPTED)
         fprintf(err, "ringsim bringup: interrupted: stopping the agents\n");
-    if (c.ctx && (c.spawned || o.shutdown_remote) && status != BU_EXIT_INTERRUPTED) {
+    if (c.ctx && (c.procs.spawned || o.shutdown_remote) && status != BU_EXIT_INTERRUPTED) {
         for (int r = 0; r < c.n; r++)
             if (!c.ag[r].lost)
                 bu_send(&c, r, NCL_WIRE_SHUTDOWN, "{}");

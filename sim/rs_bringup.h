@@ -76,6 +76,11 @@ typedef struct rs_bu_node {
     uint64_t send_bytes, recv_bytes;
     uint64_t bytes, slot, seed;
     const volatile sig_atomic_t *stop; /**< set by a signal: waits give up at once (may be NULL) */
+    /** Device memory (the mmio backend: buffers are device addresses): when dmem is set, send and
+     *  recv are carved from [dmem_base, dmem_bytes) of the window dmem maps (device address a is
+     *  dmem + a) and the launch names device addresses; else they are malloc'd host memory. */
+    unsigned char *dmem;
+    uint64_t dmem_base, dmem_bytes;
 } rs_bu_node;
 
 /** Handles one bring-up request; returns the JSON reply, or NULL with the problem in why. */

@@ -279,8 +279,10 @@ void rs_bu_node_release(rs_bu_node *n)
     if (n->bound)
         ncl_hal_end(n->hal, NCL_SUCCESS);
     n->bound = 0;
-    free(n->send);
-    free(n->recv);
+    if (!n->dmem) {
+        free(n->send);
+        free(n->recv);
+    }
     free(n->expect);
     n->send = n->recv = n->expect = NULL;
 }
@@ -412,9 +414,17 @@ static cJSON *bu_begin_test(rs_bu_node *n, const cJSON *req, char *why, size_t l
     n->seed = (uint64_t)seed;
     n->send_bytes = n->bytes > n->slot ? n->bytes : n->slot;
     n->recv_bytes = bu_pat_off(n, n->nranks, 0, 0);
-    n->send = malloc(n->send_bytes);
+    uint64_t recv_at = n->dmem_base + (n->send_bytes + 63) / 64 * 64;
+    if (n->dmem && (recv_at > n->dmem_bytes || n->recv_bytes > n->dmem_bytes - recv_at)) {
+        snprintf(why, len, "SELFTEST begin: %llu + %llu bytes do not fit the board's device memory (%llu bytes from "
+                 "0x%llx; allowed: smaller bytes / slot)", (unsigned long long)n->send_bytes,
+                 (unsigned long long)n->recv_bytes, (unsigned long long)(n->dmem_bytes - n->dmem_base),
+                 (unsigned long long)n->dmem_base);
+        return NULL;
+    }
+    n->send = n->dmem ? n->dmem + n->dmem_base : malloc(n->send_bytes);
     n->expect = malloc(n->send_bytes);
-    n->recv = malloc(n->recv_bytes);
+    n->recv = n->dmem ? n->dmem + recv_at : malloc(n->recv_bytes);
     if (!n->send || !n->recv || !n->expect) {
         rs_bu_node_release(n);
         snprintf(why, len, "SELFTEST begin: cannot allocate %llu bytes", (unsigned long long)n->recv_bytes);
@@ -426,6 +436,10 @@ static cJSON *bu_begin_test(rs_bu_node *n, const cJSON *req, char *why, size_t l
     memset(&l, 0, sizeof l);
     l.send = n->send;
     l.recv = n->recv;
+    if (n->dmem) { /* the backend takes device addresses */
+        l.send = (const void *)(uintptr_t)(n->send - n->dmem);
+        l.recv = (void *)(uintptr_t)(n->recv - n->dmem);
+    }
     l.send_bytes = n->send_bytes;
     l.recv_bytes = n->recv_bytes;
     ncl_result rc = ncl_hal_begin(n->hal, &l);

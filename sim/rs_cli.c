@@ -178,6 +178,7 @@ void rs_cli_usage_run(FILE *out)
         "  --backend NAME           host: ranks are threads of this process (default);\n"
         "                           zmq: one process per rank ('ringsim agent'), see sim/ZMQ.md:\n"
         "                           [--ranks N | --ranktable FILE] [--connect-timeout S] [SCENARIO]\n"
+        "                           [--agent-backend zmq|mmio] (mmio: emulated boards)\n"
         "  --ranks N                number of ranks (default 8)\n"
         "  -C, --collective LIST    allreduce, broadcast, reduce, reduce_scatter, allgather or\n"
         "                           all (default allreduce,broadcast)\n"

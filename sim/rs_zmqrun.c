@@ -1,13 +1,13 @@
 /* rs_zmqrun.c — `ringsim run --backend zmq`: spawns or reaches the agents, runs the workload, gathers the table. */
-#define _GNU_SOURCE /* prctl's PR_SET_PDEATHSIG */
+#define _GNU_SOURCE
 #include "rs_zmqrun.h"
+#include "rs_agents.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,12 +53,12 @@ typedef struct zr_agent {
 typedef struct zr {
     int nranks;
     rs_ranktable table;
-    int spawned;
-    pid_t pgid;
+    rs_agents procs;    /* spawned agents' process group */
     zr_agent *ag;
     void *ctx;
     double grace_s;     /* how long to wait for the rest once one agent failed */
     int shutting;       /* SHUTDOWN is out: a clean exit is the expected answer */
+    const char *agent_backend; /* spawned agents' --backend: "zmq" or "mmio" (emulated boards) */
     FILE *out, *err;
 } zr;
 
@@ -117,70 +117,35 @@ static int zr_spawn(zr *z, const char *job, const rs_opts *o, double connect_s)
     snprintf(tbuf, sizeof tbuf, "%.3f", o->timeout_s > 0 ? o->timeout_s : 30.0);
     snprintf(cbuf, sizeof cbuf, "%.3f", connect_s);
     snprintf(chbuf, sizeof chbuf, "%u", o->channels);
-    pid_t parent = getpid();
-    fflush(NULL);
     for (int r = 0; r < z->nranks; r++) {
         char rbuf[16];
         snprintf(rbuf, sizeof rbuf, "%d", r);
-        pid_t pid = fork();
+        char *args[] = {"ringsim", "agent", "--quiet", "--ranks", nbuf, "--rank", rbuf, "--job", (char *)job,
+                        "--timeout", tbuf, "--connect-timeout", cbuf, "--channels", chbuf,
+                        "--backend", (char *)z->agent_backend, NULL};
+        pid_t pid = rs_agents_start(&z->procs, args);
         if (pid < 0) {
             fprintf(z->err, "ringsim: cannot start agent rank %d: %s\n", r, strerror(errno));
             return -1;
         }
-        if (pid == 0) {
-            /* One process group for all agents (killed as one); die with the controller. */
-            setpgid(0, z->pgid);
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            if (getppid() != parent)
-                _exit(127);
-            signal(SIGINT, SIG_DFL);
-            signal(SIGTERM, SIG_DFL);
-            /* The controller prints every agent's failure with its rank: the backend's own log
-             * lines would only repeat them (NCL_ZMQ_LOG set by the user wins). */
-            setenv("NCL_ZMQ_LOG", "off", 0);
-            char *args[] = {"ringsim", "agent", "--quiet", "--ranks", nbuf, "--rank", rbuf, "--job", (char *)job,
-                            "--timeout", tbuf, "--connect-timeout", cbuf, "--channels", chbuf, NULL};
-            execv("/proc/self/exe", args);
-            fprintf(stderr, "ringsim: cannot run /proc/self/exe for agent rank %d: %s\n", r, strerror(errno));
-            _exit(127);
-        }
-        if (!z->pgid)
-            z->pgid = pid;
-        setpgid(pid, z->pgid); /* also here: whichever runs first, the child is in the group */
         z->ag[r].pid = pid;
     }
-    z->spawned = 1;
+    z->procs.spawned = 1;
     return 0;
+}
+
+static int zr_reap_cb(void *ctx) { return zr_reap(ctx); }
+
+static pid_t zr_alive(void *ctx, int r)
+{
+    const zr *z = ctx;
+    return z->ag[r].exited ? 0 : z->ag[r].pid;
 }
 
 /* Ends every spawned agent: they had SHUTDOWN (or not); then SIGTERM, then SIGKILL, and waits for all. */
 static void zr_stop_agents(zr *z, double grace_s)
 {
-    if (!z->spawned)
-        return;
-    double t0 = zr_now();
-    while (zr_reap(z) > 0 && zr_now() - t0 < grace_s)
-        usleep(20000);
-    if (zr_reap(z) > 0) {
-        kill(-z->pgid, SIGTERM);
-        for (int r = 0; r < z->nranks; r++)
-            if (!z->ag[r].exited)
-                kill(z->ag[r].pid, SIGTERM);
-        t0 = zr_now();
-        while (zr_reap(z) > 0 && zr_now() - t0 < 2.0)
-            usleep(20000);
-    }
-    if (zr_reap(z) > 0) {
-        kill(-z->pgid, SIGKILL);
-        for (int r = 0; r < z->nranks; r++)
-            if (!z->ag[r].exited)
-                kill(z->ag[r].pid, SIGKILL);
-    }
-    for (int r = 0; r < z->nranks; r++)
-        if (z->ag[r].pid && !z->ag[r].exited) {
-            waitpid(z->ag[r].pid, NULL, 0);
-            z->ag[r].exited = 1;
-        }
+    rs_agents_stop(&z->procs, z->nranks, grace_s, zr_reap_cb, zr_alive, z);
 }
 
 /* ---- requests and replies ----------------------------------------------------------------------- */
@@ -541,7 +506,7 @@ static int zr_seconds(const char *flag, const char *v, double *out, FILE *err)
 
 int rs_zmqrun_cmd(int argc, char **argv, FILE *out, FILE *err)
 {
-    const char *table_path = NULL, *scenario = NULL;
+    const char *table_path = NULL, *scenario = NULL, *agent_backend = "zmq";
     double connect_s = 30;
     int shutdown_remote = 0, ranks_given = 0, status = RS_EXIT_OK;
     char **rest = calloc((size_t)argc + 1, sizeof *rest);
@@ -562,6 +527,13 @@ int rs_zmqrun_cmd(int argc, char **argv, FILE *out, FILE *err)
                 free(rest);
                 return RS_EXIT_USAGE;
             }
+        } else if (!strcmp(a, "--agent-backend")) {
+            if (!v || (strcmp(v, "zmq") && strcmp(v, "mmio"))) {
+                fprintf(err, "ringsim: --agent-backend: '%s' (allowed: zmq, mmio)\n", v ? v : "");
+                free(rest);
+                return RS_EXIT_USAGE;
+            }
+            agent_backend = argv[++i];
         } else if (!strcmp(a, "--shutdown-agents")) {
             shutdown_remote = 1;
         } else if (a[0] != '-') {
@@ -644,6 +616,30 @@ int rs_zmqrun_cmd(int argc, char **argv, FILE *out, FILE *err)
         rs_scenario_free(&sc);
         return RS_EXIT_USAGE;
     }
+    if (!strcmp(agent_backend, "mmio") && table_path) {
+        fprintf(err, "ringsim: --agent-backend mmio: only for agents this controller spawns (allowed: leave it out with "
+                "--ranktable: those agents run the backend they were started with)\n");
+        rs_ranktable_free(&z.table);
+        rs_scenario_free(&sc);
+        return RS_EXIT_USAGE;
+    }
+    if (!strcmp(agent_backend, "mmio")) {
+        /* the emulated board's limits, refused here rather than answered with a wrong result */
+        const char *bad = NULL;
+        if (o.nranks > 4)
+            bad = "ranks (allowed: 1..4: the block's 128 notify counters give each peer 128 / ranks notify ids, the "
+                  "engine needs 32)";
+        else if (o.maxbytes > (24ull << 20))
+            bad = "sizes (allowed: -e up to 24M: send and receive buffers share the board's 56 MiB of device memory "
+                  "for buffers)";
+        if (bad) {
+            fprintf(err, "ringsim: --agent-backend mmio: %d ranks, -e %llu: %s\n", o.nranks,
+                    (unsigned long long)o.maxbytes, bad);
+            rs_ranktable_free(&z.table);
+            rs_scenario_free(&sc);
+            return RS_EXIT_USAGE;
+        }
+    }
     if (o.root >= o.nranks) {
         fprintf(err, "ringsim: root %d is out of range (allowed: 0..%d with %d ranks)\n", o.root, o.nranks - 1, o.nranks);
         rs_ranktable_free(&z.table);
@@ -658,6 +654,7 @@ int rs_zmqrun_cmd(int argc, char **argv, FILE *out, FILE *err)
         return RS_EXIT_USAGE;
     }
     z.nranks = o.nranks;
+    z.agent_backend = agent_backend;
     z.grace_s = 2.0 * (o.timeout_s > 0 ? o.timeout_s : 30.0) + 5.0;
     z.ag = calloc((size_t)z.nranks, sizeof *z.ag);
 
@@ -701,7 +698,7 @@ int rs_zmqrun_cmd(int argc, char **argv, FILE *out, FILE *err)
     }
     /* Agents answer HELLO once they are connected to all their peers; spawned ones get the
      * same connect timeout for that, plus their start-up. */
-    if (zr_gather(&z, NCL_WIRE_HELLO, NULL, z.spawned ? connect_s + 5.0 : connect_s, "HELLO") != 0) {
+    if (zr_gather(&z, NCL_WIRE_HELLO, NULL, z.procs.spawned ? connect_s + 5.0 : connect_s, "HELLO") != 0) {
         status = ZR_EXIT_INTERRUPTED;
         goto out;
     }
@@ -716,6 +713,7 @@ int rs_zmqrun_cmd(int argc, char **argv, FILE *out, FILE *err)
         status = RS_EXIT_USAGE;
         goto out;
     }
+    double run_t0 = zr_now();
     for (int c = 0; c < o.ncolls && status != RS_EXIT_ENGINE && status != ZR_EXIT_INTERRUPTED; c++)
         for (int d = 0; d < o.ndtypes && status != RS_EXIT_ENGINE && status != ZR_EXIT_INTERRUPTED; d++)
             for (int k = 0; k < (zr_is_reducing(o.colls[c]) ? o.nops : 1); k++) {
@@ -726,6 +724,17 @@ int rs_zmqrun_cmd(int argc, char **argv, FILE *out, FILE *err)
                 if (status == RS_EXIT_ENGINE || status == ZR_EXIT_INTERRUPTED)
                     break;
             }
+    if (!strcmp(z.agent_backend, "mmio") && (status == RS_EXIT_OK || status == RS_EXIT_WRONG)) {
+        /* what the emulated boards cost: the blocks' clock cycles (STATE) against the wall time */
+        double wall = zr_now() - run_t0, cycles = 0;
+        if (zr_gather(&z, NCL_WIRE_STATE, NULL, 5.0, "STATE") == 0 && !zr_any_failed(&z)) {
+            for (int r = 0; r < z.nranks; r++)
+                cycles += zr_num(z.ag[r].reply, "cycles");
+            fprintf(out, "# emulated boards (mmio): %d blocks clocked %.1f M cycles in %.2f s: %.2f M cycles/s per "
+                    "block, %.2f M for all\n", z.nranks, cycles * 1e-6, wall, cycles * 1e-6 / wall / z.nranks,
+                    cycles * 1e-6 / wall);
+        }
+    }
     if (status == RS_EXIT_WRONG)
         fprintf(err, "ringsim: run: some results were wrong (see #wrong)\n");
     if (json) {
@@ -737,7 +746,7 @@ int rs_zmqrun_cmd(int argc, char **argv, FILE *out, FILE *err)
 out:
     if (status == ZR_EXIT_INTERRUPTED)
         fprintf(err, "ringsim: interrupted: stopping the agents\n");
-    if (z.ctx && (z.spawned || shutdown_remote) && status != ZR_EXIT_INTERRUPTED) {
+    if (z.ctx && (z.procs.spawned || shutdown_remote) && status != ZR_EXIT_INTERRUPTED) {
         /* Orderly first: agents close their links with BYE and exit 0. One that never answered
          * its last request cannot take another (REQ): SIGTERM stops it below. */
         for (int r = 0; r < z.nranks; r++)

@@ -37,7 +37,7 @@ enum { H_MIN = 0, H_MAX = 1, H_RESERVED = 2, H_MAX_PAYLOAD = 4, H_NRANKS = 8, H_
 #define ERROR_CODE_LEN 4u
 #define ABORT_FIXED_LEN 16u /* u32 code, u32 origin, u64 done_call, then the reason */
 
-typedef enum kind { K_HELLO, K_ERROR, K_WRITE, K_REDUCE, K_NOTIFY, K_CONTROL, K_BYE, K_ABORT } kind;
+typedef enum kind { K_HELLO, K_ERROR, K_WRITE, K_REDUCE, K_NOTIFY, K_CONTROL, K_BYE, K_ABORT, K_LINK } kind;
 
 typedef struct cmd_spec {
     uint8_t cmd;
@@ -55,6 +55,8 @@ static const cmd_spec specs[] = {
     { NCL_WIRE_WRITE, K_WRITE, 0, 0, "WRITE" },
     { NCL_WIRE_WRITE_REDUCE, K_REDUCE, 0, 0, "WRITE_REDUCE" },
     { NCL_WIRE_NOTIFY, K_NOTIFY, 0, 0, "NOTIFY" },
+    { NCL_WIRE_LINK, K_LINK, 0, 0, "LINK" },
+    { NCL_WIRE_LINK_ACK, K_LINK, 0, 0, "LINK_ACK" },
     { NCL_WIRE_RUN, K_CONTROL, NCL_WIRE_FLAG_REPLY, 0, "RUN" },
     { NCL_WIRE_COUNTERS, K_CONTROL, NCL_WIRE_FLAG_REPLY, 0, "COUNTERS" },
     { NCL_WIRE_SELFTEST, K_CONTROL, NCL_WIRE_FLAG_REPLY, 0, "SELFTEST" },
@@ -286,7 +288,7 @@ static ncl_wire_result check_fields(const ncl_wire_msg *m, const ncl_wire_limits
     /* Link traffic names two real ranks; HELLO, ERROR and the controller may come before ranks
      * are known or from the controller, which is no rank. */
     int ranks_needed = s->kind == K_WRITE || s->kind == K_REDUCE || s->kind == K_NOTIFY || s->kind == K_BYE ||
-                       s->kind == K_ABORT;
+                       s->kind == K_ABORT || s->kind == K_LINK;
     if ((r = check_rank("src", m->src, !ranks_needed, lim, s, why, why_len)) != NCL_WIRE_OK)
         return r;
     if ((r = check_rank("dst", m->dst, !ranks_needed, lim, s, why, why_len)) != NCL_WIRE_OK)
@@ -346,6 +348,7 @@ static ncl_wire_result check_fields(const ncl_wire_msg *m, const ncl_wire_limits
                           (unsigned)m->payload_len, (unsigned)NCL_WIRE_ERROR_TEXT_MAX);
         return NCL_WIRE_OK;
     case K_CONTROL:
+    case K_LINK: /* the board's transfer header and data: checked by the board (sim/rs_board.cpp) */
         return NCL_WIRE_OK;
     case K_WRITE:
     case K_REDUCE:

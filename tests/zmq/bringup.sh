@@ -10,18 +10,10 @@ TMP=$(mktemp -d)
 JOB="bu$$$CASE"
 export RINGSIM_JOB=$JOB
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$TMP"' EXIT
-fail() { echo "FAIL ($CASE): $*"; echo "--- stdout"; cat "$TMP/out" 2>/dev/null; echo "--- stderr"; cat "$TMP/err" 2>/dev/null; exit 1; }
+. "$(dirname "$0")/cli_lib.sh"
 
-# Processes whose command line is a ringsim agent of this job.
-agents_left() { # one grep over every command line first: a loop of tr | grep per process is slow
-  local n=0 f
-  for f in $(grep -las -- "$1" /proc/[0-9]*/cmdline); do
-    if tr '\0' ' ' < "$f" 2>/dev/null | grep -q -- "agent .*$1"; then n=$((n + 1)); fi
-  done
-  echo $n
-}
-
-run() { # expected-status args...
+# run EXPECTED-STATUS ARGS...: `ringsim bringup ARGS` (cli_lib.sh's run, for this one subcommand).
+run() {
   local want=$1; shift
   "$RS" bringup "$@" > "$TMP/out" 2> "$TMP/err"
   RC=$?

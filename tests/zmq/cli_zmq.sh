@@ -11,28 +11,7 @@ export RINGSIM_JOB=$JOB
 # Agents this script starts itself (ranktable, launcher) must not outlive it, even on failure:
 # they would also hold its stdout open.
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$TMP"' EXIT
-fail() { echo "FAIL ($CASE): $*"; echo "--- stdout"; cat "$TMP/out" 2>/dev/null; echo "--- stderr"; cat "$TMP/err" 2>/dev/null; exit 1; }
-
-# Processes whose command line is a ringsim agent of this job.
-agents_left() {
-  local n=0 f
-  for f in /proc/[0-9]*/cmdline; do
-    if tr '\0' ' ' < "$f" 2>/dev/null | grep -q -- "agent .*$1"; then n=$((n + 1)); fi
-  done
-  echo $n
-}
-
-run() { # expected-status args...
-  local want=$1; shift
-  local t0=$(date +%s.%N)
-  "$RS" "$@" > "$TMP/out" 2> "$TMP/err"
-  RC=$?
-  ELAPSED=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
-  echo "\$ ringsim $* -> $RC in ${ELAPSED}s"
-  [ "$RC" = "$want" ] || fail "exit status $RC, expected $want"
-  local left=$(agents_left "$JOB")
-  [ "$left" = 0 ] || fail "$left agent process(es) of job $JOB left behind"
-}
+. "$(dirname "$0")/cli_lib.sh"
 
 case $CASE in
 scenario)
