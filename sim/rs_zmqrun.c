@@ -590,6 +590,17 @@ int rs_zmqrun_cmd(int argc, char **argv, FILE *out, FILE *err)
         so.timeout_s = o.timeout_s;
         so.json_path = o.json_path;
         so.channels = sc.workload.channels ? sc.workload.channels : 2;
+        // the agents' communicators exist before the run: deterministic mode is the det algorithm
+        // (all it changes is allreduce's), wide accumulation would need them created with it
+        if (sc.workload.wide_accumulation) {
+            fprintf(err, "%s: workload.wide_accumulation: not with --backend zmq: the agents' communicators are "
+                    "created before the run, without it (allowed: false here; the host backend and the model take "
+                    "it)\n", scenario);
+            rs_scenario_free(&sc);
+            return RS_EXIT_USAGE;
+        }
+        if (sc.workload.deterministic)
+            so.algo = NCL_ALGO_DET;
         o = so;
     }
     o.backend = RS_BACKEND_ZMQ;

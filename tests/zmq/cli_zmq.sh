@@ -1,6 +1,6 @@
 #!/bin/bash
 # cli_zmq.sh — `ringsim run --backend zmq` end to end: tables, exit statuses, messages, and no agent left behind.
-# usage: cli_zmq.sh RINGSIM CASE   (CASE: scenario, kill, corrupt, missing, ranktable, launcher, interrupt, toomany, badtable)
+# usage: cli_zmq.sh RINGSIM CASE   (CASE: scenario, kill, corrupt, missing, ranktable, launcher, interrupt, toomany, badtable, det)
 set -u
 RS=$1
 CASE=$2
@@ -94,6 +94,14 @@ badtable)
   printf 'ranks:\n  - {rank: 0, endpoint: "ipc://@a"}\n  - {rank: 0, endpoint: "ipc://@b"}\n' > "$TMP/t.yaml"
   run 2 run --backend zmq --ranktable "$TMP/t.yaml"
   grep -q "t.yaml:3: ranks\[1\]: rank 0 is listed twice (first on line 2)" "$TMP/err" || fail "no file:line: field message"
+  ;;
+det)
+  run 0 run --backend zmq "$HERE/det.yaml"
+  grep -q "allreduce on 3 ranks, backend zmq, algorithm det" "$TMP/out" || fail "not the det algorithm"
+  grep -q "Out of bounds values : 0 OK" "$TMP/out" || fail "wrong values"
+  sed 's/deterministic: true/deterministic: true\n  wide_accumulation: true/' "$HERE/det.yaml" > "$TMP/wide.yaml"
+  run 2 run --backend zmq "$TMP/wide.yaml"
+  grep -q "workload.wide_accumulation: not with --backend zmq" "$TMP/err" || fail "no refusal of wide accumulation"
   ;;
 *)
   echo "unknown case $CASE"; exit 2 ;;

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "ncl/ncl_dtype.h"
 #include "zt_world.h"
 
 static const ncl_coll colls[] = {NCL_COLL_ALLREDUCE, NCL_COLL_BROADCAST, NCL_COLL_REDUCE_SCATTER,
@@ -121,6 +122,62 @@ static void test_dead_peer(void **state)
         assert_non_null(strstr(res[i].msg, "remote error"));
     }
     assert_true(s < 10.0); /* the engine timeout is 2 s: nobody waited for it to pass much */
+}
+
+/* Wide accumulation (deterministic + fp32 accumulator): every rank's fp16 sum equals the fold
+ * x_0 + x_1 + ... in fp32, rounded once, computed here with the same kernels; inputs chosen so
+ * that a 16-bit accumulator would round differently on many elements. */
+#define WIDE_COUNT 4099
+static uint16_t wide_input(int rank, uint64_t i)
+{
+    return ncl_float_to_fp16(1.0f + (float)((i * 7919u + (uint64_t)rank * 104729u) % 2048u) / 1024.0f);
+}
+
+static int wide_rank(zt_rank *r)
+{
+    static uint16_t S[WIDE_COUNT], R[WIDE_COUNT], want[WIDE_COUNT], narrow[WIDE_COUNT], x[WIDE_COUNT];
+    static float acc[WIDE_COUNT];
+    for (uint64_t i = 0; i < WIDE_COUNT; i++)
+        S[i] = wide_input(r->rank, i);
+    for (int k = 0; k < r->nranks; k++) {
+        for (uint64_t i = 0; i < WIDE_COUNT; i++)
+            x[i] = wide_input(k, i);
+        if (k == 0) {
+            ncl_widen_kernel(acc, x, WIDE_COUNT, NCL_FLOAT16);
+            memcpy(narrow, x, sizeof narrow);
+        } else {
+            ncl_reduce_wide_kernel(acc, x, WIDE_COUNT, NCL_FLOAT16, NCL_SUM);
+            ncl_reduce_kernel(narrow, x, WIDE_COUNT, NCL_FLOAT16, NCL_SUM);
+        }
+    }
+    ncl_narrow_kernel(want, acc, WIDE_COUNT, NCL_FLOAT16, 1);
+    ncl_result rc = ncl_allreduce(S, R, WIDE_COUNT, NCL_FLOAT16, NCL_SUM, r->comm);
+    if (rc != NCL_SUCCESS) {
+        snprintf(r->msg, sizeof r->msg, "allreduce: %s", ncl_zmq_last_error(r->zmq));
+        return 1;
+    }
+    int wrong = 0, differ = 0;
+    for (uint64_t i = 0; i < WIDE_COUNT; i++) {
+        wrong += R[i] != want[i];
+        differ += want[i] != narrow[i];
+    }
+    snprintf(r->msg, sizeof r->msg, "wrong=%d wide-vs-narrow=%d", wrong, differ);
+    return wrong != 0 || differ == 0;
+}
+
+static void test_wide_accumulation(void **state)
+{
+    (void)state;
+    zt_world w;
+    memset(&w, 0, sizeof w);
+    w.nranks = 4;
+    w.wide = 1;
+    zt_result res[ZT_MAX_RANKS];
+    zt_run(&w, wide_rank, NULL, res);
+    for (int i = 0; i < 4; i++) {
+        print_message("rank %d: exit %d: %s\n", i, res[i].status, res[i].msg);
+        assert_int_equal(res[i].status, 0);
+    }
 }
 
 static void test_corrupt_frame(void **state)
@@ -383,7 +440,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ipc_2),       cmocka_unit_test(test_ipc_3_small_frames), cmocka_unit_test(test_ipc_4),
         cmocka_unit_test(test_tcp_3),       cmocka_unit_test(test_dead_peer),          cmocka_unit_test(test_corrupt_frame),
-        cmocka_unit_test(test_missing_peer),
+        cmocka_unit_test(test_missing_peer),  cmocka_unit_test(test_wide_accumulation),
         cmocka_unit_test(test_fault_mismatch), cmocka_unit_test(test_fault_abort_after_corrupt),
         cmocka_unit_test(test_fault_abort_api), cmocka_unit_test(test_fault_timeout_abort),
     };

@@ -78,6 +78,7 @@ static int zt_child(const zt_world *w, int rank, char **eps, zt_fn fn, void *arg
         cfg.alloc = zt_alloc;
         cfg.free = zt_free;
         cfg.timeout_ns = w->timeout_ns ? w->timeout_ns : 10000000000ull;
+        cfg.deterministic = cfg.wide_accumulation = w->wide;
         rc = ncl_comm_create(&r.comm, w->nranks, rank, ncl_zmq_hal(r.zmq), &cfg);
         if (rc != NCL_SUCCESS) {
             snprintf(r.msg, sizeof r.msg, "ncl_comm_create: %s", ncl_strerror(rc));

@@ -37,6 +37,7 @@ typedef struct zt_world {
     uint32_t max_payload;           /**< 0: the backend's default */
     uint64_t corrupt_nth[ZT_MAX_RANKS], die_nth[ZT_MAX_RANKS];
     int absent[ZT_MAX_RANKS];       /**< 1: this rank is not started */
+    int wide;                       /**< 1: ncl_config.deterministic and wide_accumulation */
 } zt_world;
 
 /** Forks w->nranks processes, each creating its backend + communicator and running fn; waits

@@ -635,6 +635,7 @@ static ncl_result zq_caps(void *ctx, ncl_hal_caps *out)
     for (int d = 0; d < NCL_DTYPE_COUNT; d++)
         out->inline_ops[d] = NCL_INLINE_ALL_OPS; /* the receiver reduces with ncl_reduce_kernel */
     out->inline_align = 0;
+    out->features = NCL_HAL_FEAT_WIDE; /* the wide kinds are local: the CPU runs them like a reduce */
     return NCL_SUCCESS;
 }
 
@@ -711,12 +712,33 @@ static ncl_result zq_dma_submit(void *ctx, uint32_t queue, const ncl_task *t)
 {
     ncl_zmq *z = ctx;
     char why[256];
-    if (!t || queue >= NCL_MAX_QUEUES || t->kind > NCL_TASK_LOCAL_DIV)
+    if (!t || queue >= NCL_MAX_QUEUES || (t->kind > NCL_TASK_LOCAL_DIV && !ncl_task_is_wide(t->kind)))
         return zq_fail(z, NCL_ERR_BACKEND, "dma_submit: bad task or queue %u", queue);
     if (z->sticky != NCL_SUCCESS)
         return z->sticky;
     if (t->bytes == 0)
         goto done;
+    if (ncl_task_is_wide(t->kind)) {
+        /* fp32 accumulation of fp16/bf16 (local only): bytes is the narrow side, fp32 twice that */
+        if ((t->dtype != NCL_FLOAT16 && t->dtype != NCL_BFLOAT16) || t->op >= NCL_AVG || t->bytes % 2)
+            return zq_fail(z, NCL_ERR_BACKEND, "#%llu %s: dtype %u / op %u / %llu bytes invalid (half or bfloat16, "
+                           "whole elements)", (unsigned long long)z->seq, ncl_task_kind_name(t->kind), t->dtype, t->op,
+                           (unsigned long long)t->bytes);
+        const unsigned char *wsrc = zq_region(z, t->src.buf, t->src.off, ncl_task_src_bytes(t), 0, why, sizeof why);
+        unsigned char *wdst = wsrc ? zq_region(z, t->dst.buf, t->dst.off, ncl_task_dst_bytes(t), 1, why, sizeof why)
+                                   : NULL;
+        if (!wdst)
+            return zq_fail(z, NCL_ERR_BACKEND, "#%llu queue %u step %u %s %s: %s", (unsigned long long)z->seq, queue,
+                           t->step, ncl_task_kind_name(t->kind), wsrc ? "destination" : "source", why);
+        uint64_t n = t->bytes / 2;
+        if (t->kind == NCL_TASK_LOCAL_WIDEN)
+            ncl_widen_kernel(wdst, wsrc, n, (ncl_dtype)t->dtype);
+        else if (t->kind == NCL_TASK_LOCAL_REDUCE_WIDE)
+            ncl_reduce_wide_kernel(wdst, wsrc, n, (ncl_dtype)t->dtype, (ncl_op)t->op);
+        else
+            ncl_narrow_kernel(wdst, wsrc, n, (ncl_dtype)t->dtype, t->count);
+        goto done;
+    }
     int reduce = t->kind == NCL_TASK_WRITE_REDUCE || t->kind == NCL_TASK_LOCAL_REDUCE;
     if ((reduce || t->kind == NCL_TASK_LOCAL_DIV) &&
         (t->dtype >= NCL_DTYPE_COUNT || (reduce && t->op >= NCL_AVG) ||
