@@ -20,6 +20,8 @@ set(RINGSIM_ENGINE_SV
   CACHE INTERNAL "rs_dev Verilog sources, packages first")
 
 ringsim_verilate(rs_dev_rtl TOP rs_dev SOURCES ${RINGSIM_ENGINE_SV})
+# rs_ref (reduce.cmake) brings ref/rs_link_beat.hpp, the link port's beat format for drivers
+target_link_libraries(rs_dev_rtl PUBLIC rs_ref)
 
 # The co-simulation's copy (model/rtl.cmake links it into ringsim_model): the same sources
 # verilated again as a SystemC module, `verilate(... SYSTEMC TRACE_VCD)` (TRACE is Verilator
@@ -39,5 +41,5 @@ target_include_directories(rs_dev_sc SYSTEM PUBLIC ${VERILATOR_ROOT}/include ${V
 # VM_SC=1 (Verilator's runtime headers in their SystemC flavour) is private to the verilated
 # sources here and set on the one file that includes Vrs_dev_sc.h (model/rtl.cmake), not public:
 # the same binary may hold plain C++ models (rs_dev_rtl, whose users need VM_SC=0).
-target_link_libraries(rs_dev_sc PUBLIC PkgConfig::SYSTEMC)
+target_link_libraries(rs_dev_sc PUBLIC PkgConfig::SYSTEMC rs_ref)
 target_compile_options(rs_dev_sc PRIVATE -w)

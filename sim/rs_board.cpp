@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "Vrs_dev.h"
+#include "rs_link_beat.hpp"
 #include "ncl/ncl_wire.h"
 #include "verilated.h"
 
@@ -184,24 +185,11 @@ struct rs_board {
         }
         if (!rxq.empty() && d.rx_ready) {
             Xfer &x = rxq.front();
-            d.rx_valid = 1;
-            d.rx_hdr = x.beat == 0;
-            d.rx_kind = x.kind;
-            d.rx_addr = x.addr;
-            d.rx_bytes = x.bytes;
-            d.rx_dtype = x.dtype;
-            d.rx_op = x.op;
-            d.rx_notify = x.notify;
-            uint32_t v = 0;
-            if (x.beat > 0)
-                for (int k = 0; k < 4; k++) {
-                    size_t at = (x.beat - 1) * 4 + k;
-                    if (at < x.data.size()) v |= (uint32_t)x.data[at] << (8 * k);
-                }
-            d.rx_data = v;
+            bool last = rs_link_rx_beat(d, x.kind, x.addr, x.bytes, x.dtype, x.op, x.notify, x.data.data(),
+                                        x.data.size(), x.beat);
             if (x.beat == 0) ack_to.emplace_back(x.src, x.num);
-            size_t beats = x.kind == kKindNotify ? 0 : (x.bytes + 3) / 4;
-            if (x.beat++ == beats) rxq.pop_front();
+            x.beat++;
+            if (last) rxq.pop_front();
         }
         d.clk = 0;
         d.eval();

@@ -17,6 +17,7 @@
 #include <ncl/ncl_mmio_regs.h>
 
 #include "model/npu.hpp"
+#include "rs_link_beat.hpp"
 
 namespace model {
 
@@ -440,32 +441,18 @@ void RtlDomain::tick()
         // RX: beats of the oldest transfer whose header arrived, as far as its chunks arrived
         if (!d.rx.empty() && m.rx_ready) {
             RxXfer &x = *d.rx.front();
-            uint32_t beats = x.kind == 3 ? 0 : (x.bytes + 3) / 4;
             bool have = x.beats_sent == 0 ||
                         x.data.size() >= std::min<uint64_t>((uint64_t)x.beats_sent * 4, x.bytes);
-            if (have && x.beats_sent <= beats) {
-                m.rx_valid = 1;
-                m.rx_hdr = x.beats_sent == 0;
-                m.rx_kind = x.kind;
-                m.rx_addr = x.addr;
-                m.rx_bytes = x.bytes;
-                m.rx_dtype = x.dtype;
-                m.rx_op = x.op;
-                m.rx_notify = x.notify;
-                uint32_t v = 0;
-                if (x.beats_sent > 0)
-                    for (uint32_t k = 0; k < 4; k++) {
-                        size_t at = (size_t)(x.beats_sent - 1) * 4 + k;
-                        if (at < x.bytes)
-                            v |= (uint32_t)x.data[at] << (8 * k);
-                    }
-                m.rx_data = v;
+            if (have && x.beats_sent <= rs_link_data_beats(x.kind, x.bytes)) {
+                bool last = rs_link_rx_beat(m, x.kind, x.addr, x.bytes, x.dtype, x.op, x.notify, x.data.data(),
+                                            x.data.size(), x.beats_sent);
                 if (x.beats_sent == 0) {
                     d.ack_to.push_back(x.src);
                     if (obs_)
                         d.rx_log.push_back(Dev::Open{t_ps_, x.src, x.kind, x.bytes});
                 }
-                if (x.beats_sent++ == beats) {
+                x.beats_sent++;
+                if (last) {
                     auto of = d.rx_of.find(x.src);
                     if (of != d.rx_of.end() && of->second == &x)
                         d.rx_of.erase(of);

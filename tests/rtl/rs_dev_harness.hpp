@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "Vrs_dev.h"
+#include "rs_link_beat.hpp"
 #include "verilated.h"
 
 // One transfer seen on the link (rs_ref_link_msg's fields plus the payload and the ack status).
@@ -334,25 +335,12 @@ class RsDevSystem {
     RsInject &in = r.inject.front();
     const RsLinkMsg &g = in.msg;
     Vrs_dev &m = *r.m;
-    m.rx_valid = 1;
-    m.rx_hdr = in.beat == 0;
-    m.rx_kind = g.kind;
-    m.rx_addr = g.addr;
-    m.rx_bytes = g.bytes;
-    m.rx_dtype = g.dtype;
-    m.rx_op = g.op;
-    m.rx_notify = g.notify;
-    uint32_t v = 0;
-    if (in.beat > 0)
-      for (int k = 0; k < 4; k++) {
-        size_t at = (in.beat - 1) * 4 + k;
-        if (at < g.data.size()) v |= (uint32_t)g.data[at] << (8 * k);
-      }
-    m.rx_data = v;
+    bool last = rs_link_rx_beat(m, g.kind, g.addr, g.bytes, g.dtype, g.op, g.notify, g.data.data(), g.data.size(),
+                                in.beat);
     if (in.beat == 0) r.ack_to.push_back(-1);
-    size_t beats = g.kind == 3 ? 0 : (g.bytes + 3) / 4;
     r.owner = -3;
-    if (in.beat++ == beats) {
+    in.beat++;
+    if (last) {
       r.owner = -1;
       r.inject.pop_front();
     }
