@@ -213,13 +213,13 @@ ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nrank
     /* an algorithm with several regimes runs the one the table prices cheapest, so what runs is
      * what auto and `ringsim plan` priced */
     plan->cost_line = NCL_COST_LINE_NONE;
-    uint64_t best = UINT64_MAX;
+    uint64_t best = UINT64_MAX, bytes = cost_bytes(plan);
     uint32_t line = 0;
     for (uint32_t i = 0; i < env->cost_count && line < NCL_COST_LINE_NONE; i++) {
         const ncl_cost *c = &env->costs[i];
         if (c->coll != coll || c->algo != algo || c->floor)
             continue;
-        uint64_t t = cost_entry(c, cost_bytes(plan));
+        uint64_t t = cost_entry(c, bytes);
         if (t < best) {
             best = t;
             plan->cost_line = (uint8_t)line;

@@ -1,5 +1,6 @@
-/* ncl_task.c — task builders, partitioning and the pipeline cost model shared by all algorithms. */
+/* ncl_task.c — task builders, partitioning, the pipeline cost model shared by all algorithms, and the CPU runner of the wide tasks. */
 #include "ncl_algo.h"
+#include "ncl/ncl_dtype.h"
 
 #include <string.h>
 
@@ -10,6 +11,17 @@ const char *ncl_task_kind_name(uint32_t kind)
         "LOCAL_WIDEN", "LOCAL_REDUCE_WIDE", "LOCAL_NARROW",
     };
     return kind < NCL_TASK_KIND_COUNT ? names[kind] : "?";
+}
+
+void ncl_task_run_wide(const ncl_task *t, void *dst, const void *src)
+{
+    uint64_t n = t->bytes / 2;
+    if (t->kind == NCL_TASK_LOCAL_WIDEN)
+        ncl_widen_kernel(dst, src, n, (ncl_dtype)t->dtype);
+    else if (t->kind == NCL_TASK_LOCAL_REDUCE_WIDE)
+        ncl_reduce_wide_kernel(dst, src, n, (ncl_dtype)t->dtype, (ncl_op)t->op);
+    else if (t->kind == NCL_TASK_LOCAL_NARROW)
+        ncl_narrow_kernel(dst, src, n, (ncl_dtype)t->dtype, t->count);
 }
 
 static void task_data(ncl_task *t, ncl_task_kind kind, int peer, ncl_ref src, ncl_ref dst,

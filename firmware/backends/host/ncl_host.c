@@ -460,7 +460,7 @@ static ncl_result host_dma_submit(void *ctx, uint32_t queue, const ncl_task *t)
     case NCL_TASK_LOCAL_REDUCE_WIDE:
     case NCL_TASK_LOCAL_NARROW: {
         /* fp32 accumulation of fp16/bf16: bytes is the narrow side, the fp32 side twice that */
-        if ((t->dtype != NCL_FLOAT16 && t->dtype != NCL_BFLOAT16) || t->op >= NCL_OP_COUNT || t->bytes % 2)
+        if (!ncl_task_wide_ok(t))
             return host_task_fail(r, queue, t, "needs dtype half or bfloat16 and a whole number of elements "
                                   "(dtype %u, op %u, %llu bytes)", (unsigned)t->dtype, (unsigned)t->op,
                                   (unsigned long long)t->bytes);
@@ -470,13 +470,7 @@ static ncl_result host_dma_submit(void *ctx, uint32_t queue, const ncl_task *t)
         unsigned char *dst = host_region(r, t->dst, ncl_task_dst_bytes(t), 1, why, sizeof why);
         if (!dst)
             return host_task_fail(r, queue, t, "dst %s", why);
-        uint64_t n = t->bytes / 2;
-        if (t->kind == NCL_TASK_LOCAL_WIDEN)
-            ncl_widen_kernel(dst, src, n, (ncl_dtype)t->dtype);
-        else if (t->kind == NCL_TASK_LOCAL_REDUCE_WIDE)
-            ncl_reduce_wide_kernel(dst, src, n, (ncl_dtype)t->dtype, (ncl_op)t->op);
-        else
-            ncl_narrow_kernel(dst, src, n, (ncl_dtype)t->dtype, t->count);
+        ncl_task_run_wide(t, dst, src);
         break;
     }
     case NCL_TASK_LOCAL_DIV: {

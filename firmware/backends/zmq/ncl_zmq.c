@@ -720,7 +720,7 @@ static ncl_result zq_dma_submit(void *ctx, uint32_t queue, const ncl_task *t)
         goto done;
     if (ncl_task_is_wide(t->kind)) {
         /* fp32 accumulation of fp16/bf16 (local only): bytes is the narrow side, fp32 twice that */
-        if ((t->dtype != NCL_FLOAT16 && t->dtype != NCL_BFLOAT16) || t->op >= NCL_AVG || t->bytes % 2)
+        if (!ncl_task_wide_ok(t))
             return zq_fail(z, NCL_ERR_BACKEND, "#%llu %s: dtype %u / op %u / %llu bytes invalid (half or bfloat16, "
                            "whole elements)", (unsigned long long)z->seq, ncl_task_kind_name(t->kind), t->dtype, t->op,
                            (unsigned long long)t->bytes);
@@ -730,13 +730,7 @@ static ncl_result zq_dma_submit(void *ctx, uint32_t queue, const ncl_task *t)
         if (!wdst)
             return zq_fail(z, NCL_ERR_BACKEND, "#%llu queue %u step %u %s %s: %s", (unsigned long long)z->seq, queue,
                            t->step, ncl_task_kind_name(t->kind), wsrc ? "destination" : "source", why);
-        uint64_t n = t->bytes / 2;
-        if (t->kind == NCL_TASK_LOCAL_WIDEN)
-            ncl_widen_kernel(wdst, wsrc, n, (ncl_dtype)t->dtype);
-        else if (t->kind == NCL_TASK_LOCAL_REDUCE_WIDE)
-            ncl_reduce_wide_kernel(wdst, wsrc, n, (ncl_dtype)t->dtype, (ncl_op)t->op);
-        else
-            ncl_narrow_kernel(wdst, wsrc, n, (ncl_dtype)t->dtype, t->count);
+        ncl_task_run_wide(t, wdst, wsrc);
         goto done;
     }
     int reduce = t->kind == NCL_TASK_WRITE_REDUCE || t->kind == NCL_TASK_LOCAL_REDUCE;

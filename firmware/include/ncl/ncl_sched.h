@@ -73,6 +73,14 @@ static inline uint64_t ncl_task_dst_bytes(const ncl_task *t)
 {
     return t->kind == NCL_TASK_LOCAL_WIDEN || t->kind == NCL_TASK_LOCAL_REDUCE_WIDE ? 2 * t->bytes : t->bytes;
 }
+/** A wide task a backend can run: fp16/bf16, a valid op, whole elements. */
+static inline int ncl_task_wide_ok(const ncl_task *t)
+{
+    return (t->dtype == NCL_FLOAT16 || t->dtype == NCL_BFLOAT16) && t->op < NCL_OP_COUNT && t->bytes % 2 == 0;
+}
+/** Runs a wide task (ncl_task_wide_ok) on local memory: dst and src hold ncl_task_dst_bytes and
+ *  ncl_task_src_bytes. For the backends whose tasks run on the CPU. */
+void ncl_task_run_wide(const ncl_task *t, void *dst, const void *src);
 
 /** Notify ids per (peer, rank) pair; algorithms use 2 per channel plus a few local ones. */
 #define NCL_NOTIFY_IDS 32u
