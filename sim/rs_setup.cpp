@@ -102,6 +102,7 @@ void engine_setup(const rs_scenario &sc, const model::Topology &topo, EngineSetu
     for (int d = 0; d < NCL_DTYPE_COUNT; d++)
         out.inline_ops[d] = (uint16_t)(NCL_INLINE_ALL_OPS & ~sc.device.no_inline_ops[d]);
     out.inline_align = sc.device.inline_align;
+    out.dma_engines = sc.device.dma_engines;
     // The cost table: every algorithm's alpha and beta on this topology.
     model::CostModel cm(topo, sc.device, out.rings, cfg.channels);
     {
@@ -133,6 +134,7 @@ void engine_setup(const rs_scenario &sc, const model::Topology &topo, EngineSetu
     // The built-in cost model (chain segments) sees the scenario's links.
     cfg.link_alpha_ns = (uint32_t)((sc.topo.link.latency + sc.device.task_overhead) * 1e9);
     cfg.link_gbps = (uint32_t)(sc.topo.link.bandwidth / 1e9) ? (uint32_t)(sc.topo.link.bandwidth / 1e9) : 1;
+    cfg.mem_gbps = (uint32_t)(sc.device.mem_bandwidth / 1e9);
     cfg.deterministic = sc.workload.deterministic;
     cfg.wide_accumulation = sc.workload.wide_accumulation;
     if (sc.workload.usersched) { // a schedule given as data is the algorithm of its one collective
@@ -157,6 +159,8 @@ ncl_plan_env EngineSetup::plan_env() const
     env.scratch_bytes = scratch_bytes;
     env.link_alpha_ns = cfg.link_alpha_ns;
     env.link_gbps = cfg.link_gbps;
+    env.mem_gbps = cfg.mem_gbps;
+    env.dma_engines = dma_engines;
     env.costs = costs.data();
     env.cost_count = (uint32_t)costs.size();
     env.deterministic = cfg.deterministic;

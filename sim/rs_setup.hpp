@@ -27,6 +27,7 @@ struct EngineSetup {
     uint64_t scratch_bytes; // per rank, as the devices are built with (scenario_scratch)
     uint16_t inline_ops[NCL_DTYPE_COUNT]; // the devices' inline reduce, as their HAL reports it
     uint32_t inline_align;
+    uint32_t dma_engines; // the devices' DMA engines, as their HAL reports them
 
     EngineSetup() = default;
     EngineSetup(const EngineSetup &) = delete;

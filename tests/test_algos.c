@@ -84,7 +84,7 @@ static ncl_result make_plan_sized(ncl_plan *plan, ncl_coll coll, ncl_algo algo, 
     static int32_t order[NCL_MAX_QUEUES * 16], pos[NCL_MAX_QUEUES * 16]; /* the plan points here */
     ncl_plan_env env = {slice_bytes, g_channels, g_max_queues, scratch_bytes, ALPHA_NS, GBPS,
                         NULL, NULL, 0, NULL, 0, 0, g_local_size, g_inter_algo, g_local_order,
-                        g_local_pos, g_local_ring_count, NULL, NULL, 0, NULL, 0};
+                        g_local_pos, g_local_ring_count, NULL, NULL, 0, NULL, 0, 0, 0};
     if (g_weight_rings && nranks <= 16) {
         weighted_rings(nranks, order, pos);
         env.ring_order = order, env.ring_pos = pos, env.ring_count = g_weight_rings;
@@ -462,8 +462,8 @@ static void test_ring_weights(void **state)
     assert_int_equal(make_plan(&plan, NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 4, 0, 1002, NCL_FLOAT32, NCL_SUM, 0,
                                SCRATCH_BYTES),
                      NCL_SUCCESS);
-    assert_int_equal(ncl_channel_part(&plan, plan.count, plan.queues, 0, &off), 251);
-    assert_int_equal(ncl_channel_part(&plan, plan.count, plan.queues, 1, &off), 751);
+    assert_int_equal(ncl_channel_part(&plan, plan.count, plan.queues - plan.helper_queues, 0, &off), 251);
+    assert_int_equal(ncl_channel_part(&plan, plan.count, plan.queues - plan.helper_queues, 1, &off), 751);
     assert_int_equal(off, 251);
     g_ring_weights = NULL, g_weight_rings = 0, g_channels = CHANNELS, g_fp32_only = 0;
     print_message("ring weights: %d cases, %d refused for scratch, %d failed\n", cases, refused, fails);
@@ -570,8 +570,10 @@ static uint64_t expected_segments(int p, uint64_t count, uint64_t esize, uint64_
 
 /* The chain broadcast splits the buffer over the channels and cuts each channel's portion into
  * the cost model's segment count; every rank's stream per channel has exactly the tasks that
- * implies: the root one WRITE (and, out of place, one LOCAL_COPY) per non-empty segment and one
- * DATA record per segment, a middle rank wait/WRITE/record per segment, the tail one wait. */
+ * implies: the root one WRITE per non-empty segment and one DATA record per segment, a middle
+ * rank wait/WRITE/record per segment, the tail one wait. Out of place the root copies its
+ * portion into its recv: one LOCAL_COPY per slice on a copy queue per channel when there is room
+ * for twice the channels, else one per segment on its chain queue, after that segment's write. */
 static void test_chain_segments(void **state)
 {
     (void)state;
@@ -579,55 +581,70 @@ static void test_chain_segments(void **state)
     static const uint64_t counts[] = {1, 7, 1009, 100000, BIG_COUNT, 5 * 262144ull + 1};
     const ncl_algo_desc *d = ncl_algo_find(NCL_COLL_BROADCAST, NCL_ALGO_CHAIN);
     assert_non_null(d);
-    for (size_t pi = 0; pi < sizeof ps / sizeof ps[0]; pi++) {
-        for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
-            for (int inplace = 0; inplace < 2; inplace++) {
-                const int p = ps[pi], root = p / 2;
-                const uint64_t channels = counts[ci] < CHANNELS ? counts[ci] : CHANNELS;
-                ncl_plan plan;
-                assert_int_equal(make_plan(&plan, NCL_COLL_BROADCAST, NCL_ALGO_CHAIN, p, root,
-                                           counts[ci], NCL_FLOAT32, NCL_SUM, inplace, SCRATCH_BYTES),
-                                 NCL_SUCCESS);
-                const uint64_t k = plan.segments;
-                assert_int_equal(plan.queues, channels);
-                assert_int_equal(k, expected_segments(p, counts[ci], 4, channels));
-                for (int r = 0; r < p; r++) {
-                    const int v = (r - root + p) % p;
-                    for (uint32_t q = 0; q < plan.queues; q++) {
-                        uint64_t tasks = 0, writes = 0, copies = 0, full = 0, off;
-                        for (uint64_t sg = 0; sg < k; sg++) /* segments with data in this channel */
-                            full += ncl_part(ncl_part(counts[ci], plan.queues, q, &off), k, sg, &off) != 0;
-                        ncl_plan pr = plan;
-                        ncl_gen g;
-                        ncl_task t;
-                        pr.rank = r;
-                        memset(&g, 0, sizeof g);
-                        while (d->next(&pr, q, &g, &t)) {
-                            tasks++;
-                            writes += t.kind == NCL_TASK_WRITE;
-                            copies += t.kind == NCL_TASK_LOCAL_COPY;
+    for (int room = 0; room < 2; room++) {
+        g_max_queues = room ? NCL_MAX_QUEUES : CHANNELS;
+        for (size_t pi = 0; pi < sizeof ps / sizeof ps[0]; pi++) {
+            for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
+                for (int inplace = 0; inplace < 2; inplace++) {
+                    const int p = ps[pi], root = p / 2;
+                    const uint64_t channels = counts[ci] < CHANNELS ? counts[ci] : CHANNELS;
+                    const uint64_t helpers = !inplace && p > 1 && 2 * channels <= g_max_queues ? channels : 0;
+                    ncl_plan plan;
+                    assert_int_equal(make_plan(&plan, NCL_COLL_BROADCAST, NCL_ALGO_CHAIN, p, root,
+                                               counts[ci], NCL_FLOAT32, NCL_SUM, inplace, SCRATCH_BYTES),
+                                     NCL_SUCCESS);
+                    const uint64_t k = plan.segments;
+                    assert_int_equal(plan.queues, channels + helpers);
+                    assert_int_equal(k, expected_segments(p, counts[ci], 4, channels));
+                    for (int r = 0; r < p; r++) {
+                        const int v = (r - root + p) % p;
+                        for (uint32_t q = 0; q < plan.queues; q++) {
+                            uint64_t tasks = 0, writes = 0, copies = 0, full = 0, off;
+                            const uint64_t portion = ncl_part(counts[ci], channels, q % channels, &off);
+                            const uint64_t slices = inplace ? 0 : (portion + SLICE_BYTES / 4 - 1) / (SLICE_BYTES / 4);
+                            for (uint64_t sg = 0; sg < k; sg++) /* segments with data in this channel */
+                                full += ncl_part(portion, k, sg, &off) != 0;
+                            ncl_plan pr = plan;
+                            ncl_gen g;
+                            ncl_task t;
+                            pr.rank = r;
+                            memset(&g, 0, sizeof g);
+                            while (d->next(&pr, q, &g, &t)) {
+                                tasks++;
+                                writes += t.kind == NCL_TASK_WRITE;
+                                copies += t.kind == NCL_TASK_LOCAL_COPY;
+                            }
+                            /* the root's copies: one per slice on the copy queue, or without one on
+                             * the chain queue one per segment with data (alone: per slice) */
+                            const uint64_t want_copies = inplace || v != 0 ? 0
+                                                         : helpers        ? (q >= channels ? slices : 0)
+                                                         : p == 1         ? slices
+                                                                          : full;
+                            uint64_t want_tasks, want_writes = v < p - 1 && q < channels ? full : 0;
+                            if (q >= channels)
+                                want_tasks = want_copies;
+                            else if (v == 0)
+                                want_tasks = (p > 1) + (p > 1) * (k + full) + want_copies;
+                            else if (v < p - 1)
+                                want_tasks = 2 + 2 * k + full;
+                            else
+                                want_tasks = 2;
+                            assert_int_equal(writes, want_writes);
+                            assert_int_equal(copies, want_copies);
+                            assert_int_equal(tasks, want_tasks);
                         }
-                        uint64_t want_tasks, want_writes = v < p - 1 ? full : 0;
-                        if (v == 0)
-                            want_tasks = (p > 1) + (p > 1) * (k + full) + !inplace * full;
-                        else if (v < p - 1)
-                            want_tasks = 2 + 2 * k + full;
-                        else
-                            want_tasks = 2;
-                        assert_int_equal(writes, want_writes);
-                        assert_int_equal(copies, v == 0 && !inplace ? full : 0);
-                        assert_int_equal(tasks, want_tasks);
                     }
+                    char msg[512];
+                    ncl_result rc = ncl_check(&plan, NULL, malloc_wrapper, free_wrapper, NULL, msg,
+                                              sizeof msg);
+                    if (rc != NCL_SUCCESS)
+                        print_message("chain p=%d count=%llu: %s\n", p, (unsigned long long)counts[ci], msg);
+                    assert_int_equal(rc, NCL_SUCCESS);
                 }
-                char msg[512];
-                ncl_result rc = ncl_check(&plan, NULL, malloc_wrapper, free_wrapper, NULL, msg,
-                                          sizeof msg);
-                if (rc != NCL_SUCCESS)
-                    print_message("chain p=%d count=%llu: %s\n", p, (unsigned long long)counts[ci], msg);
-                assert_int_equal(rc, NCL_SUCCESS);
             }
         }
     }
+    g_max_queues = NCL_MAX_QUEUES;
     /* count 0: no tasks at all */
     ncl_plan plan;
     assert_int_equal(make_plan(&plan, NCL_COLL_BROADCAST, NCL_ALGO_CHAIN, 4, 0, 0, NCL_FLOAT32,
@@ -642,13 +659,75 @@ static void test_chain_segments(void **state)
     }
 }
 
+/* Out-of-place ring allreduce with room for twice the channels: a fill queue per channel copies
+ * the rank's contributions, each followed by a READY (one per reduce-scatter step and round), and
+ * the ring queue starts with the wait for the first of them, no copy of its own; the bytes copied
+ * are the same as without the room, where the ring queue copies them all before its one READY. In
+ * place: no fill queue, no copy. (Correctness: the checker, in the matrix tests.) */
+static void test_allreduce_fill_queue(void **state)
+{
+    (void)state;
+    static const int ps[] = {2, 3, 5, 8};
+    static const uint64_t counts[] = {7, 1009, BIG_COUNT};
+    const ncl_algo_desc *d = ncl_algo_find(NCL_COLL_ALLREDUCE, NCL_ALGO_RING);
+    assert_non_null(d);
+    for (size_t pi = 0; pi < sizeof ps / sizeof ps[0]; pi++)
+        for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++)
+            for (int inplace = 0; inplace < 2; inplace++) {
+                const int p = ps[pi];
+                uint64_t copied[2][8] = {{0}};
+                for (int room = 0; room < 2; room++) {
+                    g_max_queues = room ? NCL_MAX_QUEUES : CHANNELS;
+                    ncl_plan plan;
+                    assert_int_equal(make_plan_sized(&plan, NCL_COLL_ALLREDUCE, NCL_ALGO_RING, p, 0, counts[ci],
+                                                     NCL_FLOAT32, NCL_SUM, inplace, 4096, SCRATCH_BYTES),
+                                     NCL_SUCCESS);
+                    const uint32_t channels = ncl_channels_for(CHANNELS, counts[ci] / (uint64_t)p);
+                    const uint32_t helpers = !inplace && 2 * channels <= g_max_queues ? channels : 0;
+                    assert_int_equal(plan.helper_queues, helpers);
+                    assert_int_equal(plan.queues, channels + helpers);
+                    for (int r = 0; r < p; r++)
+                        for (uint32_t q = 0; q < plan.queues; q++) {
+                            uint64_t off, span = ncl_part(counts[ci], channels, q % channels, &off);
+                            uint64_t rounds = ncl_div_ceil(ncl_div_ceil(span, (uint64_t)p), plan.slice_elems);
+                            uint64_t tasks = 0, copies = 0, records = 0;
+                            ncl_plan pr = plan;
+                            ncl_gen g;
+                            ncl_task t;
+                            pr.rank = r;
+                            memset(&g, 0, sizeof g);
+                            while (d->next(&pr, q, &g, &t)) {
+                                if (tasks++ == 0 && helpers && q < channels)
+                                    assert_int_equal(t.kind, NCL_TASK_NOTIFY_WAIT);
+                                if (t.kind == NCL_TASK_LOCAL_COPY) {
+                                    assert_true(t.bytes <= 4096);
+                                    copied[room][r] += t.bytes;
+                                    copies++;
+                                }
+                                records += t.kind == NCL_TASK_NOTIFY_RECORD;
+                            }
+                            if (q >= channels) { /* the fill queue */
+                                assert_true(copies <= rounds * (uint64_t)(p - 1));
+                                assert_int_equal(records, rounds * (uint64_t)(p - 1));
+                                assert_int_equal(tasks, copies + records);
+                            } else if (helpers || inplace) {
+                                assert_int_equal(copies, 0);
+                            }
+                        }
+                }
+                for (int r = 0; r < p; r++)
+                    assert_int_equal(copied[0][r], copied[1][r]);
+            }
+    g_max_queues = NCL_MAX_QUEUES;
+}
+
 /* argv[1], if given, selects tests by cmocka filter pattern (e.g. "matrix_allreduce_hd*"). */
 int main(int argc, char **argv)
 {
     enum { MAXP = NCL_COLL_COUNT * (NCL_ALGO_COUNT - 1) };
     static pair pairs[MAXP];
     static char names[2 * MAXP][64];
-    struct CMUnitTest tests[2 * MAXP + 6];
+    struct CMUnitTest tests[2 * MAXP + 7];
     size_t n = 0, np = 0;
     for (int c = 0; c < NCL_COLL_COUNT; c++) {
         for (int a = NCL_ALGO_AUTO + 1; a < NCL_ALGO_COUNT; a++) {
@@ -679,6 +758,8 @@ int main(int argc, char **argv)
     struct CMUnitTest weights = cmocka_unit_test(test_ring_weights);
     tests[n++] = part;
     tests[n++] = weights;
+    struct CMUnitTest fill = cmocka_unit_test(test_allreduce_fill_queue);
+    tests[n++] = fill;
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);
     return _cmocka_run_group_tests("algos", tests, n, NULL, NULL);

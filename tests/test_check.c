@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ncl/ncl_check.h"
+#include "ncl/ncl_hal.h"
 #include "ncl_algo.h"
 
 /* ---- a materialised schedule: one task array per (rank, queue) ---- */
@@ -443,6 +444,95 @@ static void test_plan_algorithm(void **state)
     if (rc != NCL_SUCCESS)
         print_error("%s\n", msg);
     assert_int_equal(rc, NCL_SUCCESS);
+}
+
+/* The first step in pieces (ncl_lead_piece): pieces tile the chunk, start at one alpha of memory
+ * traffic rounded to 4 KiB, grow by (M - 3B) / 2B, a short rest joins the last; none without a
+ * memory bandwidth, with memory under 7x the link, or for a chunk under 2 first pieces. */
+static void test_lead_piece(void **state)
+{
+    (void)state;
+    ncl_plan p;
+    memset(&p, 0, sizeof p);
+    p.esize = 4;
+    p.link_alpha_ns = 100;
+    p.link_gbps = 20;
+    p.mem_gbps = 400; /* first: 100 ns x 200 B/ns = 20000 B -> 20480 B = 5120 floats; r = 340/40 = 8 */
+    const uint64_t lens[2] = {5120 + 40960 + 9000, 5120 + 40960 + 3000};
+    const uint64_t want[2][3] = {{5120, 40960, 9000}, {5120, 43960, 0}};
+    uint64_t lo, len = lens[0];
+    for (int c = 0; c < 2; c++) {
+        uint64_t sum = 0, m;
+        for (m = 0; ncl_lead_piece(&p, lens[c], m, &lo) != 0; m++) {
+            assert_true(m < 3);
+            assert_int_equal(lo, sum);
+            assert_int_equal(ncl_lead_piece(&p, lens[c], m, &lo), want[c][m]);
+            sum += want[c][m];
+        }
+        assert_int_equal(m, c == 0 ? 3 : 2);
+        assert_int_equal(sum, lens[c]);
+    }
+    assert_int_equal(ncl_lead_piece(&p, 2 * 5120 - 1, 0, &lo), 2 * 5120 - 1); /* too short: whole */
+    assert_int_equal(ncl_lead_piece(&p, 2 * 5120 - 1, 1, &lo), 0);
+    assert_int_equal(ncl_lead_piece(&p, 2 * 5120, 1, &lo), 5120);
+    p.mem_gbps = 139; /* r = (139 - 60) / 40 = 1 */
+    assert_int_equal(ncl_lead_piece(&p, len, 0, &lo), len);
+    p.mem_gbps = 0;
+    assert_int_equal(ncl_lead_piece(&p, len, 0, &lo), len);
+    assert_int_equal(ncl_lead_piece(&p, len, 1, &lo), 0);
+}
+
+/* Ring reduce-scatter and out-of-place ring allreduce with their first step in pieces pass the
+ * checker: in and out of place, 2 to 5 ranks, inline and staged (prod), one or two channels (fill
+ * queues), one round or several. */
+static void test_lead_pieces_checked(void **state)
+{
+    (void)state;
+    ncl_plan_env env = {0};
+    env.channels = 2;
+    env.max_queues = NCL_MAX_QUEUES;
+    env.scratch_bytes = 64u << 20;
+    env.link_alpha_ns = 100;
+    env.link_gbps = 20;
+    env.mem_gbps = 400;
+    uint16_t inline_ops[NCL_DTYPE_COUNT]; /* prod is not inline: it takes the staged path */
+    for (int d = 0; d < NCL_DTYPE_COUNT; d++)
+        inline_ops[d] = (uint16_t)(NCL_INLINE_ALL_OPS & ~(1u << NCL_PROD));
+    env.inline_ops = inline_ops;
+    const uint64_t slices[] = {1u << 30, 96u << 10};
+    const ncl_coll colls[] = {NCL_COLL_REDUCE_SCATTER, NCL_COLL_ALLREDUCE};
+    for (int co = 0; co < 2; co++)
+        for (int n = 2; n <= 5; n++)
+            for (int inplace = 0; inplace < 2; inplace++)
+                for (int op = 0; op < 2; op++)
+                    for (uint32_t ch = 1; ch <= 2; ch++)
+                        for (size_t sl = 0; sl < 2; sl++) {
+                            ncl_plan p;
+                            env.channels = ch;
+                            env.slice_bytes = slices[sl];
+                            /* chunks of 60000 elements per rank either way */
+                            uint64_t count = colls[co] == NCL_COLL_ALLREDUCE ? 60000u * (uint64_t)n : 60000u;
+                            assert_int_equal(ncl_plan_make(&p, colls[co], NCL_ALGO_RING, n, 0, 0, count, NCL_FLOAT32,
+                                                           op ? NCL_PROD : NCL_SUM, inplace, &env),
+                                             NCL_SUCCESS);
+                            ncl_result rc = check_src(&p, NULL);
+                            if (rc != NCL_SUCCESS)
+                                print_error("%s n=%d inplace=%d op=%d channels=%u slice=%llu: %s\n",
+                                            ncl_coll_name(colls[co]), n, inplace, op, ch,
+                                            (unsigned long long)slices[sl], msg);
+                            assert_int_equal(rc, NCL_SUCCESS);
+                            if (n == 3 && !inplace && !op && ch == 1 && sl == 0) {
+                                /* 60000-element chunks: pieces 5120, 40960, 13920 at step 0, then step 1
+                                 * (allreduce: its allgather's writes are plain) */
+                                const ncl_algo_desc *d = ncl_algo_find(colls[co], NCL_ALGO_RING);
+                                ncl_gen g = {0};
+                                ncl_task t;
+                                int writes = 0;
+                                while (d->next(&p, 0, &g, &t))
+                                    writes += t.kind == NCL_TASK_WRITE_REDUCE;
+                                assert_int_equal(writes, 4);
+                            }
+                        }
 }
 
 /* ---- deadlocks and notify bookkeeping ---- */
@@ -994,6 +1084,8 @@ int main(void)
         cmocka_unit_test(test_cross_queue_ok),
         cmocka_unit_test(test_many_slices),
         cmocka_unit_test(test_plan_algorithm),
+        cmocka_unit_test(test_lead_piece),
+        cmocka_unit_test(test_lead_pieces_checked),
         cmocka_unit_test(test_wait_without_record),
         cmocka_unit_test(test_cycle),
         cmocka_unit_test(test_unconsumed_record),

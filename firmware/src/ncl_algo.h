@@ -63,6 +63,20 @@ uint64_t ncl_pipeline_segments(uint64_t p, uint64_t bytes, uint64_t alpha_ns, ui
  *  no segment exceeds seg_max elements, at most one element per segment. */
 ncl_result ncl_pipeline_prepare(ncl_plan *plan, uint64_t seg_max);
 
+/** The first step of a ring whose receivers fill each accumulation target (copy their own
+ *  contribution into it) before the sender reduces into it. The sender's first write waits for
+ *  that whole copy, 2 c / M for a chunk of c bytes (M: memory bandwidth): a cost that grows with
+ *  the buffer. Cut into pieces, each filled, READY and written on its own, the ring waits for the
+ *  first piece's fill only, and each later fill runs while the sender writes the piece before:
+ *  pieces grow by r = (M - 3B) / 2B (the most a fill can grow and still end first while the
+ *  rank's memory also serves its ring traffic, 3 bytes per byte on the link), the first takes
+ *  about one alpha to fill (alpha M / 2 bytes, whole 4 KiB so every piece keeps the target's
+ *  alignment). Every piece adds about alpha to the sender's queue (what a second piece saves,
+ *  2 (c - first) / M, is more from c = 2 first on), so a chunk under 2 first pieces, or memory
+ *  under 7x the link (r < 2), or an unknown M (plan->mem_gbps 0) stays whole.
+ *  Returns piece m's length in elements of `len` (0 past the last piece), its start in *lo. */
+uint64_t ncl_lead_piece(const ncl_plan *p, uint64_t len, uint64_t m, uint64_t *lo);
+
 /** Binomial trees (v = rank relative to the root): v's children are v + 2^j for 2^j below the
  *  returned bound — v's lowest set bit, or for the root the first power of two >= n. */
 uint64_t ncl_tree_child_span(uint64_t v, uint64_t n);
@@ -85,6 +99,14 @@ static inline int ncl_mod(int64_t a, int64_t p)
 }
 static inline uint64_t ncl_min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 static inline uint64_t ncl_div_ceil(uint64_t a, uint64_t b) { return b ? (a + b - 1) / b : 0; }
+
+/* Room for a helper queue per data channel (a fill or copy queue beside the ring): a queue each,
+ * and a DMA engine each (ncl_hal_caps.dma_engines; 0: unknown), since with every engine busy with
+ * a channel's write a helper's copy only delays one. */
+static inline int ncl_helper_room(const ncl_plan *p, uint32_t channels)
+{
+    return 2 * channels <= p->max_queues && (p->dma_engines == 0 || 2 * channels <= p->dma_engines);
+}
 
 /* Channels worth a queue: at most `queues`, and no more than `units` (elements per rank or
  * per block) so that every channel moves at least one; at least 1. */

@@ -174,7 +174,8 @@ static ncl_result start(ncl_comm *comm, const call *c)
                         comm->cfg.local_size, comm->cfg.inter_algo, comm->local_order, comm->local_pos,
                         comm->local_ring_count, comm->cfg.schedule,
                         comm->caps.inline_ops, comm->caps.inline_align, comm->ring_weights,
-                        comm->cfg.wide_accumulation};
+                        comm->cfg.wide_accumulation, comm->cfg.mem_gbps,
+                        comm->caps.dma_engines};
     rc = ncl_plan_make(&comm->plan, c->coll, (ncl_algo)comm->cfg.algorithm[c->coll], comm->nranks,
                        comm->rank, c->root, c->count, c->dtype, c->op, inplace, &env);
     char why[200];

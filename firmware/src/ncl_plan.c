@@ -175,6 +175,8 @@ ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nrank
     plan->scratch_bytes = env->scratch_bytes;
     plan->link_alpha_ns = env->link_alpha_ns ? env->link_alpha_ns : 1;
     plan->link_gbps = env->link_gbps ? env->link_gbps : 1;
+    plan->mem_gbps = env->mem_gbps;
+    plan->dma_engines = env->dma_engines;
     plan->ring_order = env->ring_order;
     plan->ring_pos = env->ring_pos;
     plan->ring_count = env->ring_order ? env->ring_count : 0;

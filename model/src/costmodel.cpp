@@ -181,6 +181,22 @@ AlgoCost CostModel::ring(ncl_coll coll) const
     return c;
 }
 
+// Ring reduce-scatter with its first target filled and written in pieces (ncl_lead_piece: when
+// memory is over 7x the link, from about alpha M / 2 bytes on): the first piece's fill, o + alpha,
+// instead of the whole chunk's, and about one alpha more per piece (the line assumes 2 more).
+std::vector<AlgoCost> CostModel::ring_rs_pieced() const
+{
+    const double M = dev_.mem_bandwidth;
+    if (staged_ || !fill_queues() || M < 7.0 * t_.spec().link.bandwidth)
+        return {};
+    std::vector<Flow> flows = ring_step_flows(channel_shares(t_, rings_, channels_));
+    Step s = step(flows), s0 = step(flows, true);
+    AlgoCost c{NCL_COLL_REDUCE_SCATTER, NCL_ALGO_RING, 0, 0, 0};
+    c.alpha_s = s0.alpha + (p_ - 2) * s.alpha + dev_.task_overhead + 3 * s.alpha;
+    c.beta_s = (p_ - 1) * s.beta;
+    return {c};
+}
+
 // ring_reduce_scatter.c gives each channel a fill queue when twice the channels fit the queues
 // (NCL_MAX_QUEUES on the model's NPU).
 bool CostModel::fill_queues() const
@@ -639,9 +655,12 @@ std::vector<AlgoCost> CostModel::costs(ncl_coll coll) const
     case NCL_COLL_REDUCE_SCATTER:
     case NCL_COLL_ALLGATHER:
         out.push_back(ring(coll));
-        if (coll == NCL_COLL_REDUCE_SCATTER)
+        if (coll == NCL_COLL_REDUCE_SCATTER) {
             for (const AlgoCost &f : ring_rs_floors())
                 out.push_back(f);
+            for (const AlgoCost &l : ring_rs_pieced())
+                out.push_back(l);
+        }
         if (pairwise)
             out.push_back(halving_doubling(coll));
         if (all_pairs)

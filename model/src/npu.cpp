@@ -83,6 +83,7 @@ ncl_result Npu::caps(ncl_hal_caps *out)
         out->inline_ops[d] = (uint16_t)(NCL_INLINE_ALL_OPS & ~dev_.no_inline_ops[d]);
     out->inline_align = dev_.inline_align;
     out->features = NCL_HAL_FEAT_WIDE; // the vector unit converts like it reduces
+    out->dma_engines = dev_.dma_engines;
     return NCL_SUCCESS;
 }
 

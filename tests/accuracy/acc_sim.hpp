@@ -107,6 +107,7 @@ public:
         // the engine's cost model (chain segment count) sees the links, as in rs_simrun.cpp
         cfg.link_alpha_ns = (uint32_t)((spec.link.latency + dev.task_overhead) * 1e9);
         cfg.link_gbps = (uint32_t)(spec.link.bandwidth / 1e9) ? (uint32_t)(spec.link.bandwidth / 1e9) : 1;
+        cfg.mem_gbps = (uint32_t)(dev.mem_bandwidth / 1e9);
         if (cl_.connect(cfg) != NCL_SUCCESS) {
             std::fprintf(stderr, "ncl_comm_create failed\n");
             std::exit(2);

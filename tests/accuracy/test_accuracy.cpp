@@ -8,8 +8,12 @@
 //    round: (p-1) L + (p-2) forwarding. Constant in n; measured with a zero-byte notify.
 //  - ring reduce-scatter fills each accumulation target with the rank's own contribution before
 //    the sender reduces into it (the inline reduce needs the receiver's value in place). A fill
-//    queue runs those copies ahead of the ring, so only the first, o + 2 (n/p) / memory_bandwidth,
-//    is on the critical path (none in place on 2 ranks: the output is the target).
+//    queue runs those copies ahead of the ring, and the first target is filled and written in
+//    pieces that grow (ncl_lead_piece), so only the first piece's fill, o + 2 first / M, and one
+//    alpha per further piece are on the critical path (none in place on 2 ranks: the output is
+//    the target and holds the contribution already). Out-of-place allreduce fills the chunks it
+//    reduces into the same way; out-of-place allgather and broadcast copy input -> recv on a
+//    helper queue beside the ring or chain, off the critical path.
 //  - gamma: the device streams the inline reduce with the data (max of wire and reduce time),
 //    so with reduce_bandwidth >= link bandwidth the ((p-1)/p) n gamma term adds nothing.
 //  - chain broadcast: k is the engine's own choice (cost model, integer ns and GB/s); the
@@ -80,6 +84,37 @@ double chain_best(int p, double n, const acc::Terms &t)
     return best;
 }
 
+/* The engine's pieces of a first target of `bytes` (ncl_lead_piece: fp32, pieces growing by
+ * r = (M - 3B) / 2B from alpha M / 2 bytes rounded up to 4 KiB; a rest under the first piece joins
+ * the last; whole when under 2 first pieces or r < 2). Returns the piece count, the first in *first. */
+uint64_t lead_pieces(uint64_t bytes, const ncl_config &cfg, uint64_t *first)
+{
+    uint64_t r = cfg.mem_gbps > 3u * cfg.link_gbps ? (cfg.mem_gbps - 3u * cfg.link_gbps) / (2u * cfg.link_gbps) : 0;
+    uint64_t h = ((uint64_t)cfg.link_alpha_ns * cfg.mem_gbps / 2 + 4095) / 4096 * 4096, len = bytes / 4;
+    h /= 4;
+    *first = bytes;
+    if (r < 2 || len / 2 < h)
+        return 1;
+    *first = h * 4;
+    uint64_t k = 0, lo = 0, size = h;
+    while (lo < len) {
+        uint64_t rest = len - lo;
+        lo += rest < size || rest - size < h ? rest : size;
+        size *= r;
+        k++;
+    }
+    return k;
+}
+
+/* What the sender's first write waits for beyond the READY: the receiver's fill of the first
+ * piece of its target (o + 2 first / M), and every later piece costs its write one more alpha
+ * (the queue runs its tasks one after another; the pieces' fills run meanwhile). */
+double lead_fill(double bytes, const ncl_config &cfg, const rs_device_params &d, const acc::Terms &t)
+{
+    uint64_t first, k = lead_pieces((uint64_t)bytes, cfg, &first);
+    return d.task_overhead + 2.0 * (double)first / d.mem_bandwidth + (double)(k - 1) * t.alpha;
+}
+
 /* REFERENCE.md time (gamma hidden: see test_gamma). */
 double formula(ncl_coll c, int p, double n, const acc::Terms &t, uint64_t k)
 {
@@ -95,29 +130,15 @@ double formula(ncl_coll c, int p, double n, const acc::Terms &t, uint64_t k)
 
 /* The engine's schedule terms the formula does not count (see the top of the file). */
 double engine_extra(ncl_coll c, int p, double n, bool inplace, double t_ready,
-                    const rs_device_params &d, const acc::Terms &t, uint64_t k)
+                    const rs_device_params &d, const acc::Terms &t, const ncl_config &cfg)
 {
-    double x = t_ready, o = d.task_overhead, M = d.mem_bandwidth;
-    if (c == NCL_COLL_REDUCE_SCATTER && p > 1 && !(inplace && p == 2))
-        x += o + 2.0 * (n / p) / M; // the first target's fill; the fill queue hides the rest
-    if (inplace)
-        return x;
-    switch (c) {
-    case NCL_COLL_ALLREDUCE: // pre-copy of every chunk but r-1: the span before it and the span
-                             // after it, two tasks on the slowest rank (one when p == 2)
-        return x + (p > 2 ? 2 : 1) * o + 2.0 * ((p - 1.0) / p) * n / M;
-    case NCL_COLL_ALLGATHER: // own block into place
-        return x + o + 2.0 * (n / p) / M;
-    case NCL_COLL_BROADCAST: {
-        // the root copies each segment into its recv in the same queue as its writes, so the
-        // pipeline's head issues a segment every alpha + s beta + o + 2 s / M: the last rank ends
-        // (k-1) copies later, the root itself k copies after its last write
-        double s = n / (double)k, cp = o + 2.0 * s / M;
-        double tail = (k - 1) * cp, root = k * cp - (p - 2) * (t.alpha + s * t.beta);
-        return x + (tail > root ? tail : root);
-    }
-    default: return x;
-    }
+    if (p < 2)
+        return t_ready;
+    if (c == NCL_COLL_REDUCE_SCATTER && !(inplace && p == 2))
+        return t_ready + lead_fill(n / p, cfg, d, t); // the first target's fill; the fill queue hides the rest
+    if (c == NCL_COLL_ALLREDUCE && !inplace)
+        return t_ready + lead_fill(n / p, cfg, d, t); // the same for the chunks it reduces into
+    return t_ready; // out-of-place allgather and broadcast copy on a helper queue, off the path
 }
 
 struct Row {
@@ -161,7 +182,7 @@ void sweep(Sim &s, const char *fid, uint64_t lo, uint64_t hi, uint64_t factor, b
             ACC_CHECK(sim > 0);
             uint64_t k = engine_k(p, n, s.config());
             double f = formula(c, p, (double)n, t, k);
-            double x = engine_extra(c, p, (double)n, inplace, t_ready, dev, t, k);
+            double x = engine_extra(c, p, (double)n, inplace, t_ready, dev, t, s.config());
             g_rows.push_back(Row{fid, c, p, n, sim, f, x});
             double tol = n >= (1u << 20) ? k_tol_big : k_tol_small;
             if (!(std::fabs(sim - x - f) <= tol * f)) {
@@ -192,15 +213,16 @@ int case_message()
     std::vector<std::unique_ptr<Sim>> sims;
     for (int p : {2, 4, 8, 16, 64})
         sims.emplace_back(new Sim(acc::ring_spec(p), RS_FIDELITY_MESSAGE, acc::device_params()));
-    // bidirectional ring: the READY comes back over the reverse link, one L (data still one way)
+    // bidirectional ring (REFERENCE.md's full-duplex links): the READY comes back over the reverse
+    // link, one L (data still one way)
     std::vector<std::unique_ptr<Sim>> bi;
-    for (int p : {8, 64})
+    for (int p : {2, 4, 8, 16, 64})
         bi.emplace_back(new Sim(acc::ring_spec(p, RS_TOPO_BIRING), RS_FIDELITY_MESSAGE, acc::device_params()));
     for (auto &s : sims)
         sweep(*s, "message", 1u << 10, 1ull << 30, 4);
     for (auto &s : bi)
         sweep(*s, "biring", 1u << 10, 1ull << 30, 4);
-    // out of place: the pre-copies (memory bandwidth) on top, see engine_extra
+    // out of place: the same times but for allreduce's first fill, see engine_extra
     for (size_t i : {0, 2, 4})
         sweep(*sims[i], "oop", 64u << 10, 256u << 20, 16, false);
     print_rows();
@@ -239,7 +261,7 @@ int case_gamma()
     for (ncl_coll c : {NCL_COLL_ALLREDUCE, NCL_COLL_REDUCE_SCATTER}) {
         double te = eq.run(c, n, true), tf = fast.run(c, n, true), ts = slow.run(c, n, true);
         double f = formula(c, p, (double)n, t, 1);
-        double x = engine_extra(c, p, (double)n, true, t_ready, d_eq, t, 1);
+        double x = engine_extra(c, p, (double)n, true, t_ready, d_eq, t, eq.config());
         double chunk = (double)n / p, R = d_slow.reduce_bandwidth;
         // slow reduce: every reduce-scatter step costs o + c / R instead of alpha + c beta
         double pred_slow = x + (p - 1) * (d_slow.task_overhead + chunk / R) +

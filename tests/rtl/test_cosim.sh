@@ -105,7 +105,7 @@ trace_rank() {
     r=$2
     grep -q "^{\"ph\":\"M\",\"pid\":$r,\"name\":\"process_name\",\"args\":{\"name\":\"rtl$r\"}}" "$f" ||
         fail "--trace: no process rtl$r"
-    tasks=$(grep -Ec "^\{\"ph\":\"(X|i)\",(\"s\":\"t\",)?\"pid\":$r,\"tid\":1,.*\"name\":\"(WRITE|WRITE_REDUCE|NOTIFY_RECORD)\"" "$f")
+    tasks=$(grep -Ec "^\{\"ph\":\"(X|i)\",(\"s\":\"t\",)?\"pid\":$r,\"tid\":[1-8],.*\"name\":\"(WRITE|WRITE_REDUCE|NOTIFY_RECORD)\"" "$f")
     tx=$(grep -c "^{\"ph\":\"X\",\"pid\":$r,\"tid\":24,.*\"ack\":\"ok\"" "$f")
     rx=$(grep -c "^{\"ph\":\"X\",\"pid\":$r,\"tid\":25," "$f")
     irq=$(grep -c "^{\"ph\":\"i\",\"s\":\"t\",\"pid\":$r,\"tid\":26,.*\"name\":\"IRQ\"" "$f")

@@ -654,6 +654,7 @@ static ncl_result caps(void *ctx, ncl_hal_caps *out)
     memset(out, 0, sizeof *out);
     out->scratch_bytes = m->cfg.scratch_bytes;
     out->max_queues = m->cfg.max_queues;
+    out->dma_engines = 1; /* one in-order descriptor ring executes every queue's data tasks */
     out->buf_align = m->cfg.buf_align;
     const uint16_t lanes = (uint16_t)(1u << NCL_SUM | 1u << NCL_MAX | 1u << NCL_MIN);
     out->inline_ops[NCL_INT32] = lanes;

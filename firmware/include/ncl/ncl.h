@@ -162,12 +162,17 @@ typedef struct ncl_config {
      *  a backend that runs the wide task kinds (NCL_HAL_FEAT_WIDE, else NCL_ERR_UNSUPPORTED at
      *  creation) and 4 bytes of scratch per element of a round besides the det slots. */
     int wide_accumulation;
+    /** Optional: the device's memory bandwidth, decimal GB/s (0: unknown). With it, ring
+     *  reduce-scatter and out-of-place ring allreduce cut their first step into pieces so that
+     *  only a small first copy of the receiver's own contribution delays the ring (see
+     *  ncl_lead_piece); without it a whole chunk's copy does. */
+    uint32_t mem_gbps;
 } ncl_config;
 
 #define NCL_CONFIG_INIT                                                                       \
     {                                                                                         \
         sizeof(ncl_config), NCL_CONFIG_VERSION, 30000000000ull, 2u, (512ull << 10), {0, 0, 0, 0, 0}, \
-            -1, 2000u, 20u, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0                       \
+            -1, 2000u, 20u, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0                    \
     }
 
 struct ncl_hal;

@@ -23,6 +23,9 @@ typedef struct ncl_hal_caps {
     /** NCL_HAL_FEAT_* bits: optional task kinds the backend runs. A communicator that needs one
      *  the backend leaves out fails at creation with NCL_ERR_UNSUPPORTED. */
     uint32_t features;
+    /** DMA tasks (writes, copies, reduces) the device runs at once; 0: as many as max_queues.
+     *  Helper queues that would only queue behind the data channels' DMA are left out. */
+    uint32_t dma_engines;
 } ncl_hal_caps;
 
 /** The backend runs LOCAL_WIDEN, LOCAL_REDUCE_WIDE and LOCAL_NARROW (ncl_config.wide_accumulation). */

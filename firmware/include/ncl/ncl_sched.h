@@ -102,6 +102,8 @@ typedef struct ncl_plan {
     uint64_t scratch_bytes;/**< scratch the backend gives each rank */
     uint32_t segments;     /**< pipelined algorithms: segments (set by prepare from the cost model) */
     uint32_t link_alpha_ns, link_gbps; /**< cost model inputs */
+    uint32_t mem_gbps;     /**< device memory bandwidth, GB/s (0: unknown; see ncl_lead_piece) */
+    uint32_t dma_engines;  /**< ncl_hal_caps.dma_engines: DMA tasks at once (0: max_queues) */
     /** Logical rings (the communicator's tables; NULL: identity): ring_order[c * nranks + i] is
      *  the rank at position i of ring c, ring_pos the inverse. Channel c uses ring c % count. */
     const int32_t *ring_order, *ring_pos;
@@ -184,6 +186,8 @@ typedef struct ncl_plan_env {
     uint32_t inline_align;      /**< ncl_hal_caps.inline_align */
     const uint32_t *ring_weights; /**< per ring (see ncl_plan), NULL: equal shares */
     int wide_accumulation;      /**< ncl_config.wide_accumulation (with deterministic only) */
+    uint32_t mem_gbps;          /**< ncl_config.mem_gbps */
+    uint32_t dma_engines;       /**< ncl_hal_caps.dma_engines */
 } ncl_plan_env;
 
 /** Builds and prepares a plan (algorithm choice for AUTO included). Pure: no HAL, no memory. */

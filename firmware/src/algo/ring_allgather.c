@@ -2,10 +2,25 @@
  * over channels and cut into rounds of at most one slice. */
 #include "ncl_algo.h"
 
-/* recv holds nranks blocks of `count` elements; block k is rank k's input. Channel q runs on its
+/* recv holds nranks blocks of `count` elements; block k is rank k's input. Channel c runs on its
  * logical ring (ncl_ring_*): at step s position i forwards the block of the rank at position i-s
- * (step 0: its own) and receives the one of position i-1-s. No scratch and no reuse, so a single
- * READY handshake up front is enough. */
+ * (step 0: its own, read from its input) and receives the one of position i-1-s. No scratch and
+ * no reuse, so a single READY handshake up front is enough.
+ *
+ * Out of place our own block must also land in our recv, but nothing in the ring reads it there
+ * (step 0 sends from the input) and nobody writes it (we receive every block but ours), so the
+ * copy input -> recv has no dependency at all. With room for twice the channels (queues and DMA
+ * engines: ncl_helper_room), channel c's copy runs on a helper queue (channels + c) beside the
+ * ring and costs nothing on the critical path.
+ * Without that room the ring queue copies between its READY record (prev is not held up) and its
+ * wait for next's READY, where it overlaps that notify's latency. In place the block is already
+ * there (the input is its place in recv). Every copy moves at most one slice. */
+
+/* Ring queues: the plan's queues without the copy queues. */
+static uint32_t channels_of(const ncl_plan *p)
+{
+    return p->queues - p->helper_queues;
+}
 
 /* Elements of each block the round moves, of the channel's portion [coff, coff + span); *off =
  * first element within a block. */
@@ -23,46 +38,58 @@ static ncl_ref block(const ncl_plan *p, int k, uint64_t off)
 
 static ncl_result prepare(ncl_plan *p)
 {
-    p->queues = ncl_channels_for(p->queues, p->count);
+    uint32_t c = ncl_channels_for(p->queues, p->count);
     p->segments = 1;
+    /* channel c copies its part of our block on queue c + channels */
+    p->helper_queues = !p->inplace && p->nranks > 1 && ncl_helper_room(p, c) ? c : 0;
+    p->queues = c + p->helper_queues;
     return NCL_SUCCESS;
 }
 
+/* Generator state: [k, k + n) = the channel's portion of a block, m = copy offset in it,
+ * i = round, j = step. */
 static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
 {
-    const int r = p->rank, n = p->nranks, i = ncl_ring_pos(p, q, r);
-    const int next_rank = ncl_ring_rank(p, q, i + 1), prev_rank = ncl_ring_rank(p, q, i - 1);
+    const uint32_t channels = channels_of(p), c = q % channels;
+    const int r = p->rank, n = p->nranks, i = ncl_ring_pos(p, c, r), copy_queue = q >= channels;
+    const int next_rank = ncl_ring_rank(p, c, i + 1), prev_rank = ncl_ring_rank(p, c, i - 1);
     const uint64_t es = p->esize, steps = (uint64_t)(n - 1);
+    const ncl_ref in = ncl_plan_input(p, r);
     uint64_t off, len;
+    ncl_ref dst;
 
     NCL_GEN_BEGIN(g);
     /* the channel's portion, once (a weighted split costs a loop): n elements from k */
-    g->n = ncl_channel_part(p, p->count, p->queues, q, &g->k);
+    g->n = ncl_channel_part(p, p->count, channels, c, &g->k);
     if (g->n == 0)
         return g->line = -1, 0;
-    /* prologue: our own block into place, then let prev write the others */
-    for (g->m = 0; !p->inplace && g->m < g->n; g->m += p->slice_elems) {
-        ncl_task_copy(t, ncl_ref_add(ncl_plan_input(p, r), (g->k + g->m) * es), block(p, r, g->k + g->m),
+    if (!copy_queue && n > 1) { /* let prev write the other blocks */
+        ncl_task_record(t, prev_rank, NCL_NOTIFY_READY(c), 0);
+        NCL_YIELD(g);
+    }
+    /* out of place: our own block into place (on the copy queue, if there is one) */
+    for (g->m = 0; !p->inplace && copy_queue == (p->helper_queues != 0) && g->m < g->n;
+         g->m += p->slice_elems) {
+        ncl_task_copy(t, ncl_ref_add(in, (g->k + g->m) * es), block(p, r, g->k + g->m),
                       ncl_min_u64(p->slice_elems, g->n - g->m) * es, 0);
         NCL_YIELD(g);
     }
-    if (n == 1)
+    if (copy_queue || n == 1)
         return g->line = -1, 0;
-    ncl_task_record(t, prev_rank, NCL_NOTIFY_READY(q), 0);
-    NCL_YIELD(g);
-    ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(q), 1, 0);
+    ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(c), 1, 0);
     NCL_YIELD(g);
     for (g->i = 0; round_span(p, g->n, g->k, g->i, &off) != 0; g->i++) {
-        /* step s: forward position i-s's block (step 0: ours), then wait for i-1-s's from prev */
+        /* step s: forward position i-s's block (step 0: ours, from the input; in place the input
+         * is our block), then wait for i-1-s's from prev */
         for (g->j = 0; g->j < steps; g->j++) {
             len = round_span(p, g->n, g->k, g->i, &off);
-            ncl_task_write(t, next_rank, block(p, ncl_ring_rank(p, q, i - (int64_t)g->j), off),
-                           block(p, ncl_ring_rank(p, q, i - (int64_t)g->j), off), len * es,
+            dst = block(p, ncl_ring_rank(p, c, i - (int64_t)g->j), off);
+            ncl_task_write(t, next_rank, g->j == 0 ? ncl_ref_add(in, off * es) : dst, dst, len * es,
                            (uint32_t)(g->i * steps + g->j));
             NCL_YIELD(g);
-            ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(q), (uint32_t)(g->i * steps + g->j));
+            ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(c), (uint32_t)(g->i * steps + g->j));
             NCL_YIELD(g);
-            ncl_task_wait(t, prev_rank, NCL_NOTIFY_DATA(q), 1, (uint32_t)(g->i * steps + g->j));
+            ncl_task_wait(t, prev_rank, NCL_NOTIFY_DATA(c), 1, (uint32_t)(g->i * steps + g->j));
             NCL_YIELD(g);
         }
     }

@@ -1,18 +1,42 @@
 /* ring_allreduce.c — ring allreduce: reduce-scatter then allgather around the ring, with inline
- * reduce at the destination, split over channels and cut into rounds of at most one slice. */
+ * reduce at the destination, split over channels and cut into rounds of at most one slice; out
+ * of place a fill queue per channel copies the rank's own contributions ahead of the ring. */
 #include "ncl_algo.h"
 
-/* Layout: the buffer is split into one contiguous portion per channel (queue); each portion is
- * split into nranks chunks; each round moves at most slice_elems of every chunk. Channel c runs
- * on its logical ring (ncl_ring_*); below, i is a rank's position on it and chunk k the k-th.
+/* Layout: the buffer is split into one contiguous portion per channel; each portion is split
+ * into nranks chunks; each round moves at most slice_elems of every chunk. Channel c runs on its
+ * logical ring (ncl_ring_*); below, i is a rank's position on it and chunk k the k-th.
  * Position i sends chunk i-1-s at reduce-scatter step s and so ends holding the fully reduced
- * chunk i, which it sends first in the allgather. Only chunk i-1 of position i is never reduced
- * into (it is sent straight from the input at step 0), so out of place every other chunk is
- * pre-copied to recv. */
+ * chunk i, which it sends first in the allgather. It receives chunk i-2-s at step s, reduced
+ * into its recv: out of place that chunk must first hold its own contribution, copied from the
+ * input. Only chunk i-1 needs no copy (sent straight from the input at step 0, never reduced
+ * into, overwritten by the allgather).
+ *
+ * Out of place, with room for twice the channels (queues and DMA engines), channel c gets a fill
+ * queue (channels + c) that copies those contributions in the order the steps receive them, round
+ * by round, and records READY to the predecessor after each copy (one per reduce-scatter step and
+ * round, on the fill queue's own READY id so that it never aliases the staged path's READY(c)
+ * below); the ring queue waits for it before each reduce-scatter write. Only the first copy is on
+ * the critical path, the rest runs ahead of the ring; and that first chunk (round 0, step 0) is
+ * copied and written in pieces that grow (ncl_lead_piece), so the ring waits for its first piece
+ * only. Without that room the ring queue copies every chunk up front and then records a single
+ * READY, as in place (where nothing is copied). */
 
-static uint64_t channel_span(const ncl_plan *p, uint32_t q, uint64_t *off)
+/* Ring queues: the plan's queues without the fill queues. */
+static uint32_t channels_of(const ncl_plan *p)
 {
-    return ncl_channel_part(p, p->count, p->queues, q, off);
+    return p->queues - p->helper_queues;
+}
+
+static uint64_t channel_span(const ncl_plan *p, uint32_t c, uint64_t *off)
+{
+    return ncl_channel_part(p, p->count, channels_of(p), c, off);
+}
+
+/* Rounds of a channel portion of `span` elements: its largest chunk cut into slices. */
+static uint64_t rounds_of(const ncl_plan *p, uint64_t span)
+{
+    return ncl_div_ceil(ncl_div_ceil(span, (uint64_t)p->nranks), p->slice_elems);
 }
 
 /* Elements of chunk k that round `round` moves, in the channel portion [coff, coff + span);
@@ -27,17 +51,17 @@ static uint64_t chunk_round(const ncl_plan *p, uint64_t span, uint64_t coff, int
     return lo >= klen ? 0 : ncl_min_u64(p->slice_elems, klen - lo);
 }
 
-/* Out-of-place pre-copy: part 0 is the channel span before chunk i-1, part 1 the span after it
- * (on one rank: the whole span, and nothing). */
-static uint64_t precopy_part(const ncl_plan *p, uint32_t q, uint64_t part, uint64_t *off)
+/* Up-front pre-copy (no fill queue): part 0 is the channel span before chunk i-1, part 1 the span
+ * after it (on one rank: the whole span, and nothing). */
+static uint64_t precopy_part(const ncl_plan *p, uint32_t c, uint64_t part, uint64_t *off)
 {
     uint64_t coff, koff;
-    uint64_t span = channel_span(p, q, &coff);
+    uint64_t span = channel_span(p, c, &coff);
     if (p->nranks == 1) {
         *off = coff;
         return part == 0 ? span : 0;
     }
-    int skip = ncl_mod(ncl_ring_pos(p, q, p->rank) - 1, p->nranks);
+    int skip = ncl_mod(ncl_ring_pos(p, c, p->rank) - 1, p->nranks);
     uint64_t klen = ncl_part(span, (uint64_t)p->nranks, (uint64_t)skip, &koff);
     if (part == 0) {
         *off = coff;
@@ -47,28 +71,65 @@ static uint64_t precopy_part(const ncl_plan *p, uint32_t q, uint64_t part, uint6
     return span - koff - klen;
 }
 
+/* Piece m of chunk k in reduce-scatter step s of round `round`: its length, its first element in
+ * *off. With fill queues round 0's step 0 goes in ncl_lead_piece's pieces (each filled, READY and
+ * written on its own, so that the ring waits for a small first fill only) when it reduces inline;
+ * every other step is one piece (possibly empty: m = 0 still marks the step). 0 past the last. */
+static uint64_t step_piece(const ncl_plan *p, uint64_t span, uint64_t coff, int k, uint64_t round, uint64_t s,
+                           uint64_t m, uint64_t *off)
+{
+    const uint64_t es = p->esize;
+    uint64_t lo, len = chunk_round(p, span, coff, k, round, off);
+    if (round == 0 && s == 0 && p->helper_queues && len && ncl_inline_ok(p, *off * es, *off * es, len * es)) {
+        len = ncl_lead_piece(p, len, m, &lo);
+        *off += lo;
+        return len;
+    }
+    return m == 0 ? len : 0;
+}
+
+/* Fill queue: copy our own contribution into piece m of the chunk that step j of round `round`
+ * receives, as a task stamped with that step; 0 (no task) when it has no elements. */
+static int fill_task(const ncl_plan *p, uint32_t c, uint64_t span, uint64_t coff, uint64_t round,
+                     uint64_t j, uint64_t m, ncl_task *t)
+{
+    const uint64_t es = p->esize;
+    const ncl_ref in = ncl_plan_input(p, p->rank), recv = ncl_ref_make(NCL_BUF_RECV, 0);
+    uint64_t off, len = step_piece(p, span, coff, ncl_mod(ncl_ring_pos(p, c, p->rank) - 2 - (int64_t)j, p->nranks),
+                                   round, j, m, &off);
+    if (len)
+        ncl_task_copy(t, ncl_ref_add(in, off * es), ncl_ref_add(recv, off * es), len * es,
+                      (uint32_t)(round * 2u * (uint64_t)(p->nranks - 1) + j));
+    return len != 0;
+}
+
 /* Staged reduce-scatter, for a DMA that cannot reduce some task inline (ncl_inline_ok): such a
  * task writes into one of two scratch slots of the receiver's channel instead, and the receiver
  * reduces the slot into its chunk (LOCAL_REDUCE) before it sends that chunk on. A slot is
- * written again two steps later, once the receiver has recorded that it emptied it (READY, one
- * per step from the third on, every step of the plan alike so that records match waits). */
+ * written again two steps later, once the receiver has recorded that it emptied it (READY(c),
+ * one per step from the third on, every step of the plan alike so that records match waits).
+ * With a fill queue the chunk's own contribution is ordered before that LOCAL_REDUCE through the
+ * sender: its write waited for our fill's READY, our reduce waits for its DATA. */
 static int staged(const ncl_plan *p)
 {
     return p->nranks > 1 && !ncl_inline_all(p);
 }
 
-static ncl_ref slot(const ncl_plan *p, uint32_t q, uint64_t use)
+static ncl_ref slot(const ncl_plan *p, uint32_t c, uint64_t use)
 {
-    return ncl_ref_make(NCL_BUF_SCRATCH, (2u * q + use % 2u) * p->slice_elems * p->esize);
+    return ncl_ref_make(NCL_BUF_SCRATCH, (2u * c + use % 2u) * p->slice_elems * p->esize);
 }
 
 static ncl_result prepare(ncl_plan *p)
 {
     /* Every channel needs at least one element per rank to be worth a queue. */
-    p->queues = ncl_channels_for(p->queues, p->count / (uint64_t)p->nranks);
+    uint32_t q = ncl_channels_for(p->queues, p->count / (uint64_t)p->nranks);
     p->segments = 1;
+    /* c fills on q + c (without room, copying up front costs less than a fill delaying a write) */
+    p->helper_queues = !p->inplace && p->nranks > 1 && ncl_helper_room(p, q) ? q : 0;
+    p->queues = q + p->helper_queues;
     if (staged(p)) { /* two slots per channel bound the slice */
-        uint64_t room = p->scratch_bytes / (2u * p->queues * p->esize);
+        uint64_t room = p->scratch_bytes / (2u * q * p->esize);
         p->slice_elems = ncl_min_u64(p->slice_elems, room);
         if (p->slice_elems == 0)
             return NCL_ERR_UNSUPPORTED;
@@ -77,26 +138,45 @@ static ncl_result prepare(ncl_plan *p)
 }
 
 /* Generator state: n = the channel portion's length, m = its first element (set once: they
- * cost divisions), i = round, j = step (k, j: the pre-copy's part and position; k: the staged
- * reduce-scatter's step count over all rounds). */
+ * cost divisions), i = round, j = step, k = piece of the step (step_piece; in the up-front
+ * pre-copy k, j: the part and position). */
 static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
 {
-    const int r = p->rank, n = p->nranks, i = ncl_ring_pos(p, q, r);
-    const int next_rank = ncl_ring_rank(p, q, i + 1), prev_rank = ncl_ring_rank(p, q, i - 1);
+    const uint32_t channels = channels_of(p), c = q % channels;
+    const int r = p->rank, n = p->nranks, i = ncl_ring_pos(p, c, r);
+    const int next_rank = ncl_ring_rank(p, c, i + 1), prev_rank = ncl_ring_rank(p, c, i - 1);
+    const int fill_queue = q >= channels, fills_here = p->helper_queues == 0;
+    const uint32_t filled = NCL_NOTIFY_READY(channels + c); /* the fill queue's READY id */
     const uint64_t es = p->esize, steps = 2u * (uint64_t)(n - 1);
     const ncl_ref in = ncl_plan_input(p, r), recv = ncl_ref_make(NCL_BUF_RECV, 0);
     uint64_t off, len;
+    int inline_step;
 
     NCL_GEN_BEGIN(g);
-    g->n = channel_span(p, q, &g->m);
+    g->n = channel_span(p, c, &g->m);
     if (g->n == 0)
         return g->line = -1, 0;
-    /* prologue: fill recv with our own contributions (one rank: that is all there is to do),
-     * then tell prev it may reduce into it; copies are cut into slices like every task */
-    if (!p->inplace) {
+    if (fill_queue) {
+        /* every chunk of every round the ring reduces into, in the order it needs them */
+        for (g->i = 0; g->i < rounds_of(p, g->n); g->i++) {
+            for (g->j = 0; g->j < (uint64_t)(n - 1); g->j++) {
+                for (g->k = 0; g->k == 0 || step_piece(p, g->n, g->m, ncl_mod(i - 2 - (int)g->j, n), g->i, g->j,
+                                                       g->k, &off) != 0; g->k++) {
+                    if (fill_task(p, c, g->n, g->m, g->i, g->j, g->k, t))
+                        NCL_YIELD(g);
+                    ncl_task_record(t, prev_rank, filled, (uint32_t)(g->i * steps + g->j));
+                    NCL_YIELD(g);
+                }
+            }
+        }
+        return g->line = -1, 0;
+    }
+    /* no fill queue, out of place: fill recv with our own contributions up front (one rank: that
+     * is all there is to do); copies are cut into slices like every task */
+    if (!p->inplace && fills_here) {
         for (g->k = 0; g->k < 2; g->k++) {
-            for (g->j = 0; g->j < precopy_part(p, q, g->k, &off); g->j += p->slice_elems) {
-                len = ncl_min_u64(p->slice_elems, precopy_part(p, q, g->k, &off) - g->j);
+            for (g->j = 0; g->j < precopy_part(p, c, g->k, &off); g->j += p->slice_elems) {
+                len = ncl_min_u64(p->slice_elems, precopy_part(p, c, g->k, &off) - g->j);
                 ncl_task_copy(t, ncl_ref_add(in, (off + g->j) * es),
                               ncl_ref_add(recv, (off + g->j) * es), len * es, 0);
                 NCL_YIELD(g);
@@ -105,45 +185,56 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     }
     if (n == 1)
         return g->line = -1, 0;
-    ncl_task_record(t, prev_rank, NCL_NOTIFY_READY(q), 0);
-    NCL_YIELD(g);
-    ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(q), 1, 0);
-    NCL_YIELD(g);
+    if (fills_here) { /* everything is in place: prev may reduce into any chunk */
+        ncl_task_record(t, prev_rank, NCL_NOTIFY_READY(c), 0);
+        NCL_YIELD(g);
+        ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(c), 1, 0);
+        NCL_YIELD(g);
+    }
 
-    g->k = ncl_div_ceil(ncl_div_ceil(g->n, (uint64_t)n), p->slice_elems) * (uint64_t)(n - 1);
-    for (g->i = 0; g->i < ncl_div_ceil(ncl_div_ceil(g->n, (uint64_t)n), p->slice_elems); g->i++) {
+    for (g->i = 0; g->i < rounds_of(p, g->n); g->i++) {
         /* reduce-scatter, step s: reduce chunk i-1-s into next's copy; step 0 reads our input */
         for (g->j = 0; g->j < (uint64_t)(n - 1); g->j++) {
             if (staged(p) && g->i * (uint64_t)(n - 1) + g->j >= 2) { /* next emptied our slot */
-                ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(q), 1, (uint32_t)(g->i * steps + g->j));
+                ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(c), 1, (uint32_t)(g->i * steps + g->j));
                 NCL_YIELD(g);
             }
-            len = chunk_round(p, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), g->i, &off);
-            if (len) {
-                if (ncl_inline_ok(p, off * es, off * es, len * es))
-                    ncl_task_write_reduce(t, p, next_rank, ncl_ref_add(g->j == 0 ? in : recv, off * es),
-                                          ncl_ref_add(recv, off * es), len * es,
-                                          (uint32_t)(g->i * steps + g->j));
-                else
-                    ncl_task_write(t, next_rank, ncl_ref_add(g->j == 0 ? in : recv, off * es),
-                                   slot(p, q, g->i * (uint64_t)(n - 1) + g->j), len * es,
-                                   (uint32_t)(g->i * steps + g->j));
-                NCL_YIELD(g);
+            for (g->k = 0; g->k == 0 || step_piece(p, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), g->i, g->j, g->k,
+                                                   &off) != 0; g->k++) {
+                if (!fills_here) { /* next's fill queue has put its contribution there */
+                    ncl_task_wait(t, next_rank, filled, 1, (uint32_t)(g->i * steps + g->j));
+                    NCL_YIELD(g);
+                }
+                /* the step's whole chunk decides inline or staged (a piece keeps its alignment) */
+                len = chunk_round(p, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), g->i, &off);
+                inline_step = ncl_inline_ok(p, off * es, off * es, len * es);
+                len = step_piece(p, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), g->i, g->j, g->k, &off);
+                if (len) {
+                    if (inline_step)
+                        ncl_task_write_reduce(t, p, next_rank, ncl_ref_add(g->j == 0 ? in : recv, off * es),
+                                              ncl_ref_add(recv, off * es), len * es,
+                                              (uint32_t)(g->i * steps + g->j));
+                    else
+                        ncl_task_write(t, next_rank, ncl_ref_add(g->j == 0 ? in : recv, off * es),
+                                       slot(p, c, g->i * (uint64_t)(n - 1) + g->j), len * es,
+                                       (uint32_t)(g->i * steps + g->j));
+                    NCL_YIELD(g);
+                }
             }
-            ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(q), (uint32_t)(g->i * steps + g->j));
+            ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(c), (uint32_t)(g->i * steps + g->j));
             NCL_YIELD(g);
-            ncl_task_wait(t, prev_rank, NCL_NOTIFY_DATA(q), 1, (uint32_t)(g->i * steps + g->j));
+            ncl_task_wait(t, prev_rank, NCL_NOTIFY_DATA(c), 1, (uint32_t)(g->i * steps + g->j));
             NCL_YIELD(g);
             if (staged(p)) {
                 /* prev sent chunk i-2-s: into our copy, or into the slot we now reduce */
                 len = chunk_round(p, g->n, g->m, ncl_mod(i - 2 - (int)g->j, n), g->i, &off);
                 if (len && !ncl_inline_ok(p, off * es, off * es, len * es)) {
-                    ncl_task_reduce(t, p, slot(p, q, g->i * (uint64_t)(n - 1) + g->j),
+                    ncl_task_reduce(t, p, slot(p, c, g->i * (uint64_t)(n - 1) + g->j),
                                     ncl_ref_add(recv, off * es), len * es, (uint32_t)(g->i * steps + g->j));
                     NCL_YIELD(g);
                 }
-                if (g->i * (uint64_t)(n - 1) + g->j + 2 < g->k) {
-                    ncl_task_record(t, prev_rank, NCL_NOTIFY_READY(q), (uint32_t)(g->i * steps + g->j));
+                if (g->i * (uint64_t)(n - 1) + g->j + 2 < rounds_of(p, g->n) * (uint64_t)(n - 1)) {
+                    ncl_task_record(t, prev_rank, NCL_NOTIFY_READY(c), (uint32_t)(g->i * steps + g->j));
                     NCL_YIELD(g);
                 }
             }
@@ -165,10 +256,10 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                                len * es, (uint32_t)(g->i * steps + (uint64_t)n - 1 + g->j));
                 NCL_YIELD(g);
             }
-            ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(q),
+            ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(c),
                             (uint32_t)(g->i * steps + (uint64_t)n - 1 + g->j));
             NCL_YIELD(g);
-            ncl_task_wait(t, prev_rank, NCL_NOTIFY_DATA(q), 1,
+            ncl_task_wait(t, prev_rank, NCL_NOTIFY_DATA(c), 1,
                           (uint32_t)(g->i * steps + (uint64_t)n - 1 + g->j));
             NCL_YIELD(g);
         }

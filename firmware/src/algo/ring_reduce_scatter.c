@@ -12,7 +12,9 @@
  * A target must hold the receiver's own contribution before the sender reduces into it: the
  * receiver copies it there, then records READY to the sender, one READY per step. With room for
  * twice the channels, each channel c gets a fill queue (channels + c) that does these copies
- * while the ring queue c moves data: the ring waits for the first slot only, not for all p-2.
+ * while the ring queue c moves data: the ring waits for the first slot only, not for all p-2,
+ * and that first one (the first round's step 0) is filled and written in pieces that grow, so
+ * the ring waits for the first piece only (ncl_lead_piece): no wait that grows with the buffer.
  * Slot j is refilled for the next round once the ring queue has sent it on (LOCAL record, self).
  * Without that room the ring queue fills all targets itself at the start of each round.
  *
@@ -91,22 +93,48 @@ static ncl_result prepare(ncl_plan *p)
 {
     uint32_t q = ncl_channels_for(p->queues, p->count);
     p->segments = 1;
-    p->helper_queues = p->nranks > 2 && 2 * q <= p->max_queues ? q : 0; /* channel c fills on q + c */
+    /* channel c fills on q + c (2 ranks have a target to fill out of place only: the output) */
+    p->helper_queues = (p->nranks > 2 || (p->nranks == 2 && !p->inplace)) && 2 * q <= p->max_queues ? q : 0;
     p->queues = q + p->helper_queues;
     return round_elems(p) == 0 ? NCL_ERR_UNSUPPORTED : NCL_SUCCESS;
 }
 
-/* Fill target j of round `round` with our own contribution, as a task. */
-static void fill_task(const ncl_plan *p, uint32_t c, uint64_t round, uint64_t j, ncl_task *t)
+/* Whether the receiver of step s (round elements at `off`, sent by ring position `from`) fills its
+ * target first: the step reduces inline, into a target that does not hold the contribution yet. */
+static int filled(const ncl_plan *p, uint32_t c, int from, uint64_t s, uint64_t off, uint64_t len)
+{
+    return !(p->inplace && s == (uint64_t)p->nranks - 2) && step_inline(p, c, from, s, off, len);
+}
+
+/* Piece m of step s of round `round`, sent by ring position `from`: the elements of the round
+ * span from *lo on. With a fill queue, round 0's step 0 goes in ncl_lead_piece's pieces (each
+ * filled, READY and written on its own) so that only a small first fill delays the ring; every
+ * other step is one piece, its fill done ahead of the ring. Pieces need the fills to run while
+ * the ring writes: a DMA engine for each queue (ncl_helper_room). 0 past the last piece. */
+static uint64_t step_piece(const ncl_plan *p, uint32_t c, int from, uint64_t round, uint64_t s, uint64_t m,
+                           uint64_t *lo)
 {
     uint64_t off, len = round_span(p, c, round, &off);
+    if (round == 0 && s == 0 && p->helper_queues && ncl_helper_room(p, channels_of(p)) &&
+        filled(p, c, from, s, off, len))
+        return ncl_lead_piece(p, len, m, lo);
+    *lo = 0;
+    return m == 0 ? len : 0;
+}
+
+/* Fill piece [lo, lo + len) of target j of round `round` with our own contribution, as a task. */
+static void fill_task(const ncl_plan *p, uint32_t c, uint64_t round, uint64_t j, uint64_t lo, uint64_t len,
+                      ncl_task *t)
+{
+    uint64_t off;
+    round_span(p, c, round, &off);
     int k = ncl_ring_rank(p, c, ncl_ring_pos(p, c, p->rank) - 2 - (int64_t)j);
-    ncl_task_copy(t, input_chunk(p, k, off),
-                  target(p, c, p->rank, j, off), len * p->esize,
+    ncl_task_copy(t, input_chunk(p, k, off + lo),
+                  ncl_ref_add(target(p, c, p->rank, j, off), lo * p->esize), len * p->esize,
                   (uint32_t)(round * (uint64_t)(p->nranks - 1) + j));
 }
 
-/* Generator state: i = round, j = step, k = 1 while a fill task is pending its READY. */
+/* Generator state: i = round, j = step, k = piece of the step (step_piece). */
 static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
 {
     const int r = p->rank, n = p->nranks;
@@ -115,7 +143,8 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     const int i = ncl_ring_pos(p, c, r);
     const int next_rank = ncl_ring_rank(p, c, i + 1), prev_rank = ncl_ring_rank(p, c, i - 1);
     const int fill_queue = q >= channels, fills_here = p->helper_queues == 0;
-    uint64_t off, len;
+    uint64_t off, len, lo;
+    int inline_step;
 
     NCL_GEN_BEGIN(g);
     if (round_span(p, c, 0, &off) == 0)
@@ -138,14 +167,17 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                     ncl_task_wait(t, r, NCL_NOTIFY_LOCAL(c), 1, (uint32_t)g->j);
                     NCL_YIELD(g);
                 }
-                len = round_span(p, c, g->i, &off);
-                /* in place chunk r is in place; a staged target is not filled */
-                if (!(p->inplace && g->j == (uint64_t)n - 2) && step_inline(p, c, i - 1, g->j, off, len)) {
-                    fill_task(p, c, g->i, g->j, t);
+                for (g->k = 0; step_piece(p, c, i - 1, g->i, g->j, g->k, &lo) != 0; g->k++) {
+                    len = round_span(p, c, g->i, &off);
+                    /* in place chunk r is in place; a staged target is not filled */
+                    if (filled(p, c, i - 1, g->j, off, len)) {
+                        len = step_piece(p, c, i - 1, g->i, g->j, g->k, &lo);
+                        fill_task(p, c, g->i, g->j, lo, len, t);
+                        NCL_YIELD(g);
+                    }
+                    ncl_task_record(t, prev_rank, NCL_NOTIFY_READY(c), (uint32_t)g->j);
                     NCL_YIELD(g);
                 }
-                ncl_task_record(t, prev_rank, NCL_NOTIFY_READY(c), (uint32_t)g->j);
-                NCL_YIELD(g);
             }
         }
         return g->line = -1, 0;
@@ -154,8 +186,8 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         if (fills_here) {
             for (g->j = 0; g->j < (uint64_t)(n - 1); g->j++) {
                 len = round_span(p, c, g->i, &off);
-                if (!(p->inplace && g->j == (uint64_t)n - 2) && step_inline(p, c, i - 1, g->j, off, len)) {
-                    fill_task(p, c, g->i, g->j, t);
+                if (filled(p, c, i - 1, g->j, off, len)) {
+                    fill_task(p, c, g->i, g->j, 0, len, t);
                     NCL_YIELD(g);
                 }
                 ncl_task_record(t, prev_rank, NCL_NOTIFY_READY(c), (uint32_t)g->j);
@@ -164,22 +196,26 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         }
         /* step s: reduce chunk i-1-s into next's target for it (step 0 from our input) */
         for (g->j = 0; g->j < (uint64_t)(n - 1); g->j++) {
-            ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(c), 1, (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
-            NCL_YIELD(g);
-            len = round_span(p, c, g->i, &off);
-            if (step_inline(p, c, i, g->j, off, len))
-                ncl_task_write_reduce(t, p, next_rank,
-                                      g->j == 0 ? input_chunk(p, ncl_ring_rank(p, c, i - 1), off)
-                                                : target(p, c, r, g->j - 1, off),
-                                      target(p, c, next_rank, g->j, off), len * es,
-                                      (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
-            else
-                ncl_task_write(t, next_rank,
-                               g->j == 0 ? input_chunk(p, ncl_ring_rank(p, c, i - 1), off)
-                                         : target(p, c, r, g->j - 1, off),
-                               staged_target(p, c, next_rank, g->j, off), len * es,
-                               (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
-            NCL_YIELD(g);
+            for (g->k = 0; step_piece(p, c, i, g->i, g->j, g->k, &lo) != 0; g->k++) {
+                ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(c), 1, (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
+                NCL_YIELD(g);
+                len = round_span(p, c, g->i, &off);
+                inline_step = step_inline(p, c, i, g->j, off, len);
+                len = step_piece(p, c, i, g->i, g->j, g->k, &lo);
+                if (inline_step)
+                    ncl_task_write_reduce(t, p, next_rank,
+                                          g->j == 0 ? input_chunk(p, ncl_ring_rank(p, c, i - 1), off + lo)
+                                                    : target(p, c, r, g->j - 1, off),
+                                          ncl_ref_add(target(p, c, next_rank, g->j, off), lo * es), len * es,
+                                          (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
+                else
+                    ncl_task_write(t, next_rank,
+                                   g->j == 0 ? input_chunk(p, ncl_ring_rank(p, c, i - 1), off)
+                                             : target(p, c, r, g->j - 1, off),
+                                   staged_target(p, c, next_rank, g->j, off), len * es,
+                                   (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
+                NCL_YIELD(g);
+            }
             ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(c), (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
             NCL_YIELD(g);
             if (!fills_here && g->j > 0 && round_span(p, c, g->i + 1, &off) != 0) {

@@ -78,6 +78,7 @@ private:
     AlgoCost ring(ncl_coll coll) const;
     bool fill_queues() const;
     std::vector<AlgoCost> ring_rs_floors() const;
+    std::vector<AlgoCost> ring_rs_pieced() const;
     AlgoCost chain(ncl_coll coll) const;
     AlgoCost tree(ncl_coll coll) const;
     AlgoCost halving_doubling(ncl_coll coll) const;
