@@ -14,9 +14,9 @@
  *
  * Out of place, with room for twice the channels (queues and DMA engines), channel c gets a fill
  * queue (channels + c) that copies those contributions in the order the steps receive them, round
- * by round, and records READY to the predecessor after each copy (one per reduce-scatter step and
- * round, on the fill queue's own READY id so that it never aliases the staged path's READY(c)
- * below); the ring queue waits for it before each reduce-scatter write. Only the first copy is on
+ * by round, in batches (batch_end), and records READY to the predecessor after each batch (on the
+ * fill queue's own READY id so that it never aliases the staged path's READY(c) below); the ring
+ * queue waits for it before the first reduce-scatter write of each batch. Only the first copy is on
  * the critical path, the rest runs ahead of the ring; and that first chunk (round 0, step 0) is
  * copied and written in pieces that grow (ncl_lead_piece), so the ring waits for its first piece
  * only. Without that room the ring queue copies every chunk up front and then records a single
@@ -103,6 +103,53 @@ static int fill_task(const ncl_plan *p, uint32_t c, uint64_t span, uint64_t coff
     return len != 0;
 }
 
+/* Fill batches: with one round the fill queue copies the chunks of steps [j, batch_end(j)) in one
+ * go and records one READY for them (steps 0, 1, 2-3, 4-7, ...: a batch is no longer than the
+ * steps before it, so while memory is over 4x the link its copy ends before the ring gets there),
+ * so a rank runs about lg p fills, not p - 1 (at p = 1024 those tasks and records were most of the
+ * simulation). With more rounds the chunks' parts are not contiguous: every step is a batch. */
+static uint64_t batch_end(const ncl_plan *p, uint64_t span, uint64_t j)
+{
+    if (j == 0 || rounds_of(p, span) > 1)
+        return j + 1;
+    return ncl_min_u64(2 * j, (uint64_t)p->nranks - 1);
+}
+
+/* Whether step j starts a batch: 0, the powers of two, or every step with more rounds. */
+static int batch_start(const ncl_plan *p, uint64_t span, uint64_t j)
+{
+    return (j & (j - 1)) == 0 || rounds_of(p, span) > 1;
+}
+
+/* Elements [*first, *first + return) of the chunks lo..hi of one round (contiguous). */
+static uint64_t chunk_run(const ncl_plan *p, uint64_t span, uint64_t coff, int lo, int hi, uint64_t *first)
+{
+    uint64_t last, hlen = chunk_round(p, span, coff, hi, 0, &last);
+    chunk_round(p, span, coff, lo, 0, first);
+    return last + hlen - *first;
+}
+
+/* Fill queue, one round: the copy of batch [j, e) (the chunks i-1-e .. i-2-j, contiguous but where
+ * they wrap past chunk 0) from element k of it on, at most a slice, as a task; returns the
+ * elements it copies, 0 once the batch is done. */
+static uint64_t batch_task(const ncl_plan *p, uint32_t c, uint64_t span, uint64_t coff, uint64_t j, uint64_t e,
+                           uint64_t k, ncl_task *t)
+{
+    const int n = p->nranks, i = ncl_ring_pos(p, c, p->rank);
+    const int lo = ncl_mod(i - 1 - (int64_t)e, n), hi = ncl_mod(i - 2 - (int64_t)j, n);
+    uint64_t first, len = chunk_run(p, span, coff, lo, lo > hi ? n - 1 : hi, &first);
+    if (k >= len && lo > hi) { /* past the wrap: chunks 0..hi */
+        k -= len;
+        len = chunk_run(p, span, coff, 0, hi, &first);
+    }
+    if (k >= len)
+        return 0;
+    len = ncl_min_u64(p->slice_elems, len - k);
+    ncl_task_copy(t, ncl_ref_add(ncl_plan_input(p, p->rank), (first + k) * p->esize),
+                  ncl_ref_make(NCL_BUF_RECV, (first + k) * p->esize), len * p->esize, (uint32_t)j);
+    return len;
+}
+
 /* Staged reduce-scatter, for a DMA that cannot reduce some task inline (ncl_inline_ok): such a
  * task writes into one of two scratch slots of the receiver's channel instead, and the receiver
  * reduces the slot into its chunk (LOCAL_REDUCE) before it sends that chunk on. A slot is
@@ -159,7 +206,19 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     if (fill_queue) {
         /* every chunk of every round the ring reduces into, in the order it needs them */
         for (g->i = 0; g->i < rounds_of(p, g->n); g->i++) {
-            for (g->j = 0; g->j < (uint64_t)(n - 1); g->j++) {
+            for (g->j = 0; g->j < (uint64_t)(n - 1); g->j = batch_end(p, g->n, g->j)) {
+                if (batch_end(p, g->n, g->j) > g->j + 1) { /* several steps' chunks at once */
+                    for (g->k = 0;;) {
+                        len = batch_task(p, c, g->n, g->m, g->j, batch_end(p, g->n, g->j), g->k, t);
+                        if (len == 0)
+                            break;
+                        g->k += len;
+                        NCL_YIELD(g);
+                    }
+                    ncl_task_record(t, prev_rank, filled, (uint32_t)(g->i * steps + g->j));
+                    NCL_YIELD(g);
+                    continue;
+                }
                 for (g->k = 0; g->k == 0 || step_piece(p, g->n, g->m, ncl_mod(i - 2 - (int)g->j, n), g->i, g->j,
                                                        g->k, &off) != 0; g->k++) {
                     if (fill_task(p, c, g->n, g->m, g->i, g->j, g->k, t))
@@ -201,7 +260,8 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
             }
             for (g->k = 0; g->k == 0 || step_piece(p, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), g->i, g->j, g->k,
                                                    &off) != 0; g->k++) {
-                if (!fills_here) { /* next's fill queue has put its contribution there */
+                if (!fills_here && batch_start(p, g->n, g->j)) {
+                    /* next's fill queue has put its contribution there (a READY per batch) */
                     ncl_task_wait(t, next_rank, filled, 1, (uint32_t)(g->i * steps + g->j));
                     NCL_YIELD(g);
                 }
