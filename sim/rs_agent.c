@@ -529,7 +529,9 @@ static cJSON *ag_state_json(agent *a)
     cJSON_AddStringToObject(j, "job", a->table.job);
     cJSON_AddNumberToObject(j, "pid", (double)getpid());
     cJSON_AddStringToObject(j, "endpoint", a->table.e[a->rank].endpoint);
-    cJSON_AddStringToObject(j, "state", a->broken ? "broken" : "idle");
+    /* broken by its own failure, or by a peer's ABORT that reached the backend between commands */
+    int broken = a->broken || (!a->board && ncl_zmq_status(a->zmq) != NCL_SUCCESS);
+    cJSON_AddStringToObject(j, "state", broken ? "broken" : "idle");
     cJSON_AddNumberToObject(j, "collectives", (double)a->collectives);
     cJSON_AddStringToObject(j, "backend", a->board ? "mmio" : "zmq");
     cJSON_AddNumberToObject(j, "dead_rank", a->board ? rs_board_dead_rank(a->board) : ncl_zmq_dead_rank(a->zmq));
