@@ -77,13 +77,13 @@ const ncl_hal_ops Npu::ops = {
 ncl_result Npu::caps(ncl_hal_caps *out)
 {
     out->scratch_bytes = scratch_bytes_;
-    out->max_queues = NCL_MAX_QUEUES;
+    out->max_queues = caps_queues_;
     out->buf_align = 1;
     for (int d = 0; d < NCL_DTYPE_COUNT; d++)
         out->inline_ops[d] = (uint16_t)(NCL_INLINE_ALL_OPS & ~dev_.no_inline_ops[d]);
     out->inline_align = dev_.inline_align;
     out->features = NCL_HAL_FEAT_WIDE; // the vector unit converts like it reduces
-    out->dma_engines = dev_.dma_engines;
+    out->dma_engines = caps_engines_ ? caps_engines_ : dev_.dma_engines;
     return NCL_SUCCESS;
 }
 

@@ -284,7 +284,7 @@ ncl_result RtlDomain::init(int rank)
     c.scratch_base = lay_.scratch;
     c.scratch_bytes = lay_.scratch_bytes;
     c.irq = 1;
-    c.max_queues = 4;
+    c.max_queues = kQueues;
     c.bounce = d.bounce;
     c.bounce_bytes = sizeof d.bounce;
     ncl_mmio_access a = {acc_rd, acc_wr, acc_mem_write, acc_mem_read, acc_wait_irq, nullptr, acc_now, nullptr, &d.port};

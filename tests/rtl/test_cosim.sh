@@ -76,6 +76,18 @@ bad bad_fidelity 's/^  fidelity: rtl/  fidelity: verilog/' device.fidelity
 bad bad_ranks 's/^  rtl_clock: 1 GHz/  rtl_ranks: "0 9"/' device.rtl_ranks
 bad bad_clock 's/^  rtl_clock: 1 GHz/  rtl_clock: fast/' device.rtl_clock
 
+# mixed fidelity with NPUs unlike the block (4 DMA engines, 2 channels): every rank still plans
+# alike (the NPUs report the block's queues and engine), so the collectives finish and are right
+for sc in rtl_ring4 rtl_chain4; do
+    sed -e 's/^  rtl_clock: 1 GHz/  rtl_clock: 1 GHz\n  rtl_ranks: "0"/' -e 's/^  dma_engines: 1/  dma_engines: 4/' \
+        -e 's/^  channels: 1/  channels: 2/' -e 's/^  sizes: .*/  sizes: {begin: 64 KiB, end: 64 KiB, factor: 2}/' \
+        "$S/$sc.yaml" >"$T/${sc}_npu4.yaml"
+    "$R" run "$T/${sc}_npu4.yaml" --links none >"$T/${sc}_npu4.out" 2>"$T/${sc}_npu4.err" ||
+        fail "$sc mixed, 4-engine NPUs: exit $?: $(cat "$T/${sc}_npu4.err")"
+    set -- $(grep -v '^#' "$T/${sc}_npu4.out" | head -1)
+    [ $# -ge 13 ] && [ $(($9 + ${13})) -eq 0 ] || fail "$sc mixed, 4-engine NPUs: no row or #wrong"
+done
+
 # --waves: one VCD, a scope per RTL rank, the clock toggling; none asked of a SystemC scenario
 small() { sed 's/^  sizes: .*/  sizes: {begin: 1 KiB, end: 1 KiB, factor: 2}/' "$T/rtl_ring4_$1.yaml" >"$T/small_$1.yaml"; }
 for kind in all dev0 systemc; do variant rtl_ring4 $kind; small $kind; done

@@ -69,6 +69,14 @@ public:
     bool deliver_external(int from, uint32_t kind, const ncl_ref &dst, const void *data, uint64_t bytes,
                           uint32_t dtype, uint32_t op, uint32_t id);
 
+    /** Mixed fidelity: report these queues and DMA engines to the engine (ncl_hal_caps) instead of
+     *  the device's, so that every rank plans a collective alike (the timing stays the device's). */
+    void report_caps(uint32_t max_queues, uint32_t dma_engines)
+    {
+        caps_queues_ = max_queues;
+        caps_engines_ = dma_engines;
+    }
+
 private:
     struct Region {
         unsigned char *base[NCL_BUF_COUNT] = {nullptr, nullptr, nullptr};
@@ -107,6 +115,7 @@ private:
     Network &net_;
     Scheduler &sched_;
     rs_device_params dev_;
+    uint32_t caps_queues_ = NCL_MAX_QUEUES, caps_engines_ = 0; // 0: dev_.dma_engines
     bool payload_;
     std::vector<unsigned char> scratch_;
     uint64_t scratch_bytes_;

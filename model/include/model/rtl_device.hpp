@@ -49,6 +49,10 @@ namespace model {
  *    working without a reverse channel. */
 class RtlDomain {
 public:
+    /** Queues the mmio backend reports for a block (its one descriptor ring runs them all, one
+     *  data task at a time: ncl_hal_caps.dma_engines 1). */
+    static constexpr uint32_t kQueues = 4;
+
     /** Called (from a scheduler callback) when rank's irq line rose: its firmware has work. */
     using Waker = void (*)(void *ud, int rank);
 
