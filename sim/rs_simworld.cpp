@@ -1,6 +1,7 @@
 // rs_simworld.cpp — rank threads that take turns with the simulator (see rs_simworld.hpp), and
 // `ringsim train --scenario`'s runner built on them.
 #include "rs_simworld.hpp"
+#include "rs_halfwd.hpp"
 
 #include <cstdio>
 #include <exception>
@@ -59,17 +60,8 @@ struct WorldOps {
 
 SimWorld::SimWorld(model::Cluster &cl) : cl_(cl), ranks_((size_t)cl.nranks())
 {
-    const ncl_hal_ops &d = model::Npu::ops;
-    ops_.caps = d.caps ? WorldOps::caps : nullptr;
-    ops_.begin = d.begin ? WorldOps::begin : nullptr;
-    ops_.end = d.end ? WorldOps::end : nullptr;
-    ops_.dma_submit = d.dma_submit ? WorldOps::dma_submit : nullptr;
-    ops_.dma_poll = d.dma_poll ? WorldOps::dma_poll : nullptr;
-    ops_.notify_record = d.notify_record ? WorldOps::notify_record : nullptr;
-    ops_.notify_try_wait = d.notify_try_wait ? WorldOps::notify_try_wait : nullptr;
-    ops_.wait_event = WorldOps::wait_event;
-    ops_.now_ns = d.now_ns ? WorldOps::now_ns : nullptr;
-    ops_.log = d.log ? WorldOps::log : nullptr;
+    ops_ = rs_forward_ops<WorldOps>(model::Npu::ops);
+    ops_.wait_event = WorldOps::wait_event; // the NPU has none: waiting is the world's own
     for (int i = 0; i < cl.nranks(); i++) {
         ranks_[i].w = this;
         ranks_[i].rank = i;

@@ -1,6 +1,7 @@
 // rs_trace.cpp — the tracing HAL: forwards each op to the device (an NPU or an RTL rank's mmio
 // HAL) and streams Chrome trace events (ts/dur in simulated µs) to the --trace file as they happen.
 #include "rs_trace.hpp"
+#include "rs_halfwd.hpp"
 
 #include <cerrno>
 #include <cstdarg>
@@ -143,19 +144,7 @@ ncl_hal Tracer::wrap_hal(int rank, const ncl_hal &inner, const char *process)
     r->t = this;
     r->in = inner;
     r->rank = rank;
-    // A NULL op of the device stays NULL: the engine treats it as "not supported".
-    const ncl_hal_ops &d = *inner.ops;
-    ncl_hal_ops &o = r->ops;
-    o.caps = d.caps ? TraceOps::caps : nullptr;
-    o.begin = d.begin ? TraceOps::begin : nullptr;
-    o.end = d.end ? TraceOps::end : nullptr;
-    o.dma_submit = d.dma_submit ? TraceOps::dma_submit : nullptr;
-    o.dma_poll = d.dma_poll ? TraceOps::dma_poll : nullptr;
-    o.notify_record = d.notify_record ? TraceOps::notify_record : nullptr;
-    o.notify_try_wait = d.notify_try_wait ? TraceOps::notify_try_wait : nullptr;
-    o.wait_event = d.wait_event ? TraceOps::wait_event : nullptr;
-    o.now_ns = d.now_ns ? TraceOps::now_ns : nullptr;
-    o.log = d.log ? TraceOps::log : nullptr;
+    r->ops = rs_forward_ops<TraceOps>(*inner.ops);
     emit("{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":\"%s%d\"}}", rank, process, rank);
     emit("{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%d}}", rank, rank);
     ranks_.push_back(std::move(r));
