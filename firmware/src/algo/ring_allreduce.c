@@ -79,6 +79,8 @@ static uint64_t step_piece(const ncl_plan *p, uint64_t span, uint64_t coff, int 
                            uint64_t m, uint64_t *off)
 {
     const uint64_t es = p->esize;
+    if (m > 0 && (round != 0 || s != 0)) /* every step but the first has one piece */
+        return 0;
     uint64_t lo, len = chunk_round(p, span, coff, k, round, off);
     if (round == 0 && s == 0 && p->helper_queues && len && ncl_inline_ok(p, *off * es, *off * es, len * es)) {
         len = ncl_lead_piece(p, len, m, &lo);

@@ -114,11 +114,13 @@ static int filled(const ncl_plan *p, uint32_t c, int from, uint64_t s, uint64_t 
 static uint64_t step_piece(const ncl_plan *p, uint32_t c, int from, uint64_t round, uint64_t s, uint64_t m,
                            uint64_t *lo)
 {
+    *lo = 0;
+    if (m > 0 && (round != 0 || s != 0)) /* every step but the first has one piece */
+        return 0;
     uint64_t off, len = round_span(p, c, round, &off);
     if (round == 0 && s == 0 && p->helper_queues && ncl_helper_room(p, channels_of(p)) &&
         filled(p, c, from, s, off, len))
         return ncl_lead_piece(p, len, m, lo);
-    *lo = 0;
     return m == 0 ? len : 0;
 }
 
