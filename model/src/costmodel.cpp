@@ -152,8 +152,8 @@ std::vector<CostModel::Flow> CostModel::ring_step_flows(const std::vector<double
 
 // Ring allreduce / reduce-scatter / allgather: every channel moves its share (channel_shares:
 // 1/channels, or by ring bandwidth) / p of n per step, all channels at once; reduce-scatter's
-// first target fill is on the critical path.
-AlgoCost CostModel::ring(ncl_coll coll) const
+// first target fill is on the critical path, whole or (pieced) its first piece's.
+AlgoCost CostModel::ring(ncl_coll coll, bool pieced) const
 {
     AlgoCost c{coll, NCL_ALGO_RING, 0, 0, 0};
     if (p_ < 2)
@@ -172,7 +172,9 @@ AlgoCost CostModel::ring(ncl_coll coll) const
         c.alpha_s += (p_ - 1) * dev_.task_overhead;
         c.beta_s += (p_ - 1) * reduce;
     }
-    if (coll == NCL_COLL_REDUCE_SCATTER && !staged_) {
+    if (coll == NCL_COLL_REDUCE_SCATTER && !staged_ && pieced) {
+        c.alpha_s += dev_.task_overhead + 3 * s.alpha; // see ring_rs_pieced
+    } else if (coll == NCL_COLL_REDUCE_SCATTER && !staged_) {
         // the first target's fill; without fill queues the ring queue does all p-2 in a row
         double fills = fill_queues() ? 1.0 : (double)(p_ - 2);
         c.alpha_s += fills * dev_.task_overhead;
@@ -186,15 +188,9 @@ AlgoCost CostModel::ring(ncl_coll coll) const
 // instead of the whole chunk's, and about one alpha more per piece (the line assumes 2 more).
 std::vector<AlgoCost> CostModel::ring_rs_pieced() const
 {
-    const double M = dev_.mem_bandwidth;
-    if (staged_ || !fill_queues() || M < 7.0 * t_.spec().link.bandwidth)
+    if (staged_ || !fill_queues() || dev_.mem_bandwidth < 7.0 * t_.spec().link.bandwidth)
         return {};
-    std::vector<Flow> flows = ring_step_flows(channel_shares(t_, rings_, channels_));
-    Step s = step(flows), s0 = step(flows, true);
-    AlgoCost c{NCL_COLL_REDUCE_SCATTER, NCL_ALGO_RING, 0, 0, 0};
-    c.alpha_s = s0.alpha + (p_ - 2) * s.alpha + dev_.task_overhead + 3 * s.alpha;
-    c.beta_s = (p_ - 1) * s.beta;
-    return {c};
+    return {ring(NCL_COLL_REDUCE_SCATTER, true)};
 }
 
 // ring_reduce_scatter.c gives each channel a fill queue when twice the channels fit the queues

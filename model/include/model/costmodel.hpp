@@ -75,7 +75,7 @@ private:
     int ring_rank(int c, int pos) const;
 
     std::vector<Flow> ring_step_flows(const std::vector<double> &share) const;
-    AlgoCost ring(ncl_coll coll) const;
+    AlgoCost ring(ncl_coll coll, bool pieced = false) const;
     bool fill_queues() const;
     std::vector<AlgoCost> ring_rs_floors() const;
     std::vector<AlgoCost> ring_rs_pieced() const;
