@@ -568,6 +568,35 @@ static uint64_t expected_segments(int p, uint64_t count, uint64_t esize, uint64_
     return k;
 }
 
+/* The tasks of rank r's queue q in `plan`: how many, how many of each kind, the first's kind, the
+ * bytes the LOCAL_COPYs move and the largest of them. */
+typedef struct {
+    uint64_t tasks, kinds[NCL_TASK_KIND_COUNT], copied, largest_copy;
+    int first;
+} queue_tasks;
+
+static queue_tasks walk_queue(const ncl_algo_desc *d, const ncl_plan *plan, int r, uint32_t q)
+{
+    queue_tasks w;
+    memset(&w, 0, sizeof w);
+    w.first = -1;
+    ncl_plan pr = *plan;
+    ncl_gen g;
+    ncl_task t;
+    pr.rank = r;
+    memset(&g, 0, sizeof g);
+    while (d->next(&pr, q, &g, &t)) {
+        if (w.tasks++ == 0)
+            w.first = t.kind;
+        w.kinds[t.kind]++;
+        if (t.kind == NCL_TASK_LOCAL_COPY) {
+            w.copied += t.bytes;
+            w.largest_copy = t.bytes > w.largest_copy ? t.bytes : w.largest_copy;
+        }
+    }
+    return w;
+}
+
 /* The chain broadcast splits the buffer over the channels and cuts each channel's portion into
  * the cost model's segment count; every rank's stream per channel has exactly the tasks that
  * implies: the root one WRITE per non-empty segment and one DATA record per segment, a middle
@@ -599,21 +628,12 @@ static void test_chain_segments(void **state)
                     for (int r = 0; r < p; r++) {
                         const int v = (r - root + p) % p;
                         for (uint32_t q = 0; q < plan.queues; q++) {
-                            uint64_t tasks = 0, writes = 0, copies = 0, full = 0, off;
+                            uint64_t full = 0, off;
                             const uint64_t portion = ncl_part(counts[ci], channels, q % channels, &off);
                             const uint64_t slices = inplace ? 0 : (portion + SLICE_BYTES / 4 - 1) / (SLICE_BYTES / 4);
                             for (uint64_t sg = 0; sg < k; sg++) /* segments with data in this channel */
                                 full += ncl_part(portion, k, sg, &off) != 0;
-                            ncl_plan pr = plan;
-                            ncl_gen g;
-                            ncl_task t;
-                            pr.rank = r;
-                            memset(&g, 0, sizeof g);
-                            while (d->next(&pr, q, &g, &t)) {
-                                tasks++;
-                                writes += t.kind == NCL_TASK_WRITE;
-                                copies += t.kind == NCL_TASK_LOCAL_COPY;
-                            }
+                            const queue_tasks w = walk_queue(d, &plan, r, q);
                             /* the root's copies: one per slice on the copy queue, or without one on
                              * the chain queue one per segment with data (alone: per slice) */
                             const uint64_t want_copies = inplace || v != 0 ? 0
@@ -629,9 +649,9 @@ static void test_chain_segments(void **state)
                                 want_tasks = 2 + 2 * k + full;
                             else
                                 want_tasks = 2;
-                            assert_int_equal(writes, want_writes);
-                            assert_int_equal(copies, want_copies);
-                            assert_int_equal(tasks, want_tasks);
+                            assert_int_equal(w.kinds[NCL_TASK_WRITE], want_writes);
+                            assert_int_equal(w.kinds[NCL_TASK_LOCAL_COPY], want_copies);
+                            assert_int_equal(w.tasks, want_tasks);
                         }
                     }
                     char msg[512];
@@ -691,28 +711,18 @@ static void test_allreduce_fill_queue(void **state)
                         for (uint32_t q = 0; q < plan.queues; q++) {
                             uint64_t off, span = ncl_part(counts[ci], channels, q % channels, &off);
                             uint64_t rounds = ncl_div_ceil(ncl_div_ceil(span, (uint64_t)p), plan.slice_elems);
-                            uint64_t tasks = 0, copies = 0, records = 0;
-                            ncl_plan pr = plan;
-                            ncl_gen g;
-                            ncl_task t;
-                            pr.rank = r;
-                            memset(&g, 0, sizeof g);
-                            while (d->next(&pr, q, &g, &t)) {
-                                if (tasks++ == 0 && helpers && q < channels)
-                                    assert_int_equal(t.kind, NCL_TASK_NOTIFY_WAIT);
-                                if (t.kind == NCL_TASK_LOCAL_COPY) {
-                                    assert_true(t.bytes <= 4096);
-                                    copied[room][r] += t.bytes;
-                                    copies++;
-                                }
-                                records += t.kind == NCL_TASK_NOTIFY_RECORD;
-                            }
+                            const queue_tasks w = walk_queue(d, &plan, r, q);
+                            const uint64_t copies = w.kinds[NCL_TASK_LOCAL_COPY];
+                            if (helpers && q < channels && w.tasks)
+                                assert_int_equal(w.first, NCL_TASK_NOTIFY_WAIT);
+                            assert_true(w.largest_copy <= 4096);
+                            copied[room][r] += w.copied;
                             if (q >= channels) { /* the fill queue: a READY per batch */
                                 uint64_t batches = 0;
                                 for (uint64_t j = 0; j < (uint64_t)(p - 1); j++)
                                     batches += rounds > 1 || (j & (j - 1)) == 0;
-                                assert_int_equal(records, rounds * batches);
-                                assert_int_equal(tasks, copies + records);
+                                assert_int_equal(w.kinds[NCL_TASK_NOTIFY_RECORD], rounds * batches);
+                                assert_int_equal(w.tasks, copies + w.kinds[NCL_TASK_NOTIFY_RECORD]);
                             } else if (helpers || inplace) {
                                 assert_int_equal(copies, 0);
                             }
