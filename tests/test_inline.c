@@ -18,7 +18,7 @@
 #include <ncl/ncl_host.h>
 
 #include "ncl_algo.h"
-#include "rs_data.h"
+#include "sweep/rs_data.h"
 
 #define SCRATCH_BYTES (4ull << 20)
 

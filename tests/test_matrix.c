@@ -1,5 +1,5 @@
 /* test_matrix.c — every algorithm x rank count x count x dtype x op x in/out of place x root on
- * the host backend, checked bit-exactly against the plain reference in sim/rs_data. */
+ * the host backend, checked bit-exactly against the plain reference in sim/sweep/rs_data. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +14,7 @@
 #include <ncl/ncl.h>
 #include <ncl/ncl_host.h>
 
-#include "rs_data.h"
+#include "sweep/rs_data.h"
 
 static const int rank_counts[] = {1, 2, 3, 4, 5, 7, 8, 16};
 enum { SEED = 20261130 };

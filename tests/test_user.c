@@ -18,7 +18,7 @@
 #include <ncl/ncl_sched.h>
 #include <ncl/ncl_user.h>
 
-#include "rs_data.h"
+#include "sweep/rs_data.h"
 
 enum { SEED = 4242, MAX_STEPS = 1024, DATA = 0, READY = 1 };
 

@@ -1,6 +1,6 @@
 // test_model_matrix.cpp — the engine's correctness matrix on the SystemC model (issue 4): every
 // registered (collective, algorithm) x counts x dtypes x ops x in/out of place x roots, run with
-// real bytes on model::Cluster and compared bit-exactly with sim/rs_data's reference, as
+// real bytes on model::Cluster and compared bit-exactly with sim/sweep/rs_data's reference, as
 // tests/test_matrix.c does on the host backend.
 //
 // argv[1]: `small` (biring 3, one-way ring 5, the 8-NPU server with its four rings, full mesh 6,
@@ -35,7 +35,7 @@
 #include "model/cluster.hpp"
 #include "model/rings.hpp"
 #include "model/topology.hpp"
-#include "rs_data.h"
+#include "sweep/rs_data.h"
 
 namespace {
 
@@ -138,7 +138,7 @@ rs_topology_spec spec(rs_topo_kind kind, int nranks, int servers = 0)
 }
 
 /* Channel-disjoint rings over direct links, as many as every rank has channels (ringsim run's
- * `rings: auto`, sim/rs_setup.cpp). */
+ * `rings: auto`, sim/harness/rs_setup.cpp). */
 std::vector<std::vector<int>> auto_rings(const model::Topology &t)
 {
     int want = (int)NCL_MAX_QUEUES;

@@ -5,7 +5,7 @@
 # bit-exact against rs_data, error paths (bad address, corrupt descriptor, silent peer, refused
 # bring-up). Single-threaded: the wait hooks step the devices. A few seconds in Release.
 add_executable(test_mmio_ref ${CMAKE_CURRENT_SOURCE_DIR}/test_mmio_ref.c)
-target_link_libraries(test_mmio_ref PRIVATE ncl_mmio rs_ref ringsim_regmap ringsim_data PkgConfig::CMOCKA)
+target_link_libraries(test_mmio_ref PRIVATE ncl_mmio rs_ref ringsim_regmap ringsim_sweep PkgConfig::CMOCKA)
 add_test(NAME rtl_mmio_ref COMMAND test_mmio_ref)
 set_tests_properties(rtl_mmio_ref PROPERTIES LABELS "rtl;firmware" TIMEOUT 120 ENVIRONMENT "CMOCKA_MESSAGE_OUTPUT=STDOUT")
 

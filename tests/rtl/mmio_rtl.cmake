@@ -6,6 +6,6 @@
 # descriptor/buffer outside memory named and recovered, a silent peer timing out in simulated
 # time; prints the cycles and wall time of a 4-device 1 MiB allreduce. Single-threaded.
 add_executable(test_mmio_rtl ${CMAKE_CURRENT_SOURCE_DIR}/test_mmio_rtl.cpp)
-target_link_libraries(test_mmio_rtl PRIVATE rs_dev_rtl ncl_mmio ringsim_regmap ringsim_data PkgConfig::CMOCKA)
+target_link_libraries(test_mmio_rtl PRIVATE rs_dev_rtl ncl_mmio ringsim_regmap ringsim_sweep PkgConfig::CMOCKA)
 add_test(NAME rtl_mmio_rtl COMMAND test_mmio_rtl)
 set_tests_properties(rtl_mmio_rtl PROPERTIES LABELS rtl TIMEOUT 120 ENVIRONMENT "CMOCKA_MESSAGE_OUTPUT=STDOUT")

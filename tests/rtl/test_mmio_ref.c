@@ -14,7 +14,7 @@
 #include <ncl/ncl_mmio.h>
 #include <ncl/ncl_mmio_regs.h>
 
-#include "rs_data.h"
+#include "sweep/rs_data.h"
 #include "rs_ref_dev.h"
 
 /* Device memory map of every rank (symmetric: every rank passes the same addresses). */

@@ -31,7 +31,7 @@ extern "C" {
 #include <ncl/ncl_mmio_regs.h>
 
 extern "C" {
-#include "rs_data.h"
+#include "sweep/rs_data.h"
 }
 
 #include "rs_dev_harness.hpp"

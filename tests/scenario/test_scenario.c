@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rs_scenario.h"
-#include "rs_units.h"
+#include "scenario/rs_scenario.h"
+#include "scenario/rs_units.h"
 
 #ifndef RS_SOURCE_DIR
 #error "RS_SOURCE_DIR must name the source tree"

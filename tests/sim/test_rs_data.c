@@ -1,4 +1,4 @@
-/* test_rs_data.c — ringsim_data: inputs reduce exactly in any order, slices agree, comparison counts. */
+/* test_rs_data.c — ringsim_sweep (rs_data): inputs reduce exactly in any order, slices agree, comparison counts. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "ncl/ncl_dtype.h"
-#include "rs_data.h"
+#include "sweep/rs_data.h"
 
 static const int test_ranks[] = {1, 2, 3, 5, 8, 16, 300, 5000};
 

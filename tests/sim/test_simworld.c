@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "rs_simworld.h"
+#include "harness/rs_simworld.h"
 
 static const char *g_scenario;
 

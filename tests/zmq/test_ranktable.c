@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "rs_ranktable.h"
+#include "zmq/rs_ranktable.h"
 
 static int load(const char *text, rs_ranktable *t, char *err)
 {

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "ncl/ncl_dtype.h"
-#include "rs_data.h"
+#include "sweep/rs_data.h"
 
 static double zt_now(void)
 {

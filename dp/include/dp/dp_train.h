@@ -54,7 +54,7 @@ typedef struct dp_train_config {
  *  N-th sample), scale by N/batch, and the allreduce adds the N partial gradients in its own
  *  order (a ring: a different order per chunk) before dividing by N. Each gradient element is
  *  then off by a few ulps (fp32: 6e-8 relative), and SGD carries such differences forward.
- *  Measured (tests/dp, `dp_train`): at most 1e-7 on losses and 1.4e-6 on parameters over 500
+ *  Measured (tests/dp, `ringsim train`): at most 1e-7 on losses and 1.4e-6 on parameters over 500
  *  steps with momentum 0.9 on 8 ranks; 60 steps: 2e-8 / 1.2e-7. The tolerances leave >= 70x.
  *  A real bug (a shard counted twice, a missing division, unequal shards weighted equally)
  *  moves the loss by 1e-3 or more. */

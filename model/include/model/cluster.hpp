@@ -56,7 +56,7 @@ public:
     ncl_comm *comm(int rank) { return ranks_[rank].comm; }
 
     /** Who hears that a rank's NPU made progress: by default run()'s loop; a driver that runs
-     *  its own rank programs (sim/rs_simworld) takes it over. */
+     *  its own rank programs (sim/harness/rs_simworld) takes it over. */
     void set_waker(std::function<void(int rank)> waker) { waker_ = std::move(waker); }
     uint64_t timeout_ns() const { return timeout_ns_; }
 

@@ -1,5 +1,5 @@
 /* rs_spec.h — what a scenario describes, in SI units: the contract between the scenario loader
- * (sim/rs_scenario.c fills it) and the SystemC model (model/ builds from it). Plain C. */
+ * (sim/harness/rs_scenario.c fills it) and the SystemC model (model/ builds from it). Plain C. */
 #ifndef RS_SPEC_H
 #define RS_SPEC_H
 
@@ -130,7 +130,7 @@ typedef struct rs_training {
     rs_tensor *tensors;      /* the table's gradient tensors */
     size_t tensors_count;
     int32_t micro_batch;     /* samples per NPU per iteration: compute times scale with it */
-    char *fusion;            /* the gradient fusion strategy as written (sim/rs_fusion.h) */
+    char *fusion;            /* the gradient fusion strategy as written (sim/scenario/rs_fusion.h) */
 } rs_training;
 
 typedef struct rs_workload {
@@ -151,7 +151,7 @@ typedef struct rs_workload {
                                   once; only with deterministic) */
     ncl_algo inter_algo;     /* hier's inter-server level (ncl_config.inter_algo) */
     char *schedule;          /* workload.schedule: a user-defined schedule file as written, NULL: none */
-    struct rs_usersched *usersched; /* that file loaded and proven (sim/rs_usersched.h); freed with
+    struct rs_usersched *usersched; /* that file loaded and proven (sim/scenario/rs_usersched.h); freed with
                                        the scenario */
     rs_training training;    /* workload.training */
 } rs_workload;

@@ -100,7 +100,7 @@ public:
     bool open_waves(const char *path, std::string *why);
     void close_waves();
 
-    /** What a block did, for `ringsim run --trace` (sim/rs_trace.cpp draws a track of each per
+    /** What a block did, for `ringsim run --trace` (sim/harness/rs_trace.cpp draws a track of each per
      *  RTL rank). Times are the domain's (it may run up to one burst ahead of the scheduler). */
     struct Event {
         enum Kind { TX, RX, IRQ, BUSY } kind;

@@ -1,0 +1,310 @@
+/* cmd_run.c — `ringsim run`: a scenario on the model, the flags' sweep on host threads, or either on zmq agents. */
+#define _POSIX_C_SOURCE 200809L
+#include "rs_cmd.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness/rs_simrun.h"
+#include "host/rs_bench.h"
+#include "report/rs_plot.h"
+#include "report/rs_report.h"
+#include "report/rs_rows.h"
+#include "rs_cli.h"
+#include "scenario/rs_scenario.h"
+#include "zmq/rs_zmqrun.h"
+
+static const char rs_scenario_opts[] =
+    "--json FILE, --stats, --csv FILE, --trace FILE, --trace-max N, --plot FILE, --links N|all|none, "
+    "--waves FILE (RTL devices), and for a training scenario --fusion SPEC, --micro-batch N";
+
+/* Opens an output file before the run: a bad path should fail before a long run, not after. */
+static FILE *rs_open_out(const char *flag, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        fprintf(stderr, "ringsim: %s: cannot write '%s': %s\n", flag, path, strerror(errno));
+    return f;
+}
+
+/* `ringsim run SCENARIO [options]`: the scenario's workload on the model. */
+int rs_cmd_run_scenario(const char *path, int argc, char **argv)
+{
+    const char *json_path = NULL, *csv_path = NULL, *plot_path = NULL, *fusion = NULL;
+    long micro_batch = 0;
+    rs_simrun_extras x;
+    memset(&x, 0, sizeof x);
+    x.links = 16;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--stats") == 0) {
+            x.stats = 1;
+        } else if (strcmp(a, "--json") == 0 && v) {
+            json_path = argv[++i];
+        } else if (strcmp(a, "--csv") == 0 && v) {
+            csv_path = argv[++i];
+        } else if (strcmp(a, "--trace") == 0 && v) {
+            x.trace_path = argv[++i];
+        } else if (strcmp(a, "--plot") == 0 && v) {
+            plot_path = argv[++i];
+        } else if (strcmp(a, "--waves") == 0 && v) {
+            x.waves_path = argv[++i];
+        } else if (strcmp(a, "--fusion") == 0 && v) {
+            fusion = argv[++i];
+        } else if (strcmp(a, "--micro-batch") == 0 && v) {
+            char *end;
+            micro_batch = strtol(v, &end, 10);
+            if (*end || end == v || micro_batch < 1 || micro_batch > 1000000) {
+                fprintf(stderr, "ringsim: --micro-batch: '%s' is not allowed (allowed: 1 to 1000000 samples)\n", v);
+                return RS_EXIT_USAGE;
+            }
+            i++;
+        } else if (strcmp(a, "--trace-max") == 0 && v) {
+            char *end;
+            errno = 0;
+            unsigned long long n = strtoull(v, &end, 10);
+            if (errno || *end || end == v || n == 0 || v[0] == '-') {
+                fprintf(stderr, "ringsim: --trace-max: '%s' is not a positive integer (events)\n", v);
+                return RS_EXIT_USAGE;
+            }
+            x.trace_max_events = n;
+            i++;
+        } else if (strcmp(a, "--links") == 0 && v) {
+            char *end;
+            long n = strtol(v, &end, 10);
+            if (strcmp(v, "all") == 0)
+                x.links = -1;
+            else if (strcmp(v, "none") == 0)
+                x.links = 0;
+            else if (*end == '\0' && end != v && n > 0 && n < 1000000)
+                x.links = (int)n;
+            else {
+                fprintf(stderr, "ringsim: --links: '%s' is not allowed (allowed: a count > 0, all, none)\n", v);
+                return RS_EXIT_USAGE;
+            }
+            i++;
+        } else if (v == NULL && (strcmp(a, "--json") == 0 || strcmp(a, "--csv") == 0 || strcmp(a, "--trace") == 0 ||
+                                 strcmp(a, "--plot") == 0 || strcmp(a, "--trace-max") == 0 ||
+                                 strcmp(a, "--links") == 0 || strcmp(a, "--fusion") == 0 ||
+                                 strcmp(a, "--micro-batch") == 0 || strcmp(a, "--waves") == 0)) {
+            fprintf(stderr, "ringsim: %s: missing value\n", a);
+            return RS_EXIT_USAGE;
+        } else {
+            fprintf(stderr, "ringsim: run %s: unknown option '%s' (allowed with a scenario: %s; "
+                            "the workload comes from the scenario)\n", path, a, rs_scenario_opts);
+            return RS_EXIT_USAGE;
+        }
+    }
+    rs_scenario sc;
+    char err[RS_SCENARIO_ERRLEN];
+    if (rs_scenario_load(path, &sc, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return RS_EXIT_USAGE;
+    }
+    if ((fusion || micro_batch) && rs_scenario_set_training(&sc, fusion, (int)micro_batch, err, sizeof err) != 0) {
+        fprintf(stderr, "ringsim: run %s: %s: %s\n", path, fusion ? "--fusion" : "--micro-batch", err);
+        rs_scenario_free(&sc);
+        return RS_EXIT_USAGE;
+    }
+    FILE *json = NULL, *csv = NULL;
+    int status = RS_EXIT_OK;
+    if (plot_path && rs_plot_check(plot_path, stderr) != 0)
+        status = RS_EXIT_USAGE;
+    if (status == RS_EXIT_OK && json_path && (json = rs_open_out("--json", json_path)) == NULL)
+        status = RS_EXIT_USAGE;
+    if (status == RS_EXIT_OK && csv_path && (csv = rs_open_out("--csv", csv_path)) == NULL)
+        status = RS_EXIT_USAGE;
+    if (status != RS_EXIT_OK) {
+        if (json)
+            fclose(json);
+        rs_scenario_free(&sc);
+        return status;
+    }
+    rs_sweep o;
+    rs_simrun_sweep(&sc, &o);
+    rs_rows rows;
+    memset(&rows, 0, sizeof rows);
+    rows.nranks = o.nranks;
+    rows.check = o.check;
+    rows.csv = csv;
+    if (csv)
+        rs_rows_csv_header(csv);
+    x.on_row = rs_rows_add;
+    x.row_ud = &rows;
+    x.progress = isatty(STDERR_FILENO);
+    rs_report *rep = rs_report_create(&o, stdout, json != NULL);
+    char summary[256];
+    rs_scenario_summary(&sc, summary, sizeof summary);
+    printf("# scenario %s: %s\n", sc.name, summary);
+    fflush(stdout);
+    status = rep ? rs_simrun(&sc, rep, &x, stderr) : RS_EXIT_USAGE;
+    if (status == RS_EXIT_WRONG)
+        fprintf(stderr, "ringsim: run: some results were wrong (see #wrong)\n");
+    if (json && rs_report_write_json(rep, json, json_path, stderr) != 0 && status == RS_EXIT_OK)
+        status = RS_EXIT_USAGE;
+    if (csv && (fflush(csv) != 0 || ferror(csv) || fclose(csv) != 0)) {
+        fprintf(stderr, "ringsim: --csv: cannot write '%s': %s\n", csv_path, strerror(errno));
+        if (status == RS_EXIT_OK)
+            status = RS_EXIT_USAGE;
+    }
+    if (plot_path && rows.n > 0) {
+        const rs_rows *sets[1] = {&rows};
+        char title[300];
+        snprintf(title, sizeof title, "ringsim: %s", sc.name);
+        int rc = rs_rows_plot(sets, NULL, 1, plot_path, title, stderr);
+        if (rc && status == RS_EXIT_OK)
+            status = rc;
+    }
+    rs_rows_free(&rows);
+    rs_report_destroy(rep);
+    rs_scenario_free(&sc);
+    return status;
+}
+
+/* `ringsim run [--backend host] FLAGS`: the flags' sweep on host threads. */
+static int rs_run_host(int argc, char **argv)
+{
+    rs_cli_run run;
+    rs_cli_run_defaults(&run);
+    int rc = rs_cli_parse_run(argc, argv, &run, stdout, stderr);
+    if (rc >= 0)
+        return rc;
+    FILE *json = NULL;
+    if (run.json_path && (json = rs_open_out("--json", run.json_path)) == NULL)
+        return RS_EXIT_USAGE;
+    rs_report *rep = rs_report_create(&run.sweep, stdout, json != NULL);
+    int status = rep ? rs_host_run(&run.sweep, rep, stderr) : RS_EXIT_USAGE;
+    if (status == RS_EXIT_WRONG)
+        fprintf(stderr, "ringsim: run: some results were wrong (see #wrong)\n");
+    if (json && rs_report_write_json(rep, json, run.json_path, stderr) != 0 && status == RS_EXIT_OK)
+        status = RS_EXIT_USAGE;
+    rs_report_destroy(rep);
+    return status;
+}
+
+static int rs_seconds(const char *flag, const char *v, double *out)
+{
+    char *end = NULL;
+    double s = v ? strtod(v, &end) : -1;
+    if (!v || end == v || *end || !(s > 0) || s > 1e6) {
+        fprintf(stderr, "ringsim: %s: '%s' is not a time (allowed: seconds > 0, e.g. 2.5)\n", flag, v ? v : "");
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
+/* `ringsim run --backend zmq [--ranks N | --ranktable FILE] [SCENARIO | FLAGS]`: the zmq
+ * controller's own flags here, the sweep's through rs_cli_parse_run or from the scenario. */
+static int rs_run_zmq(int argc, char **argv)
+{
+    rs_zmqrun_config cfg = {.connect_s = 30, .agent_backend = "zmq"};
+    const char *scenario = NULL, *scenario_only_bad = NULL;
+    char **rest = calloc((size_t)argc + 1, sizeof *rest);
+    int nrest = 0, status = RS_EXIT_USAGE;
+    if (rest == NULL)
+        return RS_EXIT_USAGE;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--ranktable") || !strcmp(a, "--connect-timeout")) {
+            if (!v) {
+                fprintf(stderr, "ringsim: %s: missing value\n", a);
+                goto out;
+            }
+            i++;
+            if (a[2] == 'r')
+                cfg.table_path = v;
+            else if (rs_seconds(a, v, &cfg.connect_s))
+                goto out;
+        } else if (!strcmp(a, "--agent-backend")) {
+            if (!v || (strcmp(v, "zmq") && strcmp(v, "mmio"))) {
+                fprintf(stderr, "ringsim: --agent-backend: '%s' (allowed: zmq, mmio)\n", v ? v : "");
+                goto out;
+            }
+            cfg.agent_backend = argv[++i];
+        } else if (!strcmp(a, "--shutdown-agents")) {
+            cfg.shutdown_remote = 1;
+        } else if (a[0] != '-') {
+            if (scenario) {
+                fprintf(stderr, "ringsim: run: two scenarios '%s' and '%s' (allowed: one)\n", scenario, a);
+                goto out;
+            }
+            scenario = a;
+        } else {
+            if (strncmp(a, "--backend", 9) && strncmp(a, "--ranks", 7) && strncmp(a, "--timeout", 9) &&
+                strncmp(a, "--json", 6) && strcmp(a, "-h") && strcmp(a, "--help"))
+                scenario_only_bad = a;
+            cfg.ranks_given |= !strncmp(a, "--ranks", 7);
+            rest[nrest++] = argv[i];
+            if (rs_cli_option_has_arg(a) && v)
+                rest[nrest++] = argv[++i];
+        }
+    }
+    rs_cli_run run;
+    rs_cli_run_defaults(&run);
+    rs_sweep *o = &run.sweep;
+    if (cfg.table_path || scenario)
+        o->nranks = RS_MAX_RANKS; /* the rank count comes later: -r is checked against it then */
+    int rc = rs_cli_parse_run(nrest, rest, &run, stdout, stderr);
+    if (rc >= 0) {
+        status = rc;
+        goto out;
+    }
+    if (!cfg.ranks_given && !cfg.table_path && !scenario)
+        o->nranks = 8;
+    rs_scenario sc;
+    memset(&sc, 0, sizeof sc);
+    if (scenario) {
+        if (scenario_only_bad) {
+            fprintf(stderr, "ringsim: run %s: option '%s' does not go with a scenario (allowed with --backend zmq "
+                    "and a scenario: --ranks, --ranktable, --timeout, --connect-timeout, --json; the workload comes "
+                    "from the scenario)\n", scenario, scenario_only_bad);
+            goto out;
+        }
+        char e[RS_SCENARIO_ERRLEN];
+        if (rs_scenario_load(scenario, &sc, e, sizeof e) != 0) {
+            fprintf(stderr, "%s\n", e);
+            goto out;
+        }
+        // the agents' communicators exist before the run: deterministic mode is the det algorithm
+        // (all it changes is allreduce's), wide accumulation would need them created with it
+        if (sc.workload.wide_accumulation) {
+            fprintf(stderr, "%s: workload.wide_accumulation: not with --backend zmq: the agents' communicators are "
+                    "created before the run, without it (allowed: false here; the host backend and the model take "
+                    "it)\n", scenario);
+            rs_scenario_free(&sc);
+            goto out;
+        }
+        rs_sweep s;
+        rs_scenario_sweep(&sc, &s);
+        s.nranks = cfg.ranks_given ? o->nranks : sc.topo.nranks;
+        s.timeout_s = o->timeout_s;
+        if (sc.workload.deterministic)
+            s.algo = NCL_ALGO_DET;
+        *o = s;
+        cfg.scenario = &sc;
+    }
+    o->backend = RS_BACKEND_ZMQ;
+    o->memprobe = 0;
+    status = rs_zmqrun(&cfg, o, run.json_path, stdout, stderr);
+    rs_scenario_free(&sc);
+out:
+    free(rest);
+    return status;
+}
+
+int rs_cmd_run(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++)
+        if ((strcmp(argv[i], "--backend") == 0 && i + 1 < argc && strcmp(argv[i + 1], "zmq") == 0) ||
+            strcmp(argv[i], "--backend=zmq") == 0)
+            return rs_run_zmq(argc, argv);
+    if (argc == 0) /* the main job: the default scenario on the model */
+        return rs_cmd_run_scenario(RINGSIM_DEFAULT_SCENARIO, 0, argv);
+    if (argv[0][0] != '-')
+        return rs_cmd_run_scenario(argv[0], argc - 1, argv + 1);
+    return rs_run_host(argc, argv);
+}

@@ -1,0 +1,522 @@
+/* rs_cli.c — parses `ringsim run` flags (nccl-tests' names where they mean the same). */
+#include "rs_cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Largest accepted byte size: far beyond memory, small enough that nothing overflows. */
+#define RS_SIZE_MAX (1ull << 40)
+
+typedef enum rs_opt_id {
+    OPT_HELP, OPT_BACKEND, OPT_MINBYTES, OPT_MAXBYTES, OPT_STEPFACTOR, OPT_STEPBYTES, OPT_ITERS,
+    OPT_WARMUP, OPT_CHECK, OPT_OP, OPT_DTYPE, OPT_ROOT, OPT_RANKS, OPT_COLL, OPT_ALGO,
+    OPT_CHANNELS, OPT_TIMEOUT, OPT_JSON, OPT_SEED, OPT_MEMPROBE, OPT_NO_MEMPROBE
+} rs_opt_id;
+
+typedef struct rs_optdef {
+    char short_name; /* 0: long only */
+    const char *long_name;
+    int has_arg;
+    rs_opt_id id;
+} rs_optdef;
+
+static const rs_optdef rs_optdefs[] = {
+    {'h', "help", 0, OPT_HELP},
+    {0, "backend", 1, OPT_BACKEND},
+    {'b', "minbytes", 1, OPT_MINBYTES},
+    {'e', "maxbytes", 1, OPT_MAXBYTES},
+    {'f', "stepfactor", 1, OPT_STEPFACTOR},
+    {'i', "stepbytes", 1, OPT_STEPBYTES},
+    {'n', "iters", 1, OPT_ITERS},
+    {'w', "warmup_iters", 1, OPT_WARMUP},
+    {'c', "check", 1, OPT_CHECK},
+    {'o', "op", 1, OPT_OP},
+    {'d', "datatype", 1, OPT_DTYPE},
+    {'r', "root", 1, OPT_ROOT},
+    {0, "ranks", 1, OPT_RANKS},
+    {'C', "collective", 1, OPT_COLL},
+    {0, "algo", 1, OPT_ALGO},
+    {0, "channels", 1, OPT_CHANNELS},
+    {0, "timeout", 1, OPT_TIMEOUT},
+    {0, "json", 1, OPT_JSON},
+    {0, "seed", 1, OPT_SEED},
+    {0, "memprobe", 0, OPT_MEMPROBE},
+    {0, "no-memprobe", 0, OPT_NO_MEMPROBE},
+};
+
+/* Accepted spellings; the first of each value is the name we print. */
+typedef struct rs_name {
+    const char *name;
+    int value;
+} rs_name;
+
+static const rs_name rs_dtype_names[] = {
+    {"int8", NCL_INT8},       {"uint8", NCL_UINT8},       {"int32", NCL_INT32},
+    {"int", NCL_INT32},       {"uint32", NCL_UINT32},     {"int64", NCL_INT64},
+    {"half", NCL_FLOAT16},    {"fp16", NCL_FLOAT16},      {"float16", NCL_FLOAT16},
+    {"bfloat16", NCL_BFLOAT16}, {"bf16", NCL_BFLOAT16},
+    {"float", NCL_FLOAT32},   {"fp32", NCL_FLOAT32},      {"float32", NCL_FLOAT32},
+    {"double", NCL_FLOAT64},  {"fp64", NCL_FLOAT64},      {"float64", NCL_FLOAT64},
+};
+static const char rs_dtype_allowed[] =
+    "int8, uint8, int32, uint32, int64, half|fp16, bfloat16|bf16, float|fp32, double|fp64, all; "
+    "comma-separated";
+
+static const rs_name rs_op_names[] = {
+    {"sum", NCL_SUM}, {"prod", NCL_PROD}, {"max", NCL_MAX}, {"min", NCL_MIN}, {"avg", NCL_AVG},
+};
+static const char rs_op_allowed[] = "sum, prod, max, min, avg, all; comma-separated";
+
+static const rs_name rs_coll_names[] = {
+    {"allreduce", NCL_COLL_ALLREDUCE},
+    {"all_reduce", NCL_COLL_ALLREDUCE},
+    {"broadcast", NCL_COLL_BROADCAST},
+    {"bcast", NCL_COLL_BROADCAST},
+    {"reduce", NCL_COLL_REDUCE},
+    {"reduce_scatter", NCL_COLL_REDUCE_SCATTER},
+    {"reducescatter", NCL_COLL_REDUCE_SCATTER},
+    {"allgather", NCL_COLL_ALLGATHER},
+    {"all_gather", NCL_COLL_ALLGATHER},
+};
+static const char rs_coll_allowed[] =
+    "allreduce, broadcast, reduce, reduce_scatter, allgather, all; comma-separated";
+
+static const rs_name rs_algo_names[] = {
+    {"auto", NCL_ALGO_AUTO}, {"ring", NCL_ALGO_RING}, {"chain", NCL_ALGO_CHAIN}, {"tree", NCL_ALGO_TREE},
+};
+
+#define RS_COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static const rs_optdef *rs_find_long(const char *name, size_t len);
+static const rs_optdef *rs_find_short(char c);
+
+void rs_cli_run_defaults(rs_cli_run *run)
+{
+    memset(run, 0, sizeof *run);
+    rs_sweep_defaults(&run->sweep);
+}
+
+void rs_cli_usage_run(FILE *out)
+{
+    fprintf(out,
+        "usage: ringsim run                      simulate scenarios/default.yaml on the model\n"
+        "       ringsim run SCENARIO [--json FILE] [--stats] [--waves FILE]\n"
+        "       ringsim run --backend host [options]\n"
+        "\n"
+        "Runs an nccl-tests-style sweep of collectives on N ranks and checks every result\n"
+        "bit-exactly: on the SystemC model as a scenario (YAML, see scenarios/README.md) says,\n"
+        "or on host threads as the flags below say. Exit status: 0 all correct, 1 wrong\n"
+        "values, 2 bad usage or scenario, 3 engine error (timeout, dead link, ...). --waves FILE\n"
+        "writes a VCD of a scenario's RTL devices (device.fidelity: rtl).\n"
+        "\n"
+        "nccl-tests flags:\n"
+        "  -b, --minbytes SIZE      smallest size (default 8); SIZE takes a K, M or G suffix\n"
+        "  -e, --maxbytes SIZE      largest size (default 16M)\n"
+        "  -f, --stepfactor N       multiply the size by N each step (default 2)\n"
+        "  -i, --stepbytes SIZE     add SIZE each step instead of multiplying\n"
+        "  -n, --iters N            timed iterations per size (default 20)\n"
+        "  -w, --warmup_iters N     untimed iterations before them (default 5)\n"
+        "  -c, --check 0|1          check results bit-exactly (default 1)\n"
+        "  -o, --op LIST            sum, prod, max, min, avg or all (default sum)\n"
+        "  -d, --datatype LIST      int8, uint8, int32, uint32, int64, half, bfloat16, float,\n"
+        "                           double or all (default float)\n"
+        "  -r, --root N             root of broadcast and reduce (default 0)\n"
+        "ringsim flags:\n"
+        "  --backend NAME           host: ranks are threads of this process (default);\n"
+        "                           zmq: one process per rank ('ringsim agent'), see sim/zmq/ZMQ.md:\n"
+        "                           [--ranks N | --ranktable FILE] [--connect-timeout S] [SCENARIO]\n"
+        "                           [--agent-backend zmq|mmio] (mmio: emulated boards)\n"
+        "  --ranks N                number of ranks (default 8)\n"
+        "  -C, --collective LIST    allreduce, broadcast, reduce, reduce_scatter, allgather or\n"
+        "                           all (default allreduce,broadcast)\n"
+        "  --algo NAME              auto, ring, chain or tree (default auto)\n"
+        "  --channels N             parallel queues of ring algorithms, 1..%u (default 2)\n"
+        "  --timeout SECONDS        limit of every notify wait (default: the engine's, 30)\n"
+        "  --json FILE              also write the rows as JSON to FILE\n"
+        "  --seed N                 seed of the input data (default 1)\n"
+        "  --memprobe, --no-memprobe  measure single-thread memcpy bandwidth of each size\n"
+        "                           and print it beside the row (default on)\n"
+        "  -h, --help               this text\n"
+        "LISTs are comma-separated. Sizes are binary: 1K = 1024.\n",
+        (unsigned)NCL_MAX_QUEUES);
+}
+
+int rs_cli_option_has_arg(const char *arg)
+{
+    const rs_optdef *def = NULL;
+    if (arg[0] != '-' || arg[1] == '\0')
+        return 0;
+    if (arg[1] == '-') {
+        if (strchr(arg, '='))
+            return 0;
+        def = rs_find_long(arg + 2, strlen(arg + 2));
+    } else {
+        if (arg[2] != '\0')
+            return 0;
+        def = rs_find_short(arg[1]);
+    }
+    return def != NULL && def->has_arg;
+}
+
+int rs_cli_parse_size(const char *text, uint64_t *bytes)
+{
+    const char *p = text;
+    uint64_t v = 0;
+    if (*p < '0' || *p > '9')
+        return -1;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        v = v * 10 + (uint64_t)(*p - '0');
+        if (v > RS_SIZE_MAX)
+            return -1;
+    }
+    uint64_t mult = 1;
+    switch (*p) {
+    case '\0': break;
+    case 'k': case 'K': mult = 1ull << 10; p++; break;
+    case 'm': case 'M': mult = 1ull << 20; p++; break;
+    case 'g': case 'G': mult = 1ull << 30; p++; break;
+    default: return -1;
+    }
+    if (*p != '\0' || v > RS_SIZE_MAX / mult)
+        return -1;
+    *bytes = v * mult;
+    return 0;
+}
+
+/* Strict decimal integer in [lo, hi]; prints the error itself. */
+static int rs_parse_int(const char *flag, const char *text, long long lo, long long hi,
+                        long long *out, FILE *err)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (end == text || *end != '\0' || errno == ERANGE) {
+        fprintf(err, "ringsim: %s: '%s' is not an integer (allowed: %lld..%lld)\n", flag, text, lo, hi);
+        return -1;
+    }
+    if (v < lo || v > hi) {
+        fprintf(err, "ringsim: %s: '%s' is out of range (allowed: %lld..%lld)\n", flag, text, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Parses "a,b,c" or "all" into distinct values, in the order given. */
+static int rs_parse_list(const char *flag, const char *text, const rs_name *names, size_t nnames,
+                         int all_count, const char *what, const char *allowed, int *values,
+                         int *nvalues, FILE *err)
+{
+    int n = 0;
+    const char *p = text;
+    if (*p == '\0') {
+        fprintf(err, "ringsim: %s: '' is not %s (allowed: %s)\n", flag, what, allowed);
+        return -1;
+    }
+    while (*p) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        int found = 0;
+        if (len == 3 && strncmp(p, "all", 3) == 0) {
+            for (int v = 0; v < all_count; v++) {
+                int dup = 0;
+                for (int k = 0; k < n; k++)
+                    dup |= values[k] == v;
+                if (!dup)
+                    values[n++] = v;
+            }
+            found = 1;
+        }
+        for (size_t i = 0; !found && i < nnames; i++) {
+            if (strlen(names[i].name) == len && strncmp(p, names[i].name, len) == 0) {
+                int dup = 0;
+                for (int k = 0; k < n; k++)
+                    dup |= values[k] == names[i].value;
+                if (!dup)
+                    values[n++] = names[i].value;
+                found = 1;
+            }
+        }
+        if (!found) {
+            fprintf(err, "ringsim: %s: '%.*s' is not %s (allowed: %s)\n", flag, (int)len, p, what, allowed);
+            return -1;
+        }
+        p += len;
+        if (*p == ',') {
+            p++;
+            if (*p == '\0') {
+                fprintf(err, "ringsim: %s: '%s' ends with a comma (allowed: %s)\n", flag, text, allowed);
+                return -1;
+            }
+        }
+    }
+    *nvalues = n;
+    return 0;
+}
+
+static const rs_optdef *rs_find_long(const char *name, size_t len)
+{
+    for (size_t i = 0; i < RS_COUNT(rs_optdefs); i++)
+        if (strlen(rs_optdefs[i].long_name) == len && strncmp(rs_optdefs[i].long_name, name, len) == 0)
+            return &rs_optdefs[i];
+    return NULL;
+}
+
+static const rs_optdef *rs_find_short(char c)
+{
+    for (size_t i = 0; i < RS_COUNT(rs_optdefs); i++)
+        if (rs_optdefs[i].short_name == c)
+            return &rs_optdefs[i];
+    return NULL;
+}
+
+/* Checks that ask for more than one flag at a time, once everything is parsed. */
+static int rs_validate(rs_sweep *o, const char *root_flag, const char *minb_flag,
+                       const char *algo_flag, int step_f_given, int step_i_given, FILE *err)
+{
+    if (step_f_given && step_i_given) {
+        fprintf(err, "ringsim: -i: a step size cannot be combined with -f (allowed: one of -f N or -i SIZE)\n");
+        return -1;
+    }
+    if (step_i_given)
+        o->stepfactor = 0;
+    if (o->minbytes > o->maxbytes) {
+        fprintf(err, "ringsim: %s: %llu bytes is larger than the largest size %llu (allowed: at most -e)\n",
+                minb_flag, (unsigned long long)o->minbytes, (unsigned long long)o->maxbytes);
+        return -1;
+    }
+    if (o->root >= o->nranks) {
+        fprintf(err, "ringsim: %s: '%d' is out of range (allowed: 0..%d with --ranks %d)\n",
+                root_flag, o->root, o->nranks - 1, o->nranks);
+        return -1;
+    }
+    if (o->algo != NCL_ALGO_AUTO) {
+        int any = 0;
+        for (int i = 0; i < o->ncolls; i++)
+            any |= ncl_algo_supported(o->colls[i], o->algo) != 0;
+        if (!any) {
+            fprintf(err, "ringsim: %s: '%s' implements none of the chosen collectives (allowed for %s:",
+                    algo_flag, ncl_algo_name(o->algo), ncl_coll_name(o->colls[0]));
+            for (size_t a = 0; a < RS_COUNT(rs_algo_names); a++)
+                if (ncl_algo_supported(o->colls[0], (ncl_algo)rs_algo_names[a].value))
+                    fprintf(err, " %s", rs_algo_names[a].name);
+            fprintf(err, ")\n");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int rs_cli_parse_run(int argc, char **argv, rs_cli_run *run, FILE *out, FILE *err)
+{
+    rs_sweep *o = &run->sweep;
+    const char *root_flag = "-r", *minb_flag = "-b", *algo_flag = "--algo";
+    int step_f_given = 0, step_i_given = 0;
+    char flag[64];
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        const rs_optdef *def = NULL;
+        const char *value = NULL;
+        if (strcmp(arg, "--") == 0 || arg[0] != '-' || arg[1] == '\0') {
+            const char *what = strcmp(arg, "--") == 0 ? (i + 1 < argc ? argv[i + 1] : "") : arg;
+            fprintf(err, "ringsim: run: scenario files are not supported yet: '%s' (allowed: --backend host "
+                         "with flags; see 'ringsim run --help')\n", what);
+            return RS_EXIT_USAGE;
+        }
+        if (arg[1] == '-') {
+            const char *name = arg + 2;
+            const char *eq = strchr(name, '=');
+            size_t len = eq ? (size_t)(eq - name) : strlen(name);
+            def = rs_find_long(name, len);
+            snprintf(flag, sizeof flag, "--%.*s", (int)(len < 40 ? len : 40), name);
+            if (def == NULL) {
+                fprintf(err, "ringsim: run: unknown option '%s' (see 'ringsim run --help')\n", flag);
+                return RS_EXIT_USAGE;
+            }
+            if (eq) {
+                if (!def->has_arg) {
+                    fprintf(err, "ringsim: %s: takes no value, got '%s'\n", flag, eq + 1);
+                    return RS_EXIT_USAGE;
+                }
+                value = eq + 1;
+            }
+        } else {
+            def = rs_find_short(arg[1]);
+            snprintf(flag, sizeof flag, "-%c", arg[1]);
+            if (def == NULL) {
+                fprintf(err, "ringsim: run: unknown option '%s' (see 'ringsim run --help')\n", arg);
+                return RS_EXIT_USAGE;
+            }
+            if (arg[2] != '\0') {
+                if (!def->has_arg) {
+                    fprintf(err, "ringsim: run: unknown option '%s' (see 'ringsim run --help')\n", arg);
+                    return RS_EXIT_USAGE;
+                }
+                value = arg + 2;
+            }
+        }
+        if (def->has_arg && value == NULL) {
+            if (i + 1 >= argc) {
+                fprintf(err, "ringsim: %s: missing value (see 'ringsim run --help')\n", flag);
+                return RS_EXIT_USAGE;
+            }
+            value = argv[++i];
+        }
+        long long v = 0;
+        int rc = 0;
+        switch (def->id) {
+        case OPT_HELP:
+            rs_cli_usage_run(out);
+            return RS_EXIT_OK;
+        case OPT_BACKEND:
+            if (strcmp(value, "host") != 0 && strcmp(value, "zmq") != 0) {
+                fprintf(err, "ringsim: %s: backend '%s' takes no flags (allowed: host, zmq; the simulated "
+                             "machine runs a scenario: ringsim run SCENARIO)\n", flag, value);
+                return RS_EXIT_USAGE;
+            }
+            o->backend = strcmp(value, "zmq") == 0 ? RS_BACKEND_ZMQ : RS_BACKEND_HOST;
+            break;
+        case OPT_MINBYTES:
+        case OPT_MAXBYTES:
+        case OPT_STEPBYTES: {
+            uint64_t bytes;
+            if (rs_cli_parse_size(value, &bytes) != 0) {
+                fprintf(err, "ringsim: %s: '%s' is not a size (allowed: a number with an optional K, M or G "
+                             "suffix, up to 1024G)\n", flag, value);
+                return RS_EXIT_USAGE;
+            }
+            if (def->id == OPT_STEPBYTES && bytes == 0) {
+                fprintf(err, "ringsim: %s: '%s' would never advance (allowed: a size of at least 1)\n", flag, value);
+                return RS_EXIT_USAGE;
+            }
+            if (def->id == OPT_MINBYTES) {
+                o->minbytes = bytes;
+                minb_flag = arg[1] == '-' ? "--minbytes" : "-b";
+            } else if (def->id == OPT_MAXBYTES) {
+                o->maxbytes = bytes;
+            } else {
+                o->stepbytes = bytes;
+                step_i_given = 1;
+            }
+            break;
+        }
+        case OPT_STEPFACTOR:
+            rc = rs_parse_int(flag, value, 2, 1 << 20, &v, err);
+            o->stepfactor = (uint64_t)v;
+            step_f_given = 1;
+            break;
+        case OPT_ITERS:
+            rc = rs_parse_int(flag, value, 1, 1000000000, &v, err);
+            o->iters = (int)v;
+            break;
+        case OPT_WARMUP:
+            rc = rs_parse_int(flag, value, 0, 1000000000, &v, err);
+            o->warmup_iters = (int)v;
+            break;
+        case OPT_CHECK:
+            rc = rs_parse_int(flag, value, 0, 1, &v, err);
+            o->check = (int)v;
+            break;
+        case OPT_ROOT:
+            rc = rs_parse_int(flag, value, 0, RS_MAX_RANKS - 1, &v, err);
+            o->root = (int)v;
+            root_flag = arg[1] == '-' ? "--root" : "-r";
+            break;
+        case OPT_RANKS:
+            rc = rs_parse_int(flag, value, 1, RS_MAX_RANKS, &v, err);
+            o->nranks = (int)v;
+            break;
+        case OPT_CHANNELS:
+            rc = rs_parse_int(flag, value, 1, NCL_MAX_QUEUES, &v, err);
+            o->channels = (uint32_t)v;
+            break;
+        case OPT_OP: {
+            int vals[NCL_OP_COUNT + 1], n = 0;
+            rc = rs_parse_list(flag, value, rs_op_names, RS_COUNT(rs_op_names), NCL_OP_COUNT,
+                               "an op", rs_op_allowed, vals, &n, err);
+            for (int k = 0; k < n; k++)
+                o->ops[k] = (ncl_op)vals[k];
+            if (rc == 0)
+                o->nops = n;
+            break;
+        }
+        case OPT_DTYPE: {
+            int vals[NCL_DTYPE_COUNT + 1], n = 0;
+            rc = rs_parse_list(flag, value, rs_dtype_names, RS_COUNT(rs_dtype_names), NCL_DTYPE_COUNT,
+                               "a datatype", rs_dtype_allowed, vals, &n, err);
+            for (int k = 0; k < n; k++)
+                o->dtypes[k] = (ncl_dtype)vals[k];
+            if (rc == 0)
+                o->ndtypes = n;
+            break;
+        }
+        case OPT_COLL: {
+            int vals[NCL_COLL_COUNT + 1], n = 0;
+            rc = rs_parse_list(flag, value, rs_coll_names, RS_COUNT(rs_coll_names), NCL_COLL_COUNT,
+                               "a collective", rs_coll_allowed, vals, &n, err);
+            for (int k = 0; k < n; k++)
+                o->colls[k] = (ncl_coll)vals[k];
+            if (rc == 0)
+                o->ncolls = n;
+            break;
+        }
+        case OPT_ALGO: {
+            int found = 0;
+            for (size_t k = 0; k < RS_COUNT(rs_algo_names); k++)
+                if (strcmp(value, rs_algo_names[k].name) == 0) {
+                    o->algo = (ncl_algo)rs_algo_names[k].value;
+                    found = 1;
+                }
+            if (!found) {
+                fprintf(err, "ringsim: %s: '%s' is not an algorithm (allowed: auto, ring, chain, tree)\n", flag, value);
+                rc = -1;
+            }
+            algo_flag = "--algo";
+            break;
+        }
+        case OPT_TIMEOUT: {
+            char *end = NULL;
+            errno = 0;
+            double s = strtod(value, &end);
+            if (end == value || *end != '\0' || errno == ERANGE || !(s > 0) || !(s <= 1e6)) {
+                fprintf(err, "ringsim: %s: '%s' is not a timeout (allowed: seconds, a number > 0 and "
+                             "<= 1000000, e.g. 0.5)\n", flag, value);
+                rc = -1;
+            }
+            o->timeout_s = s;
+            break;
+        }
+        case OPT_JSON:
+            if (*value == '\0') {
+                fprintf(err, "ringsim: %s: '' is not a file name (allowed: a path to write)\n", flag);
+                rc = -1;
+            }
+            run->json_path = value;
+            break;
+        case OPT_SEED: {
+            char *end = NULL;
+            errno = 0;
+            unsigned long long s = strtoull(value, &end, 0);
+            if (end == value || *end != '\0' || errno == ERANGE || value[0] == '-') {
+                fprintf(err, "ringsim: %s: '%s' is not a seed (allowed: an unsigned 64-bit integer, "
+                             "decimal or 0x hex)\n", flag, value);
+                rc = -1;
+            }
+            o->seed = s;
+            break;
+        }
+        case OPT_MEMPROBE:
+            o->memprobe = 1;
+            break;
+        case OPT_NO_MEMPROBE:
+            o->memprobe = 0;
+            break;
+        }
+        if (rc != 0)
+            return RS_EXIT_USAGE;
+    }
+    if (rs_validate(o, root_flag, minb_flag, algo_flag, step_f_given, step_i_given, err) != 0)
+        return RS_EXIT_USAGE;
+    return -1;
+}

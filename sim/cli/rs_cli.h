@@ -1,0 +1,40 @@
+/* rs_cli.h — command-line options of `ringsim run` and their parser. */
+#ifndef RS_CLI_H
+#define RS_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ncl/ncl.h"
+#include "sweep/rs_sweep.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** What the flags of `ringsim run` (without a scenario) ask for. */
+typedef struct rs_cli_run {
+    rs_sweep sweep;
+    const char *json_path; /**< NULL: no JSON */
+} rs_cli_run;
+
+/** The defaults: rs_sweep_defaults, no JSON. */
+void rs_cli_run_defaults(rs_cli_run *run);
+
+/** Parses the arguments after `run`. Returns -1 when everything parsed (run it), else an
+ *  exit status: RS_EXIT_OK after --help, RS_EXIT_USAGE after a message on `err`. */
+int rs_cli_parse_run(int argc, char **argv, rs_cli_run *run, FILE *out, FILE *err);
+
+/** 1 if arg is an option of `run` whose value is the next argument (not attached with = or -bVALUE). */
+int rs_cli_option_has_arg(const char *arg);
+
+/** Prints the usage of `ringsim run`. */
+void rs_cli_usage_run(FILE *out);
+
+/** Parses a byte size: digits with an optional K, M or G suffix (binary). 0 on success. */
+int rs_cli_parse_size(const char *text, uint64_t *bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

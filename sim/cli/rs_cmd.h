@@ -1,0 +1,17 @@
+/* rs_cmd.h — the program's commands: each takes the arguments after its name, prints on stdout
+ * and stderr, and returns the exit status (RS_EXIT_*). main.c's table dispatches to them. */
+#ifndef RS_CMD_H
+#define RS_CMD_H
+
+#include <stdio.h>
+
+#include "sweep/rs_sweep.h"
+
+int rs_cmd_run(int argc, char **argv);
+/** `ringsim run SCENARIO` with argv the options after the scenario (compare runs it too). */
+int rs_cmd_run_scenario(const char *path, int argc, char **argv);
+int rs_cmd_compare(int argc, char **argv);
+int rs_cmd_train(int argc, char **argv);
+void rs_cmd_train_usage(FILE *out);
+
+#endif

@@ -1,0 +1,186 @@
+// rs_setup.cpp — the engine configuration of a scenario (see rs_setup.hpp).
+#include "rs_setup.hpp"
+
+#include <algorithm>
+
+#include <ncl/ncl_dtype.h>
+#include <ncl/ncl_hal.h>
+
+#include "model/costmodel.hpp"
+#include "model/rings.hpp"
+#include "scenario/rs_usersched.h"
+
+namespace rs {
+
+namespace {
+
+/* rings: auto — channel-disjoint rings over direct links, no more than any rank has channels
+ * out and in, nor than the channels asked for. */
+std::vector<std::vector<int>> find_scenario_rings(const rs_scenario &sc, const model::Topology &t)
+{
+    if (sc.workload.rings != RS_RINGS_AUTO)
+        return {};
+    int want = (int)NCL_MAX_QUEUES;
+    std::vector<int> out((size_t)t.nranks(), 0), in((size_t)t.nranks(), 0);
+    for (const model::TopoChannel &c : t.channels())
+        if (c.from < t.nranks() && c.to < t.nranks())
+            out[(size_t)c.from]++, in[(size_t)c.to]++;
+    for (int r = 0; r < t.nranks(); r++)
+        want = std::min(want, std::min(out[(size_t)r], in[(size_t)r]));
+    if (sc.workload.channels)
+        want = std::min(want, (int)sc.workload.channels);
+    return model::find_rings(t, want);
+}
+
+/* Two levels: a cluster's servers are 8 consecutive ranks each; their rings over local indices
+ * are the rings of one server on its own (the same search, on the server's links). */
+int scenario_local_size(const rs_scenario &sc)
+{
+    return sc.topo.kind == RS_TOPO_CLUSTER ? 8 : 0;
+}
+
+std::vector<std::vector<int>> find_local_rings(const rs_scenario &sc)
+{
+    if (sc.workload.rings != RS_RINGS_AUTO || scenario_local_size(sc) == 0)
+        return {};
+    rs_topology_spec server = sc.topo;
+    server.kind = RS_TOPO_SERVER8;
+    server.nranks = 8;
+    server.servers = 1;
+    server.overrides = nullptr; // node numbers of the cluster; the search needs only the shape
+    server.overrides_count = 0;
+    server.links = nullptr;
+    server.links_count = 0;
+    model::Topology t(server);
+    return model::find_rings(t, sc.workload.channels ? (int)sc.workload.channels : (int)NCL_MAX_QUEUES);
+}
+
+uint32_t channels_for(const rs_scenario &sc, size_t rings)
+{
+    if (sc.workload.channels)
+        return sc.workload.channels;
+    return rings > 2 ? (uint32_t)rings : 2u;
+}
+
+} // namespace
+
+void engine_setup(const rs_scenario &sc, const model::Topology &topo, EngineSetup &out)
+{
+    ncl_config cfg = NCL_CONFIG_INIT;
+    cfg.check_schedules = 0; // the tests prove every algorithm; launches here are timed
+    // Devices take large DMA tasks: slices only bound a task, and every round pays alpha.
+    cfg.slice_bytes = 4u << 20;
+    out.rings = find_scenario_rings(sc, topo);
+    out.local_rings = find_local_rings(sc);
+    cfg.channels = channels_for(sc, std::max(out.rings.size(), out.local_rings.size()));
+    if (out.rings.size() > cfg.channels) // channel c runs on ring c: the rest would idle
+        out.rings.resize(cfg.channels);
+    out.ring_table.clear();
+    for (const std::vector<int> &ring : out.rings)
+        out.ring_table.insert(out.ring_table.end(), ring.begin(), ring.end());
+    if (!out.rings.empty()) {
+        // each ring's weight (its slowest link's payload bandwidth at the start of the run): the
+        // channel split follows it, so a slow link costs only its ring's share. Faults later in
+        // the run are not seen.
+        out.ring_weights = model::ring_weights(topo, out.rings);
+        cfg.rings = out.ring_table.data();
+        cfg.ring_count = (uint32_t)out.rings.size();
+        cfg.ring_weights = out.ring_weights.data();
+    }
+    if (out.local_rings.size() > cfg.channels)
+        out.local_rings.resize(cfg.channels);
+    out.local_table.clear();
+    for (const std::vector<int> &ring : out.local_rings)
+        out.local_table.insert(out.local_table.end(), ring.begin(), ring.end());
+    cfg.local_size = (uint32_t)scenario_local_size(sc);
+    cfg.inter_algo = (uint8_t)sc.workload.inter_algo;
+    if (!out.local_rings.empty()) {
+        cfg.local_rings = out.local_table.data();
+        cfg.local_ring_count = (uint32_t)out.local_rings.size();
+    }
+    // The devices' inline reduce (model::Npu::caps): the planner must see what the HAL reports.
+    for (int d = 0; d < NCL_DTYPE_COUNT; d++)
+        out.inline_ops[d] = (uint16_t)(NCL_INLINE_ALL_OPS & ~sc.device.no_inline_ops[d]);
+    out.inline_align = sc.device.inline_align;
+    out.dma_engines = sc.device.dma_engines;
+    // The cost table: every algorithm's alpha and beta on this topology.
+    model::CostModel cm(topo, sc.device, out.rings, cfg.channels);
+    {
+        ncl_op op = sc.workload.op == NCL_AVG ? NCL_SUM : sc.workload.op;
+        uint32_t es = (uint32_t)ncl_dtype_size(sc.workload.dtype), a = out.inline_align;
+        cm.set_staged(!(out.inline_ops[sc.workload.dtype] >> op & 1u) || (a > 1 && es % a != 0));
+        // the same rule as the planner's (ncl_plan.c): fp16/bf16 sums and products
+        bool half = sc.workload.dtype == NCL_FLOAT16 || sc.workload.dtype == NCL_BFLOAT16;
+        cm.set_wide(sc.workload.wide_accumulation && half && op != NCL_MAX && op != NCL_MIN);
+    }
+    cm.set_levels((int)cfg.local_size, out.local_rings, sc.workload.inter_algo);
+    cm.set_slice(cfg.slice_bytes);
+    out.costs.clear();
+    for (int c = 0; c < NCL_COLL_COUNT; c++)
+        for (const model::AlgoCost &a : cm.costs((ncl_coll)c))
+            out.costs.push_back(ncl_cost{(uint8_t)a.coll, (uint8_t)a.algo, (uint16_t)a.hops,
+                                         (uint64_t)(a.alpha_s * 1e9 + 0.5), (uint64_t)(a.beta_s * 1e15 + 0.5),
+                                         (uint64_t)(a.fixed_s * 1e9 + 0.5),
+                                         (uint64_t)(a.extra_beta_s * 1e15 + 0.5), (uint32_t)a.chain_div,
+                                         (uint8_t)a.floor});
+    if (out.costs.size() > NCL_MAX_COSTS)
+        out.costs.resize(NCL_MAX_COSTS);
+    cfg.costs = out.costs.data();
+    cfg.cost_count = (uint32_t)out.costs.size();
+    if (sc.workload.algo != NCL_ALGO_AUTO)
+        for (int c = 0; c < NCL_COLL_COUNT; c++)
+            if (ncl_algo_supported((ncl_coll)c, sc.workload.algo))
+                cfg.algorithm[c] = (uint8_t)sc.workload.algo;
+    // The built-in cost model (chain segments) sees the scenario's links.
+    cfg.link_alpha_ns = (uint32_t)((sc.topo.link.latency + sc.device.task_overhead) * 1e9);
+    cfg.link_gbps = (uint32_t)(sc.topo.link.bandwidth / 1e9) ? (uint32_t)(sc.topo.link.bandwidth / 1e9) : 1;
+    cfg.mem_gbps = (uint32_t)(sc.device.mem_bandwidth / 1e9);
+    cfg.deterministic = sc.workload.deterministic;
+    cfg.wide_accumulation = sc.workload.wide_accumulation;
+    if (sc.workload.usersched) { // a schedule given as data is the algorithm of its one collective
+        cfg.schedule = &sc.workload.usersched->sched;
+        cfg.algorithm[sc.workload.usersched->sched.coll] = NCL_ALGO_USER;
+    }
+    out.cfg = cfg;
+    out.scratch_bytes = scenario_scratch(sc);
+}
+
+uint64_t scenario_scratch(const rs_scenario &sc)
+{
+    return std::min<uint64_t>(sc.device.memory_bytes / 4, 16u << 20);
+}
+
+ncl_plan_env EngineSetup::plan_env() const
+{
+    ncl_plan_env env{};
+    env.slice_bytes = cfg.slice_bytes;
+    env.channels = cfg.channels;
+    env.max_queues = NCL_MAX_QUEUES; // the sim backend's
+    env.scratch_bytes = scratch_bytes;
+    env.link_alpha_ns = cfg.link_alpha_ns;
+    env.link_gbps = cfg.link_gbps;
+    env.mem_gbps = cfg.mem_gbps;
+    env.dma_engines = dma_engines;
+    env.costs = costs.data();
+    env.cost_count = (uint32_t)costs.size();
+    env.deterministic = cfg.deterministic;
+    env.wide_accumulation = cfg.wide_accumulation;
+    env.local_size = cfg.local_size;
+    env.inter_algo = cfg.inter_algo;
+    env.schedule = cfg.schedule;
+    env.inline_ops = inline_ops;
+    env.inline_align = inline_align;
+    return env; // rings: the communicator's copies hold the positions; plan only needs costs
+}
+
+uint32_t scenario_channels(const rs_scenario &sc)
+{
+    try {
+        model::Topology t(sc.topo);
+        return channels_for(sc, std::max(find_scenario_rings(sc, t).size(), find_local_rings(sc).size()));
+    } catch (const model::ConfigError &) {
+        return channels_for(sc, 0); // the run reports it
+    }
+}
+
+} // namespace rs

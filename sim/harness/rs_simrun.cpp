@@ -1,0 +1,555 @@
+// rs_simrun.cpp — `ringsim run SCENARIO`: builds the network and one NPU per rank, runs the
+// workload's sweep with the unchanged engine on every NPU, and reports simulated times.
+#include "rs_simrun.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <sys/resource.h>
+
+#include <systemc>
+
+#include <ncl/ncl_diag.h>
+#include <ncl/ncl_dtype.h>
+
+#include "model/cluster.hpp"
+#include "scenario/rs_scenario.h"
+#include "sweep/rs_data.h"
+#include "rs_payload.hpp"
+#include "rs_sc.hpp"
+#include "rs_setup.hpp"
+#include "rs_trace.hpp"
+#include "rs_training.hpp"
+
+namespace {
+
+// Timing-only runs move no bytes, but the API wants distinct, non-NULL buffers: these addresses
+// are never dereferenced (the sim backend touches memory only with a real payload).
+const uintptr_t k_fake_send = uintptr_t(1) << 44, k_fake_recv = uintptr_t(2) << 44;
+
+/* Which input was generated where: a run that wrote nothing over it can reuse it. */
+struct InputKey {
+    uint64_t offset = 0, count = 0;
+    int dt = -1, op = -1;
+    bool operator==(const InputKey &o) const
+    {
+        return offset == o.offset && count == o.count && dt == o.dt && op == o.op;
+    }
+};
+
+/* A rank's real-payload buffers (in place uses a only), the input a holds, and where this row's
+ * call points. */
+struct Buffers {
+    rs::PayloadBuf a, b;
+    InputKey a_input; // dt -1: nothing reusable
+    const void *send = nullptr;
+    void *recv = nullptr;
+};
+
+class Driver {
+public:
+    Driver(const rs_scenario &sc, const rs_simrun_extras &x, FILE *err) : sc_(sc), x_(x), err_(err) {}
+
+    int build();
+    int run(rs_report *rep);
+    uint64_t events() const { return cl_ ? cl_->network().scheduler().events() : 0; }
+    void print_links(FILE *out);
+    void print_devices(FILE *out);
+    int finish_trace() { return tracer_ ? tracer_->finish() : 0; }
+    void finish_waves()
+    {
+        if (cl_ && cl_->rtl())
+            cl_->rtl()->close_waves();
+    }
+    double sim_s() const { return cl_ ? cl_->network().now_s() : 0; }
+
+private:
+    int sweep(ncl_coll coll, rs_report *rep);
+    int train(rs_report *rep);
+    void place(int rank, const model::Collective &c, bool inplace);
+    void prepare(int rank, const model::Collective &c, bool inplace);
+    void expect(const model::Collective &c);
+    uint64_t count_wrong(const model::Collective &c);
+    int engine_error(const char *what);
+
+    void show_progress(ncl_coll coll, uint64_t size);
+    void clear_progress();
+
+    const rs_scenario &sc_;
+    const rs_simrun_extras &x_;
+    FILE *err_;
+    std::unique_ptr<rs::Tracer> tracer_;
+    int rows_total_ = 0, rows_done_ = 0;
+    bool progress_shown_ = false;
+    std::unique_ptr<model::Cluster> cl_;
+    rs::EngineSetup setup_;
+    std::vector<Buffers> bufs_;
+    rs::PayloadBuf expected_;
+};
+
+int Driver::build()
+{
+    int p = sc_.topo.nranks;
+    uint64_t scratch = rs::scenario_scratch(sc_);
+    try {
+        cl_.reset(new model::Cluster(sc_.topo, sc_.fidelity, sc_.device, sc_.payload_real != 0, scratch));
+        for (size_t i = 0; i < sc_.faults_count; i++)
+            cl_->network().schedule_fault(sc_.faults[i]);
+    } catch (const std::exception &e) {
+        std::fprintf(err_, "ringsim: %s: %s\n", sc_.path ? sc_.path : "scenario", e.what());
+        return RS_EXIT_USAGE;
+    }
+    if (x_.trace_path) {
+        FILE *f = std::fopen(x_.trace_path, "w");
+        if (f == nullptr) {
+            std::fprintf(err_, "ringsim: --trace: cannot write '%s': %s\n", x_.trace_path, std::strerror(errno));
+            return RS_EXIT_USAGE;
+        }
+        tracer_.reset(new rs::Tracer(f, x_.trace_path, x_.trace_max_events, cl_->network().scheduler(), err_));
+        tracer_->observe(cl_->network());
+        if (cl_->rtl()) // co-simulation: the RTL ranks and their blocks too
+            tracer_->observe(*cl_->rtl());
+    }
+    bufs_.resize((size_t)p);
+    rs::engine_setup(sc_, cl_->network().topology(), setup_);
+    if (!setup_.rings.empty()) {
+        std::printf("# rings: %zu found from the topology, no link used twice%s", setup_.rings.size(),
+                    p <= 16 ? ":" : "\n");
+        for (size_t k = 0; p <= 16 && k < setup_.rings.size(); k++) {
+            if (k)
+                std::printf(" |");
+            for (int r : setup_.rings[k])
+                std::printf(" %d", r);
+        }
+        if (p <= 16)
+            std::printf("\n");
+    }
+    model::Cluster::HalWrap wrap;
+    if (tracer_)
+        wrap = [this](int r, model::Npu &npu) { return tracer_->wrap(r, &npu); };
+    if (x_.waves_path) {
+        std::string why = "the scenario has no RTL device (device.fidelity: rtl)";
+        if (!cl_->rtl() || !cl_->rtl()->open_waves(x_.waves_path, &why)) {
+            std::fprintf(err_, "ringsim: --waves: %s\n", why.c_str());
+            return RS_EXIT_USAGE;
+        }
+    }
+    ncl_result rc = cl_->connect(setup_.cfg, wrap);
+    if (rc != NCL_SUCCESS) {
+        std::fprintf(err_, "ringsim: cannot create the communicators: %s\n", ncl_strerror(rc));
+        for (int r = 0; r < cl_->nranks(); r++)
+            if (cl_->is_rtl(r) && !cl_->device_fault(r).empty())
+                std::fprintf(err_, "ringsim:   rank %d device (rtl): %s\n", r, cl_->device_fault(r).c_str());
+        return RS_EXIT_ENGINE;
+    }
+    return RS_EXIT_OK;
+}
+
+// Every rank has given up or finished by now (Cluster::run lets stuck waits time out): print each
+// failed rank's diagnosis, then the links that are down.
+int Driver::engine_error(const char *what)
+{
+    clear_progress();
+    std::fprintf(err_, "ringsim: %s: rank %d failed during %s: %s\n", sc_.path ? sc_.path : "scenario",
+                 cl_->failed_rank(), what, ncl_strerror(cl_->failed_result()));
+    for (int r = 0; r < cl_->nranks(); r++) {
+        std::string detail = ncl_comm_last_error(cl_->comm(r));
+        if (!detail.empty())
+            std::fprintf(err_, "ringsim:   %s\n", detail.c_str());
+        std::string fault = cl_->device_fault(r);
+        if (!fault.empty())
+            std::fprintf(err_, "ringsim:   rank %d device%s: %s\n", r, cl_->is_rtl(r) ? " (rtl)" : "", fault.c_str());
+    }
+    for (int ch : cl_->network().down_channels())
+        std::fprintf(err_, "ringsim:   link %s is down\n", cl_->network().channel_name(ch).c_str());
+    // who everyone waited for: the wait-for graph over all ranks, its first unsatisfied edge first
+    std::vector<ncl_rank_state> st(cl_->nranks());
+    bool stuck = false;
+    for (int r = 0; r < cl_->nranks(); r++) {
+        ncl_comm_state(cl_->comm(r), &st[r]);
+        stuck |= st[r].phase == NCL_PHASE_FAILED && (st[r].result == NCL_ERR_TIMEOUT || st[r].result == NCL_ERR_REMOTE);
+    }
+    if (!stuck)
+        return RS_EXIT_ENGINE;
+    std::string text(256 + st.size() * 160, '\0');
+    text.resize(ncl_diag_report(st.data(), cl_->nranks(), &text[0], text.size()));
+    for (size_t at = 0; at < text.size();) {
+        size_t end = text.find('\n', at);
+        end = end == std::string::npos ? text.size() : end;
+        std::fprintf(err_, "ringsim:   %.*s\n", (int)(end - at), text.c_str() + at);
+        at = end + 1;
+    }
+    return RS_EXIT_ENGINE;
+}
+
+// Buffers of one rank for the call, placed as nccl-tests does (in place per NCCL's rules).
+void Driver::place(int rank, const model::Collective &c, bool inplace)
+{
+    Buffers &r = bufs_[rank];
+    int p = cl_->nranks();
+    uint64_t es = ncl_dtype_size(c.dt);
+    uint64_t in = (c.coll == NCL_COLL_REDUCE_SCATTER ? c.count * p : c.count) * es;
+    uint64_t out = (c.coll == NCL_COLL_ALLGATHER ? c.count * p : c.count) * es;
+    uint64_t off = (uint64_t)rank * c.count * es;
+    unsigned char *a, *b;
+    if (sc_.payload_real) {
+        unsigned char *old = r.a.data();
+        a = r.a.reserve(in > out ? in : out);
+        b = r.b.reserve(out); // mapped lazily: untouched in place
+        if (a != old)
+            r.a_input = InputKey{};
+    } else {
+        a = reinterpret_cast<unsigned char *>(k_fake_send);
+        b = reinterpret_cast<unsigned char *>(k_fake_recv);
+    }
+    if (!inplace) {
+        r.send = a;
+        r.recv = b;
+    } else if (c.coll == NCL_COLL_REDUCE_SCATTER) {
+        r.send = a;
+        r.recv = a + off;
+    } else if (c.coll == NCL_COLL_ALLGATHER) {
+        r.send = a + off;
+        r.recv = a;
+    } else {
+        r.send = r.recv = a;
+    }
+    cl_->set_buffers(rank, r.send, r.recv);
+}
+
+// A rank's input and poisoned output (real payload; runs on a worker thread). The input is
+// generated unless a already holds it (out of place then in place, same row: runs only read it).
+void Driver::prepare(int rank, const model::Collective &c, bool inplace)
+{
+    Buffers &r = bufs_[rank];
+    int p = cl_->nranks();
+    uint64_t es = ncl_dtype_size(c.dt);
+    uint64_t n_in = c.coll == NCL_COLL_REDUCE_SCATTER ? c.count * p : c.count;
+    uint64_t out = (c.coll == NCL_COLL_ALLGATHER ? c.count * p : c.count) * es;
+    bool reduces = c.coll == NCL_COLL_ALLREDUCE || c.coll == NCL_COLL_REDUCE || c.coll == NCL_COLL_REDUCE_SCATTER;
+    unsigned char *send = static_cast<unsigned char *>(const_cast<void *>(r.send));
+    unsigned char *recv = static_cast<unsigned char *>(r.recv);
+    InputKey key{(uint64_t)(send - r.a.data()), n_in, (int)c.dt, reduces ? (int)c.op : (int)NCL_MAX};
+    if (!(r.a_input == key)) {
+        rs_data_fill(send, n_in, c.dt, (ncl_op)key.op, p, rank, sc_.seed, 0);
+        r.a_input = key;
+    }
+    // Results never written show up as #wrong: poison the output the input does not cover.
+    unsigned char *in_end = send + n_in * es, *out_end = recv + out;
+    if (!inplace) {
+        std::memset(recv, 0xa5, out);
+    } else {
+        if (recv < send)
+            std::memset(recv, 0xa5, (size_t)((out_end < send ? out_end : send) - recv));
+        if (out_end > in_end)
+            std::memset(recv > in_end ? recv : in_end, 0xa5, (size_t)(out_end - (recv > in_end ? recv : in_end)));
+    }
+}
+
+// The reference result from the ranks' inputs (out-of-place placement, before any run): the
+// same arithmetic as rs_data_expected (rank 0, then op with ranks 1..p-1 in order) without
+// generating every input again.
+void Driver::expect(const model::Collective &c)
+{
+    int p = cl_->nranks();
+    uint64_t es = ncl_dtype_size(c.dt);
+    bool per_rank = c.coll == NCL_COLL_ALLGATHER || c.coll == NCL_COLL_REDUCE_SCATTER;
+    uint64_t total = per_rank ? c.count * p : c.count;
+    unsigned char *e = expected_.reserve(total * es);
+    auto input = [this](int r) { return static_cast<const unsigned char *>(bufs_[r].send); };
+    if (c.coll == NCL_COLL_BROADCAST) {
+        std::memcpy(e, input(c.root), total * es);
+        return;
+    }
+    if (c.coll == NCL_COLL_ALLGATHER) {
+        rs::parallel_for(p, [&](int k) { std::memcpy(e + k * c.count * es, input(k), c.count * es); });
+        return;
+    }
+    const uint64_t block = 16384; // elements: the running result stays in cache across ranks
+    rs::parallel_for((int)((total + block - 1) / block), [&](int i) {
+        uint64_t lo = (uint64_t)i * block, n = total - lo < block ? total - lo : block;
+        std::memcpy(e + lo * es, input(0) + lo * es, n * es);
+        for (int r = 1; r < p; r++)
+            ncl_reduce_kernel(e + lo * es, input(r) + lo * es, n, c.dt, c.op);
+        if (c.op == NCL_AVG)
+            ncl_div_kernel(e + lo * es, n, c.dt, (uint32_t)p);
+    });
+}
+
+uint64_t Driver::count_wrong(const model::Collective &c)
+{
+    int p = cl_->nranks();
+    uint64_t es = ncl_dtype_size(c.dt);
+    bool reduces = c.coll == NCL_COLL_ALLREDUCE || c.coll == NCL_COLL_REDUCE || c.coll == NCL_COLL_REDUCE_SCATTER;
+    std::vector<uint64_t> wrong((size_t)p, 0);
+    rs::parallel_for(p, [&](int r) {
+        if (c.coll == NCL_COLL_REDUCE && r != c.root)
+            return;
+        const unsigned char *want = expected_.data() + (c.coll == NCL_COLL_REDUCE_SCATTER ? r * c.count * es : 0);
+        uint64_t n = c.coll == NCL_COLL_ALLGATHER ? c.count * p : c.count;
+        wrong[r] = rs_data_count_wrong(bufs_[r].recv, want, n, c.dt, reduces ? c.op : NCL_MAX);
+    });
+    uint64_t sum = 0;
+    for (uint64_t w : wrong)
+        sum += w;
+    return sum;
+}
+
+int Driver::sweep(ncl_coll coll, rs_report *rep)
+{
+    const rs_workload &w = sc_.workload;
+    int p = cl_->nranks();
+    bool reduces = coll == NCL_COLL_ALLREDUCE || coll == NCL_COLL_REDUCE || coll == NCL_COLL_REDUCE_SCATTER;
+    bool rooted = coll == NCL_COLL_BROADCAST || coll == NCL_COLL_REDUCE;
+    bool per_rank = coll == NCL_COLL_ALLGATHER || coll == NCL_COLL_REDUCE_SCATTER;
+    uint64_t es = ncl_dtype_size(w.dtype);
+    ncl_algo algo = ncl_algo_supported(coll, w.algo) ? w.algo : NCL_ALGO_AUTO;
+    if (w.deterministic && coll == NCL_COLL_ALLREDUCE)
+        algo = NCL_ALGO_DET; // what the engine runs in deterministic mode
+    if (w.usersched)
+        algo = NCL_ALGO_USER; // the scenario's schedule, given as data
+
+    rs_report_table_begin(rep, coll, ncl_algo_name(algo));
+    int status = RS_EXIT_OK;
+    for (uint64_t size = w.begin_bytes; size <= w.end_bytes; size *= w.factor) {
+        uint64_t count = size / es / (per_rank ? p : 1);
+        if (count == 0)
+            continue;
+        model::Collective c{coll, count, w.dtype, reduces ? w.op : NCL_SUM, rooted ? w.root : 0};
+        rs_row row{};
+        row.coll = coll;
+        row.dtype = w.dtype;
+        row.op = c.op;
+        row.has_op = reduces;
+        row.root = rooted ? w.root : -1;
+        row.size = count * es * (per_rank ? p : 1);
+        row.count = count;
+        row.algo = algo;
+        row.memcpy_gbps = -1;
+        double factor = rs_report_bus_factor(coll, p);
+        show_progress(coll, row.size);
+        for (int pl = 0; pl < 2; pl++) {
+            double t = 0;
+            uint64_t wrong = 0;
+            for (int r = 0; r < p; r++)
+                place(r, c, pl == 1);
+            // Simulated time does not depend on the data: with one timed iteration and no
+            // warm-up the check run is that iteration.
+            bool check_is_timed = w.iters == 1 && w.warmup == 0;
+            if (sc_.payload_real) {
+                rs::parallel_for(p, [&](int r) { prepare(r, c, pl == 1); });
+                if (pl == 0)
+                    expect(c);
+                if (!cl_->run(c, 1, &t))
+                    return engine_error("the check run");
+                wrong = count_wrong(c);
+                if (pl == 1) // in-place runs wrote over the inputs
+                    for (Buffers &b : bufs_)
+                        b.a_input = InputKey{};
+            }
+            if (!sc_.payload_real || !check_is_timed) {
+                if (w.warmup > 0 && !cl_->run(c, w.warmup, &t))
+                    return engine_error("warm-up");
+                if (!cl_->run(c, w.iters, &t))
+                    return engine_error("the timed iterations");
+            }
+            row.res[pl].time_us = t;
+            row.res[pl].algbw = t > 0 ? (double)row.size / t / 1e3 : 0.0;
+            row.res[pl].busbw = row.res[pl].algbw * factor;
+            row.res[pl].wrong = wrong;
+            if (wrong)
+                status = RS_EXIT_WRONG;
+        }
+        clear_progress();
+        rows_done_++;
+        rs_report_row(rep, &row);
+        if (x_.on_row)
+            x_.on_row(x_.row_ud, &row);
+        if (size > UINT64_MAX / w.factor)
+            break;
+    }
+    rs_report_table_end(rep, 0);
+    return status;
+}
+
+// "ringsim: allreduce 64 MiB (12/24)" on a terminal, rewritten in place; rows clear it first
+// so the table (stdout, often the same terminal) never lands behind it.
+void Driver::show_progress(ncl_coll coll, uint64_t size)
+{
+    if (!x_.progress)
+        return;
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    uint64_t v = size;
+    while (v >= 1024 && v % 1024 == 0 && u < 4)
+        v /= 1024, u++;
+    std::fprintf(err_, "\rringsim: %s %llu %s (%d/%d)\033[K", ncl_coll_name(coll), (unsigned long long)v,
+                 units[u], rows_done_ + 1, rows_total_);
+    std::fflush(err_);
+    progress_shown_ = true;
+}
+
+void Driver::clear_progress()
+{
+    if (!progress_shown_)
+        return;
+    std::fputs("\r\033[K", err_);
+    std::fflush(err_);
+    progress_shown_ = false;
+}
+
+// Per-link utilisation after the tables: every channel that carried bytes, busiest first.
+void Driver::print_links(FILE *out)
+{
+    if (!cl_ || x_.links == 0)
+        return;
+    model::Network &net = cl_->network();
+    struct L {
+        int id;
+        std::string name;
+        uint64_t bytes, peak;
+        double util;
+        bool up;
+    };
+    std::vector<L> ls;
+    int nch = 0;
+    net.for_each_channel([&](const model::ChannelInfo &c) {
+        nch++;
+        if (c.stats.bytes > 0)
+            ls.push_back(L{c.id, c.name, c.stats.bytes, c.stats.peak_queue, c.utilisation, c.up});
+    });
+    // Ties keep channel order, so the listing is as deterministic as the times.
+    std::stable_sort(ls.begin(), ls.end(), [](const L &a, const L &b) { return a.util > b.util; });
+    std::fprintf(out, "# link utilisation: %zu of %d channels carried traffic over %.6g us simulated "
+                      "(busy %% = time with bytes on the wire / simulated time)\n",
+                 ls.size(), nch, net.now_s() * 1e6);
+    std::fprintf(out, "#%23s  %16s  %7s  %10s\n", "channel", "bytes", "busy %", "peak queue");
+    size_t shown = x_.links < 0 || (size_t)x_.links >= ls.size() ? ls.size() : (size_t)x_.links;
+    for (size_t i = 0; i < shown; i++)
+        std::fprintf(out, " %23s  %16llu  %7.2f  %10llu%s\n", ls[i].name.c_str(), (unsigned long long)ls[i].bytes,
+                     ls[i].util * 100.0, (unsigned long long)ls[i].peak, ls[i].up ? "" : "  (down)");
+    if (shown < ls.size())
+        std::fprintf(out, "# (%zu more; --links all lists them)\n", ls.size() - shown);
+    std::fflush(out);
+}
+
+// --stats: the devices whose memory was busiest (all of them up to 8 ranks).
+void Driver::print_devices(FILE *out)
+{
+    if (!cl_)
+        return;
+    if (cl_->rtl()) // RTL devices: cycles, not the Npu's statistics
+        std::fprintf(out, "# rtl: %llu cycles clocked, %.6g us of simulated time on the RTL clock domain\n",
+                     (unsigned long long)cl_->rtl()->cycles(), (double)cl_->rtl()->now_ps() / 1e6);
+    std::vector<std::pair<int, model::NpuStats>> ds;
+    for (int r = 0; r < cl_->nranks(); r++)
+        if (!cl_->is_rtl(r))
+            ds.emplace_back(r, cl_->npu(r).stats());
+    if (ds.empty())
+        return;
+    std::stable_sort(ds.begin(), ds.end(), [](const std::pair<int, model::NpuStats> &a,
+                                              const std::pair<int, model::NpuStats> &b) {
+        return a.second.memory_busy_s > b.second.memory_busy_s;
+    });
+    double sim = cl_->network().now_s();
+    std::fprintf(out, "# devices (memory busy %% = time with a memory stream active / simulated time)\n");
+    std::fprintf(out, "#%9s  %12s  %16s  %16s  %13s\n", "device", "data tasks", "bytes out", "memory bytes",
+                 "memory busy %");
+    size_t shown = ds.size() < 8 ? ds.size() : 8;
+    for (size_t i = 0; i < shown; i++) {
+        const model::NpuStats &st = ds[i].second;
+        std::fprintf(out, " %6s%-3d  %12llu  %16llu  %16llu  %13.2f\n", "npu", ds[i].first,
+                     (unsigned long long)st.tasks, (unsigned long long)st.bytes_out,
+                     (unsigned long long)st.memory_bytes, sim > 0 ? st.memory_busy_s / sim * 100.0 : 0.0);
+    }
+    if (shown < ds.size())
+        std::fprintf(out, "# (%zu more devices)\n", ds.size() - shown);
+}
+
+// workload.training: the training step's buckets through the same placement and checks as a sweep.
+int Driver::train(rs_report *rep)
+{
+    rs::BucketRun run = [this](uint64_t count, double *us, uint64_t *wrong) {
+        const rs_workload &w = sc_.workload;
+        model::Collective c{NCL_COLL_ALLREDUCE, count, w.dtype, w.op, 0};
+        int p = cl_->nranks();
+        for (int r = 0; r < p; r++) // in place, as fused gradient buffers are reduced
+            place(r, c, true);
+        if (sc_.payload_real) {
+            rs::parallel_for(p, [&](int r) { prepare(r, c, true); });
+            expect(c);
+        }
+        if (!cl_->run(c, 1, us)) {
+            engine_error("a gradient bucket's allreduce");
+            return false;
+        }
+        *wrong = sc_.payload_real ? count_wrong(c) : 0;
+        return true;
+    };
+    return rs::run_training(sc_, *cl_, tracer_.get(), run, stdout, rep);
+}
+
+int Driver::run(rs_report *rep)
+{
+    if (sc_.workload.training.model)
+        return train(rep);
+    int status = RS_EXIT_OK;
+    const rs_workload &w = sc_.workload;
+    uint64_t es = ncl_dtype_size(w.dtype);
+    for (int i = 0; i < w.colls_count; i++) // rows to come, for the progress line
+        for (uint64_t size = w.begin_bytes; size <= w.end_bytes; size *= w.factor) {
+            bool per_rank = w.colls[i] == NCL_COLL_ALLGATHER || w.colls[i] == NCL_COLL_REDUCE_SCATTER;
+            rows_total_ += size / es / (per_rank ? (uint64_t)cl_->nranks() : 1) > 0;
+            if (size > UINT64_MAX / w.factor)
+                break;
+        }
+    for (int i = 0; i < sc_.workload.colls_count; i++) {
+        int s = sweep(sc_.workload.colls[i], rep);
+        status = s > status ? s : status;
+        if (s == RS_EXIT_ENGINE)
+            break;
+    }
+    clear_progress();
+    return status;
+}
+
+} // namespace
+
+extern "C" void rs_simrun_sweep(const rs_scenario *sc, rs_sweep *s)
+{
+    rs_scenario_sweep(sc, s);
+    s->channels = rs::scenario_channels(*sc);
+}
+
+extern "C" int rs_simrun(const rs_scenario *sc, rs_report *rep, const rs_simrun_extras *x, FILE *err)
+{
+    static const rs_simrun_extras none{};
+    const rs_simrun_extras &ex = x ? *x : none;
+    return rs::sc_enter([&] {
+        auto wall0 = std::chrono::steady_clock::now();
+        Driver d(*sc, ex, err);
+        int status = d.build();
+        if (status == RS_EXIT_OK)
+            status = d.run(rep);
+        d.print_links(stdout);
+        d.finish_waves();
+        if (d.finish_trace() != 0 && status == RS_EXIT_OK)
+            status = RS_EXIT_USAGE;
+        if (ex.stats) {
+            d.print_devices(stdout);
+            double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+            struct rusage ru;
+            double peak_mb = getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024.0 : 0.0; // KiB on Linux
+            std::printf("# stats: %llu events in %.3f s wall (%.3g events/s), %.6g s simulated, peak memory %.1f MiB\n",
+                        (unsigned long long)d.events(), wall, wall > 0 ? (double)d.events() / wall : 0.0,
+                        d.sim_s(), peak_mb);
+        }
+        return status;
+    });
+}

@@ -1,0 +1,96 @@
+/* rs_scenario.h — loads scenario YAML files into rs_scenario (model/rs_spec.h), checked key by key. */
+#ifndef RS_SCENARIO_H
+#define RS_SCENARIO_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "model/rs_spec.h"
+#include "sweep/rs_sweep.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Largest rank count a scenario may ask for. */
+#define RS_SCENARIO_MAX_RANKS 65536
+/** Largest scenario file read (bytes). */
+#define RS_SCENARIO_MAX_FILE (16u << 20)
+/** Room for any message of the loader. */
+#define RS_SCENARIO_ERRLEN 512
+
+/** Formats "FILE:LINE: KEY: PROBLEM" into err as one line (control characters become '?'): the
+ *  one shape of every scenario and schedule error. */
+void rs_scenario_vformat_error(char *err, size_t len, const char *file, int line, const char *key,
+                               const char *fmt, va_list ap);
+
+/**
+ * Loads and checks a scenario file. Returns 0 with *out filled (every default applied, every
+ * value in SI units, topo.nranks derived for the kinds that fix it, name = the file's base
+ * name when the file has none). Otherwise returns -1, leaves *out empty (safe to free) and
+ * writes ONE line to err, without a newline:
+ *     FILE:LINE: KEY: PROBLEM (allowed: ...)
+ * e.g. "s.yaml:7: topology.link.bandwith: unknown key, did you mean 'bandwidth'? (allowed:
+ * bandwidth, latency, packet, header, buffer)". KEY is the dotted path of the key
+ * ("topology.overrides[1].to"), "yaml" for a syntax error, "(file)" when the file cannot be
+ * read (then LINE is 0). Nothing crashes on any input; nothing leaks.
+ */
+int rs_scenario_load(const char *path, rs_scenario *out, char *err, size_t errlen);
+
+/** The same for text in memory (len bytes, no terminator needed); `name` stands for the file
+ *  name in messages and gives the default scenario name. */
+int rs_scenario_load_string(const char *text, size_t len, const char *name, rs_scenario *out,
+                            char *err, size_t errlen);
+
+/** Overrides a training scenario's workload.training.fusion (text as the key takes it; NULL: keep)
+ *  and micro_batch (0: keep), checked as the loader checks them. 0, or -1 with one line in err
+ *  (also when the scenario has no training workload). */
+int rs_scenario_set_training(rs_scenario *sc, const char *fusion, int micro_batch, char *err, size_t errlen);
+
+/** Frees what a load allocated and zeroes *sc. NULL and an empty scenario are fine. */
+/** The sweep sc's workload means, on the model (backend sim); channels as the workload says,
+ *  else the sweep's default (runs on the model take one per ring found: rs_simrun_sweep). */
+void rs_scenario_sweep(const rs_scenario *sc, rs_sweep *s);
+
+void rs_scenario_free(rs_scenario *sc);
+
+/** Writes the resolved scenario as YAML with units (every default filled in); the text loads
+ *  back to the same scenario. Returns 0, or -1 on a write error. */
+int rs_scenario_dump(const rs_scenario *sc, FILE *out);
+
+/** One-line summary: "server8, 8 ranks, 32 links, allreduce+broadcast, 8 B..64 MiB x2 (24 sizes),
+ *  payload real, message fidelity". Returns what snprintf returns. */
+int rs_scenario_summary(const rs_scenario *sc, char *buf, size_t len);
+
+/** Number of sizes the sweep visits: begin, begin*factor, ... <= end. */
+uint32_t rs_scenario_size_count(const rs_workload *w);
+
+/** Switches the topology has (switch, cluster: 1; fat_tree: leaves + spines). In overrides and
+ *  faults they are nodes ranks .. ranks+switches-1: fat_tree leaves first, then spines. */
+uint32_t rs_scenario_switch_count(const rs_topology_spec *t);
+
+/** 1 if the topology has a direct one-way link a -> b between two nodes (ranks, then switches).
+ *  Torus ranks are numbered row-major: rank = row * dims[1] + column. */
+int rs_scenario_link_exists(const rs_topology_spec *t, int32_t a, int32_t b);
+
+/** Number of one-way links of the built topology, switch ports included. */
+uint64_t rs_scenario_link_count(const rs_topology_spec *t);
+
+/** Scenario names of kinds, fidelities, collectives, ... ("server8", "packet"). */
+const char *rs_scenario_kind_name(rs_topo_kind kind);
+
+/** Prints the key reference (markdown tables) generated from the schema the loader uses. */
+void rs_scenario_print_keys(FILE *out);
+
+/** `ringsim validate [-v] [--keys] FILE...`: 0 when every file is valid, 2 otherwise. */
+int rs_scenario_cmd_validate(int argc, char **argv, FILE *out, FILE *err);
+
+/** Usage of `ringsim validate`. */
+void rs_scenario_usage_validate(FILE *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

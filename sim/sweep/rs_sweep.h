@@ -1,0 +1,61 @@
+/* rs_sweep.h — what a run measures: collectives x dtypes x ops x sizes on N ranks, and the program's exit statuses. */
+#ifndef RS_SWEEP_H
+#define RS_SWEEP_H
+
+#include <stdint.h>
+
+#include "ncl/ncl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RS_MAX_RANKS 1024
+/* Exit statuses of the program. */
+#define RS_EXIT_OK 0
+#define RS_EXIT_WRONG 1   /* some result was wrong */
+#define RS_EXIT_USAGE 2   /* bad command line or an output file that cannot be written */
+#define RS_EXIT_ENGINE 3  /* the engine returned an error (timeout, ...) */
+
+/** Where the ranks run. */
+typedef enum rs_backend { RS_BACKEND_HOST = 0, RS_BACKEND_SIM, RS_BACKEND_ZMQ } rs_backend;
+
+/** One nccl-tests-style sweep: every collective, dtype and op over the sizes minbytes..maxbytes,
+ *  each row checked (check) and timed (iters after warmup_iters) on nranks ranks. The host,
+ *  model and zmq runs, the report and the JSON all speak it. */
+typedef struct rs_sweep {
+    rs_backend backend;
+    uint64_t minbytes, maxbytes;
+    uint64_t stepfactor;      /**< > 1: multiply sizes by it; 0: add stepbytes instead */
+    uint64_t stepbytes;
+    int iters, warmup_iters;
+    int check;
+    int nops;
+    ncl_op ops[NCL_OP_COUNT];
+    int ndtypes;
+    ncl_dtype dtypes[NCL_DTYPE_COUNT];
+    int ncolls;
+    ncl_coll colls[NCL_COLL_COUNT];
+    int root;
+    int nranks;
+    ncl_algo algo;
+    uint32_t channels;
+    double timeout_s;         /**< 0: the engine's default */
+    uint64_t seed;
+    int memprobe;             /**< measure single-thread memcpy beside each row (host) */
+} rs_sweep;
+
+/** Fills s with the defaults (allreduce + broadcast, 8 host ranks, float, sum, 8 B .. 16 MiB x2). */
+void rs_sweep_defaults(rs_sweep *s);
+
+/** The sweep's size after `size` (-f multiplies, else -i adds) in *next; 0 when `size` was the
+ *  last one (the next would pass maxbytes or overflow). */
+int rs_sweep_next_size(const rs_sweep *s, uint64_t size, uint64_t *next);
+
+/** "host", "sim" or "zmq". */
+const char *rs_backend_name(rs_backend b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
