@@ -200,6 +200,20 @@ static int rs_compare_write_json(cJSON *doc, FILE *f, const char *path, FILE *er
     return bad ? -1 : 0;
 }
 
+void rs_cmd_compare_usage(FILE *out)
+{
+    fprintf(out,
+        "usage: ringsim compare A B [--json FILE] [--plot FILE] [--fusion-a SPEC] [--fusion-b SPEC]\n"
+        "\n"
+        "Runs two scenarios (each in a child process) and prints their simulated times side by side\n"
+        "per collective and size, with the ratio B/A; for two training scenarios, their iteration\n"
+        "summaries.\n"
+        "  --json FILE        also write the comparison as JSON\n"
+        "  --plot FILE        busbw of both against size (.svg or .png, needs gnuplot)\n"
+        "  --fusion-a SPEC    the fusion strategy of training scenario A (as run --fusion); -b for B\n"
+        "  -h, --help         this text\n");
+}
+
 int rs_cmd_compare(int argc, char **argv)
 {
     FILE *out = stdout, *err = stderr;
@@ -214,6 +228,9 @@ int rs_cmd_compare(int argc, char **argv)
         } else if (strcmp(argv[i], "--fusion-a") == 0 || strcmp(argv[i], "--fusion-b") == 0) {
             fusion[argv[i][9] == 'b'] = argv[i + 1];
             i++;
+        } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            rs_cmd_compare_usage(out);
+            return RS_EXIT_OK;
         } else if (strcmp(argv[i], "--json") == 0) {
             json_path = argv[++i];
         } else if (strcmp(argv[i], "--plot") == 0) {

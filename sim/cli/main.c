@@ -3,13 +3,10 @@
 #include <string.h>
 
 #include "ncl/ncl.h"
-#include "harness/rs_plan.h"
 #include "model/params.h"
 #include "rs_cli.h"
 #include "rs_cmd.h"
 #include "scenario/rs_scenario.h"
-#include "zmq/rs_agent.h"
-#include "zmq/rs_bringup.h"
 
 #ifndef RINGSIM_VERSION
 #define RINGSIM_VERSION "0.1.0"
@@ -59,10 +56,7 @@ static void rs_usage(FILE *f)
         "  version   print the version\n");
 }
 
-static int rs_cmd_plan(int argc, char **argv) { return rs_plan_cmd(argc, argv, stdout, stderr); }
 static int rs_cmd_validate(int argc, char **argv) { return rs_scenario_cmd_validate(argc, argv, stdout, stderr); }
-static int rs_cmd_agent(int argc, char **argv) { return rs_agent_cmd(argc, argv, stdout, stderr); }
-static int rs_cmd_bringup(int argc, char **argv) { return rs_bringup_cmd(argc, argv, stdout, stderr); }
 
 static int rs_cmd_params(int argc, char **argv)
 {
@@ -84,13 +78,13 @@ static int rs_cmd_help(int argc, char **argv);
 
 static const rs_command rs_commands[] = {
     {"run", rs_cmd_run, rs_cli_usage_run},
-    {"compare", rs_cmd_compare, NULL},
-    {"plan", rs_cmd_plan, NULL},
+    {"compare", rs_cmd_compare, rs_cmd_compare_usage},
+    {"plan", rs_cmd_plan, rs_cmd_plan_usage},
     {"train", rs_cmd_train, rs_cmd_train_usage},
     {"validate", rs_cmd_validate, rs_scenario_usage_validate},
     {"params", rs_cmd_params, NULL},
-    {"agent", rs_cmd_agent, rs_agent_usage},
-    {"bringup", rs_cmd_bringup, rs_bringup_usage},
+    {"agent", rs_cmd_agent, rs_cmd_agent_usage},
+    {"bringup", rs_cmd_bringup, rs_cmd_bringup_usage},
     {"help", rs_cmd_help, NULL},
     {"version", rs_cmd_version, NULL},
     /* the spellings every program takes */

@@ -11,7 +11,14 @@ int rs_cmd_run(int argc, char **argv);
 /** `ringsim run SCENARIO` with argv the options after the scenario (compare runs it too). */
 int rs_cmd_run_scenario(const char *path, int argc, char **argv);
 int rs_cmd_compare(int argc, char **argv);
+void rs_cmd_compare_usage(FILE *out);
+int rs_cmd_plan(int argc, char **argv);
+void rs_cmd_plan_usage(FILE *out);
 int rs_cmd_train(int argc, char **argv);
 void rs_cmd_train_usage(FILE *out);
+int rs_cmd_agent(int argc, char **argv);
+void rs_cmd_agent_usage(FILE *out);
+int rs_cmd_bringup(int argc, char **argv);
+void rs_cmd_bringup_usage(FILE *out);
 
 #endif

@@ -1,10 +1,9 @@
-// rs_plan.cpp — `ringsim plan SCENARIO [--simulate]`: for every collective and size of the
-// scenario's sweep, each algorithm's predicted time from the topology's cost model, the one
-// `auto` picks, and with --simulate every algorithm run on the model beside its prediction.
+// rs_plan.cpp — `ringsim plan`'s table: for every collective and size of a scenario's sweep, each
+// algorithm's predicted time from the topology's cost model, the one `auto` picks, and with
+// simulate every algorithm run on the model beside its prediction.
 #include "rs_plan.h"
 
 #include <cmath>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -221,33 +220,9 @@ int plan_body(const rs_scenario &sc, bool sim, FILE *out, FILE *err)
 
 } // namespace
 
-extern "C" int rs_plan_cmd(int argc, char **argv, FILE *out, FILE *err)
+extern "C" int rs_plan_print(const rs_scenario *sc, int simulate, FILE *out, FILE *err)
 {
-    const char *path = nullptr;
-    bool sim = false;
-    for (int i = 0; i < argc; i++) {
-        if (std::strcmp(argv[i], "--simulate") == 0)
-            sim = true;
-        else if (argv[i][0] == '-') {
-            std::fprintf(err, "ringsim: plan: unknown option '%s' (allowed: --simulate)\n", argv[i]);
-            return RS_EXIT_USAGE;
-        } else if (path) {
-            std::fprintf(err, "ringsim: plan: one scenario at a time (got '%s' and '%s')\n", path, argv[i]);
-            return RS_EXIT_USAGE;
-        } else
-            path = argv[i];
-    }
-    if (!path) {
-        std::fprintf(err, "usage: ringsim plan SCENARIO [--simulate]\n");
-        return RS_EXIT_USAGE;
-    }
-    rs_scenario sc;
-    char msg[1024];
-    if (rs_scenario_load(path, &sc, msg, sizeof msg) != 0) {
-        std::fprintf(err, "%s\n", msg);
-        return RS_EXIT_USAGE;
-    }
-    int status = sim ? rs::sc_enter([&] { return plan_body(sc, true, out, err); }) : plan_body(sc, false, out, err);
-    rs_scenario_free(&sc);
-    return status;
+    if (!simulate)
+        return plan_body(*sc, false, out, err);
+    return rs::sc_enter([&] { return plan_body(*sc, true, out, err); });
 }

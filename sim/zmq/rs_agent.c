@@ -883,118 +883,21 @@ static int ag_handle(agent *a, const void *buf, size_t len)
     }
 }
 
-/* ---- options ------------------------------------------------------------------------------------- */
+/* ---- the agent ----------------------------------------------------------------------------------- */
 
-void rs_agent_usage(FILE *out)
-{
-    fprintf(out,
-        "usage: ringsim agent [--ranktable FILE] [--rank R] [--ranks N --job NAME] [--timeout S]\n"
-        "                     [--connect-timeout S] [--channels N] [--backend zmq|mmio]\n"
-        "\n"
-        "One rank of a multi-process run: joins the other ranks over ZeroMQ (the zmq backend) and\n"
-        "serves a controller ('ringsim run --backend zmq') on its control endpoint.\n"
-        "Where the ranks are, first match wins:\n"
-        "  --ranktable FILE     a rank table (YAML or JSON: rank, host, endpoint[, control]); this\n"
-        "                       agent's rank from --rank or the launcher's environment\n"
-        "  --ranks N --rank R --job NAME\n"
-        "                       N ranks on this host over ipc://@ringsim-NAME-<rank> (what\n"
-        "                       'ringsim run --backend zmq --ranks N' spawns)\n"
-        "  (neither)            under mpirun/srun: OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/PMI_SIZE or\n"
-        "                       SLURM_PROCID/SLURM_NTASKS, endpoints from RINGSIM_ZMQ_BASE (see sim/zmq/ZMQ.md)\n"
-        "  --timeout S          limit of every notify wait (default 30)\n"
-        "  --connect-timeout S  limit of the HELLO exchange with every peer (default 30)\n"
-        "  --channels N         parallel queues of the ring algorithms (default 2)\n"
-        "  --backend B          the HAL the engine runs on (default zmq):\n"
-        "                         zmq   tasks become ZeroMQ messages the peer agents apply\n"
-        "                         mmio  an emulated board: the engine drives a verilated rs_dev block\n"
-        "                               through the mmio backend; the block's link transfers travel to\n"
-        "                               the peer agents' blocks over ZeroMQ (at most 4 ranks: 128 notify\n"
-        "                               counters; 64 MiB of device memory; sim/zmq/ZMQ.md)\n"
-        "  --quiet              do not print collective failures (the controller that spawned it does)\n"
-        "  --fault SPEC         test hook of 'ringsim bringup': damage what this rank sends to one peer;\n"
-        "                       SPEC = PEER:dead | PEER:slow:GBPS | PEER:corrupt | PEER:miswire:RANK, comma-separated\n"
-        "Test hook: RINGSIM_ZMQ_FAULT=die:RANK:N | corrupt:RANK:N (kill this agent after its Nth data\n"
-        "frame / flip a byte of its Nth data frame) when RANK is this agent's rank; with --backend mmio\n"
-        "only die (after its Nth link transfer).\n");
-}
-
-static int ag_seconds(const char *flag, const char *v, uint64_t *ns, FILE *err)
-{
-    char *end = NULL;
-    double s = v ? strtod(v, &end) : -1;
-    if (!v || end == v || *end || !(s > 0) || s > 1e6) {
-        fprintf(err, "ringsim agent: %s: '%s' is not a time (allowed: seconds > 0, e.g. 0.5)\n", flag, v ? v : "");
-        return -1;
-    }
-    *ns = (uint64_t)(s * 1e9);
-    return 0;
-}
-
-int rs_agent_cmd(int argc, char **argv, FILE *out, FILE *err)
+int rs_agent_serve(const rs_agent_opts *o, FILE *err)
 {
     agent a;
     memset(&a, 0, sizeof a);
     a.err = err;
-    a.rank = -1;
-    a.timeout_ns = 30000000000ull;
-    a.channels = 2;
+    a.rank = o->rank;
+    a.timeout_ns = o->timeout_ns;
+    a.channels = o->channels;
+    a.quiet = o->quiet;
     a.scratch_bytes = 4ull << 20;
-    uint64_t connect_ns = 30000000000ull;
-    const char *table = NULL, *job = NULL, *fault_spec = NULL, *backend = "zmq";
-    long nranks = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
-            rs_agent_usage(out);
-            return RS_EXIT_OK;
-        }
-        if (!strcmp(o, "--quiet")) {
-            a.quiet = 1;
-            continue;
-        }
-        if (!v) {
-            fprintf(err, "ringsim agent: %s: missing value or unknown option (see 'ringsim agent --help')\n", o);
-            return RS_EXIT_USAGE;
-        }
-        i++;
-        char *end = NULL;
-        if (!strcmp(o, "--ranktable")) {
-            table = v;
-        } else if (!strcmp(o, "--job")) {
-            job = v;
-        } else if (!strcmp(o, "--fault")) {
-            fault_spec = v;
-        } else if (!strcmp(o, "--backend")) {
-            if (strcmp(v, "zmq") && strcmp(v, "mmio")) {
-                fprintf(err, "ringsim agent: --backend: '%s' (allowed: zmq, mmio)\n", v);
-                return RS_EXIT_USAGE;
-            }
-            backend = v;
-        } else if (!strcmp(o, "--rank") || !strcmp(o, "--ranks") || !strcmp(o, "--channels")) {
-            long x = strtol(v, &end, 10);
-            long hi = !strcmp(o, "--channels") ? NCL_MAX_QUEUES : RS_RT_MAX_RANKS;
-            if (*end || end == v || x < (strcmp(o, "--rank") ? 1 : 0) || x > hi) {
-                fprintf(err, "ringsim agent: %s: '%s' is out of range (allowed: %d..%ld)\n", o, v,
-                        strcmp(o, "--rank") ? 1 : 0, hi);
-                return RS_EXIT_USAGE;
-            }
-            if (!strcmp(o, "--rank"))
-                a.rank = (int)x;
-            else if (!strcmp(o, "--ranks"))
-                nranks = x;
-            else
-                a.channels = (uint32_t)x;
-        } else if (!strcmp(o, "--timeout")) {
-            if (ag_seconds(o, v, &a.timeout_ns, err))
-                return RS_EXIT_USAGE;
-        } else if (!strcmp(o, "--connect-timeout")) {
-            if (ag_seconds(o, v, &connect_ns, err))
-                return RS_EXIT_USAGE;
-        } else {
-            fprintf(err, "ringsim agent: unknown option '%s' (see 'ringsim agent --help')\n", o);
-            return RS_EXIT_USAGE;
-        }
-    }
+    uint64_t connect_ns = o->connect_ns;
+    const char *table = o->table_path, *job = o->job, *fault_spec = o->fault_spec, *backend = o->backend;
+    long nranks = o->nranks;
     char e[RS_RT_ERRLEN];
     int env_rank = -1;
     if (table) {

@@ -2,6 +2,7 @@
 #ifndef RS_AGENT_H
 #define RS_AGENT_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #ifdef __cplusplus
@@ -31,9 +32,22 @@ extern "C" {
 /** Exit status of an agent whose communicator could not be built (peers missing, bad table). */
 #define RS_AGENT_EXIT_CONNECT 3
 
-/** `ringsim agent [options]`: returns the process exit status. */
-int rs_agent_cmd(int argc, char **argv, FILE *out, FILE *err);
-void rs_agent_usage(FILE *out);
+/** What one agent is (sim/cli/cmd_agent.c parses `ringsim agent`'s options into it). */
+typedef struct rs_agent_opts {
+    const char *table_path; /**< a rank table; NULL: --ranks/--job, or the launcher's environment */
+    const char *job;        /**< with nranks: the local ipc:// rank table's name */
+    const char *fault_spec; /**< --fault (bring-up's test hook), or NULL */
+    const char *backend;    /**< "zmq" or "mmio" (an emulated board) */
+    int rank;               /**< -1: from the launcher's environment */
+    int nranks;             /**< > 0: a local job of this many ranks */
+    uint32_t channels;
+    uint64_t timeout_ns, connect_ns;
+    int quiet;              /**< do not print collective failures (the controller does) */
+} rs_agent_opts;
+
+/** Joins the ranks and serves a controller until SHUTDOWN or a signal: the process exit status
+ *  (RS_AGENT_EXIT_CONNECT when the communicator could not be built). */
+int rs_agent_serve(const rs_agent_opts *o, FILE *err);
 
 #ifdef __cplusplus
 }

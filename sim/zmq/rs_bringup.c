@@ -1,18 +1,13 @@
 /* rs_bringup.c — `ringsim bringup`: tests every expected link of a set of agents and names the bad ones. */
 #define _GNU_SOURCE
 #include "rs_bringup.h"
-#include "rs_agents.h"
+#include "rs_ctl.h"
 
 #include <errno.h>
 #include <math.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
-#include <zmq.h>
 
 #include "ncl/ncl.h"
 #include "ncl/ncl_wire.h"
@@ -20,226 +15,9 @@
 #include "rs_ranktable.h"
 #include "scenario/rs_scenario.h"
 
-#define BU_MAX_LOCAL 64
 #define BU_MAX_REPLY (16u << 20)
-#define BU_MAX_INJECT 16
 #define BU_MAX_RINGS 64
 #define BU_EXIT_BAD 1
-#define BU_EXIT_INTERRUPTED 130
-
-static volatile sig_atomic_t bu_stop;
-
-static void bu_on_signal(int sig)
-{
-    (void)sig;
-    bu_stop = 1;
-}
-
-static double bu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* ---- agents --------------------------------------------------------------------------------------- */
-
-typedef struct bu_agent {
-    void *req;
-    pid_t pid;        /* 0: not ours */
-    int exited, waiting, lost;
-    uint64_t seq;
-    uint8_t cmd;
-    cJSON *reply;
-    char error[1024];
-} bu_agent;
-
-typedef struct bu_ctl {
-    int n;
-    rs_ranktable table;
-    bu_agent *ag;
-    void *ctx;
-    rs_agents procs;           /* spawned agents' process group */
-    const char *agent_backend; /* spawned agents' --backend: zmq, or mmio (emulated boards) */
-    FILE *out, *err;
-} bu_ctl;
-
-/* Reaps agents that exited (says why once); returns how many still run. */
-static int bu_reap(bu_ctl *c)
-{
-    int running = 0;
-    for (int r = 0; r < c->n; r++) {
-        bu_agent *a = &c->ag[r];
-        int st = 0;
-        if (a->pid && !a->exited && waitpid(a->pid, &st, WNOHANG) == a->pid) {
-            a->exited = 1;
-            if (a->waiting || WIFSIGNALED(st) || WEXITSTATUS(st)) {
-                a->lost = 1;
-                a->waiting = 0;
-                if (!a->error[0])
-                    snprintf(a->error, sizeof a->error, "agent rank %d (pid %d) %s %d", r, (int)a->pid,
-                             WIFSIGNALED(st) ? "was killed by signal" : "exited with status",
-                             WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
-            }
-        }
-        running += a->pid && !a->exited;
-    }
-    return running;
-}
-
-static int bu_spawn(bu_ctl *c, const char *job, double timeout_s, double connect_s, char faults[][64])
-{
-    char nbuf[16], tbuf[32], cbuf[32];
-    snprintf(nbuf, sizeof nbuf, "%d", c->n);
-    snprintf(tbuf, sizeof tbuf, "%.3f", timeout_s);
-    snprintf(cbuf, sizeof cbuf, "%.3f", connect_s);
-    for (int r = 0; r < c->n; r++) {
-        char rbuf[16];
-        snprintf(rbuf, sizeof rbuf, "%d", r);
-        char *args[20] = {"ringsim", "agent", "--quiet", "--ranks", nbuf, "--rank", rbuf, "--job", (char *)job,
-                          "--timeout", tbuf, "--connect-timeout", cbuf, "--channels", "1",
-                          "--backend", (char *)(c->agent_backend ? c->agent_backend : "zmq"), NULL};
-        int k = 17;
-        if (faults[r][0]) {
-            args[k++] = "--fault";
-            args[k++] = faults[r];
-        }
-        args[k] = NULL;
-        pid_t pid = rs_agents_start(&c->procs, args);
-        if (pid < 0) {
-            fprintf(c->err, "ringsim bringup: cannot start agent rank %d: %s\n", r, strerror(errno));
-            return -1;
-        }
-        c->ag[r].pid = pid;
-    }
-    c->procs.spawned = 1;
-    return 0;
-}
-
-static int bu_reap_cb(void *ctx) { return bu_reap(ctx); }
-
-static pid_t bu_alive(void *ctx, int r)
-{
-    const bu_ctl *c = ctx;
-    return c->ag[r].exited ? 0 : c->ag[r].pid;
-}
-
-/* Waits up to grace_s for spawned agents to exit, then SIGTERM, then SIGKILL; reaps them all. */
-static void bu_stop_agents(bu_ctl *c, double grace_s)
-{
-    rs_agents_stop(&c->procs, c->n, grace_s, bu_reap_cb, bu_alive, c);
-}
-
-static int bu_send(bu_ctl *c, int r, uint8_t cmd, const char *json)
-{
-    bu_agent *a = &c->ag[r];
-    if (a->lost || a->exited)
-        return -1;
-    ncl_wire_msg m;
-    memset(&m, 0, sizeof m);
-    m.command = cmd;
-    m.seq = ++a->seq;
-    m.src = NCL_WIRE_RANK_NONE;
-    m.dst = (uint32_t)r;
-    if (cmd == NCL_WIRE_HELLO) {
-        m.hello.min_version = m.hello.max_version = NCL_WIRE_VERSION;
-        m.hello.max_payload = BU_MAX_REPLY;
-        m.hello.nranks = (uint32_t)c->n;
-        m.hello.caps = NCL_WIRE_CAP_CONTROL;
-    } else if (json) {
-        m.payload = (const uint8_t *)json;
-        m.payload_len = (uint32_t)strlen(json);
-    }
-    size_t need = 0, len = 0;
-    ncl_wire_encode(&m, NULL, 0, &need);
-    zmq_msg_t f;
-    zmq_msg_init_size(&f, need);
-    if (ncl_wire_encode(&m, zmq_msg_data(&f), need, &len) != NCL_WIRE_OK || zmq_msg_send(&f, a->req, ZMQ_DONTWAIT) < 0) {
-        zmq_msg_close(&f);
-        a->lost = 1;
-        snprintf(a->error, sizeof a->error, "agent rank %d: cannot send %s: %s", r, ncl_wire_cmd_name(cmd),
-                 zmq_strerror(errno));
-        return -1;
-    }
-    cJSON_Delete(a->reply);
-    a->reply = NULL;
-    a->error[0] = '\0';
-    a->cmd = cmd;
-    a->waiting = 1;
-    return 0;
-}
-
-static void bu_take(bu_ctl *c, int r)
-{
-    bu_agent *a = &c->ag[r];
-    zmq_msg_t f;
-    zmq_msg_init(&f);
-    if (zmq_msg_recv(&f, a->req, ZMQ_DONTWAIT) < 0) {
-        zmq_msg_close(&f);
-        return;
-    }
-    a->waiting = 0;
-    ncl_wire_msg m;
-    char why[300];
-    ncl_wire_limits lim = {BU_MAX_REPLY, (uint32_t)c->n, NCL_WIRE_RANK_NONE, NCL_WIRE_VERSION, NCL_WIRE_VERSION};
-    ncl_wire_result wr = ncl_wire_decode(zmq_msg_data(&f), zmq_msg_size(&f), &lim, &m, why, sizeof why);
-    uint8_t want = a->cmd == NCL_WIRE_HELLO ? NCL_WIRE_HELLO_ACK : a->cmd;
-    if (wr != NCL_WIRE_OK)
-        snprintf(a->error, sizeof a->error, "agent rank %d: reply rejected: %s: %s", r, ncl_wire_result_name(wr), why);
-    else if (m.command == NCL_WIRE_ERROR)
-        snprintf(a->error, sizeof a->error, "%.*s", (int)m.payload_len, (const char *)m.payload);
-    else if (m.command != want || m.src != (uint32_t)r)
-        snprintf(a->error, sizeof a->error, "agent rank %d: answered %s from rank %u (miswired rank table?)", r,
-                 ncl_wire_cmd_name(m.command), (unsigned)m.src);
-    else if (want != NCL_WIRE_HELLO_ACK && !(a->reply = cJSON_ParseWithLength((const char *)m.payload, m.payload_len)))
-        snprintf(a->error, sizeof a->error, "agent rank %d: the reply is not JSON", r);
-    zmq_msg_close(&f);
-}
-
-/* Waits for every outstanding reply, at most limit_s. An agent that does not answer is lost
- * (its REQ socket is relaxed, but a rank that stopped answering is not asked again).
- * Returns -1 when interrupted. */
-static int bu_gather(bu_ctl *c, double limit_s, const char *what)
-{
-    zmq_pollitem_t *it = calloc((size_t)c->n, sizeof *it);
-    int *idx = calloc((size_t)c->n, sizeof *idx);
-    double t0 = bu_now();
-    int rc = 0;
-    for (;;) {
-        bu_reap(c);
-        int k = 0;
-        for (int r = 0; r < c->n; r++)
-            if (c->ag[r].waiting) {
-                it[k].socket = c->ag[r].req;
-                it[k].events = ZMQ_POLLIN;
-                it[k].revents = 0;
-                idx[k++] = r;
-            }
-        if (!k)
-            break;
-        if (bu_stop) {
-            rc = -1;
-            break;
-        }
-        if (bu_now() - t0 > limit_s) {
-            for (int i = 0; i < k; i++) {
-                bu_agent *a = &c->ag[idx[i]];
-                a->waiting = 0;
-                a->lost = 1;
-                snprintf(a->error, sizeof a->error, "agent rank %d (%s): no answer to %s within %.1f s", idx[i],
-                         c->table.e[idx[i]].control, what, limit_s);
-            }
-            break;
-        }
-        if (zmq_poll(it, k, 50) > 0)
-            for (int i = 0; i < k; i++)
-                if (it[i].revents & ZMQ_POLLIN)
-                    bu_take(c, idx[i]);
-    }
-    free(it);
-    free(idx);
-    return rc;
-}
 
 /* ---- expected topology ------------------------------------------------------------------------------ */
 
@@ -472,106 +250,8 @@ static void bu_integrity(const bu_link *l, char *b, size_t len)
 
 /* ---- the command ---------------------------------------------------------------------------------- */
 
-void rs_bringup_usage(FILE *out)
+void rs_bringup_defaults(rs_bringup_opts *o)
 {
-    fprintf(out,
-        "usage: ringsim bringup [--ranks N | --ranktable FILE] [--expect TOPOLOGY] [options]\n"
-        "\n"
-        "Brings up a set of agents (one process per rank, as 'ringsim run --backend zmq'): tests every\n"
-        "expected link in both directions through the HAL (bandwidth, ping-pong latency, data patterns),\n"
-        "runs ring allreduces through the engine whose orders together cover the links, and names each\n"
-        "bad link: dead, slow, corrupting or miswired; links of ranks that are not there are missing.\n"
-        "  --ranks N            spawn N local agents (default 4)\n"
-        "  --ranktable FILE     use the running agents FILE lists instead\n"
-        "  --expect TOPOLOGY    ring:N, biring:N, mesh:N, torus:RxC, switch:N, server8, cluster:S, or a\n"
-        "                       scenario file (its topology section); default: a ring over the agents\n"
-        "  --slow-factor F      slow = bandwidth below F x the median of the links (default 0.5)\n"
-        "  --timeout S          how long a rank waits for each transfer (default 2); also the engine's\n"
-        "                       timeout of spawned agents (others keep their own --timeout)\n"
-        "  --connect-timeout S  how long agents may take to come up (default 30)\n"
-        "  --bytes B            bandwidth transfer size (default 2M; K, M, G suffixes)\n"
-        "  --slot B             size of each pattern transfer (default 64K)\n"
-        "  --reps N             bandwidth transfers per link, the best counts (default 3)\n"
-        "  --pings N            ping-pong round trips per link (default 20)\n"
-        "  --ring-bytes B       size of each ring allreduce (default 64K)\n"
-        "  --seed S             seed of the pseudo-random pattern (default 1)\n"
-        "  --json FILE          write the results as JSON\n"
-        "  --shutdown-agents    with --ranktable: send SHUTDOWN at the end\n"
-        "  --inject A-B:FAULT   test hook (spawned agents only): damage the link A->B; FAULT = dead,\n"
-        "                       slow:GBPS, corrupt or miswire:C (see 'ringsim agent --fault')\n"
-        "  --agent-backend B    spawned agents' HAL: zmq (default) or mmio (emulated boards: a verilated\n"
-        "                       block per agent, at most 4 ranks, no corrupt injection; sim/zmq/ZMQ.md)\n"
-        "Exit status: 0 every expected link good, 1 a link or ring is bad or a rank is missing,\n"
-        "2 bad arguments or files, 130 interrupted.\n");
-}
-
-static int bu_parse_seconds(const char *flag, const char *v, double *out, FILE *err)
-{
-    char *end = NULL;
-    double s = strtod(v, &end);
-    if (end == v || *end || !(s > 0) || s > 1e5) {
-        fprintf(err, "ringsim bringup: %s: '%s' is not a time (allowed: seconds > 0, e.g. 0.5)\n", flag, v);
-        return -1;
-    }
-    *out = s;
-    return 0;
-}
-
-static int bu_parse_bytes(const char *flag, const char *v, uint64_t lo, uint64_t hi, uint64_t *out, FILE *err)
-{
-    char *end = NULL;
-    double x = strtod(v, &end);
-    if (end != v && *end) {
-        double m = 0;
-        if (!strcmp(end, "K") || !strcmp(end, "KiB"))
-            m = 1024;
-        else if (!strcmp(end, "M") || !strcmp(end, "MiB"))
-            m = 1048576;
-        else if (!strcmp(end, "G") || !strcmp(end, "GiB"))
-            m = 1073741824.0;
-        if (m > 0) {
-            x *= m;
-            end += strlen(end);
-        }
-    }
-    if (end == v || *end || !(x >= (double)lo) || x > (double)hi || x != floor(x) || (uint64_t)x % 8) {
-        fprintf(err, "ringsim bringup: %s: '%s' (allowed: %llu..%llu bytes, a multiple of 8; K, M, G suffixes)\n", flag,
-                v, (unsigned long long)lo, (unsigned long long)hi);
-        return -1;
-    }
-    *out = (uint64_t)x;
-    return 0;
-}
-
-static int bu_parse_int(const char *flag, const char *v, long lo, long hi, long *out, FILE *err)
-{
-    char *end = NULL;
-    long x = strtol(v, &end, 10);
-    if (end == v || *end || x < lo || x > hi) {
-        fprintf(err, "ringsim bringup: %s: '%s' (allowed: %ld..%ld)\n", flag, v, lo, hi);
-        return -1;
-    }
-    *out = x;
-    return 0;
-}
-
-typedef struct bu_opts {
-    const char *table_path, *expect_spec, *json_path;
-    double slow_factor, timeout_s, connect_s;
-    uint64_t bytes, slot, ring_bytes;
-    long nranks, reps, pings, seed;
-    int shutdown_remote;
-    const char *inject[BU_MAX_INJECT];
-    int ninject;
-    const char *agent_backend;
-} bu_opts;
-
-/* Returns -1 to go on, else the exit status (help, bad usage). */
-static int bu_parse_args(int argc, char **argv, bu_opts *o, FILE *out, FILE *err)
-{
-    static const char *const with_value[] = {"--ranks", "--ranktable", "--expect", "--slow-factor", "--timeout",
-                                              "--connect-timeout", "--bytes", "--slot", "--reps", "--pings",
-                                              "--ring-bytes", "--seed", "--json", "--inject", "--agent-backend"};
     memset(o, 0, sizeof *o);
     o->slow_factor = 0.5;
     o->timeout_s = 2;
@@ -582,100 +262,11 @@ static int bu_parse_args(int argc, char **argv, bu_opts *o, FILE *out, FILE *err
     o->reps = 3;
     o->pings = 20;
     o->seed = 1;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            rs_bringup_usage(out);
-            return RS_EXIT_OK;
-        }
-        if (!strcmp(a, "--shutdown-agents")) {
-            o->shutdown_remote = 1;
-            continue;
-        }
-        int known = 0;
-        for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
-            known |= !strcmp(a, with_value[k]);
-        if (!known) {
-            fprintf(err, "ringsim bringup: unknown option '%s' (see 'ringsim bringup --help')\n", a);
-            return RS_EXIT_USAGE;
-        }
-        if (!v) {
-            fprintf(err, "ringsim bringup: %s: missing value\n", a);
-            return RS_EXIT_USAGE;
-        }
-        i++;
-        int bad = 0;
-        if (!strcmp(a, "--ranks"))
-            bad = bu_parse_int(a, v, 2, BU_MAX_LOCAL, &o->nranks, err);
-        else if (!strcmp(a, "--ranktable"))
-            o->table_path = v;
-        else if (!strcmp(a, "--expect"))
-            o->expect_spec = v;
-        else if (!strcmp(a, "--json"))
-            o->json_path = v;
-        else if (!strcmp(a, "--agent-backend")) {
-            o->agent_backend = v;
-            if (strcmp(v, "zmq") && strcmp(v, "mmio")) {
-                fprintf(err, "ringsim bringup: --agent-backend: '%s' (allowed: zmq, mmio)\n", v);
-                bad = 1;
-            }
-        }
-        else if (!strcmp(a, "--timeout"))
-            bad = bu_parse_seconds(a, v, &o->timeout_s, err);
-        else if (!strcmp(a, "--connect-timeout"))
-            bad = bu_parse_seconds(a, v, &o->connect_s, err);
-        else if (!strcmp(a, "--bytes"))
-            bad = bu_parse_bytes(a, v, 8, 64u << 20, &o->bytes, err);
-        else if (!strcmp(a, "--slot"))
-            bad = bu_parse_bytes(a, v, 8, 1u << 20, &o->slot, err);
-        else if (!strcmp(a, "--ring-bytes"))
-            bad = bu_parse_bytes(a, v, 8, 64u << 20, &o->ring_bytes, err);
-        else if (!strcmp(a, "--reps"))
-            bad = bu_parse_int(a, v, 1, 100, &o->reps, err);
-        else if (!strcmp(a, "--pings"))
-            bad = bu_parse_int(a, v, 0, 1000, &o->pings, err);
-        else if (!strcmp(a, "--seed"))
-            bad = bu_parse_int(a, v, 0, 1L << 40, &o->seed, err);
-        else if (!strcmp(a, "--slow-factor")) {
-            char *end = NULL;
-            o->slow_factor = strtod(v, &end);
-            if (end == v || *end || !(o->slow_factor > 0) || o->slow_factor >= 1) {
-                fprintf(err, "ringsim bringup: --slow-factor: '%s' (allowed: 0 < F < 1)\n", v);
-                bad = 1;
-            }
-        } else if (o->ninject < BU_MAX_INJECT) {
-            o->inject[o->ninject++] = v;
-        } else {
-            fprintf(err, "ringsim bringup: --inject: more than %d\n", BU_MAX_INJECT);
-            bad = 1;
-        }
-        if (bad)
-            return RS_EXIT_USAGE;
-    }
-    if (o->table_path && o->nranks) {
-        fprintf(err, "ringsim bringup: --ranks and --ranktable (allowed: one of them)\n");
-        return RS_EXIT_USAGE;
-    }
-    if (o->agent_backend && !strcmp(o->agent_backend, "mmio") && o->table_path) {
-        fprintf(err, "ringsim bringup: --agent-backend mmio: only for spawned agents (allowed: leave it out with "
-                "--ranktable: those agents run the backend they were started with)\n");
-        return RS_EXIT_USAGE;
-    }
-    if (o->agent_backend && !strcmp(o->agent_backend, "mmio") && o->nranks > 4) {
-        fprintf(err, "ringsim bringup: --agent-backend mmio: --ranks %ld (allowed: 2..4: the block's 128 notify "
-                "counters give each peer 128 / ranks ids, the engine needs 32)\n", o->nranks);
-        return RS_EXIT_USAGE;
-    }
-    if (o->table_path && o->ninject) {
-        fprintf(err, "ringsim bringup: --inject works on spawned agents only (allowed with --ranktable: start the "
-                "agents with --fault)\n");
-        return RS_EXIT_USAGE;
-    }
-    return -1;
+    o->agent_backend = "zmq";
 }
 
 /* --inject A-B:FAULT becomes agent A's --fault B:FAULT (checked as the agent will). 0 or -1. */
-static int bu_make_faults(const bu_opts *o, int n, char (*faults)[64], FILE *err)
+static int bu_make_faults(const rs_bringup_opts *o, int n, char (*faults)[64], FILE *err)
 {
     char e[300];
     for (int k = 0; k < o->ninject; k++) {
@@ -700,70 +291,28 @@ static int bu_make_faults(const bu_opts *o, int n, char (*faults)[64], FILE *err
 
 /* Spawns the agents (or takes the table's), connects and waits for every HELLO. Returns -1 when
  * all are up, else the exit status. */
-static int bu_start(bu_ctl *c, const bu_opts *o, char (*faults)[64])
+static int bu_start(rs_ctl *c, const rs_bringup_opts *o, char (*faults)[64])
 {
-    char e[RS_RT_ERRLEN] = "";
-    c->agent_backend = o->agent_backend;
-    if (!o->table_path) {
-        char job[RS_RT_JOB_MAX];
-        const char *ej = getenv("RINGSIM_JOB");
-        snprintf(job, sizeof job, "%s", ej && *ej ? ej : "");
-        if (!job[0])
-            snprintf(job, sizeof job, "bu%d", (int)getpid());
-        if (rs_ranktable_local(c->n, job, &c->table, e, sizeof e) || bu_spawn(c, job, o->timeout_s, o->connect_s, faults)) {
-            if (e[0])
-                fprintf(c->err, "ringsim bringup: %s\n", e);
-            return RS_EXIT_USAGE;
-        }
-    }
-    c->ctx = zmq_ctx_new();
-    for (int r = 0; r < c->n; r++) {
-        int zero = 0, one = 1;
-        c->ag[r].req = zmq_socket(c->ctx, ZMQ_REQ);
-        zmq_setsockopt(c->ag[r].req, ZMQ_LINGER, &zero, sizeof zero);
-        zmq_setsockopt(c->ag[r].req, ZMQ_REQ_RELAXED, &one, sizeof one);
-        zmq_setsockopt(c->ag[r].req, ZMQ_REQ_CORRELATE, &one, sizeof one);
-        if (zmq_connect(c->ag[r].req, c->table.e[r].control) != 0) {
-            fprintf(c->err, "ringsim bringup: agent rank %d: cannot connect to %s: %s\n", r, c->table.e[r].control,
-                    zmq_strerror(errno));
-            return RS_EXIT_USAGE;
-        }
-    }
-    for (int r = 0; r < c->n; r++)
-        bu_send(c, r, NCL_WIRE_HELLO, NULL);
-    if (bu_gather(c, o->connect_s + 5.0, "HELLO"))
-        return BU_EXIT_INTERRUPTED;
-    int up = 1;
-    for (int r = 0; r < c->n; r++)
-        if (c->ag[r].error[0]) {
-            fprintf(c->err, "ringsim bringup: %s\n", c->ag[r].error);
-            up = 0;
-        }
-    if (!up) {
-        fprintf(c->err, "ringsim bringup: the agents did not all come up: no link was tested\n");
+    rs_ctl_opts co = {.spawn = !o->table_path, .connect_s = o->connect_s, .timeout_s = o->timeout_s,
+                      .channels = 1, .backend = o->agent_backend, .job_prefix = "bu", .faults = faults};
+    int rc = rs_ctl_start(c, &co);
+    if (rc == RS_EXIT_ENGINE) {
+        fprintf(c->err, "ringsim bringup: no link was tested\n");
         return BU_EXIT_BAD;
     }
-    return -1;
+    return rc;
 }
 
 /* Sends one bring-up step to every agent and waits. -1 interrupted, 1 an agent failed, 0 ok. */
-static int bu_all(bu_ctl *c, const char *req, double limit_s, const char *what)
+static int bu_all(rs_ctl *c, const char *req, double limit_s, const char *what)
 {
-    for (int r = 0; r < c->n; r++)
-        bu_send(c, r, NCL_WIRE_SELFTEST, req);
-    if (bu_gather(c, limit_s, what))
+    if (rs_ctl_all(c, NCL_WIRE_SELFTEST, req, limit_s, what))
         return -1;
-    int failed = 0;
-    for (int r = 0; r < c->n; r++)
-        if (c->ag[r].error[0]) {
-            fprintf(c->err, "ringsim bringup: %s\n", c->ag[r].error);
-            failed = 1;
-        }
-    return failed;
+    return rs_ctl_print_failures(c) > 0;
 }
 
 /* One directed link: arm the destination, then run both sides. 0, or -1 when interrupted. */
-static int bu_test_link(bu_ctl *c, const bu_opts *o, bu_link *l)
+static int bu_test_link(rs_ctl *c, const rs_bringup_opts *o, bu_link *l)
 {
     char req[256];
     long tmo_ms = (long)(o->timeout_s * 1000);
@@ -773,8 +322,8 @@ static int bu_test_link(bu_ctl *c, const bu_opts *o, bu_link *l)
     }
     l->tested = 1;
     snprintf(req, sizeof req, "{\"test\":\"arm\",\"src\":%d}", l->src);
-    bu_send(c, l->dst, NCL_WIRE_SELFTEST, req);
-    if (bu_gather(c, o->timeout_s + 10, "SELFTEST arm"))
+    rs_ctl_send(c, l->dst, NCL_WIRE_SELFTEST, req);
+    if (rs_ctl_wait(c, o->timeout_s + 10, "SELFTEST arm"))
         return -1;
     if (c->ag[l->dst].error[0]) {
         bu_set(l, "error", "%s", c->ag[l->dst].error);
@@ -782,12 +331,12 @@ static int bu_test_link(bu_ctl *c, const bu_opts *o, bu_link *l)
     }
     snprintf(req, sizeof req, "{\"test\":\"link\",\"src\":%d,\"dst\":%d,\"reps\":%ld,\"pings\":%ld,\"timeout_ms\":%ld}",
              l->src, l->dst, o->reps, o->pings, tmo_ms);
-    bu_send(c, l->src, NCL_WIRE_SELFTEST, req);
-    bu_send(c, l->dst, NCL_WIRE_SELFTEST, req);
+    rs_ctl_send(c, l->src, NCL_WIRE_SELFTEST, req);
+    rs_ctl_send(c, l->dst, NCL_WIRE_SELFTEST, req);
     /* each side waits at most about two timeouts per step */
-    if (bu_gather(c, 2 * o->timeout_s * (double)(o->reps + RS_BU_PATTERNS + 2 + o->pings) + 10, "SELFTEST link"))
+    if (rs_ctl_wait(c, 2 * o->timeout_s * (double)(o->reps + RS_BU_PATTERNS + 2 + o->pings) + 10, "SELFTEST link"))
         return -1;
-    bu_agent *as = &c->ag[l->src], *ad = &c->ag[l->dst];
+    rs_ctl_agent *as = &c->ag[l->src], *ad = &c->ag[l->dst];
     l->src_reply = as->reply;
     l->dst_reply = ad->reply;
     as->reply = ad->reply = NULL;
@@ -803,7 +352,7 @@ static int bu_test_link(bu_ctl *c, const bu_opts *o, bu_link *l)
 }
 
 /* "end" on every rank: fence, scan for misplaced data, unbind. Replies go to end_replies. */
-static int bu_end_all(bu_ctl *c, const bu_opts *o, const bu_link *L, int nlinks, cJSON *end_replies)
+static int bu_end_all(rs_ctl *c, const rs_bringup_opts *o, const bu_link *L, int nlinks, cJSON *end_replies)
 {
     char req[4096];
     long tmo_ms = (long)(o->timeout_s * 1000);
@@ -817,9 +366,9 @@ static int bu_end_all(bu_ctl *c, const bu_opts *o, const bu_link *L, int nlinks,
                 first = 0;
             }
         snprintf(req + k, sizeof req - (size_t)k, "]}");
-        bu_send(c, r, NCL_WIRE_SELFTEST, req);
+        rs_ctl_send(c, r, NCL_WIRE_SELFTEST, req);
     }
-    if (bu_gather(c, o->timeout_s + 10, "SELFTEST end"))
+    if (rs_ctl_wait(c, o->timeout_s + 10, "SELFTEST end"))
         return -1;
     for (int r = 0; r < c->n; r++) {
         if (c->ag[r].reply) {
@@ -833,7 +382,7 @@ static int bu_end_all(bu_ctl *c, const bu_opts *o, const bu_link *L, int nlinks,
 }
 
 /* Verdicts of the tested links (see sim/zmq/ZMQ.md, "Verdicts"). Returns the median bandwidth. */
-static double bu_judge(const bu_opts *o, bu_link *L, int nlinks, const cJSON *end_replies)
+static double bu_judge(const rs_bringup_opts *o, bu_link *L, int nlinks, const cJSON *end_replies)
 {
     double *bw = calloc((size_t)nlinks + 1, sizeof *bw), median = 0;
     int nbw = 0;
@@ -888,7 +437,8 @@ typedef struct bu_ring_stats {
 
 /* Ring allreduces through the engine whose orders cover the expected links among the agents.
  * Returns 0, or -1 when interrupted. */
-static int bu_rings(bu_ctl *c, const bu_opts *o, const bu_link *L, int nlinks, cJSON *rings_json, bu_ring_stats *st)
+static int bu_rings(rs_ctl *c, const rs_bringup_opts *o, const bu_link *L, int nlinks, cJSON *rings_json, bu_ring_stats *st,
+                    FILE *out)
 {
     int n = c->n, rc = 0;
     bu_cover cov = {n, NULL, calloc((size_t)n * (size_t)n, 1), calloc((size_t)n, sizeof(int)), calloc((size_t)n, 1), 0};
@@ -903,11 +453,11 @@ static int bu_rings(bu_ctl *c, const bu_opts *o, const bu_link *L, int nlinks, c
     for (int i = 0; edge && i < nlinks; i++)
         if (L[i].src < n && L[i].dst < n && bu_breaks_rings(&L[i])) {
             edge[L[i].src * n + L[i].dst] = edge[L[i].dst * n + L[i].src] = 0;
-            fprintf(c->out, "# rings: link %d->%d (%s) and %d->%d are left out of the ring allreduces\n", L[i].src,
+            fprintf(out, "# rings: link %d->%d (%s) and %d->%d are left out of the ring allreduces\n", L[i].src,
                     L[i].dst, L[i].verdict, L[i].dst, L[i].src);
             st->left_out++;
         }
-    for (int i = 0; edge && cov.covered && cov.path && cov.used && i < nlinks && !bu_stop; i++) {
+    for (int i = 0; edge && cov.covered && cov.path && cov.used && i < nlinks && !rs_ctl_stopped(); i++) {
         const bu_link *l = &L[i];
         if (l->src >= n || l->dst >= n || cov.covered[l->src * n + l->dst] || !edge[l->src * n + l->dst])
             continue;
@@ -939,13 +489,13 @@ static int bu_rings(bu_ctl *c, const bu_opts *o, const bu_link *L, int nlinks, c
         snprintf(req + k, sizeof req - (size_t)k, "]}");
         st->run++;
         for (int r = 0; r < n; r++)
-            bu_send(c, r, NCL_WIRE_SELFTEST, req);
-        if (bu_gather(c, 6 * o->timeout_s + 20, "SELFTEST ring")) {
+            rs_ctl_send(c, r, NCL_WIRE_SELFTEST, req);
+        if (rs_ctl_wait(c, 6 * o->timeout_s + 20, "SELFTEST ring")) {
             rc = -1;
             break;
         }
         double wrong = 0, t = 0;
-        char fail[1100] = "";
+        char fail[sizeof c->ag[0].error] = "";
         for (int r = 0; r < n; r++) {
             const cJSON *rp = c->ag[r].reply;
             wrong += bu_num(rp, "wrong");
@@ -962,11 +512,11 @@ static int bu_rings(bu_ctl *c, const bu_opts *o, const bu_link *L, int nlinks, c
         cJSON_AddNumberToObject(rj, "time_us", t);
         cJSON_AddStringToObject(rj, "error", fail);
         if (fail[0]) {
-            fprintf(c->out, "# ring %s: allreduce %llu B int32 sum FAILED: %s\n", order, (unsigned long long)o->ring_bytes,
+            fprintf(out, "# ring %s: allreduce %llu B int32 sum FAILED: %s\n", order, (unsigned long long)o->ring_bytes,
                     fail);
             break; /* the engine's state after a failed collective would blame the next rings */
         }
-        fprintf(c->out, "# ring %s: allreduce %llu B int32 sum, #wrong %.0f, %.1f us\n", order,
+        fprintf(out, "# ring %s: allreduce %llu B int32 sum, #wrong %.0f, %.1f us\n", order,
                 (unsigned long long)o->ring_bytes, wrong, t);
     }
     free(edge);
@@ -997,7 +547,7 @@ static int bu_print_table(FILE *out, const bu_link *L, int nlinks)
     return bad;
 }
 
-static int bu_write_json(FILE *json, const char *path, const bu_ctl *c, const bu_opts *o, const bu_expect *x,
+static int bu_write_json(FILE *json, const char *path, const rs_ctl *c, const rs_bringup_opts *o, const bu_expect *x,
                          double median, const bu_link *L, int nlinks, cJSON *rings_json, int extra, int ok, FILE *err)
 {
     cJSON *j = cJSON_CreateObject();
@@ -1041,16 +591,15 @@ static int bu_write_json(FILE *json, const char *path, const bu_ctl *c, const bu
     return bad ? -1 : 0;
 }
 
-int rs_bringup_cmd(int argc, char **argv, FILE *out, FILE *err)
+int rs_bringup(const rs_bringup_opts *opts, FILE *out, FILE *err)
 {
-    bu_opts o;
-    int rc = bu_parse_args(argc, argv, &o, out, err);
-    if (rc >= 0)
-        return rc;
-    bu_ctl c;
+    rs_bringup_opts o = *opts;
+    rs_ctl c;
     memset(&c, 0, sizeof c);
-    c.out = out;
+    c.who = "ringsim bringup";
     c.err = err;
+    c.max_reply = BU_MAX_REPLY;
+    int rc;
     char e[RS_RT_ERRLEN];
     if (o.table_path && rs_ranktable_load(o.table_path, &c.table, e, sizeof e)) {
         fprintf(err, "%s\n", e);
@@ -1073,9 +622,8 @@ int rs_bringup_cmd(int argc, char **argv, FILE *out, FILE *err)
         o.slot /= 2;
     int nlinks = 2 * x.npairs;
     bu_link *L = calloc((size_t)nlinks + 1, sizeof *L);
-    c.ag = calloc((size_t)c.n, sizeof *c.ag);
     cJSON *end_replies = cJSON_CreateArray(), *rings_json = cJSON_CreateArray();
-    if (!L || !c.ag || !end_replies || !rings_json)
+    if (!L || !end_replies || !rings_json)
         goto out;
     for (int p = 0; p < x.npairs; p++)
         for (int d = 0; d < 2; d++) {
@@ -1083,21 +631,16 @@ int rs_bringup_cmd(int argc, char **argv, FILE *out, FILE *err)
             L[2 * p + d].dst = x.pairs[p][1 - d];
         }
 
-    struct sigaction sa, old_int, old_term;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = bu_on_signal; /* no SA_RESTART: zmq_poll returns EINTR */
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
     fprintf(out, "# ringsim bringup: %d agents%s, expected topology %s: %d ranks, %d link%s (%d directed)\n", c.n,
             o.table_path ? " (rank table)"
-            : o.agent_backend && !strcmp(o.agent_backend, "mmio") ? " (spawned, emulated boards: mmio, links over ipc)"
+            : !strcmp(o.agent_backend, "mmio") ? " (spawned, emulated boards: mmio, links over ipc)"
                                                                    : " (spawned, zmq over ipc)", x.desc, x.nranks, x.npairs,
             x.npairs == 1 ? "" : "s", nlinks);
     fflush(out);
     status = bu_start(&c, &o, faults);
     if (status >= 0)
         goto stop;
-    status = BU_EXIT_INTERRUPTED;
+    status = RS_CTL_EXIT_INTERRUPTED;
     /* 1. every directed link, one at a time (a link's bandwidth is its own), between begin and end */
     char req[256];
     snprintf(req, sizeof req, "{\"test\":\"begin\",\"bytes\":%llu,\"slot\":%llu,\"seed\":%ld}",
@@ -1106,14 +649,14 @@ int rs_bringup_cmd(int argc, char **argv, FILE *out, FILE *err)
     if (rc)
         goto stop_rc;
     for (int i = 0; i < nlinks; i++)
-        if (bu_stop || bu_test_link(&c, &o, &L[i]))
+        if (rs_ctl_stopped() || bu_test_link(&c, &o, &L[i]))
             goto stop;
     if (bu_end_all(&c, &o, L, nlinks, end_replies))
         goto stop;
     /* 2. verdicts, 3. rings over the links, 4. the report */
     double median = bu_judge(&o, L, nlinks, end_replies);
     bu_ring_stats rs;
-    if (bu_rings(&c, &o, L, nlinks, rings_json, &rs))
+    if (bu_rings(&c, &o, L, nlinks, rings_json, &rs, out))
         goto stop;
     int bad = bu_print_table(out, L, nlinks);
     int extra = c.n > x.nranks ? c.n - x.nranks : 0;
@@ -1135,27 +678,12 @@ int rs_bringup_cmd(int argc, char **argv, FILE *out, FILE *err)
     }
     goto stop;
 stop_rc:
-    status = rc < 0 ? BU_EXIT_INTERRUPTED : BU_EXIT_BAD;
+    status = rc < 0 ? RS_CTL_EXIT_INTERRUPTED : BU_EXIT_BAD;
 stop:
-    if (status == BU_EXIT_INTERRUPTED)
+    if (status == RS_CTL_EXIT_INTERRUPTED)
         fprintf(err, "ringsim bringup: interrupted: stopping the agents\n");
-    if (c.ctx && (c.procs.spawned || o.shutdown_remote) && status != BU_EXIT_INTERRUPTED) {
-        for (int r = 0; r < c.n; r++)
-            if (!c.ag[r].lost)
-                bu_send(&c, r, NCL_WIRE_SHUTDOWN, "{}");
-        bu_gather(&c, 3.0, "SHUTDOWN");
-    }
-    bu_stop_agents(&c, status == BU_EXIT_INTERRUPTED ? 0.2 : 3.0);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
 out:
-    for (int r = 0; c.ag && r < c.n; r++) {
-        if (c.ag[r].req)
-            zmq_close(c.ag[r].req);
-        cJSON_Delete(c.ag[r].reply);
-    }
-    if (c.ctx)
-        zmq_ctx_term(c.ctx);
+    rs_ctl_finish(&c, o.shutdown_remote, status == RS_CTL_EXIT_INTERRUPTED);
     for (int i = 0; L && i < nlinks; i++) {
         cJSON_Delete(L[i].src_reply);
         cJSON_Delete(L[i].dst_reply);
@@ -1163,7 +691,6 @@ out:
     cJSON_Delete(end_replies);
     cJSON_Delete(rings_json);
     free(L);
-    free(c.ag);
 early:
     if (json)
         fclose(json);

@@ -16,10 +16,30 @@ extern "C" {
 
 /* ---- the controller ------------------------------------------------------------------------------ */
 
-/** `ringsim bringup [options]`: 0 every expected link good, 1 any bad, 2 bad usage or files,
- *  130 interrupted. */
-int rs_bringup_cmd(int argc, char **argv, FILE *out, FILE *err);
-void rs_bringup_usage(FILE *out);
+#define RS_BU_MAX_LOCAL 64   /**< spawned agents */
+#define RS_BU_MAX_INJECT 16
+
+/** What `ringsim bringup` was asked to do (sim/cli/cmd_bringup.c parses it). */
+typedef struct rs_bringup_opts {
+    const char *table_path;   /**< running agents; NULL: spawn nranks local ones */
+    const char *expect_spec;  /**< ring:N, ..., or a scenario file; NULL: a ring over the agents */
+    const char *json_path;
+    double slow_factor;       /**< slow = bandwidth below this x the median */
+    double timeout_s, connect_s;
+    uint64_t bytes, slot, ring_bytes;
+    long nranks, reps, pings, seed;
+    int shutdown_remote;
+    const char *inject[RS_BU_MAX_INJECT]; /**< A-B:FAULT */
+    int ninject;
+    const char *agent_backend; /**< spawned agents' HAL: "zmq" or "mmio" */
+} rs_bringup_opts;
+
+/** The defaults of every option (4 agents, 2 MiB bandwidth transfers, ...). */
+void rs_bringup_defaults(rs_bringup_opts *o);
+
+/** Brings up the agents and tests every expected link: 0 every expected link good, 1 any bad,
+ *  2 bad files, 130 interrupted. */
+int rs_bringup(const rs_bringup_opts *o, FILE *out, FILE *err);
 
 /* ---- fault shim (test hook of `ringsim agent --fault`) ------------------------------------------- */
 

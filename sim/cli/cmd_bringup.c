@@ -1,0 +1,191 @@
+/* cmd_bringup.c — `ringsim bringup`: its options; the link tests are sim/zmq/rs_bringup.c. */
+#include "rs_cmd.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zmq/rs_bringup.h"
+
+void rs_cmd_bringup_usage(FILE *out)
+{
+    fprintf(out,
+        "usage: ringsim bringup [--ranks N | --ranktable FILE] [--expect TOPOLOGY] [options]\n"
+        "\n"
+        "Brings up a set of agents (one process per rank, as 'ringsim run --backend zmq'): tests every\n"
+        "expected link in both directions through the HAL (bandwidth, ping-pong latency, data patterns),\n"
+        "runs ring allreduces through the engine whose orders together cover the links, and names each\n"
+        "bad link: dead, slow, corrupting or miswired; links of ranks that are not there are missing.\n"
+        "  --ranks N            spawn N local agents (default 4)\n"
+        "  --ranktable FILE     use the running agents FILE lists instead\n"
+        "  --expect TOPOLOGY    ring:N, biring:N, mesh:N, torus:RxC, switch:N, server8, cluster:S, or a\n"
+        "                       scenario file (its topology section); default: a ring over the agents\n"
+        "  --slow-factor F      slow = bandwidth below F x the median of the links (default 0.5)\n"
+        "  --timeout S          how long a rank waits for each transfer (default 2); also the engine's\n"
+        "                       timeout of spawned agents (others keep their own --timeout)\n"
+        "  --connect-timeout S  how long agents may take to come up (default 30)\n"
+        "  --bytes B            bandwidth transfer size (default 2M; K, M, G suffixes)\n"
+        "  --slot B             size of each pattern transfer (default 64K)\n"
+        "  --reps N             bandwidth transfers per link, the best counts (default 3)\n"
+        "  --pings N            ping-pong round trips per link (default 20)\n"
+        "  --ring-bytes B       size of each ring allreduce (default 64K)\n"
+        "  --seed S             seed of the pseudo-random pattern (default 1)\n"
+        "  --json FILE          write the results as JSON\n"
+        "  --shutdown-agents    with --ranktable: send SHUTDOWN at the end\n"
+        "  --inject A-B:FAULT   test hook (spawned agents only): damage the link A->B; FAULT = dead,\n"
+        "                       slow:GBPS, corrupt or miswire:C (see 'ringsim agent --fault')\n"
+        "  --agent-backend B    spawned agents' HAL: zmq (default) or mmio (emulated boards: a verilated\n"
+        "                       block per agent, at most 4 ranks, no corrupt injection; sim/zmq/ZMQ.md)\n"
+        "Exit status: 0 every expected link good, 1 a link or ring is bad or a rank is missing,\n"
+        "2 bad arguments or files, 130 interrupted.\n");
+}
+
+static int bu_parse_seconds(const char *flag, const char *v, double *out)
+{
+    char *end = NULL;
+    double s = strtod(v, &end);
+    if (end == v || *end || !(s > 0) || s > 1e5) {
+        fprintf(stderr, "ringsim bringup: %s: '%s' is not a time (allowed: seconds > 0, e.g. 0.5)\n", flag, v);
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
+static int bu_parse_bytes(const char *flag, const char *v, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    char *end = NULL;
+    double x = strtod(v, &end);
+    if (end != v && *end) {
+        double m = 0;
+        if (!strcmp(end, "K") || !strcmp(end, "KiB"))
+            m = 1024;
+        else if (!strcmp(end, "M") || !strcmp(end, "MiB"))
+            m = 1048576;
+        else if (!strcmp(end, "G") || !strcmp(end, "GiB"))
+            m = 1073741824.0;
+        if (m > 0) {
+            x *= m;
+            end += strlen(end);
+        }
+    }
+    if (end == v || *end || !(x >= (double)lo) || x > (double)hi || x != floor(x) || (uint64_t)x % 8) {
+        fprintf(stderr, "ringsim bringup: %s: '%s' (allowed: %llu..%llu bytes, a multiple of 8; K, M, G suffixes)\n", flag,
+                v, (unsigned long long)lo, (unsigned long long)hi);
+        return -1;
+    }
+    *out = (uint64_t)x;
+    return 0;
+}
+
+static int bu_parse_int(const char *flag, const char *v, long lo, long hi, long *out)
+{
+    char *end = NULL;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || x < lo || x > hi) {
+        fprintf(stderr, "ringsim bringup: %s: '%s' (allowed: %ld..%ld)\n", flag, v, lo, hi);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+int rs_cmd_bringup(int argc, char **argv)
+{
+    rs_bringup_opts opts, *o = &opts;
+    static const char *const with_value[] = {"--ranks", "--ranktable", "--expect", "--slow-factor", "--timeout",
+                                              "--connect-timeout", "--bytes", "--slot", "--reps", "--pings",
+                                              "--ring-bytes", "--seed", "--json", "--inject", "--agent-backend"};
+    rs_bringup_defaults(o);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            rs_cmd_bringup_usage(stdout);
+            return RS_EXIT_OK;
+        }
+        if (!strcmp(a, "--shutdown-agents")) {
+            o->shutdown_remote = 1;
+            continue;
+        }
+        int known = 0;
+        for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
+            known |= !strcmp(a, with_value[k]);
+        if (!known) {
+            fprintf(stderr, "ringsim bringup: unknown option '%s' (see 'ringsim bringup --help')\n", a);
+            return RS_EXIT_USAGE;
+        }
+        if (!v) {
+            fprintf(stderr, "ringsim bringup: %s: missing value\n", a);
+            return RS_EXIT_USAGE;
+        }
+        i++;
+        int bad = 0;
+        if (!strcmp(a, "--ranks"))
+            bad = bu_parse_int(a, v, 2, RS_BU_MAX_LOCAL, &o->nranks);
+        else if (!strcmp(a, "--ranktable"))
+            o->table_path = v;
+        else if (!strcmp(a, "--expect"))
+            o->expect_spec = v;
+        else if (!strcmp(a, "--json"))
+            o->json_path = v;
+        else if (!strcmp(a, "--agent-backend")) {
+            o->agent_backend = v;
+            if (strcmp(v, "zmq") && strcmp(v, "mmio")) {
+                fprintf(stderr, "ringsim bringup: --agent-backend: '%s' (allowed: zmq, mmio)\n", v);
+                bad = 1;
+            }
+        }
+        else if (!strcmp(a, "--timeout"))
+            bad = bu_parse_seconds(a, v, &o->timeout_s);
+        else if (!strcmp(a, "--connect-timeout"))
+            bad = bu_parse_seconds(a, v, &o->connect_s);
+        else if (!strcmp(a, "--bytes"))
+            bad = bu_parse_bytes(a, v, 8, 64u << 20, &o->bytes);
+        else if (!strcmp(a, "--slot"))
+            bad = bu_parse_bytes(a, v, 8, 1u << 20, &o->slot);
+        else if (!strcmp(a, "--ring-bytes"))
+            bad = bu_parse_bytes(a, v, 8, 64u << 20, &o->ring_bytes);
+        else if (!strcmp(a, "--reps"))
+            bad = bu_parse_int(a, v, 1, 100, &o->reps);
+        else if (!strcmp(a, "--pings"))
+            bad = bu_parse_int(a, v, 0, 1000, &o->pings);
+        else if (!strcmp(a, "--seed"))
+            bad = bu_parse_int(a, v, 0, 1L << 40, &o->seed);
+        else if (!strcmp(a, "--slow-factor")) {
+            char *end = NULL;
+            o->slow_factor = strtod(v, &end);
+            if (end == v || *end || !(o->slow_factor > 0) || o->slow_factor >= 1) {
+                fprintf(stderr, "ringsim bringup: --slow-factor: '%s' (allowed: 0 < F < 1)\n", v);
+                bad = 1;
+            }
+        } else if (o->ninject < RS_BU_MAX_INJECT) {
+            o->inject[o->ninject++] = v;
+        } else {
+            fprintf(stderr, "ringsim bringup: --inject: more than %d\n", RS_BU_MAX_INJECT);
+            bad = 1;
+        }
+        if (bad)
+            return RS_EXIT_USAGE;
+    }
+    if (o->table_path && o->nranks) {
+        fprintf(stderr, "ringsim bringup: --ranks and --ranktable (allowed: one of them)\n");
+        return RS_EXIT_USAGE;
+    }
+    if (!strcmp(o->agent_backend, "mmio") && o->table_path) {
+        fprintf(stderr, "ringsim bringup: --agent-backend mmio: only for spawned agents (allowed: leave it out with "
+                "--ranktable: those agents run the backend they were started with)\n");
+        return RS_EXIT_USAGE;
+    }
+    if (!strcmp(o->agent_backend, "mmio") && o->nranks > 4) {
+        fprintf(stderr, "ringsim bringup: --agent-backend mmio: --ranks %ld (allowed: 2..4: the block's 128 notify "
+                "counters give each peer 128 / ranks ids, the engine needs 32)\n", o->nranks);
+        return RS_EXIT_USAGE;
+    }
+    if (o->table_path && o->ninject) {
+        fprintf(stderr, "ringsim bringup: --inject works on spawned agents only (allowed with --ranktable: start the "
+                "agents with --fault)\n");
+        return RS_EXIT_USAGE;
+    }
+    return rs_bringup(o, stdout, stderr);
+}
+
