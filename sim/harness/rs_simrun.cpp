@@ -20,7 +20,7 @@
 
 #include "model/cluster.hpp"
 #include "scenario/rs_scenario.h"
-#include "sweep/rs_data.h"
+#include "sweep/rs_shape.h"
 #include "rs_payload.hpp"
 #include "rs_sc.hpp"
 #include "rs_setup.hpp"
@@ -72,10 +72,12 @@ public:
 private:
     int sweep(ncl_coll coll, rs_report *rep);
     int train(rs_report *rep);
-    void place(int rank, const model::Collective &c, bool inplace);
-    void prepare(int rank, const model::Collective &c, bool inplace);
-    void expect(const model::Collective &c);
-    uint64_t count_wrong(const model::Collective &c);
+    void place(int rank, const rs_shape &s, bool inplace);
+    void prepare(int rank, const rs_shape &s);
+    void expect(const rs_shape &s);
+    uint64_t count_wrong(const rs_shape &s);
+    bool check_row(const rs_shape &s, const model::Collective &c, bool inplace, bool fresh, double *us,
+                   uint64_t *wrong);
     int engine_error(const char *what);
 
     void show_progress(ncl_coll coll, uint64_t size);
@@ -189,126 +191,85 @@ int Driver::engine_error(const char *what)
 }
 
 // Buffers of one rank for the call, placed as nccl-tests does (in place per NCCL's rules).
-void Driver::place(int rank, const model::Collective &c, bool inplace)
+void Driver::place(int rank, const rs_shape &s, bool inplace)
 {
     Buffers &r = bufs_[rank];
-    int p = cl_->nranks();
-    uint64_t es = ncl_dtype_size(c.dt);
-    uint64_t in = (c.coll == NCL_COLL_REDUCE_SCATTER ? c.count * p : c.count) * es;
-    uint64_t out = (c.coll == NCL_COLL_ALLGATHER ? c.count * p : c.count) * es;
-    uint64_t off = (uint64_t)rank * c.count * es;
     unsigned char *a, *b;
     if (sc_.payload_real) {
         unsigned char *old = r.a.data();
-        a = r.a.reserve(in > out ? in : out);
-        b = r.b.reserve(out); // mapped lazily: untouched in place
+        a = r.a.reserve(rs_shape_a_bytes(&s));
+        b = r.b.reserve(rs_shape_b_bytes(&s)); // mapped lazily: untouched in place
         if (a != old)
             r.a_input = InputKey{};
     } else {
         a = reinterpret_cast<unsigned char *>(k_fake_send);
         b = reinterpret_cast<unsigned char *>(k_fake_recv);
     }
-    if (!inplace) {
-        r.send = a;
-        r.recv = b;
-    } else if (c.coll == NCL_COLL_REDUCE_SCATTER) {
-        r.send = a;
-        r.recv = a + off;
-    } else if (c.coll == NCL_COLL_ALLGATHER) {
-        r.send = a + off;
-        r.recv = a;
-    } else {
-        r.send = r.recv = a;
-    }
+    rs_shape_place(&s, rank, a, b, inplace, &r.send, &r.recv);
     cl_->set_buffers(rank, r.send, r.recv);
 }
 
 // A rank's input and poisoned output (real payload; runs on a worker thread). The input is
 // generated unless a already holds it (out of place then in place, same row: runs only read it).
-void Driver::prepare(int rank, const model::Collective &c, bool inplace)
+void Driver::prepare(int rank, const rs_shape &s)
 {
     Buffers &r = bufs_[rank];
-    int p = cl_->nranks();
-    uint64_t es = ncl_dtype_size(c.dt);
-    uint64_t n_in = c.coll == NCL_COLL_REDUCE_SCATTER ? c.count * p : c.count;
-    uint64_t out = (c.coll == NCL_COLL_ALLGATHER ? c.count * p : c.count) * es;
-    bool reduces = c.coll == NCL_COLL_ALLREDUCE || c.coll == NCL_COLL_REDUCE || c.coll == NCL_COLL_REDUCE_SCATTER;
-    unsigned char *send = static_cast<unsigned char *>(const_cast<void *>(r.send));
-    unsigned char *recv = static_cast<unsigned char *>(r.recv);
-    InputKey key{(uint64_t)(send - r.a.data()), n_in, (int)c.dt, reduces ? (int)c.op : (int)NCL_MAX};
+    const unsigned char *send = static_cast<const unsigned char *>(r.send);
+    InputKey key{(uint64_t)(send - r.a.data()), rs_shape_input_elems(&s, rank), (int)s.dt, (int)s.op};
     if (!(r.a_input == key)) {
-        rs_data_fill(send, n_in, c.dt, (ncl_op)key.op, p, rank, sc_.seed, 0);
+        rs_shape_input(&s, rank, sc_.seed, const_cast<unsigned char *>(send));
         r.a_input = key;
     }
-    // Results never written show up as #wrong: poison the output the input does not cover.
-    unsigned char *in_end = send + n_in * es, *out_end = recv + out;
-    if (!inplace) {
-        std::memset(recv, 0xa5, out);
-    } else {
-        if (recv < send)
-            std::memset(recv, 0xa5, (size_t)((out_end < send ? out_end : send) - recv));
-        if (out_end > in_end)
-            std::memset(recv > in_end ? recv : in_end, 0xa5, (size_t)(out_end - (recv > in_end ? recv : in_end)));
-    }
+    rs_shape_poison(&s, rank, send, r.recv);
 }
 
-// The reference result from the ranks' inputs (out-of-place placement, before any run): the
-// same arithmetic as rs_data_expected (rank 0, then op with ranks 1..p-1 in order) without
-// generating every input again.
-void Driver::expect(const model::Collective &c)
+// The reference result from the ranks' inputs (out-of-place placement, before any run), in
+// blocks that keep the running result in cache across ranks.
+void Driver::expect(const rs_shape &s)
 {
-    int p = cl_->nranks();
-    uint64_t es = ncl_dtype_size(c.dt);
-    bool per_rank = c.coll == NCL_COLL_ALLGATHER || c.coll == NCL_COLL_REDUCE_SCATTER;
-    uint64_t total = per_rank ? c.count * p : c.count;
-    unsigned char *e = expected_.reserve(total * es);
-    auto input = [this](int r) { return static_cast<const unsigned char *>(bufs_[r].send); };
-    if (c.coll == NCL_COLL_BROADCAST) {
-        std::memcpy(e, input(c.root), total * es);
-        return;
-    }
-    if (c.coll == NCL_COLL_ALLGATHER) {
-        rs::parallel_for(p, [&](int k) { std::memcpy(e + k * c.count * es, input(k), c.count * es); });
-        return;
-    }
-    const uint64_t block = 16384; // elements: the running result stays in cache across ranks
+    unsigned char *e = expected_.reserve(s.result_elems * s.es);
+    std::vector<const void *> inputs((size_t)s.nranks);
+    for (int r = 0; r < s.nranks; r++)
+        inputs[(size_t)r] = bufs_[(size_t)r].send;
+    const uint64_t block = 16384, total = s.result_elems; // elements
     rs::parallel_for((int)((total + block - 1) / block), [&](int i) {
-        uint64_t lo = (uint64_t)i * block, n = total - lo < block ? total - lo : block;
-        std::memcpy(e + lo * es, input(0) + lo * es, n * es);
-        for (int r = 1; r < p; r++)
-            ncl_reduce_kernel(e + lo * es, input(r) + lo * es, n, c.dt, c.op);
-        if (c.op == NCL_AVG)
-            ncl_div_kernel(e + lo * es, n, c.dt, (uint32_t)p);
+        uint64_t lo = (uint64_t)i * block, hi = total - lo < block ? total : lo + block;
+        rs_shape_expected_from(&s, inputs.data(), lo, hi, e + lo * s.es);
     });
 }
 
-uint64_t Driver::count_wrong(const model::Collective &c)
+uint64_t Driver::count_wrong(const rs_shape &s)
 {
-    int p = cl_->nranks();
-    uint64_t es = ncl_dtype_size(c.dt);
-    bool reduces = c.coll == NCL_COLL_ALLREDUCE || c.coll == NCL_COLL_REDUCE || c.coll == NCL_COLL_REDUCE_SCATTER;
-    std::vector<uint64_t> wrong((size_t)p, 0);
-    rs::parallel_for(p, [&](int r) {
-        if (c.coll == NCL_COLL_REDUCE && r != c.root)
-            return;
-        const unsigned char *want = expected_.data() + (c.coll == NCL_COLL_REDUCE_SCATTER ? r * c.count * es : 0);
-        uint64_t n = c.coll == NCL_COLL_ALLGATHER ? c.count * p : c.count;
-        wrong[r] = rs_data_count_wrong(bufs_[r].recv, want, n, c.dt, reduces ? c.op : NCL_MAX);
-    });
+    std::vector<uint64_t> wrong((size_t)s.nranks, 0);
+    rs::parallel_for(s.nranks,
+                     [&](int r) { wrong[(size_t)r] = rs_shape_count_wrong(&s, r, bufs_[(size_t)r].recv, expected_.data()); });
     uint64_t sum = 0;
     for (uint64_t w : wrong)
         sum += w;
     return sum;
 }
 
+// One checked run of a row's placement (real payload): inputs, the reference (fresh: a new row;
+// otherwise the one computed for the same row's other placement still holds), the run, #wrong.
+bool Driver::check_row(const rs_shape &s, const model::Collective &c, bool inplace, bool fresh, double *us,
+                       uint64_t *wrong)
+{
+    rs::parallel_for(s.nranks, [&](int r) { prepare(r, s); });
+    if (fresh)
+        expect(s);
+    if (!cl_->run(c, 1, us))
+        return false;
+    *wrong = count_wrong(s);
+    if (inplace) // in-place runs wrote over the inputs
+        for (Buffers &b : bufs_)
+            b.a_input = InputKey{};
+    return true;
+}
+
 int Driver::sweep(ncl_coll coll, rs_report *rep)
 {
     const rs_workload &w = sc_.workload;
     int p = cl_->nranks();
-    bool reduces = coll == NCL_COLL_ALLREDUCE || coll == NCL_COLL_REDUCE || coll == NCL_COLL_REDUCE_SCATTER;
-    bool rooted = coll == NCL_COLL_BROADCAST || coll == NCL_COLL_REDUCE;
-    bool per_rank = coll == NCL_COLL_ALLGATHER || coll == NCL_COLL_REDUCE_SCATTER;
-    uint64_t es = ncl_dtype_size(w.dtype);
     ncl_algo algo = ncl_algo_supported(coll, w.algo) ? w.algo : NCL_ALGO_AUTO;
     if (w.deterministic && coll == NCL_COLL_ALLREDUCE)
         algo = NCL_ALGO_DET; // what the engine runs in deterministic mode
@@ -317,60 +278,52 @@ int Driver::sweep(ncl_coll coll, rs_report *rep)
 
     rs_report_table_begin(rep, coll, ncl_algo_name(algo));
     int status = RS_EXIT_OK;
+    bool reduces = rs_shape_reduces(coll);
     for (uint64_t size = w.begin_bytes; size <= w.end_bytes; size *= w.factor) {
-        uint64_t count = size / es / (per_rank ? p : 1);
-        if (count == 0)
-            continue;
-        model::Collective c{coll, count, w.dtype, reduces ? w.op : NCL_SUM, rooted ? w.root : 0};
-        rs_row row{};
-        row.coll = coll;
-        row.dtype = w.dtype;
-        row.op = c.op;
-        row.has_op = reduces;
-        row.root = rooted ? w.root : -1;
-        row.size = count * es * (per_rank ? p : 1);
-        row.count = count;
-        row.algo = algo;
-        row.memcpy_gbps = -1;
-        double factor = rs_report_bus_factor(coll, p);
-        show_progress(coll, row.size);
-        for (int pl = 0; pl < 2; pl++) {
-            double t = 0;
-            uint64_t wrong = 0;
-            for (int r = 0; r < p; r++)
-                place(r, c, pl == 1);
-            // Simulated time does not depend on the data: with one timed iteration and no
-            // warm-up the check run is that iteration.
-            bool check_is_timed = w.iters == 1 && w.warmup == 0;
-            if (sc_.payload_real) {
-                rs::parallel_for(p, [&](int r) { prepare(r, c, pl == 1); });
-                if (pl == 0)
-                    expect(c);
-                if (!cl_->run(c, 1, &t))
+        rs_shape s;
+        if (rs_shape_make(&s, coll, p, w.dtype, w.op, w.root, size)) {
+            model::Collective c{coll, s.count, s.dt, reduces ? s.op : NCL_SUM, s.root};
+            rs_row row{};
+            row.coll = coll;
+            row.dtype = w.dtype;
+            row.op = c.op;
+            row.has_op = reduces;
+            row.root = rs_shape_rooted(coll) ? s.root : -1;
+            row.size = s.size;
+            row.count = s.count;
+            row.algo = algo;
+            row.memcpy_gbps = -1;
+            double factor = rs_report_bus_factor(coll, p);
+            show_progress(coll, row.size);
+            for (int pl = 0; pl < 2; pl++) {
+                double t = 0;
+                uint64_t wrong = 0;
+                for (int r = 0; r < p; r++)
+                    place(r, s, pl == 1);
+                // Simulated time does not depend on the data: with one timed iteration and no
+                // warm-up the check run is that iteration.
+                bool check_is_timed = w.iters == 1 && w.warmup == 0;
+                if (sc_.payload_real && !check_row(s, c, pl == 1, pl == 0, &t, &wrong))
                     return engine_error("the check run");
-                wrong = count_wrong(c);
-                if (pl == 1) // in-place runs wrote over the inputs
-                    for (Buffers &b : bufs_)
-                        b.a_input = InputKey{};
+                if (!sc_.payload_real || !check_is_timed) {
+                    if (w.warmup > 0 && !cl_->run(c, w.warmup, &t))
+                        return engine_error("warm-up");
+                    if (!cl_->run(c, w.iters, &t))
+                        return engine_error("the timed iterations");
+                }
+                row.res[pl].time_us = t;
+                row.res[pl].algbw = t > 0 ? (double)row.size / t / 1e3 : 0.0;
+                row.res[pl].busbw = row.res[pl].algbw * factor;
+                row.res[pl].wrong = wrong;
+                if (wrong)
+                    status = RS_EXIT_WRONG;
             }
-            if (!sc_.payload_real || !check_is_timed) {
-                if (w.warmup > 0 && !cl_->run(c, w.warmup, &t))
-                    return engine_error("warm-up");
-                if (!cl_->run(c, w.iters, &t))
-                    return engine_error("the timed iterations");
-            }
-            row.res[pl].time_us = t;
-            row.res[pl].algbw = t > 0 ? (double)row.size / t / 1e3 : 0.0;
-            row.res[pl].busbw = row.res[pl].algbw * factor;
-            row.res[pl].wrong = wrong;
-            if (wrong)
-                status = RS_EXIT_WRONG;
+            clear_progress();
+            rows_done_++;
+            rs_report_row(rep, &row);
+            if (x_.on_row)
+                x_.on_row(x_.row_ud, &row);
         }
-        clear_progress();
-        rows_done_++;
-        rs_report_row(rep, &row);
-        if (x_.on_row)
-            x_.on_row(x_.row_ud, &row);
         if (size > UINT64_MAX / w.factor)
             break;
     }
@@ -477,20 +430,16 @@ int Driver::train(rs_report *rep)
 {
     rs::BucketRun run = [this](uint64_t count, double *us, uint64_t *wrong) {
         const rs_workload &w = sc_.workload;
+        rs_shape s;
+        rs_shape_make(&s, NCL_COLL_ALLREDUCE, cl_->nranks(), w.dtype, w.op, 0, count * ncl_dtype_size(w.dtype));
         model::Collective c{NCL_COLL_ALLREDUCE, count, w.dtype, w.op, 0};
-        int p = cl_->nranks();
-        for (int r = 0; r < p; r++) // in place, as fused gradient buffers are reduced
-            place(r, c, true);
-        if (sc_.payload_real) {
-            rs::parallel_for(p, [&](int r) { prepare(r, c, true); });
-            expect(c);
-        }
-        if (!cl_->run(c, 1, us)) {
-            engine_error("a gradient bucket's allreduce");
-            return false;
-        }
-        *wrong = sc_.payload_real ? count_wrong(c) : 0;
-        return true;
+        for (int r = 0; r < s.nranks; r++) // in place, as fused gradient buffers are reduced
+            place(r, s, true);
+        *wrong = 0;
+        if (sc_.payload_real ? check_row(s, c, true, true, us, wrong) : cl_->run(c, 1, us))
+            return true;
+        engine_error("a gradient bucket's allreduce");
+        return false;
     };
     return rs::run_training(sc_, *cl_, tracer_.get(), run, stdout, rep);
 }

@@ -11,21 +11,14 @@
 
 #include "ncl/ncl_host.h"
 #include "ncl/ncl_sched.h"
-#include "sweep/rs_data.h"
+#include "sweep/rs_shape.h"
 
 /* A sweep longer than this is a typo (e.g. -i 1 with a large -e), not a benchmark. */
-#define RS_MAX_ROWS 100000
-/* Byte pattern of receive buffers before a checked run: unwritten results show up as #wrong. */
-#define RS_POISON 0xa5
+#define RS_MAX_SIZES 100000
 
 /* One row to run: its shape on every rank and what the engine will do with it. */
 typedef struct rs_rowspec {
-    ncl_dtype dt;
-    ncl_op op;
-    int has_op;
-    uint64_t param;          /* count given to the API (per rank for reduce_scatter/allgather) */
-    uint64_t send_elems, recv_elems, expected_elems;
-    uint64_t size, count_col;
+    rs_shape shape;
     ncl_algo algo;
     double memcpy_gbps;
 } rs_rowspec;
@@ -37,7 +30,7 @@ typedef struct rs_bench {
     int nranks;
     rs_rowspec *rows;
     size_t nrows;
-    uint64_t send_max, recv_max, expected_max; /* bytes */
+    uint64_t a_max, b_max, expected_max;       /* bytes (rs_shape_place's a and b) */
     unsigned char *expected;                   /* the reference result, computed in slices */
     double *times;                             /* [placement * nranks + rank], microseconds */
     uint64_t *wrong;                           /* [placement * nranks + rank] */
@@ -56,81 +49,6 @@ static double rs_now_us(void)
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
 }
 
-static int rs_is_reducing(ncl_coll c)
-{
-    return c == NCL_COLL_ALLREDUCE || c == NCL_COLL_REDUCE || c == NCL_COLL_REDUCE_SCATTER;
-}
-
-static int rs_has_root(ncl_coll c)
-{
-    return c == NCL_COLL_BROADCAST || c == NCL_COLL_REDUCE;
-}
-
-/* Shape of one row; 0 when it has no element to move (skipped, as nccl-tests' zero sizes). */
-static int rs_shape(ncl_coll coll, int p, ncl_dtype dt, uint64_t bytes, rs_rowspec *r)
-{
-    uint64_t es = ncl_dtype_size(dt);
-    uint64_t elems = bytes / es;
-    switch (coll) {
-    case NCL_COLL_REDUCE_SCATTER:
-        r->param = elems / (uint64_t)p;
-        r->send_elems = r->param * (uint64_t)p;
-        r->recv_elems = r->param;
-        r->expected_elems = r->send_elems;
-        r->size = r->send_elems * es;
-        break;
-    case NCL_COLL_ALLGATHER:
-        r->param = elems / (uint64_t)p;
-        r->send_elems = r->param;
-        r->recv_elems = r->param * (uint64_t)p;
-        r->expected_elems = r->recv_elems;
-        r->size = r->recv_elems * es;
-        break;
-    default:
-        r->param = elems;
-        r->send_elems = r->recv_elems = r->expected_elems = elems;
-        r->size = elems * es;
-        break;
-    }
-    r->count_col = r->param;
-    return r->param > 0;
-}
-
-/* b, b*f, ... (or b, b+i, ...) up to e. */
-static int rs_sizes(const rs_sweep *o, uint64_t **out, size_t *n, FILE *err)
-{
-    size_t cap = 64, k = 0;
-    uint64_t *s = malloc(cap * sizeof *s);
-    if (s == NULL)
-        return -1;
-    uint64_t size = o->minbytes;
-    for (;;) {
-        if (k == RS_MAX_ROWS) {
-            fprintf(err, "ringsim: -i: %llu B steps from %llu to %llu B give more than %d sizes "
-                         "(allowed: a sweep of at most %d sizes; use -f or a larger -i)\n",
-                    (unsigned long long)o->stepbytes, (unsigned long long)o->minbytes,
-                    (unsigned long long)o->maxbytes, RS_MAX_ROWS, RS_MAX_ROWS);
-            free(s);
-            return -1;
-        }
-        if (k == cap) {
-            uint64_t *t = realloc(s, 2 * cap * sizeof *s);
-            if (t == NULL) {
-                free(s);
-                return -1;
-            }
-            s = t;
-            cap *= 2;
-        }
-        s[k++] = size;
-        if (!rs_sweep_next_size(o, size, &size))
-            break;
-    }
-    *out = s;
-    *n = k;
-    return 0;
-}
-
 /* The algorithm the engine will pick for a row (the forced one, or AUTO's choice). */
 static ncl_algo rs_row_algo(const rs_sweep *o, const ncl_host_config *hc, ncl_coll coll, ncl_algo forced,
                             const rs_rowspec *r)
@@ -145,120 +63,10 @@ static ncl_algo rs_row_algo(const rs_sweep *o, const ncl_host_config *hc, ncl_co
     env.scratch_bytes = hc->scratch_bytes;
     env.link_alpha_ns = hc->comm.link_alpha_ns;
     env.link_gbps = hc->comm.link_gbps;
-    ncl_result rc = ncl_plan_make(&plan, coll, NCL_ALGO_AUTO, o->nranks, 0, rs_has_root(coll) ? o->root : 0,
-                                  r->param, r->dt, r->has_op ? r->op : NCL_SUM, 0, &env);
+    const rs_shape *sh = &r->shape;
+    ncl_result rc = ncl_plan_make(&plan, coll, NCL_ALGO_AUTO, o->nranks, 0, sh->root, sh->count, sh->dt,
+                                  rs_shape_reduces(coll) ? sh->op : NCL_SUM, 0, &env);
     return rc == NCL_SUCCESS ? (ncl_algo)plan.algo : NCL_ALGO_AUTO;
-}
-
-static ncl_result rs_call(const rs_bench *b, const rs_rowspec *r, const void *sb, void *rb, ncl_comm *comm)
-{
-    switch (b->coll) {
-    case NCL_COLL_ALLREDUCE: return ncl_allreduce(sb, rb, r->param, r->dt, r->op, comm);
-    case NCL_COLL_BROADCAST: return ncl_broadcast(sb, rb, r->param, r->dt, b->o->root, comm);
-    case NCL_COLL_REDUCE: return ncl_reduce(sb, rb, r->param, r->dt, r->op, b->o->root, comm);
-    case NCL_COLL_REDUCE_SCATTER: return ncl_reduce_scatter(sb, rb, r->param, r->dt, r->op, comm);
-    case NCL_COLL_ALLGATHER: return ncl_allgather(sb, rb, r->param, r->dt, comm);
-    default: return NCL_ERR_INVALID_ARGUMENT;
-    }
-}
-
-/* Buffers of one placement, by NCCL's in-place rules. */
-static void rs_placement(const rs_bench *b, const rs_rowspec *r, int rank, unsigned char *S, unsigned char *R,
-                         int inplace, const void **sb, void **rb)
-{
-    uint64_t off = (uint64_t)rank * r->param * ncl_dtype_size(r->dt);
-    if (!inplace) {
-        *sb = S;
-        *rb = R;
-    } else if (b->coll == NCL_COLL_REDUCE_SCATTER) {
-        *sb = S; /* the whole input; the result lands on this rank's chunk of it */
-        *rb = S + off;
-    } else if (b->coll == NCL_COLL_ALLGATHER) {
-        *sb = R + off;
-        *rb = R;
-    } else {
-        *sb = R;
-        *rb = R;
-    }
-}
-
-/* Writes this rank's input where the placement reads it, and poisons where results go. */
-static void rs_prepare(const rs_bench *b, const rs_rowspec *r, int rank, unsigned char *S, unsigned char *R,
-                       int inplace)
-{
-    const rs_sweep *o = b->o;
-    uint64_t es = ncl_dtype_size(r->dt);
-    ncl_op fill_op = r->has_op ? r->op : NCL_MAX;
-    int p = b->nranks;
-    switch (b->coll) {
-    case NCL_COLL_ALLREDUCE:
-    case NCL_COLL_REDUCE:
-        if (!inplace) {
-            rs_data_fill(S, r->send_elems, r->dt, fill_op, p, rank, o->seed, 0);
-            memset(R, RS_POISON, r->recv_elems * es);
-        } else {
-            rs_data_fill(R, r->recv_elems, r->dt, fill_op, p, rank, o->seed, 0);
-        }
-        break;
-    case NCL_COLL_BROADCAST: {
-        unsigned char *in = inplace ? R : S;
-        if (!inplace)
-            memset(R, RS_POISON, r->recv_elems * es);
-        if (rank == o->root)
-            rs_data_fill(in, r->send_elems, r->dt, fill_op, p, rank, o->seed, 0);
-        else if (inplace)
-            memset(R, RS_POISON, r->recv_elems * es);
-        break;
-    }
-    case NCL_COLL_REDUCE_SCATTER:
-        rs_data_fill(S, r->send_elems, r->dt, fill_op, p, rank, o->seed, 0);
-        if (!inplace)
-            memset(R, RS_POISON, r->recv_elems * es);
-        break;
-    case NCL_COLL_ALLGATHER:
-        memset(R, RS_POISON, r->recv_elems * es);
-        rs_data_fill(inplace ? R + (uint64_t)rank * r->param * es : S, r->param, r->dt, fill_op, p, rank,
-                     o->seed, 0);
-        break;
-    default:
-        break;
-    }
-}
-
-/* This rank's share of the reference result (ranks compute disjoint slices in parallel). */
-static void rs_expected_slice(const rs_bench *b, const rs_rowspec *r, int rank)
-{
-    const rs_sweep *o = b->o;
-    uint64_t es = ncl_dtype_size(r->dt);
-    uint64_t p = (uint64_t)b->nranks, E = r->expected_elems;
-    uint64_t lo = E * (uint64_t)rank / p, hi = E * ((uint64_t)rank + 1) / p;
-    switch (b->coll) {
-    case NCL_COLL_BROADCAST:
-        rs_data_fill(b->expected + lo * es, hi - lo, r->dt, NCL_MAX, b->nranks, o->root, o->seed, lo);
-        break;
-    case NCL_COLL_ALLGATHER:
-        /* block k of the result is rank k's input */
-        rs_data_fill(b->expected + (uint64_t)rank * r->param * es, r->param, r->dt, NCL_MAX, b->nranks, rank,
-                     o->seed, 0);
-        break;
-    default:
-        rs_data_expected(b->expected + lo * es, hi - lo, r->dt, r->op, b->nranks, o->seed, lo, 1);
-        break;
-    }
-}
-
-static uint64_t rs_compare(const rs_bench *b, const rs_rowspec *r, int rank, const void *rb)
-{
-    uint64_t es = ncl_dtype_size(r->dt);
-    ncl_op op = r->has_op ? r->op : NCL_MAX;
-    switch (b->coll) {
-    case NCL_COLL_REDUCE:
-        return rank == b->o->root ? rs_data_count_wrong(rb, b->expected, r->param, r->dt, op) : 0;
-    case NCL_COLL_REDUCE_SCATTER:
-        return rs_data_count_wrong(rb, b->expected + (uint64_t)rank * r->param * es, r->param, r->dt, op);
-    default:
-        return rs_data_count_wrong(rb, b->expected, r->recv_elems, r->dt, op);
-    }
 }
 
 static void rs_engine_error(rs_bench *b, ncl_comm *comm, int rank, const rs_rowspec *r, const char *phase,
@@ -267,8 +75,8 @@ static void rs_engine_error(rs_bench *b, ncl_comm *comm, int rank, const rs_rows
     const char *detail = ncl_comm_last_error(comm);
     /* the communicator's detail names what failed; ncl_strerror says what to do about it */
     fprintf(b->err, "ringsim: rank %d: %s %s (%s, %llu B %s %s): %s%s%s\n", rank, ncl_coll_name(b->coll),
-            rs_place_names[inplace], phase, (unsigned long long)r->size, ncl_dtype_name(r->dt),
-            r->has_op ? ncl_op_name(r->op) : "none", detail && *detail ? detail : "",
+            rs_place_names[inplace], phase, (unsigned long long)r->shape.size, ncl_dtype_name(r->shape.dt),
+            rs_shape_reduces(b->coll) ? ncl_op_name(r->shape.op) : "none", detail && *detail ? detail : "",
             detail && *detail ? " -- " : "", ncl_strerror(rc));
     atomic_store(&b->engine_error, 1);
     atomic_store(&b->failed, 1);
@@ -295,12 +103,12 @@ static void rs_emit_row(rs_bench *b, const rs_rowspec *r)
     rs_row row;
     memset(&row, 0, sizeof row);
     row.coll = b->coll;
-    row.dtype = r->dt;
-    row.op = r->op;
-    row.has_op = r->has_op;
-    row.root = rs_has_root(b->coll) ? b->o->root : -1;
-    row.size = r->size;
-    row.count = r->count_col;
+    row.dtype = r->shape.dt;
+    row.has_op = rs_shape_reduces(b->coll);
+    row.op = row.has_op ? r->shape.op : NCL_SUM;
+    row.root = rs_shape_rooted(b->coll) ? r->shape.root : -1;
+    row.size = r->shape.size;
+    row.count = r->shape.count;
     row.algo = r->algo;
     row.memcpy_gbps = r->memcpy_gbps;
     double factor = rs_report_bus_factor(b->coll, b->nranks);
@@ -314,7 +122,7 @@ static void rs_emit_row(rs_bench *b, const rs_rowspec *r)
             w += b->wrong[pl * b->nranks + k];
         }
         row.res[pl].time_us = t;
-        row.res[pl].algbw = t > 0 ? (double)r->size / t / 1e3 : 0.0; /* bytes/us/1e3 = GB/s */
+        row.res[pl].algbw = t > 0 ? (double)r->shape.size / t / 1e3 : 0.0; /* bytes/us/1e3 = GB/s */
         row.res[pl].busbw = row.res[pl].algbw * factor;
         row.res[pl].wrong = w;
     }
@@ -341,11 +149,11 @@ static ncl_result rs_rank_main(ncl_comm *comm, void *arg)
     const rs_sweep *o = b->o;
     int rank = 0;
     ncl_comm_rank(comm, &rank);
-    unsigned char *S = rs_alloc(b->send_max), *R = rs_alloc(b->recv_max);
-    if (S == NULL || R == NULL) {
+    unsigned char *A = rs_alloc(b->a_max), *B = rs_alloc(b->b_max);
+    if (A == NULL || B == NULL) {
         fprintf(b->err, "ringsim: rank %d: cannot allocate %llu + %llu bytes of buffers: %s (try a smaller -e "
-                        "or fewer --ranks)\n", rank, (unsigned long long)b->send_max,
-                (unsigned long long)b->recv_max, strerror(ENOMEM));
+                        "or fewer --ranks)\n", rank, (unsigned long long)b->a_max,
+                (unsigned long long)b->b_max, strerror(ENOMEM));
         atomic_store(&b->alloc_error, 1);
         atomic_store(&b->failed, 1);
     }
@@ -356,34 +164,38 @@ static ncl_result rs_rank_main(ncl_comm *comm, void *arg)
         const void *sb;
         void *rb;
         ncl_result rc = NCL_SUCCESS;
+        const rs_shape *sh = &r->shape;
         if (o->check) {
-            rs_expected_slice(b, r, rank);
+            /* ranks compute disjoint slices of the reference result in parallel */
+            uint64_t E = sh->result_elems, p = (uint64_t)b->nranks;
+            uint64_t lo = E * (uint64_t)rank / p, hi = E * ((uint64_t)rank + 1) / p;
+            rs_shape_expected(sh, o->seed, lo, hi, b->expected + lo * sh->es);
             if (!rs_sync(b, comm))
                 goto out;
             for (int pl = 0; pl < 2; pl++) {
-                rs_prepare(b, r, rank, S, R, pl);
-                rs_placement(b, r, rank, S, R, pl, &sb, &rb);
-                rc = rs_call(b, r, sb, rb, comm);
+                rs_shape_place(sh, rank, A, B, pl, &sb, &rb);
+                rs_shape_prepare(sh, rank, o->seed, sb, rb);
+                rc = rs_shape_call(sh, sb, rb, comm);
                 if (rc != NCL_SUCCESS) {
                     rs_engine_error(b, comm, rank, r, "check", pl, rc);
                     break;
                 }
-                b->wrong[pl * b->nranks + rank] = rs_compare(b, r, rank, rb);
+                b->wrong[pl * b->nranks + rank] = rs_shape_count_wrong(sh, rank, rb, b->expected);
             }
             if (!rs_sync(b, comm))
                 goto out;
         }
         for (int pl = 0; pl < 2; pl++) {
-            rs_placement(b, r, rank, S, R, pl, &sb, &rb);
+            rs_shape_place(sh, rank, A, B, pl, &sb, &rb);
             for (int it = 0; it < o->warmup_iters && rc == NCL_SUCCESS; it++)
-                rc = rs_call(b, r, sb, rb, comm);
+                rc = rs_shape_call(sh, sb, rb, comm);
             if (rc != NCL_SUCCESS)
                 rs_engine_error(b, comm, rank, r, "warm-up", pl, rc);
             if (!rs_sync(b, comm))
                 goto out;
             double t0 = rs_now_us();
             for (int it = 0; it < o->iters && rc == NCL_SUCCESS; it++)
-                rc = rs_call(b, r, sb, rb, comm);
+                rc = rs_shape_call(sh, sb, rb, comm);
             double t1 = rs_now_us();
             if (rc != NCL_SUCCESS)
                 rs_engine_error(b, comm, rank, r, "timed loop", pl, rc);
@@ -395,8 +207,8 @@ static ncl_result rs_rank_main(ncl_comm *comm, void *arg)
             rs_emit_row(b, r);
     }
 out:
-    free(S);
-    free(R);
+    free(A);
+    free(B);
     return atomic_load(&b->engine_error) ? NCL_ERR_REMOTE : NCL_SUCCESS;
 }
 
@@ -406,12 +218,16 @@ static int rs_plan_rows(rs_bench *b, const ncl_host_config *hc, ncl_algo forced,
     const rs_sweep *o = b->o;
     uint64_t *sizes = NULL;
     size_t nsizes = 0;
-    if (rs_sizes(o, &sizes, &nsizes, err) != 0)
+    char why[300];
+    if (rs_sweep_sizes(o, RS_MAX_SIZES, &sizes, &nsizes, why, sizeof why) != 0) {
+        fprintf(err, "ringsim: %s\n", why);
         return -1;
-    int nops = rs_is_reducing(b->coll) ? o->nops : 1;
+    }
+    int nops = rs_shape_reduces(b->coll) ? o->nops : 1;
     size_t cap = nsizes * (size_t)o->ndtypes * (size_t)nops;
     b->rows = calloc(cap ? cap : 1, sizeof *b->rows);
     if (b->rows == NULL) {
+        fprintf(err, "ringsim: cannot allocate the list of rows: %s\n", strerror(ENOMEM));
         free(sizes);
         return -1;
     }
@@ -420,18 +236,15 @@ static int rs_plan_rows(rs_bench *b, const ncl_host_config *hc, ncl_algo forced,
             for (size_t s = 0; s < nsizes; s++) {
                 rs_rowspec *r = &b->rows[b->nrows];
                 memset(r, 0, sizeof *r);
-                r->dt = o->dtypes[d];
-                r->has_op = rs_is_reducing(b->coll);
-                r->op = r->has_op ? o->ops[k] : NCL_SUM;
-                if (!rs_shape(b->coll, b->nranks, r->dt, sizes[s], r))
+                rs_shape *sh = &r->shape;
+                if (!rs_shape_make(sh, b->coll, b->nranks, o->dtypes[d], o->ops[k], o->root, sizes[s]))
                     continue;
-                uint64_t es = ncl_dtype_size(r->dt);
-                if (r->send_elems * es > b->send_max)
-                    b->send_max = r->send_elems * es;
-                if (r->recv_elems * es > b->recv_max)
-                    b->recv_max = r->recv_elems * es;
-                if (r->expected_elems * es > b->expected_max)
-                    b->expected_max = r->expected_elems * es;
+                if (rs_shape_a_bytes(sh) > b->a_max)
+                    b->a_max = rs_shape_a_bytes(sh);
+                if (rs_shape_b_bytes(sh) > b->b_max)
+                    b->b_max = rs_shape_b_bytes(sh);
+                if (sh->result_elems * sh->es > b->expected_max)
+                    b->expected_max = sh->result_elems * sh->es;
                 r->algo = rs_row_algo(o, hc, b->coll, forced, r);
                 r->memcpy_gbps = -1;
                 b->nrows++;
@@ -460,7 +273,7 @@ static void rs_probe_rows(rs_bench *b, rs_memprobe *probe)
     }
     size_t n = 0;
     for (size_t i = 0; i < b->nrows; i++)
-        sizes[i] = b->rows[i].size;
+        sizes[i] = b->rows[i].shape.size;
     qsort(sizes, b->nrows, sizeof *sizes, rs_cmp_u64);
     for (size_t i = 0; i < b->nrows; i++)
         if (n == 0 || sizes[n - 1] != sizes[i])
@@ -468,7 +281,7 @@ static void rs_probe_rows(rs_bench *b, rs_memprobe *probe)
     for (size_t k = 0; k < n; k++)
         gbps[k] = rs_memprobe_gbps(probe, (size_t)sizes[k]);
     for (size_t i = 0; i < b->nrows; i++) {
-        const uint64_t *hit = bsearch(&b->rows[i].size, sizes, n, sizeof *sizes, rs_cmp_u64);
+        const uint64_t *hit = bsearch(&b->rows[i].shape.size, sizes, n, sizeof *sizes, rs_cmp_u64);
         b->rows[i].memcpy_gbps = hit ? gbps[hit - sizes] : -1.0;
     }
     free(sizes);
@@ -525,15 +338,13 @@ int rs_bench_run(const rs_sweep *o, ncl_coll coll, rs_report *rep, rs_memprobe *
 
     int status = RS_EXIT_OK;
     if (rs_plan_rows(&b, &hc, forced, err) != 0) {
-        if (b.rows == NULL)
-            fprintf(err, "ringsim: cannot allocate the list of rows: %s\n", strerror(ENOMEM));
         free(b.rows);
         return RS_EXIT_USAGE;
     }
     /* Linux overcommits: a run bigger than the machine would be killed while touching its
      * buffers instead of failing an allocation, so refuse it up front. */
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    double need = (double)b.nranks * ((double)b.send_max + (double)b.recv_max + (double)hc.scratch_bytes) +
+    double need = (double)b.nranks * ((double)b.a_max + (double)b.b_max + (double)hc.scratch_bytes) +
                   (o->check ? (double)b.expected_max : 0.0) + (probe ? 2.0 * (double)o->maxbytes : 0.0);
     if (pages > 0 && page > 0 && need > 0.8 * (double)pages * (double)page) {
         fprintf(err, "ringsim: -e: %llu B on %d ranks needs about %.0f MiB of buffers, more than 80%% of this "

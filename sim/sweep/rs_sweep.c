@@ -1,6 +1,8 @@
 /* rs_sweep.c — the sweep's defaults and its size sequence. */
 #include "rs_sweep.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void rs_sweep_defaults(rs_sweep *s)
@@ -44,6 +46,31 @@ int rs_sweep_next_size(const rs_sweep *s, uint64_t size, uint64_t *next)
         *next = size + s->stepbytes;
     }
     return *next <= s->maxbytes;
+}
+
+int rs_sweep_sizes(const rs_sweep *s, size_t max, uint64_t **out, size_t *n, char *why, size_t whylen)
+{
+    size_t k = 1;
+    for (uint64_t size = s->minbytes; k <= max && rs_sweep_next_size(s, size, &size);)
+        k++;
+    if (k > max) {
+        snprintf(why, whylen, "%s: %llu B steps from %llu to %llu B give more than %zu sizes (allowed: a sweep "
+                 "of at most %zu sizes; use -f or a larger -i)", s->stepfactor > 1 ? "-f" : "-i",
+                 (unsigned long long)(s->stepfactor > 1 ? s->stepfactor : s->stepbytes),
+                 (unsigned long long)s->minbytes, (unsigned long long)s->maxbytes, max, max);
+        return -1;
+    }
+    uint64_t *v = malloc(k * sizeof *v);
+    if (v == NULL) {
+        snprintf(why, whylen, "cannot allocate the list of %zu sizes", k);
+        return -1;
+    }
+    v[0] = s->minbytes;
+    for (size_t i = 1; i < k; i++)
+        rs_sweep_next_size(s, v[i - 1], &v[i]);
+    *out = v;
+    *n = k;
+    return 0;
 }
 
 const char *rs_backend_name(rs_backend b)

@@ -2,6 +2,7 @@
 #ifndef RS_SWEEP_H
 #define RS_SWEEP_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ncl/ncl.h"
@@ -51,6 +52,11 @@ void rs_sweep_defaults(rs_sweep *s);
 /** The sweep's size after `size` (-f multiplies, else -i adds) in *next; 0 when `size` was the
  *  last one (the next would pass maxbytes or overflow). */
 int rs_sweep_next_size(const rs_sweep *s, uint64_t size, uint64_t *next);
+
+/** The sweep's sizes, minbytes first, in a new array (*out, free it) of *n. -1 with one line in
+ *  why when there are more than max (a typo such as -i 1 with a large -e, not a benchmark) or
+ *  memory runs out. */
+int rs_sweep_sizes(const rs_sweep *s, size_t max, uint64_t **out, size_t *n, char *why, size_t whylen);
 
 /** "host", "sim" or "zmq". */
 const char *rs_backend_name(rs_backend b);

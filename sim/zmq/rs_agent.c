@@ -23,12 +23,11 @@
 #include "rs_board.h"
 #include "rs_bringup.h"
 #include "sweep/rs_sweep.h"
-#include "sweep/rs_data.h"
+#include "sweep/rs_shape.h"
 #include "rs_ranktable.h"
 
 #define AG_MAX_REQ (1u << 20)
 #define AG_MAX_SIZES 4096
-#define AG_POISON 0xa5
 /* --backend mmio: the emulated board's device memory, and the ranks its 128 notify counters
  * serve with every notify id the engine uses (128 / 4 = 32 = NCL_NOTIFY_IDS per peer). */
 #define AG_BOARD_MEM (64ull << 20)
@@ -132,39 +131,13 @@ typedef struct ag_run {
     int nsizes;
 } ag_run;
 
-typedef struct ag_shape {
-    uint64_t param, send_elems, recv_elems, size;
-} ag_shape;
-
-static int ag_is_reducing(ncl_coll c)
-{
-    return c == NCL_COLL_ALLREDUCE || c == NCL_COLL_REDUCE || c == NCL_COLL_REDUCE_SCATTER;
-}
-
-/* The shape rs_bench gives a size (nccl-tests' rules). 0: no element to move. */
-static int ag_shape_of(ncl_coll coll, int p, ncl_dtype dt, uint64_t bytes, ag_shape *s)
-{
-    uint64_t es = ncl_dtype_size(dt), elems = bytes / es;
-    memset(s, 0, sizeof *s);
-    if (coll == NCL_COLL_REDUCE_SCATTER || coll == NCL_COLL_ALLGATHER) {
-        s->param = elems / (uint64_t)p;
-        s->send_elems = coll == NCL_COLL_REDUCE_SCATTER ? s->param * (uint64_t)p : s->param;
-        s->recv_elems = coll == NCL_COLL_REDUCE_SCATTER ? s->param : s->param * (uint64_t)p;
-        s->size = s->param * (uint64_t)p * es;
-    } else {
-        s->param = s->send_elems = s->recv_elems = elems;
-        s->size = elems * es;
-    }
-    return s->param > 0;
-}
-
 /* On the mmio backend buffers are device addresses: p points into the mapped device memory. */
 static void *ag_dev(const agent *a, const void *p)
 {
     return (void *)(uintptr_t)((const unsigned char *)p - a->dmem);
 }
 
-static ncl_result ag_call(agent *a, const ag_run *r, uint64_t param, const void *sb, void *rb)
+static ncl_result ag_call(agent *a, const rs_shape *s, const void *sb, void *rb)
 {
     if (a->board) {
         sb = ag_dev(a, sb);
@@ -172,94 +145,11 @@ static ncl_result ag_call(agent *a, const ag_run *r, uint64_t param, const void 
         /* reduce's non-roots bind no recvbuf: the root's is where every rank's would be */
         ncl_mmio_set_peer_recv(a->mm, (uint64_t)(uintptr_t)rb);
     }
-    switch (r->coll) {
-    case NCL_COLL_ALLREDUCE: return ncl_allreduce(sb, rb, param, r->dt, r->op, a->comm);
-    case NCL_COLL_BROADCAST: return ncl_broadcast(sb, rb, param, r->dt, r->root, a->comm);
-    case NCL_COLL_REDUCE: return ncl_reduce(sb, rb, param, r->dt, r->op, r->root, a->comm);
-    case NCL_COLL_REDUCE_SCATTER: return ncl_reduce_scatter(sb, rb, param, r->dt, r->op, a->comm);
-    default: return ncl_allgather(sb, rb, param, r->dt, a->comm);
-    }
-}
-
-/* NCCL's in-place rules, as rs_bench. */
-static void ag_place(const agent *a, const ag_run *r, const ag_shape *s, unsigned char *S, unsigned char *R,
-                     int inplace, const void **sb, void **rb)
-{
-    uint64_t off = (uint64_t)a->rank * s->param * ncl_dtype_size(r->dt);
-    *sb = S;
-    *rb = R;
-    if (!inplace)
-        return;
-    if (r->coll == NCL_COLL_REDUCE_SCATTER)
-        *rb = S + off;
-    else if (r->coll == NCL_COLL_ALLGATHER)
-        *sb = R + off;
-    else
-        *sb = R;
-}
-
-static void ag_prepare(const agent *a, const ag_run *r, const ag_shape *s, unsigned char *S, unsigned char *R,
-                       int inplace)
-{
-    uint64_t es = ncl_dtype_size(r->dt);
-    ncl_op fill = ag_is_reducing(r->coll) ? r->op : NCL_MAX;
-    int p = a->nranks, rank = a->rank;
-    memset(R, AG_POISON, s->recv_elems * es);
-    switch (r->coll) {
-    case NCL_COLL_ALLREDUCE:
-    case NCL_COLL_REDUCE:
-        rs_data_fill(inplace ? R : S, s->send_elems, r->dt, fill, p, rank, r->seed, 0);
-        break;
-    case NCL_COLL_BROADCAST:
-        if (rank == r->root)
-            rs_data_fill(inplace ? R : S, s->send_elems, r->dt, fill, p, rank, r->seed, 0);
-        break;
-    case NCL_COLL_REDUCE_SCATTER:
-        rs_data_fill(S, s->send_elems, r->dt, fill, p, rank, r->seed, 0);
-        break;
-    default:
-        rs_data_fill(inplace ? R + (uint64_t)rank * s->param * es : S, s->param, r->dt, fill, p, rank, r->seed, 0);
-        break;
-    }
-}
-
-/* What this rank's result must be (only the part it compares). */
-static void ag_expected(const agent *a, const ag_run *r, const ag_shape *s, unsigned char *E)
-{
-    uint64_t es = ncl_dtype_size(r->dt);
-    switch (r->coll) {
-    case NCL_COLL_BROADCAST:
-        rs_data_fill(E, s->recv_elems, r->dt, NCL_MAX, a->nranks, r->root, r->seed, 0);
-        break;
-    case NCL_COLL_ALLGATHER:
-        for (int k = 0; k < a->nranks; k++)
-            rs_data_fill(E + (uint64_t)k * s->param * es, s->param, r->dt, NCL_MAX, a->nranks, k, r->seed, 0);
-        break;
-    case NCL_COLL_REDUCE_SCATTER:
-        rs_data_expected(E, s->param, r->dt, r->op, a->nranks, r->seed, (uint64_t)a->rank * s->param, 1);
-        break;
-    case NCL_COLL_REDUCE:
-        if (a->rank == r->root)
-            rs_data_expected(E, s->param, r->dt, r->op, a->nranks, r->seed, 0, 1);
-        break;
-    default:
-        rs_data_expected(E, s->param, r->dt, r->op, a->nranks, r->seed, 0, 1);
-        break;
-    }
-}
-
-static uint64_t ag_compare(const agent *a, const ag_run *r, const ag_shape *s, const void *rb, const unsigned char *E)
-{
-    ncl_op op = ag_is_reducing(r->coll) ? r->op : NCL_MAX;
-    if (r->coll == NCL_COLL_REDUCE)
-        return a->rank == r->root ? rs_data_count_wrong(rb, E, s->param, r->dt, op) : 0;
-    if (r->coll == NCL_COLL_REDUCE_SCATTER)
-        return rs_data_count_wrong(rb, E, s->param, r->dt, op);
-    return rs_data_count_wrong(rb, E, s->recv_elems, r->dt, op);
+    return rs_shape_call(s, sb, rb, a->comm);
 }
 
 /* The algorithm the engine runs for this row (the forced one, or auto's choice on this backend). */
-static ncl_algo ag_row_algo(const agent *a, const ag_run *r, uint64_t param)
+static ncl_algo ag_row_algo(const agent *a, const ag_run *r, const rs_shape *s)
 {
     if (r->algo != NCL_ALGO_AUTO)
         return r->algo;
@@ -273,9 +163,8 @@ static ncl_algo ag_row_algo(const agent *a, const ag_run *r, uint64_t param)
     env.scratch_bytes = a->scratch_bytes;
     env.link_alpha_ns = def.link_alpha_ns;
     env.link_gbps = def.link_gbps;
-    int root = r->coll == NCL_COLL_BROADCAST || r->coll == NCL_COLL_REDUCE ? r->root : 0;
-    ncl_result rc = ncl_plan_make(&plan, r->coll, NCL_ALGO_AUTO, a->nranks, a->rank, root, param, r->dt,
-                                  ag_is_reducing(r->coll) ? r->op : NCL_SUM, 0, &env);
+    ncl_result rc = ncl_plan_make(&plan, r->coll, NCL_ALGO_AUTO, a->nranks, a->rank, s->root, s->count, s->dt,
+                                  rs_shape_reduces(r->coll) ? s->op : NCL_SUM, 0, &env);
     return rc == NCL_SUCCESS ? (ncl_algo)plan.algo : NCL_ALGO_AUTO;
 }
 
@@ -291,7 +180,7 @@ static ncl_result ag_barrier(agent *a)
     return ncl_allreduce(&one, &sum, 1, NCL_INT32, NCL_SUM, a->comm);
 }
 
-static void ag_engine_error(agent *a, const ag_run *r, const ag_shape *s, const char *phase, int inplace,
+static void ag_engine_error(agent *a, const ag_run *r, const rs_shape *s, const char *phase, int inplace,
                             ncl_result rc, char *out, size_t len)
 {
     const char *detail = ncl_comm_last_error(a->comm);
@@ -302,7 +191,7 @@ static void ag_engine_error(agent *a, const ag_run *r, const ag_shape *s, const 
      * backend's first failure, which names the dead or corrupting rank */
     snprintf(out, len, "rank %d: %s %s (%s, %llu B %s %s): %s%s%s", a->rank, ncl_coll_name(r->coll),
              inplace ? "in-place" : "out-of-place", phase, (unsigned long long)s->size, ncl_dtype_name(r->dt),
-             ag_is_reducing(r->coll) ? ncl_op_name(r->op) : "none", detail && *detail ? detail : ncl_strerror(rc),
+             rs_shape_reduces(r->coll) ? ncl_op_name(r->op) : "none", detail && *detail ? detail : ncl_strerror(rc),
              link && *link ? " -- " : "", link ? link : "");
     a->broken = 1;
     snprintf(a->last_error, sizeof a->last_error, "%s", out);
@@ -311,47 +200,45 @@ static void ag_engine_error(agent *a, const ag_run *r, const ag_shape *s, const 
 /* Runs the sweep; fills `rows` and returns NULL, or the error text (rows so far stay). */
 static const char *ag_run_sweep(agent *a, const ag_run *r, cJSON *rows, char *errbuf, size_t errlen)
 {
-    uint64_t smax = 0, rmax = 0, es = ncl_dtype_size(r->dt);
-    for (int i = 0; i < r->nsizes; i++) {
-        ag_shape s;
-        if (ag_shape_of(r->coll, a->nranks, r->dt, r->sizes[i], &s)) {
-            smax = s.send_elems * es > smax ? s.send_elems * es : smax;
-            rmax = s.recv_elems * es > rmax ? s.recv_elems * es : rmax;
+    uint64_t amax = 0, bmax = 0, emax = 0;
+    rs_shape s;
+    for (int i = 0; i < r->nsizes; i++)
+        if (rs_shape_make(&s, r->coll, a->nranks, r->dt, r->op, r->root, r->sizes[i])) {
+            amax = rs_shape_a_bytes(&s) > amax ? rs_shape_a_bytes(&s) : amax;
+            bmax = rs_shape_b_bytes(&s) > bmax ? rs_shape_b_bytes(&s) : bmax;
+            emax = s.result_elems * s.es > emax ? s.result_elems * s.es : emax;
         }
-    }
-    uint64_t emax = smax > rmax ? smax : rmax;
-    unsigned char *S, *R, *E = malloc(emax + 64);
+    unsigned char *A, *B, *E = malloc(emax + 64);
     if (a->board) {
         /* the board's device memory, the same addresses on every rank (the symmetric convention) */
-        uint64_t sa = (smax + 4095) / 4096 * 4096 + 4096, mem = rs_board_mem_bytes(a->board);
-        if (RS_BOARD_HEAP_AT + sa + rmax + 64 > mem) {
+        uint64_t sa = (amax + 4095) / 4096 * 4096 + 4096, mem = rs_board_mem_bytes(a->board);
+        if (RS_BOARD_HEAP_AT + sa + bmax + 64 > mem) {
             free(E);
             snprintf(errbuf, errlen, "rank %d: %llu + %llu bytes of buffers do not fit the board's %llu MiB of device "
-                     "memory (allowed: sizes whose buffers fit %llu MiB)", a->rank, (unsigned long long)smax,
-                     (unsigned long long)rmax, (unsigned long long)(mem >> 20),
+                     "memory (allowed: sizes whose buffers fit %llu MiB)", a->rank, (unsigned long long)amax,
+                     (unsigned long long)bmax, (unsigned long long)(mem >> 20),
                      (unsigned long long)((mem - RS_BOARD_HEAP_AT) >> 20));
             return errbuf;
         }
-        S = a->dmem + RS_BOARD_HEAP_AT;
-        R = S + sa;
+        A = a->dmem + RS_BOARD_HEAP_AT;
+        B = A + sa;
     } else {
-        S = malloc(smax + 64);
-        R = malloc(rmax + 64);
+        A = malloc(amax + 64);
+        B = malloc(bmax + 64);
     }
-    if (!S || !R || !E) {
+    if (!A || !B || !E) {
         if (!a->board) {
-            free(S);
-            free(R);
+            free(A);
+            free(B);
         }
         free(E);
         snprintf(errbuf, errlen, "rank %d: cannot allocate %llu + %llu bytes of buffers", a->rank,
-                 (unsigned long long)smax, (unsigned long long)rmax);
+                 (unsigned long long)amax, (unsigned long long)bmax);
         return errbuf;
     }
     const char *fail = NULL;
     for (int i = 0; i < r->nsizes && !fail && !ag_stop; i++) {
-        ag_shape s;
-        if (!ag_shape_of(r->coll, a->nranks, r->dt, r->sizes[i], &s))
+        if (!rs_shape_make(&s, r->coll, a->nranks, r->dt, r->op, r->root, r->sizes[i]))
             continue;
         double t_us[2] = {0, 0};
         uint64_t wrong[2] = {0, 0};
@@ -359,24 +246,26 @@ static const char *ag_run_sweep(agent *a, const ag_run *r, cJSON *rows, char *er
         void *rb;
         ncl_result rc = NCL_SUCCESS;
         if (r->check) {
-            ag_expected(a, r, &s, E);
+            uint64_t lo, hi; /* only the part of the result this rank compares */
+            rs_shape_checked(&s, a->rank, &lo, &hi);
+            rs_shape_expected(&s, r->seed, lo, hi, E + lo * s.es);
             for (int pl = 0; pl < 2 && !fail; pl++) {
-                ag_prepare(a, r, &s, S, R, pl);
-                ag_place(a, r, &s, S, R, pl, &sb, &rb);
-                rc = ag_call(a, r, s.param, sb, rb);
+                rs_shape_place(&s, a->rank, A, B, pl, &sb, &rb);
+                rs_shape_prepare(&s, a->rank, r->seed, sb, rb);
+                rc = ag_call(a, &s, sb, rb);
                 a->collectives++;
                 if (rc != NCL_SUCCESS) {
                     ag_engine_error(a, r, &s, "check", pl, rc, errbuf, errlen);
                     fail = errbuf;
                 } else {
-                    wrong[pl] = ag_compare(a, r, &s, rb, E);
+                    wrong[pl] = rs_shape_count_wrong(&s, a->rank, rb, E);
                 }
             }
         }
         for (int pl = 0; pl < 2 && !fail; pl++) {
-            ag_place(a, r, &s, S, R, pl, &sb, &rb);
+            rs_shape_place(&s, a->rank, A, B, pl, &sb, &rb);
             for (int it = 0; it < r->warmup && rc == NCL_SUCCESS && !ag_stop; it++, a->collectives++)
-                rc = ag_call(a, r, s.param, sb, rb);
+                rc = ag_call(a, &s, sb, rb);
             if (rc == NCL_SUCCESS)
                 rc = ag_barrier(a);
             if (rc != NCL_SUCCESS) {
@@ -386,7 +275,7 @@ static const char *ag_run_sweep(agent *a, const ag_run *r, cJSON *rows, char *er
             }
             double t0 = ag_now_us();
             for (int it = 0; it < r->iters && rc == NCL_SUCCESS && !ag_stop; it++, a->collectives++)
-                rc = ag_call(a, r, s.param, sb, rb);
+                rc = ag_call(a, &s, sb, rb);
             t_us[pl] = (ag_now_us() - t0) / (r->iters > 0 ? r->iters : 1);
             if (rc != NCL_SUCCESS) {
                 ag_engine_error(a, r, &s, "timed loop", pl, rc, errbuf, errlen);
@@ -397,8 +286,8 @@ static const char *ag_run_sweep(agent *a, const ag_run *r, cJSON *rows, char *er
             break;
         cJSON *row = cJSON_CreateObject();
         cJSON_AddNumberToObject(row, "size", (double)s.size);
-        cJSON_AddNumberToObject(row, "count", (double)s.param);
-        cJSON_AddStringToObject(row, "algo", ncl_algo_name(ag_row_algo(a, r, s.param)));
+        cJSON_AddNumberToObject(row, "count", (double)s.count);
+        cJSON_AddStringToObject(row, "algo", ncl_algo_name(ag_row_algo(a, r, &s)));
         cJSON_AddItemToObject(row, "time_us", cJSON_CreateDoubleArray(t_us, 2));
         double w[2] = {(double)wrong[0], (double)wrong[1]};
         cJSON_AddItemToObject(row, "wrong", cJSON_CreateDoubleArray(w, 2));
@@ -409,8 +298,8 @@ static const char *ag_run_sweep(agent *a, const ag_run *r, cJSON *rows, char *er
         fail = errbuf;
     }
     if (!a->board) {
-        free(S);
-        free(R);
+        free(A);
+        free(B);
     }
     free(E);
     return fail;

@@ -19,7 +19,7 @@
 #include "report/rs_report.h"
 #include "scenario/rs_scenario.h"
 
-#define ZR_MAX_SIZES 4096
+#define ZR_MAX_SIZES 4096 /* what an agent takes in one RUN */
 #define ZR_MAX_REPLY (64u << 20)
 /* Local agents form a full mesh (N-1 connections each): beyond this one host thrashes. */
 #define ZR_MAX_LOCAL 128
@@ -91,18 +91,6 @@ static void zr_hang_report(rs_ctl *z)
 
 /* ---- the workload ------------------------------------------------------------------------------ */
 
-static int zr_sizes(const rs_sweep *o, uint64_t *s, int cap)
-{
-    int k = 0;
-    uint64_t size = o->minbytes;
-    while (k < cap) {
-        s[k++] = size;
-        if (!rs_sweep_next_size(o, size, &size))
-            break;
-    }
-    return k;
-}
-
 /* A number from an agent's JSON (0 when missing: a reply is checked, never trusted). */
 static double zr_num(const cJSON *o, const char *key)
 {
@@ -122,10 +110,9 @@ static int zr_is_reducing(ncl_coll c)
 }
 
 /* One collective's table: RUN on every agent, rows merged (time: slowest rank, #wrong: summed). */
-static int zr_run_coll(rs_ctl *z, const rs_sweep *o, ncl_coll coll, ncl_dtype dt, ncl_op op, rs_report *rep, FILE *out)
+static int zr_run_coll(rs_ctl *z, const rs_sweep *o, const uint64_t *sizes, size_t ns, ncl_coll coll, ncl_dtype dt,
+                       ncl_op op, rs_report *rep, FILE *out)
 {
-    static uint64_t sizes[ZR_MAX_SIZES];
-    int ns = zr_sizes(o, sizes, ZR_MAX_SIZES);
     ncl_algo algo = o->algo != NCL_ALGO_AUTO && ncl_algo_supported(coll, o->algo) ? o->algo : NCL_ALGO_AUTO;
     cJSON *req = cJSON_CreateObject();
     cJSON_AddStringToObject(req, "coll", ncl_coll_name(coll));
@@ -134,7 +121,7 @@ static int zr_run_coll(rs_ctl *z, const rs_sweep *o, ncl_coll coll, ncl_dtype dt
     cJSON_AddStringToObject(req, "op", ncl_op_name(op));
     cJSON_AddNumberToObject(req, "root", o->root);
     cJSON *sz = cJSON_AddArrayToObject(req, "sizes");
-    for (int i = 0; i < ns; i++)
+    for (size_t i = 0; i < ns; i++)
         cJSON_AddItemToArray(sz, cJSON_CreateNumber((double)sizes[i]));
     cJSON_AddNumberToObject(req, "iters", o->iters);
     cJSON_AddNumberToObject(req, "warmup", o->warmup_iters);
@@ -276,8 +263,16 @@ int rs_zmqrun(const rs_zmqrun_config *cfg, const rs_sweep *sweep, const char *js
         fprintf(err, "ringsim: root %d is out of range (allowed: 0..%d with %d ranks)\n", o.root, o.nranks - 1, o.nranks);
         goto usage;
     }
+    uint64_t *sizes = NULL;
+    size_t nsizes = 0;
+    char why[300];
+    if (rs_sweep_sizes(&o, ZR_MAX_SIZES, &sizes, &nsizes, why, sizeof why) != 0) {
+        fprintf(err, "ringsim: %s\n", why);
+        goto usage;
+    }
     if (json_path && !(json = fopen(json_path, "w"))) {
         fprintf(err, "ringsim: --json: cannot write '%s': %s\n", json_path, strerror(errno));
+        free(sizes);
         goto usage;
     }
     z.n = o.nranks;
@@ -308,7 +303,7 @@ int rs_zmqrun(const rs_zmqrun_config *cfg, const rs_sweep *sweep, const char *js
     for (int c = 0; c < o.ncolls && status != RS_EXIT_ENGINE && status != RS_CTL_EXIT_INTERRUPTED; c++)
         for (int d = 0; d < o.ndtypes && status != RS_EXIT_ENGINE && status != RS_CTL_EXIT_INTERRUPTED; d++)
             for (int k = 0; k < (zr_is_reducing(o.colls[c]) ? o.nops : 1); k++) {
-                int s = zr_run_coll(&z, &o, o.colls[c], o.dtypes[d], zr_is_reducing(o.colls[c]) ? o.ops[k] : NCL_SUM,
+                int s = zr_run_coll(&z, &o, sizes, nsizes, o.colls[c], o.dtypes[d], zr_is_reducing(o.colls[c]) ? o.ops[k] : NCL_SUM,
                                     rep, out);
                 if (s > status || s == RS_CTL_EXIT_INTERRUPTED)
                     status = s;
@@ -340,6 +335,7 @@ out:
     rs_ctl_finish(&z, cfg->shutdown_remote, status == RS_CTL_EXIT_INTERRUPTED);
     if (json)
         fclose(json);
+    free(sizes);
     return status;
 usage:
     rs_ranktable_free(&z.table);
