@@ -1,5 +1,5 @@
-/* cmd_compare.c — `ringsim compare A B`: runs each scenario in a child, reads their JSON, prints
- * both side by side per collective and size, optionally as JSON and as a chart. */
+/* cmd_compare.c — `ringsim compare A B`: runs each scenario in a child writing JSON, then prints
+ * both side by side (sim/report/rs_compare.c). */
 #define _POSIX_C_SOURCE 200809L
 #include "rs_cmd.h"
 
@@ -9,44 +9,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cjson/cJSON.h>
-
+#include "report/rs_compare.h"
 #include "report/rs_plot.h"
-#include "report/rs_rows.h"
 #include "scenario/rs_scenario.h"
 
+/* One side as the command runs it. */
 typedef struct rs_side {
-    const char *label; /* "A" or "B" */
-    const char *path;
-    char name[128];
-    char summary[256];
-    char json[4096];   /* the child's JSON file */
-    int status;
-    rs_rows rows;      /* coll, size, out-of-place time and busbw per row */
+    rs_compare_side side;
     const char *fusion_override; /* --fusion-a/-b: the training step's fusion (NULL: the file's) */
-    int training;      /* a training step: train[] holds its summary (k_train_fields) */
-    double train[7];
-    char fusion[160];
+    char json[4096];             /* the child's JSON file */
 } rs_side;
-
-/* A training step's summary fields as the JSON names them, and how the table shows them. */
-static const struct {
-    const char *key, *label;
-    double scale;
-} k_train_fields[7] = {
-    {"iteration_us", "iteration (us)", 1},  {"compute_us", "compute (us)", 1},
-    {"allreduce_us", "allreduce (us)", 1},  {"exposed_us", "exposed (us)", 1},
-    {"hidden", "hidden (%)", 100},          {"samples_per_s", "samples/s", 1},
-    {"efficiency", "efficiency (%)", 100},
-};
-
-static int rs_coll_from_name(const char *s)
-{
-    for (int c = 0; c < NCL_COLL_COUNT; c++)
-        if (strcmp(s, ncl_coll_name((ncl_coll)c)) == 0)
-            return c;
-    return -1;
-}
 
 /* Runs side s in a child with its table silenced; its messages (stderr) pass through. */
 static int rs_side_run(rs_side *s, FILE *err)
@@ -66,139 +38,22 @@ static int rs_side_run(rs_side *s, FILE *err)
         if (freopen("/dev/null", "w", stdout) == NULL)
             _exit(RS_EXIT_USAGE);
         char *args[] = {"--json", s->json, "--links", "none", "--fusion", (char *)s->fusion_override, NULL};
-        int st = rs_cmd_run_scenario(s->path, s->fusion_override ? 6 : 4, args);
+        int st = rs_cmd_run_scenario(s->side.path, s->fusion_override ? 6 : 4, args);
         fflush(NULL);
         _exit(st);
     }
     int st = 0;
     if (pid < 0 || waitpid(pid, &st, 0) < 0) {
-        fprintf(err, "ringsim: compare: cannot run scenario %s (%s): %s\n", s->label, s->path, strerror(errno));
+        fprintf(err, "ringsim: compare: cannot run scenario %s (%s): %s\n", s->side.label, s->side.path, strerror(errno));
         return RS_EXIT_USAGE;
     }
     if (WIFEXITED(st))
         return WEXITSTATUS(st);
-    fprintf(err, "ringsim: compare: scenario %s (%s) was killed by signal %d\n", s->label, s->path,
+    fprintf(err, "ringsim: compare: scenario %s (%s) was killed by signal %d\n", s->side.label, s->side.path,
             WIFSIGNALED(st) ? WTERMSIG(st) : 0);
     return RS_EXIT_ENGINE;
 }
 
-static int rs_side_read(rs_side *s, FILE *err)
-{
-    FILE *f = fopen(s->json, "r");
-    char *text = NULL;
-    long len = -1;
-    if (f && fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (text = malloc((size_t)len + 1)) != NULL && fread(text, 1, (size_t)len, f) == (size_t)len)
-        text[len] = '\0';
-    else {
-        free(text);
-        text = NULL;
-    }
-    if (f)
-        fclose(f);
-    cJSON *doc = text ? cJSON_Parse(text) : NULL;
-    free(text);
-    cJSON *rows = doc ? cJSON_GetObjectItemCaseSensitive(doc, "rows") : NULL;
-    cJSON *train = doc ? cJSON_GetObjectItemCaseSensitive(doc, "training") : NULL;
-    if (cJSON_IsObject(train)) {
-        s->training = 1;
-        for (int i = 0; i < 7; i++) {
-            cJSON *v = cJSON_GetObjectItemCaseSensitive(train, k_train_fields[i].key);
-            s->train[i] = cJSON_IsNumber(v) ? v->valuedouble : 0;
-        }
-        cJSON *f = cJSON_GetObjectItemCaseSensitive(train, "fusion");
-        snprintf(s->fusion, sizeof s->fusion, "%s", cJSON_IsString(f) ? f->valuestring : "?");
-    }
-    if (!cJSON_IsArray(rows)) {
-        fprintf(err, "ringsim: compare: scenario %s (%s): no readable results\n", s->label, s->path);
-        cJSON_Delete(doc);
-        return RS_EXIT_USAGE;
-    }
-    cJSON *r;
-    cJSON_ArrayForEach(r, rows)
-    {
-        cJSON *coll = cJSON_GetObjectItemCaseSensitive(r, "collective");
-        cJSON *size = cJSON_GetObjectItemCaseSensitive(r, "size");
-        cJSON *oop = cJSON_GetObjectItemCaseSensitive(r, "out_of_place");
-        cJSON *t = oop ? cJSON_GetObjectItemCaseSensitive(oop, "time_us") : NULL;
-        cJSON *bw = oop ? cJSON_GetObjectItemCaseSensitive(oop, "busbw_gbps") : NULL;
-        int c = cJSON_IsString(coll) ? rs_coll_from_name(coll->valuestring) : -1;
-        if (c < 0 || !cJSON_IsNumber(size) || !cJSON_IsNumber(t) || !cJSON_IsNumber(bw))
-            continue;
-        rs_row row;
-        memset(&row, 0, sizeof row);
-        row.coll = (ncl_coll)c;
-        row.size = (uint64_t)size->valuedouble;
-        row.res[0].time_us = t->valuedouble;
-        row.res[0].busbw = bw->valuedouble;
-        rs_rows_add(&s->rows, &row);
-    }
-    cJSON_Delete(doc);
-    return 0;
-}
-
-static const rs_row *rs_side_find(const rs_side *s, int coll, uint64_t size)
-{
-    for (int i = 0; i < s->rows.n; i++)
-        if ((int)s->rows.v[i].coll == coll && s->rows.v[i].size == size)
-            return &s->rows.v[i];
-    return NULL;
-}
-
-typedef struct rs_key {
-    int coll;
-    uint64_t size;
-} rs_key;
-
-static int rs_key_cmp(const void *a, const void *b)
-{
-    const rs_key *x = a, *y = b;
-    if (x->coll != y->coll)
-        return x->coll < y->coll ? -1 : 1;
-    return x->size < y->size ? -1 : x->size > y->size;
-}
-
-static cJSON *rs_side_json(const rs_side *s)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "path", s->path);
-    cJSON_AddStringToObject(o, "name", s->name);
-    cJSON_AddStringToObject(o, "summary", s->summary);
-    return o;
-}
-
-static cJSON *rs_point_json(const rs_row *r)
-{
-    if (r == NULL)
-        return cJSON_CreateNull();
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "time_us", r->res[0].time_us);
-    cJSON_AddNumberToObject(o, "busbw_gbps", r->res[0].busbw);
-    return o;
-}
-
-static void rs_cell(char *buf, size_t len, const rs_row *r, int busbw)
-{
-    if (r == NULL)
-        snprintf(buf, len, "-");
-    else if (busbw)
-        snprintf(buf, len, "%.2f", r->res[0].busbw);
-    else
-        snprintf(buf, len, r->res[0].time_us < 1e5 ? "%.2f" : "%.0f", r->res[0].time_us);
-}
-
-/* Writes doc to f (and closes it), then frees doc. 0, or -1 after the message. */
-static int rs_compare_write_json(cJSON *doc, FILE *f, const char *path, FILE *err)
-{
-    char *text = cJSON_Print(doc);
-    int bad = text == NULL || fputs(text, f) == EOF || fputc('\n', f) == EOF;
-    bad |= fclose(f) != 0;
-    if (bad)
-        fprintf(err, "ringsim: --json: cannot write '%s'\n", path);
-    free(text);
-    cJSON_Delete(doc);
-    return bad ? -1 : 0;
-}
 
 void rs_cmd_compare_usage(FILE *out)
 {
@@ -252,10 +107,10 @@ int rs_cmd_compare(int argc, char **argv)
     int status = RS_EXIT_OK;
     /* Load both first: a mistyped file fails at once, before the other one runs. */
     for (int k = 0; k < 2; k++) {
-        rs_side *s = &side[k];
+        rs_compare_side *s = &side[k].side;
         s->label = k ? "B" : "A";
         s->path = paths[k];
-        s->fusion_override = fusion[k];
+        side[k].fusion_override = fusion[k];
         rs_scenario sc;
         char msg[RS_SCENARIO_ERRLEN];
         if (rs_scenario_load(s->path, &sc, msg, sizeof msg) != 0) {
@@ -265,8 +120,8 @@ int rs_cmd_compare(int argc, char **argv)
             continue;
         }
         snprintf(s->name, sizeof s->name, "%s", sc.name ? sc.name : s->path);
-        if (s->fusion_override && rs_scenario_set_training(&sc, s->fusion_override, 0, msg, sizeof msg) != 0) {
-            fprintf(err, "ringsim: compare: --fusion-%c '%s': %s\n", k ? 'b' : 'a', s->fusion_override, msg);
+        if (fusion[k] && rs_scenario_set_training(&sc, fusion[k], 0, msg, sizeof msg) != 0) {
+            fprintf(err, "ringsim: compare: --fusion-%c '%s': %s\n", k ? 'b' : 'a', fusion[k], msg);
             status = RS_EXIT_USAGE;
             rs_scenario_free(&sc);
             continue;
@@ -285,141 +140,24 @@ int rs_cmd_compare(int argc, char **argv)
         return status;
 
     for (int k = 0; k < 2; k++) {
-        side[k].status = rs_side_run(&side[k], err);
-        if (side[k].status != RS_EXIT_OK)
-            fprintf(err, "ringsim: compare: scenario %s (%s) failed with exit status %d\n", side[k].label,
-                    side[k].path, side[k].status);
-        else if (rs_side_read(&side[k], err) != 0)
-            side[k].status = RS_EXIT_USAGE;
-        status = side[k].status > status ? side[k].status : status;
+        rs_side *s = &side[k];
+        int st = rs_side_run(s, err);
+        if (st != RS_EXIT_OK)
+            fprintf(err, "ringsim: compare: scenario %s (%s) failed with exit status %d\n", s->side.label,
+                    s->side.path, st);
+        else
+            st = rs_compare_read(&s->side, s->json, err);
+        status = st > status ? st : status;
     }
-    if (status != RS_EXIT_OK)
-        goto done;
-    if (side[0].training != side[1].training) {
-        fprintf(err, "ringsim: compare: scenario %s is a training step and %s a size sweep: nothing to compare "
-                "(allowed: two sweeps, or two training scenarios)\n", side[0].training ? "A" : "B",
-                side[0].training ? "B" : "A");
-        status = RS_EXIT_USAGE;
-        goto done;
-    }
-    if (side[0].training) {
-        fprintf(out, "# ringsim compare: training steps (per iteration; ratio = B / A)\n");
-        for (int k = 0; k < 2; k++)
-            fprintf(out, "# %s: %s (%s): %s\n", side[k].label, side[k].name, side[k].path, side[k].summary);
-        fprintf(out, "#%15s  %14s  %14s  %8s\n", "", "A", "B", "B/A");
-        for (int i = 0; i < 7; i++) {
-            double a = side[0].train[i] * k_train_fields[i].scale, b = side[1].train[i] * k_train_fields[i].scale;
-            char ratio[32] = "-";
-            if (a > 0)
-                snprintf(ratio, sizeof ratio, "%.3f", b / a);
-            fprintf(out, " %15s  %14.1f  %14.1f  %8s\n", k_train_fields[i].label, a, b, ratio);
-        }
-        if (json) {
-            cJSON *doc = cJSON_CreateObject();
-            cJSON_AddStringToObject(doc, "program", "ringsim");
-            cJSON_AddStringToObject(doc, "command", "compare");
-            for (int k = 0; k < 2; k++) {
-                cJSON *j = rs_side_json(&side[k]);
-                cJSON *t = cJSON_AddObjectToObject(j, "training");
-                cJSON_AddStringToObject(t, "fusion", side[k].fusion);
-                for (int i = 0; i < 7; i++)
-                    cJSON_AddNumberToObject(t, k_train_fields[i].key, side[k].train[i]);
-                cJSON_AddItemToObject(doc, k ? "b" : "a", j);
-            }
-            if (rs_compare_write_json(doc, json, json_path, err) != 0)
-                status = RS_EXIT_USAGE;
-            json = NULL;
-        }
-        goto done;
-    }
-
-    int nkeys = 0;
-    rs_key *keys = calloc((size_t)(side[0].rows.n + side[1].rows.n) + 1, sizeof *keys);
-    if (keys == NULL) {
-        status = RS_EXIT_USAGE;
-        goto done;
-    }
-    int missing = 0;
-    for (int k = 0; k < 2; k++)
-        for (int i = 0; i < side[k].rows.n; i++) {
-            const rs_row *r = &side[k].rows.v[i];
-            if (k == 1 && rs_side_find(&side[0], (int)r->coll, r->size))
-                continue;
-            if (k == 0 && !rs_side_find(&side[1], (int)r->coll, r->size))
-                missing = 1;
-            if (k == 1)
-                missing = 1;
-            keys[nkeys++] = (rs_key){(int)r->coll, r->size};
-        }
-    qsort(keys, (size_t)nkeys, sizeof *keys, rs_key_cmp);
-
-    fprintf(out, "# ringsim compare (simulated times, out of place; ratio = time B / time A)\n");
-    for (int k = 0; k < 2; k++)
-        fprintf(out, "# %s: %s (%s): %s\n", side[k].label, side[k].name, side[k].path, side[k].summary);
-    if (missing)
-        fprintf(out, "# note: the two scenarios do not run the same collectives and sizes; '-' marks a row "
-                     "only the other one has\n");
-    fprintf(out, "#%15s  %12s  %12s  %12s  %9s  %9s  %8s\n", "collective", "size", "time A", "time B",
-            "busbw A", "busbw B", "B/A");
-    fprintf(out, "#%15s  %12s  %12s  %12s  %9s  %9s  %8s\n", "", "(B)", "(us)", "(us)", "(GB/s)", "(GB/s)", "");
-    cJSON *doc = json ? cJSON_CreateObject() : NULL, *jrows = NULL;
-    if (doc) {
-        cJSON_AddStringToObject(doc, "program", "ringsim");
-        cJSON_AddStringToObject(doc, "command", "compare");
-        cJSON_AddItemToObject(doc, "a", rs_side_json(&side[0]));
-        cJSON_AddItemToObject(doc, "b", rs_side_json(&side[1]));
-        jrows = cJSON_AddArrayToObject(doc, "rows");
-    }
-    for (int i = 0; i < nkeys; i++) {
-        const rs_row *a = rs_side_find(&side[0], keys[i].coll, keys[i].size);
-        const rs_row *b = rs_side_find(&side[1], keys[i].coll, keys[i].size);
-        char ta[32], tb[32], ba[32], bb[32], ratio[32] = "-";
-        rs_cell(ta, sizeof ta, a, 0);
-        rs_cell(tb, sizeof tb, b, 0);
-        rs_cell(ba, sizeof ba, a, 1);
-        rs_cell(bb, sizeof bb, b, 1);
-        double q = a && b && a->res[0].time_us > 0 ? b->res[0].time_us / a->res[0].time_us : 0;
-        if (q > 0)
-            snprintf(ratio, sizeof ratio, "%.3f", q);
-        fprintf(out, " %15s  %12llu  %12s  %12s  %9s  %9s  %8s\n", ncl_coll_name((ncl_coll)keys[i].coll),
-                (unsigned long long)keys[i].size, ta, tb, ba, bb, ratio);
-        if (jrows) {
-            cJSON *j = cJSON_CreateObject();
-            cJSON_AddStringToObject(j, "collective", ncl_coll_name((ncl_coll)keys[i].coll));
-            cJSON_AddNumberToObject(j, "size", (double)keys[i].size);
-            cJSON_AddItemToObject(j, "a", rs_point_json(a));
-            cJSON_AddItemToObject(j, "b", rs_point_json(b));
-            if (q > 0)
-                cJSON_AddNumberToObject(j, "ratio", q);
-            else
-                cJSON_AddNullToObject(j, "ratio");
-            cJSON_AddItemToArray(jrows, j);
-        }
-    }
-    fflush(out);
-    free(keys);
-    if (doc) {
-        if (rs_compare_write_json(doc, json, json_path, err) != 0)
-            status = RS_EXIT_USAGE;
-        json = NULL;
-    }
-    if (plot_path) {
-        const rs_rows *sets[2] = {&side[0].rows, &side[1].rows};
-        char na[160], nb[160], title[400];
-        snprintf(na, sizeof na, "A %s", side[0].name);
-        snprintf(nb, sizeof nb, "B %s", side[1].name);
-        const char *names[2] = {na, nb};
-        snprintf(title, sizeof title, "ringsim compare: A %s vs B %s", side[0].name, side[1].name);
-        int rc = rs_rows_plot(sets, names, 2, plot_path, title, err);
-        status = rc > status ? rc : status;
-    }
-done:
-    if (json)
+    if (status == RS_EXIT_OK)
+        status = rs_compare_print((const rs_compare_side[2]){side[0].side, side[1].side}, out, json, json_path,
+                                  plot_path, err);
+    else if (json)
         fclose(json);
     for (int k = 0; k < 2; k++) {
         if (side[k].json[0])
             unlink(side[k].json);
-        rs_rows_free(&side[k].rows);
+        rs_compare_side_free(&side[k].side);
     }
     return status;
 }
