@@ -6,7 +6,6 @@
 
 #include <cjson/cJSON.h>
 
-#include "rs_plot.h"
 
 /* A training step's summary fields as the JSON names them, and how the table shows them. */
 static const struct {
