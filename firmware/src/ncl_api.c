@@ -26,21 +26,6 @@ const char *ncl_strerror(ncl_result r)
     }
 }
 
-const char *ncl_coll_name(ncl_coll c)
-{
-    static const char *const names[NCL_COLL_COUNT] = {"allreduce", "broadcast", "reduce",
-                                                      "reduce_scatter", "allgather"};
-    return (unsigned)c < NCL_COLL_COUNT ? names[c] : "?";
-}
-
-const char *ncl_algo_name(ncl_algo a)
-{
-    static const char *const names[NCL_ALGO_COUNT] = {"auto", "ring", "chain", "tree",
-                                                      "hd",   "mesh", "sag",   "dbtree", "det",
-                                                      "hier", "user"};
-    return (unsigned)a < NCL_ALGO_COUNT ? names[a] : "?";
-}
-
 /* A collective call as the user made it. */
 typedef struct call {
     ncl_coll coll;

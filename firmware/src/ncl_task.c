@@ -4,15 +4,6 @@
 
 #include <string.h>
 
-const char *ncl_task_kind_name(uint32_t kind)
-{
-    static const char *const names[NCL_TASK_KIND_COUNT] = {
-        "WRITE", "WRITE_REDUCE", "LOCAL_COPY", "LOCAL_REDUCE", "LOCAL_DIV", "NOTIFY_RECORD", "NOTIFY_WAIT",
-        "LOCAL_WIDEN", "LOCAL_REDUCE_WIDE", "LOCAL_NARROW",
-    };
-    return kind < NCL_TASK_KIND_COUNT ? names[kind] : "?";
-}
-
 void ncl_task_run_wide(const ncl_task *t, void *dst, const void *src)
 {
     uint64_t n = t->bytes / 2;

@@ -192,10 +192,6 @@ const char *ncl_comm_last_error(const ncl_comm *comm);
 
 /** What went wrong and what to do next. Never NULL. */
 const char *ncl_strerror(ncl_result result);
-const char *ncl_dtype_name(ncl_dtype dtype);
-const char *ncl_op_name(ncl_op op);
-const char *ncl_coll_name(ncl_coll coll);
-const char *ncl_algo_name(ncl_algo algo);
 size_t ncl_dtype_size(ncl_dtype dtype);
 /** 1 if `algo` implements `coll` (AUTO always does). */
 int ncl_algo_supported(ncl_coll coll, ncl_algo algo);
@@ -236,4 +232,8 @@ ncl_result ncl_wait(ncl_comm *comm);
 #ifdef __cplusplus
 }
 #endif
+
+/* The names of the enums above (ncl_coll_name, ncl_algo_name, ...) and their parsing. Included
+ * last: it needs the enums, and includes this header itself when included first. */
+#include "ncl_names.h"
 #endif

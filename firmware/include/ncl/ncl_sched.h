@@ -55,9 +55,6 @@ typedef struct ncl_task {
     uint32_t step;   /**< algorithm step, for diagnostics */
 } ncl_task;
 
-/** "WRITE", "NOTIFY_WAIT", ...; "?" for a kind out of range. */
-const char *ncl_task_kind_name(uint32_t kind);
-
 /** 1 for the wide-accumulation kinds (LOCAL_WIDEN, LOCAL_REDUCE_WIDE, LOCAL_NARROW). */
 static inline int ncl_task_is_wide(uint32_t kind)
 {
