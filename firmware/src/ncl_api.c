@@ -7,25 +7,6 @@
 
 #include <string.h>
 
-const char *ncl_strerror(ncl_result r)
-{
-    switch (r) {
-    case NCL_SUCCESS: return "success";
-    case NCL_IN_PROGRESS: return "in progress: the collective is still running; call ncl_test() or ncl_wait()";
-    case NCL_ERR_INVALID_ARGUMENT: return "invalid argument: check buffers, count, datatype, op and root (ncl_comm_last_error() names the one)";
-    case NCL_ERR_INVALID_USAGE: return "invalid usage: not allowed in the communicator's state: a collective is still running (call ncl_wait), or one failed (destroy the communicator)";
-    case NCL_ERR_UNSUPPORTED: return "unsupported: this algorithm or backend cannot do that; choose another algorithm or give the backend more scratch";
-    case NCL_ERR_TIMEOUT: return "timeout: a peer never answered; the message names it - check that every rank calls the same collective";
-    case NCL_ERR_REMOTE: return "remote error: a peer failed; look at that rank's error";
-    case NCL_ERR_LINK: return "link error: a transfer to or from a peer failed; check the link";
-    case NCL_ERR_OUT_OF_MEMORY: return "out of memory: the allocator or the backend's scratch is exhausted";
-    case NCL_ERR_SCHEDULE: return "schedule rejected: the checker found a broken schedule (an engine or user-schedule bug)";
-    case NCL_ERR_BACKEND: return "backend error: the HAL backend failed an operation; see its log";
-    case NCL_ERR_INTERNAL: return "internal error: an engine bug; please report it with ncl_comm_last_error()";
-    default: return "unknown result code";
-    }
-}
-
 /* A collective call as the user made it. */
 typedef struct call {
     ncl_coll coll;

@@ -1,4 +1,4 @@
-/* ncl_names.c — the one table of names (canonical + aliases) of every enum users and tools spell, and parsing. */
+/* ncl_names.c — the one table of names (canonical + aliases) of every enum users and tools spell, parsing, and ncl_strerror's messages. */
 #include "ncl/ncl_names.h"
 
 #include "ncl/ncl_sched.h"
@@ -65,21 +65,33 @@ static const ncl_name op_names[] = {
     NAME("sum", NCL_SUM), NAME("prod", NCL_PROD), NAME("max", NCL_MAX), NAME("min", NCL_MIN), NAME("avg", NCL_AVG),
 };
 
-/* The words ncl_strerror's messages start with (hang reports print them: "failed with timeout"). */
-static const ncl_name result_names[] = {
-    NAME("success", NCL_SUCCESS),
-    NAME("in progress", NCL_IN_PROGRESS),
-    NAME("invalid argument", NCL_ERR_INVALID_ARGUMENT),
-    NAME("invalid usage", NCL_ERR_INVALID_USAGE),
-    NAME("unsupported", NCL_ERR_UNSUPPORTED),
-    NAME("timeout", NCL_ERR_TIMEOUT),
-    NAME("remote error", NCL_ERR_REMOTE),
-    NAME("link error", NCL_ERR_LINK),
-    NAME("out of memory", NCL_ERR_OUT_OF_MEMORY),
-    NAME("schedule rejected", NCL_ERR_SCHEDULE),
-    NAME("backend error", NCL_ERR_BACKEND),
-    NAME("internal error", NCL_ERR_INTERNAL),
-};
+/* Each result's short name and what the user should do next, in one list: ncl_strerror's
+ * message is the name, ": ", the advice, so the two never disagree (hang reports print the name:
+ * "failed with timeout"). Success has a name and no advice. */
+#define RESULT_LIST(X)                                                                                  \
+    X("in progress", NCL_IN_PROGRESS, "the collective is still running; call ncl_test() or ncl_wait()") \
+    X("invalid argument", NCL_ERR_INVALID_ARGUMENT,                                                     \
+      "check buffers, count, datatype, op and root (ncl_comm_last_error() names the one)")              \
+    X("invalid usage", NCL_ERR_INVALID_USAGE,                                                           \
+      "not allowed in the communicator's state: a collective is still running (call ncl_wait), or one " \
+      "failed (destroy the communicator)")                                                              \
+    X("unsupported", NCL_ERR_UNSUPPORTED,                                                               \
+      "this algorithm or backend cannot do that; choose another algorithm or give the backend more "    \
+      "scratch")                                                                                        \
+    X("timeout", NCL_ERR_TIMEOUT,                                                                       \
+      "a peer never answered; the message names it - check that every rank calls the same collective") \
+    X("remote error", NCL_ERR_REMOTE, "a peer failed; look at that rank's error")                       \
+    X("link error", NCL_ERR_LINK, "a transfer to or from a peer failed; check the link")                \
+    X("out of memory", NCL_ERR_OUT_OF_MEMORY, "the allocator or the backend's scratch is exhausted")    \
+    X("schedule rejected", NCL_ERR_SCHEDULE,                                                            \
+      "the checker found a broken schedule (an engine or user-schedule bug)")                           \
+    X("backend error", NCL_ERR_BACKEND, "the HAL backend failed an operation; see its log")             \
+    X("internal error", NCL_ERR_INTERNAL, "an engine bug; please report it with ncl_comm_last_error()")
+#define RESULT_NAME(n, v, advice) NAME(n, v),
+#define RESULT_MESSAGE(n, v, advice) [v] = n ": " advice,
+
+static const ncl_name result_names[] = {NAME("success", NCL_SUCCESS), RESULT_LIST(RESULT_NAME)};
+static const char *const result_messages[NCL_RESULT_COUNT] = {[NCL_SUCCESS] = "success", RESULT_LIST(RESULT_MESSAGE)};
 
 /* The aliases are the `op:` words of user-schedule files (ncl_user.h). */
 static const ncl_name task_kind_names[] = {
@@ -181,6 +193,11 @@ const char *ncl_algo_name(ncl_algo algo) { return ncl_name_of(NCL_NAMES_ALGO, (i
 const char *ncl_dtype_name(ncl_dtype dtype) { return ncl_name_of(NCL_NAMES_DTYPE, (int)dtype); }
 const char *ncl_op_name(ncl_op op) { return ncl_name_of(NCL_NAMES_OP, (int)op); }
 const char *ncl_result_name(ncl_result result) { return ncl_name_of(NCL_NAMES_RESULT, (int)result); }
+
+const char *ncl_strerror(ncl_result result)
+{
+    return (unsigned)result < NCL_RESULT_COUNT ? result_messages[result] : "unknown result code";
+}
 
 const char *ncl_task_kind_name(uint32_t kind)
 {

@@ -29,22 +29,6 @@ int ncl_algo_supported(ncl_coll coll, ncl_algo algo)
     return algo == NCL_ALGO_AUTO || ncl_algo_find(coll, algo) != NULL;
 }
 
-ncl_ref ncl_plan_input(const ncl_plan *plan, int rank)
-{
-    if (!plan->inplace)
-        return ncl_ref_make(NCL_BUF_SEND, 0);
-    if (plan->coll == NCL_COLL_ALLGATHER)
-        return ncl_ref_make(NCL_BUF_RECV, (uint64_t)rank * plan->count * plan->esize);
-    return ncl_ref_make(NCL_BUF_RECV, 0);
-}
-
-ncl_ref ncl_plan_output(const ncl_plan *plan, int rank)
-{
-    if (plan->inplace && plan->coll == NCL_COLL_REDUCE_SCATTER)
-        return ncl_ref_make(NCL_BUF_RECV, (uint64_t)rank * plan->count * plan->esize);
-    return ncl_ref_make(NCL_BUF_RECV, 0);
-}
-
 /* Built-in alpha-beta estimates in ns (REFERENCE.md) from the link's alpha and bandwidth, for the
  * algorithms whose speed does not hinge on the topology. Integer math: bytes / GB/s = ns. */
 static uint64_t ceil_log2(uint64_t p)

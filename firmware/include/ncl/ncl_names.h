@@ -1,4 +1,4 @@
-/* ncl_names.h — the one table of names: collectives, algorithms, dtypes, ops, results, task kinds and buffers, with their accepted aliases and parsing. */
+/* ncl_names.h — the one table of names: collectives, algorithms, dtypes, ops, results (and their messages), task kinds and buffers, with their accepted aliases and parsing. */
 #ifndef NCL_NAMES_H
 #define NCL_NAMES_H
 
@@ -54,9 +54,10 @@ const char *ncl_coll_name(ncl_coll coll);
 const char *ncl_algo_name(ncl_algo algo);
 const char *ncl_dtype_name(ncl_dtype dtype);
 const char *ncl_op_name(ncl_op op);
-/** "success", "timeout", "invalid argument", ...: the short name of a result (ncl_strerror()
- *  says what to do next). */
+/** "success", "timeout", "invalid argument", ...: the short name of a result. */
 const char *ncl_result_name(ncl_result result);
+/** What went wrong and what to do next: the result's name, ": ", advice. Never NULL. */
+const char *ncl_strerror(ncl_result result);
 /** "WRITE", "NOTIFY_WAIT", ... (ncl_task_kind). */
 const char *ncl_task_kind_name(uint32_t kind);
 /** "SEND", "RECV", "SCRATCH" (ncl_buf). */
