@@ -106,7 +106,7 @@ typedef struct ncl_plan {
     const int32_t *ring_order, *ring_pos;
     uint32_t ring_count;
     /** Relative bandwidth of each ring (ring_count entries, NULL: equal): the ring family splits
-     *  the buffer over channels in proportion (ncl_channel_part in ncl_algo.h). */
+     *  the buffer over channels in proportion (ncl_channel_part in ncl_part.h). */
     const uint32_t *ring_weights;
     /** Two-level algorithms (see ncl_config.local_size): ranks per server (0: one level), the
      *  inter-server algorithm, and the intra-server rings over local indices (NULL: identity). */

@@ -2,8 +2,6 @@
  * ((x_0 op x_1) op x_2) ... op x_{p-1}, whatever the algorithm setting, channels or call sizes. */
 #include "ncl_mesh.h"
 
-#include <string.h>
-
 /* Why: the result of a float reduction depends on the order of its operations. Ring, hd, mesh
  * and the trees each reduce an element in an order set by the algorithm, the rank's place in
  * it, the channel split and the message size. Here one rank reduces each element left to right
@@ -87,27 +85,10 @@ static uint64_t round_elems(const ncl_plan *p)
 static ncl_ref acc_ref(void) { return ncl_ref_make(NCL_BUF_SCRATCH, 0); }
 static uint64_t slot_base(const ncl_plan *p) { return p->wide ? round_elems(p) * 4u : 0u; }
 
-/* A wide-accumulation task (bytes: the narrow side; the fp32 side is twice as large). */
-static void task_wide(ncl_task *t, const ncl_plan *p, ncl_task_kind kind, ncl_ref src, ncl_ref dst,
-                      uint64_t bytes, uint32_t step)
-{
-    memset(t, 0, sizeof *t);
-    t->kind = (uint8_t)kind;
-    t->dtype = p->dtype;
-    t->op = p->op;
-    t->peer = -1;
-    t->src = src;
-    t->dst = dst;
-    t->bytes = bytes;
-    t->step = step;
-    if (kind == NCL_TASK_LOCAL_NARROW && p->avg)
-        t->count = (uint32_t)p->nranks; /* avg: divide in fp32, round once */
-}
-
 /* Wide fold of contribution k: the first widens into the accumulator, the others add to it. */
 static void task_fold(ncl_task *t, const ncl_plan *p, uint64_t k, ncl_ref src, uint64_t bytes, uint32_t step)
 {
-    task_wide(t, p, k == 0 ? NCL_TASK_LOCAL_WIDEN : NCL_TASK_LOCAL_REDUCE_WIDE, src, acc_ref(), bytes, step);
+    ncl_task_wide(t, p, k == 0 ? NCL_TASK_LOCAL_WIDEN : NCL_TASK_LOCAL_REDUCE_WIDE, src, acc_ref(), bytes, step);
 }
 
 /* Whether sender's writes go to a slot reused every round (else, rank 0 out of place: recv). */
@@ -217,7 +198,7 @@ static int next_gather(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                 NCL_YIELD(g);
             }
         }
-        task_wide(t, p, NCL_TASK_LOCAL_NARROW, acc_ref(), recv, bytes, 0);
+        ncl_task_wide(t, p, NCL_TASK_LOCAL_NARROW, acc_ref(), recv, bytes, 0);
         NCL_YIELD(g);
         return g->line = -1, 0;
     }
@@ -334,7 +315,7 @@ static int next_split(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
             }
             /* one rounding (and avg's division) per element; block r is not sent before */
             if (g->n) {
-                task_wide(t, p, NCL_TASK_LOCAL_NARROW, acc_ref(), ncl_ref_add(recv, g->m * es), g->n * es,
+                ncl_task_wide(t, p, NCL_TASK_LOCAL_NARROW, acc_ref(), ncl_ref_add(recv, g->m * es), g->n * es,
                           (uint32_t)g->i);
                 NCL_YIELD(g);
             }
