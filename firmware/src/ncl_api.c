@@ -132,18 +132,9 @@ static ncl_result start(ncl_comm *comm, const call *c)
     if (rc != NCL_SUCCESS || c->count == 0)
         return rc;
 
-    uint32_t max_queues = comm->caps.max_queues < NCL_MAX_QUEUES ? comm->caps.max_queues : NCL_MAX_QUEUES;
-    uint32_t channels = comm->cfg.channels < max_queues ? comm->cfg.channels : max_queues;
-    ncl_plan_env env = {comm->cfg.slice_bytes, channels, max_queues, comm->caps.scratch_bytes,
-                        comm->cfg.link_alpha_ns, comm->cfg.link_gbps, comm->ring_order, comm->ring_pos,
-                        comm->ring_count, comm->costs, comm->cost_count, comm->cfg.deterministic,
-                        comm->cfg.local_size, comm->cfg.inter_algo, comm->local_order, comm->local_pos,
-                        comm->local_ring_count, comm->cfg.schedule,
-                        comm->caps.inline_ops, comm->caps.inline_align, comm->ring_weights,
-                        comm->cfg.wide_accumulation, comm->cfg.mem_gbps,
-                        comm->caps.dma_engines};
+    const ncl_plan_env *env = &comm->env;
     rc = ncl_plan_make(&comm->plan, c->coll, (ncl_algo)comm->cfg.algorithm[c->coll], comm->nranks,
-                       comm->rank, c->root, c->count, c->dtype, c->op, inplace, &env);
+                       comm->rank, c->root, c->count, c->dtype, c->op, inplace, env);
     char why[200];
     if (rc == NCL_ERR_INVALID_ARGUMENT && comm->cfg.algorithm[c->coll] == NCL_ALGO_USER && comm->cfg.schedule &&
         ncl_user_validate(comm->cfg.schedule, NULL, why, sizeof why) != NCL_SUCCESS)
@@ -155,7 +146,7 @@ static ncl_result start(ncl_comm *comm, const call *c)
                              (unsigned long long)c->count, ncl_dtype_name(c->dtype), ncl_op_name(c->op),
                              comm->nranks, comm->cfg.local_size ? comm->cfg.local_size : (uint32_t)comm->nranks,
                              (unsigned long long)comm->caps.scratch_bytes,
-                             env.inline_ops && !(env.inline_ops[c->dtype] >> (c->op == NCL_AVG ? NCL_SUM : c->op) & 1u)
+                             env->inline_ops && !(env->inline_ops[c->dtype] >> (c->op == NCL_AVG ? NCL_SUM : c->op) & 1u)
                                  ? ", and the DMA cannot reduce it inline"
                                  : "");
     /* a user schedule is data from outside: always proven before it runs */
