@@ -5,14 +5,16 @@
 # or
 #   cc app.c $(pkg-config --cflags --libs ringsim)
 # ringsim::ncl is the host backend (links ringsim::ncl_core and Threads); ringsim::ncl_core is
-# the portable engine alone, for consumers that bring their own HAL backend.
+# the portable engine alone, for consumers that bring their own HAL backend; ringsim::ncl_wire is
+# the wire protocol's codec (ncl/ncl_wire.h), for consumers that speak it (not in pkg-config's
+# Libs: the host backend does not need it; link -lncl_wire -lncl_core yourself).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(RINGSIM_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ringsim
     CACHE STRING "Where ringsimConfig.cmake is installed (relative to the prefix)")
 
-install(TARGETS ncl_core ncl
+install(TARGETS ncl_core ncl ncl_wire
   EXPORT ringsimTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include <ncl/ncl.h>
+#include <ncl/ncl_diag.h>
 #include <ncl/ncl_hal.h>
 #include <ncl/ncl_host.h>
 
@@ -376,6 +377,181 @@ static void test_checked_launch(void **state)
     assert_int_equal(ncl_host_run_cfg(&cfg, checked_fn, NULL, NULL), NCL_SUCCESS);
 }
 
+/* ---- the planner's input from a config and a backend's capabilities ---- */
+
+/* ncl_plan_env_init copies what the planner reads, clamped as a communicator clamps it. */
+static void test_plan_env_from_config(void **state)
+{
+    (void)state;
+    static const ncl_cost costs[1] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_HD, 0, 100, 1000, 0, 0, 0, 0}};
+    ncl_config cfg = NCL_CONFIG_INIT;
+    cfg.channels = 4;
+    cfg.slice_bytes = 12345;
+    cfg.link_alpha_ns = 77;
+    cfg.link_gbps = 9;
+    cfg.mem_gbps = 400;
+    cfg.costs = costs;
+    cfg.cost_count = 1;
+    cfg.deterministic = 1;
+    cfg.wide_accumulation = 1;
+    cfg.local_size = 2;
+    cfg.inter_algo = NCL_ALGO_HD;
+    ncl_hal_caps caps;
+    memset(&caps, 0, sizeof caps);
+    mock_caps(NULL, &caps); /* 2 queues, 64 KiB of scratch */
+    caps.inline_align = 4;
+    caps.dma_engines = 3;
+    ncl_plan_env env;
+    memset(&env, 0xa5, sizeof env);
+    ncl_plan_env_init(&env, &cfg, &caps);
+    assert_int_equal(env.max_queues, 2);
+    assert_int_equal(env.channels, 2); /* 4 asked, clamped to the backend's queues */
+    assert_int_equal(env.slice_bytes, 12345);
+    assert_int_equal(env.scratch_bytes, 1 << 16);
+    assert_int_equal(env.link_alpha_ns, 77);
+    assert_int_equal(env.link_gbps, 9);
+    assert_int_equal(env.mem_gbps, 400);
+    assert_ptr_equal(env.costs, costs);
+    assert_int_equal(env.cost_count, 1);
+    assert_int_equal(env.deterministic, 1);
+    assert_int_equal(env.wide_accumulation, 1);
+    assert_int_equal(env.local_size, 2);
+    assert_int_equal(env.inter_algo, NCL_ALGO_HD);
+    assert_null(env.schedule);
+    assert_ptr_equal(env.inline_ops, caps.inline_ops);
+    assert_int_equal(env.inline_align, 4);
+    assert_int_equal(env.dma_engines, 3);
+    /* the rings are the communicator's: identity until ncl_plan_env_rings */
+    assert_null(env.ring_order);
+    assert_null(env.ring_pos);
+    assert_null(env.ring_weights);
+    assert_int_equal(env.ring_count, 0);
+    assert_null(env.local_order);
+    assert_null(env.local_pos);
+    assert_int_equal(env.local_ring_count, 0);
+
+    /* no caps: every queue, no scratch, everything inline; queues above NCL_MAX_QUEUES clamp */
+    ncl_plan_env_init(&env, &cfg, NULL);
+    assert_int_equal(env.max_queues, NCL_MAX_QUEUES);
+    assert_int_equal(env.channels, 4);
+    assert_int_equal(env.scratch_bytes, 0);
+    assert_null(env.inline_ops);
+    assert_int_equal(env.dma_engines, 0);
+    caps.max_queues = 1000;
+    ncl_plan_env_init(&env, &cfg, &caps);
+    assert_int_equal(env.max_queues, NCL_MAX_QUEUES);
+}
+
+/* ncl_plan_env_rings: the rings, their inverse in the caller's tables, bad rings refused. */
+static void test_plan_env_rings(void **state)
+{
+    (void)state;
+    static const int32_t rings[8] = {0, 1, 2, 3, 3, 1, 0, 2};
+    static const uint32_t weights[2] = {5, 7};
+    static const int32_t local_rings[2] = {1, 0};
+    ncl_config cfg = NCL_CONFIG_INIT;
+    cfg.rings = rings;
+    cfg.ring_count = 2;
+    cfg.ring_weights = weights;
+    cfg.local_size = 2;
+    cfg.local_rings = local_rings;
+    cfg.local_ring_count = 1;
+    ncl_plan_env env;
+    ncl_plan_env_init(&env, &cfg, NULL);
+    int32_t pos[8], lpos[2];
+    assert_int_equal(ncl_plan_env_rings(&env, &cfg, 4, pos, lpos), NCL_SUCCESS);
+    assert_ptr_equal(env.ring_order, rings);
+    assert_ptr_equal(env.ring_pos, pos);
+    assert_ptr_equal(env.ring_weights, weights);
+    assert_int_equal(env.ring_count, 2);
+    for (int c = 0; c < 2; c++)
+        for (int i = 0; i < 4; i++)
+            assert_int_equal(pos[c * 4 + rings[c * 4 + i]], i);
+    assert_ptr_equal(env.local_order, local_rings);
+    assert_ptr_equal(env.local_pos, lpos);
+    assert_int_equal(env.local_ring_count, 1);
+    assert_int_equal(lpos[1], 0);
+    assert_int_equal(lpos[0], 1);
+
+    /* a ring naming a rank twice, a rank out of range, a missing table: refused, env unchanged */
+    ncl_plan_env before = env;
+    static const int32_t twice[8] = {0, 1, 1, 3, 0, 1, 2, 3}, outside[8] = {0, 1, 2, 4, 0, 1, 2, 3};
+    cfg.rings = twice;
+    assert_int_equal(ncl_plan_env_rings(&env, &cfg, 4, pos, lpos), NCL_ERR_INVALID_ARGUMENT);
+    cfg.rings = outside;
+    assert_int_equal(ncl_plan_env_rings(&env, &cfg, 4, pos, lpos), NCL_ERR_INVALID_ARGUMENT);
+    cfg.rings = rings;
+    assert_int_equal(ncl_plan_env_rings(&env, &cfg, 4, NULL, lpos), NCL_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ncl_plan_env_rings(&env, &cfg, 4, pos, NULL), NCL_ERR_INVALID_ARGUMENT);
+    assert_memory_equal(&env, &before, sizeof env);
+
+    /* no rings: identity, no tables needed */
+    ncl_config plain = NCL_CONFIG_INIT;
+    ncl_plan_env_init(&env, &plain, NULL);
+    assert_int_equal(ncl_plan_env_rings(&env, &plain, 4, NULL, NULL), NCL_SUCCESS);
+    assert_null(env.ring_order);
+    assert_null(env.local_order);
+}
+
+/* A tool that plans with ncl_plan_env_init from the communicator's config and its backend's
+ * caps picks the algorithm the communicator runs (auto, with a cost table and rings). */
+typedef struct predict_world {
+    const ncl_config *cfg;
+    atomic_int mismatches, runs, seen; /* seen: 1 << algo of every run */
+} predict_world;
+
+static ncl_result predict_fn(ncl_comm *comm, void *arg)
+{
+    predict_world *w = arg;
+    int rank, nranks;
+    ncl_comm_rank(comm, &rank);
+    ncl_comm_size(comm, &nranks);
+    ncl_hal_caps caps;
+    memset(&caps, 0, sizeof caps);
+    ncl_result rc = ncl_hal_caps_get(ncl_comm_hal(comm), &caps);
+    int32_t pos[NCL_MAX_QUEUES * 8];
+    ncl_plan_env env;
+    ncl_plan_env_init(&env, w->cfg, &caps);
+    if (rc == NCL_SUCCESS)
+        rc = ncl_plan_env_rings(&env, w->cfg, nranks, pos, NULL);
+    static float buf[8][1 << 14];
+    for (size_t count = 1; count <= (1u << 14) && rc == NCL_SUCCESS; count *= 8) {
+        rc = ncl_allreduce(buf[rank], buf[rank], count, NCL_FLOAT32, NCL_SUM, comm);
+        ncl_rank_state st;
+        ncl_comm_state(comm, &st);
+        ncl_plan plan;
+        if (rc == NCL_SUCCESS &&
+            ncl_plan_make(&plan, NCL_COLL_ALLREDUCE, NCL_ALGO_AUTO, nranks, rank, 0, count, NCL_FLOAT32, NCL_SUM,
+                          1, &env) == NCL_SUCCESS) {
+            atomic_fetch_add(&w->runs, 1);
+            atomic_fetch_or(&w->seen, 1 << st.algo);
+            if (plan.algo != st.algo)
+                atomic_fetch_add(&w->mismatches, 1);
+        }
+    }
+    return rc;
+}
+
+static void test_plan_env_predicts_auto(void **state)
+{
+    (void)state;
+    /* ring costs a lot of latency, hd a lot per byte: small buffers go hd, large ones ring */
+    static const ncl_cost costs[2] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000000, 1000, 0, 0, 0, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_HD, 0, 1000, 100000000, 0, 0, 0, 0}};
+    static const int32_t rings[8] = {0, 1, 2, 3, 3, 2, 1, 0};
+    ncl_host_config cfg = NCL_HOST_CONFIG_INIT;
+    cfg.nranks = 4;
+    cfg.comm.costs = costs;
+    cfg.comm.cost_count = 2;
+    cfg.comm.rings = rings;
+    cfg.comm.ring_count = 2;
+    predict_world w = {&cfg.comm, 0, 0, 0};
+    assert_int_equal(ncl_host_run_cfg(&cfg, predict_fn, &w, NULL), NCL_SUCCESS);
+    assert_int_equal(atomic_load(&w.runs), 4 * 5);
+    assert_int_equal(atomic_load(&w.mismatches), 0);
+    assert_int_equal(atomic_load(&w.seen), (1 << NCL_ALGO_HD) | (1 << NCL_ALGO_RING)); /* both regimes ran */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -386,6 +562,9 @@ int main(void)
         cmocka_unit_test(test_nonblocking),
         cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_checked_launch),
+        cmocka_unit_test(test_plan_env_from_config),
+        cmocka_unit_test(test_plan_env_rings),
+        cmocka_unit_test(test_plan_env_predicts_auto),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

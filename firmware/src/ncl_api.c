@@ -7,40 +7,6 @@
 
 #include <string.h>
 
-const char *ncl_strerror(ncl_result r)
-{
-    switch (r) {
-    case NCL_SUCCESS: return "success";
-    case NCL_IN_PROGRESS: return "in progress: the collective is still running; call ncl_test() or ncl_wait()";
-    case NCL_ERR_INVALID_ARGUMENT: return "invalid argument: check buffers, count, datatype, op and root (ncl_comm_last_error() names the one)";
-    case NCL_ERR_INVALID_USAGE: return "invalid usage: not allowed in the communicator's state: a collective is still running (call ncl_wait), or one failed (destroy the communicator)";
-    case NCL_ERR_UNSUPPORTED: return "unsupported: this algorithm or backend cannot do that; choose another algorithm or give the backend more scratch";
-    case NCL_ERR_TIMEOUT: return "timeout: a peer never answered; the message names it - check that every rank calls the same collective";
-    case NCL_ERR_REMOTE: return "remote error: a peer failed; look at that rank's error";
-    case NCL_ERR_LINK: return "link error: a transfer to or from a peer failed; check the link";
-    case NCL_ERR_OUT_OF_MEMORY: return "out of memory: the allocator or the backend's scratch is exhausted";
-    case NCL_ERR_SCHEDULE: return "schedule rejected: the checker found a broken schedule (an engine or user-schedule bug)";
-    case NCL_ERR_BACKEND: return "backend error: the HAL backend failed an operation; see its log";
-    case NCL_ERR_INTERNAL: return "internal error: an engine bug; please report it with ncl_comm_last_error()";
-    default: return "unknown result code";
-    }
-}
-
-const char *ncl_coll_name(ncl_coll c)
-{
-    static const char *const names[NCL_COLL_COUNT] = {"allreduce", "broadcast", "reduce",
-                                                      "reduce_scatter", "allgather"};
-    return (unsigned)c < NCL_COLL_COUNT ? names[c] : "?";
-}
-
-const char *ncl_algo_name(ncl_algo a)
-{
-    static const char *const names[NCL_ALGO_COUNT] = {"auto", "ring", "chain", "tree",
-                                                      "hd",   "mesh", "sag",   "dbtree", "det",
-                                                      "hier", "user"};
-    return (unsigned)a < NCL_ALGO_COUNT ? names[a] : "?";
-}
-
 /* A collective call as the user made it. */
 typedef struct call {
     ncl_coll coll;
@@ -166,18 +132,9 @@ static ncl_result start(ncl_comm *comm, const call *c)
     if (rc != NCL_SUCCESS || c->count == 0)
         return rc;
 
-    uint32_t max_queues = comm->caps.max_queues < NCL_MAX_QUEUES ? comm->caps.max_queues : NCL_MAX_QUEUES;
-    uint32_t channels = comm->cfg.channels < max_queues ? comm->cfg.channels : max_queues;
-    ncl_plan_env env = {comm->cfg.slice_bytes, channels, max_queues, comm->caps.scratch_bytes,
-                        comm->cfg.link_alpha_ns, comm->cfg.link_gbps, comm->ring_order, comm->ring_pos,
-                        comm->ring_count, comm->costs, comm->cost_count, comm->cfg.deterministic,
-                        comm->cfg.local_size, comm->cfg.inter_algo, comm->local_order, comm->local_pos,
-                        comm->local_ring_count, comm->cfg.schedule,
-                        comm->caps.inline_ops, comm->caps.inline_align, comm->ring_weights,
-                        comm->cfg.wide_accumulation, comm->cfg.mem_gbps,
-                        comm->caps.dma_engines};
+    const ncl_plan_env *env = &comm->env;
     rc = ncl_plan_make(&comm->plan, c->coll, (ncl_algo)comm->cfg.algorithm[c->coll], comm->nranks,
-                       comm->rank, c->root, c->count, c->dtype, c->op, inplace, &env);
+                       comm->rank, c->root, c->count, c->dtype, c->op, inplace, env);
     char why[200];
     if (rc == NCL_ERR_INVALID_ARGUMENT && comm->cfg.algorithm[c->coll] == NCL_ALGO_USER && comm->cfg.schedule &&
         ncl_user_validate(comm->cfg.schedule, NULL, why, sizeof why) != NCL_SUCCESS)
@@ -189,7 +146,7 @@ static ncl_result start(ncl_comm *comm, const call *c)
                              (unsigned long long)c->count, ncl_dtype_name(c->dtype), ncl_op_name(c->op),
                              comm->nranks, comm->cfg.local_size ? comm->cfg.local_size : (uint32_t)comm->nranks,
                              (unsigned long long)comm->caps.scratch_bytes,
-                             env.inline_ops && !(env.inline_ops[c->dtype] >> (c->op == NCL_AVG ? NCL_SUM : c->op) & 1u)
+                             env->inline_ops && !(env->inline_ops[c->dtype] >> (c->op == NCL_AVG ? NCL_SUM : c->op) & 1u)
                                  ? ", and the DMA cannot reduce it inline"
                                  : "");
     /* a user schedule is data from outside: always proven before it runs */

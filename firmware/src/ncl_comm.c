@@ -58,53 +58,29 @@ ncl_result ncl_comm_create(ncl_comm **out, int nranks, int rank, const ncl_hal *
     if (!c)
         return NCL_ERR_OUT_OF_MEMORY;
     memset(c, 0, sizeof *c);
-    c->costs = (ncl_cost *)(c + 1);
-    c->cost_count = cfg->cost_count;
+    ncl_cost *costs = (ncl_cost *)(c + 1);
+    int32_t *ring_order = (int32_t *)(costs + cfg->cost_count), *ring_pos = ring_order + table;
+    int32_t *local_order = ring_pos + table, *local_pos = local_order + ltable;
+    uint32_t *ring_weights = (uint32_t *)(local_pos + ltable); /* after the int32 tables: aligned */
     for (uint32_t i = 0; i < cfg->cost_count; i++)
-        c->costs[i] = cfg->costs[i];
-    if (table) {
-        c->ring_order = (int32_t *)(c->costs + c->cost_count);
-        c->ring_pos = c->ring_order + table;
-        c->ring_count = cfg->ring_count;
-        for (size_t i = 0; i < table; i++)
-            c->ring_pos[i] = -1;
-        for (uint32_t k = 0; k < cfg->ring_count; k++) {
-            for (int i = 0; i < nranks; i++) {
-                int32_t r = cfg->rings[(size_t)k * (size_t)nranks + (size_t)i];
-                /* each ring must name every rank exactly once */
-                if (r < 0 || r >= nranks || c->ring_pos[(size_t)k * (size_t)nranks + (size_t)r] >= 0) {
-                    cfg->free(cfg->alloc_ud, c);
-                    return NCL_ERR_INVALID_ARGUMENT;
-                }
-                c->ring_order[(size_t)k * (size_t)nranks + (size_t)i] = r;
-                c->ring_pos[(size_t)k * (size_t)nranks + (size_t)r] = i;
-            }
-        }
-    }
-    if (ltable) {
-        const size_t L = cfg->local_size;
-        c->local_order = (int32_t *)(c->costs + c->cost_count) + 2 * table;
-        c->local_pos = c->local_order + ltable;
-        c->local_ring_count = cfg->local_ring_count;
-        for (size_t i = 0; i < ltable; i++)
-            c->local_pos[i] = -1;
-        for (uint32_t k = 0; k < cfg->local_ring_count; k++) {
-            for (size_t i = 0; i < L; i++) {
-                int32_t l = cfg->local_rings[(size_t)k * L + i];
-                /* each local ring must name every local index exactly once */
-                if (l < 0 || (size_t)l >= L || c->local_pos[(size_t)k * L + (size_t)l] >= 0) {
-                    cfg->free(cfg->alloc_ud, c);
-                    return NCL_ERR_INVALID_ARGUMENT;
-                }
-                c->local_order[(size_t)k * L + i] = l;
-                c->local_pos[(size_t)k * L + (size_t)l] = (int32_t)i;
-            }
-        }
-    }
-    if (weights) { /* after the int32 tables: uint32 keeps their alignment */
-        c->ring_weights = (uint32_t *)((int32_t *)(c->costs + c->cost_count) + 2 * (table + ltable));
-        for (size_t k = 0; k < weights; k++)
-            c->ring_weights[k] = cfg->ring_weights[k];
+        costs[i] = cfg->costs[i];
+    for (size_t i = 0; i < table; i++)
+        ring_order[i] = cfg->rings[i];
+    for (size_t i = 0; i < ltable; i++)
+        local_order[i] = cfg->local_rings[i];
+    for (size_t k = 0; k < weights; k++)
+        ring_weights[k] = cfg->ring_weights[k];
+    /* the planner's input, from the copies; the rings must name every rank exactly once */
+    ncl_config own = *cfg;
+    own.costs = costs;
+    own.rings = table ? ring_order : NULL;
+    own.ring_weights = weights ? ring_weights : NULL;
+    own.local_rings = ltable ? local_order : NULL;
+    c->caps = caps;
+    ncl_plan_env_init(&c->env, &own, &c->caps);
+    if (ncl_plan_env_rings(&c->env, &own, nranks, ring_pos, local_pos) != NCL_SUCCESS) {
+        cfg->free(cfg->alloc_ud, c);
+        return NCL_ERR_INVALID_ARGUMENT;
     }
     c->cfg = *cfg;
     c->cfg.rings = NULL; /* the caller's arrays may go away: use the copies */
@@ -112,7 +88,6 @@ ncl_result ncl_comm_create(ncl_comm **out, int nranks, int rank, const ncl_hal *
     c->cfg.costs = NULL;
     c->cfg.local_rings = NULL;
     c->hal = *hal;
-    c->caps = caps;
     c->nranks = nranks;
     c->rank = rank;
 #ifdef NCL_CHECK_DEFAULT

@@ -20,17 +20,10 @@ struct ncl_comm {
     ncl_hal hal;
     ncl_hal_caps caps;
     int nranks, rank;
-    /* the config's rings, copied (NULL: identity): order[c * nranks + i] is the rank at
-     * position i of ring c, pos[c * nranks + r] the position of rank r */
-    int32_t *ring_order, *ring_pos;
-    uint32_t ring_count;
-    uint32_t *ring_weights; /* the config's ring weights, copied (NULL: equal shares) */
-    /* the config's local (intra-server) rings, copied the same way over local indices (NULL:
-     * identity): local_order[c * local_size + i], local_pos[c * local_size + l] */
-    int32_t *local_order, *local_pos;
-    uint32_t local_ring_count;
-    ncl_cost *costs;           /* the config's cost table, copied */
-    uint32_t cost_count;
+    /* The planner's input (ncl_plan_env_init + ncl_plan_env_rings), built once at creation. Its
+     * cost table and rings point at copies of the config's, which live right after this struct
+     * (one allocation): the caller's arrays may go away. */
+    ncl_plan_env env;
     uint64_t seq;              /* sequence number of the last launched collective */
     /* the running collective */
     int active;

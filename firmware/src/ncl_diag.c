@@ -60,19 +60,10 @@ static void put(out_buf *o, const char *fmt, ...)
     va_end(ap);
 }
 
-/* "timeout" from "timeout: a peer never answered; ..." */
+/* "timeout" */
 static void put_result(out_buf *o, int32_t rc)
 {
-    const char *s = ncl_strerror((ncl_result)rc);
-    size_t n = 0;
-    while (s[n] && s[n] != ':')
-        n++;
-    char word[40];
-    if (n >= sizeof word)
-        n = sizeof word - 1;
-    memcpy(word, s, n);
-    word[n] = '\0';
-    put(o, "%s", word);
+    put(o, "%s", ncl_result_name((ncl_result)rc));
 }
 
 static const char *coll_of(const ncl_rank_state *s)

@@ -1,40 +1,19 @@
-/* ncl_dtype.c — element types: sizes and names, fp16/bf16 conversion, the reduce and divide kernels. */
+/* ncl_dtype.c — element types: sizes, fp16/bf16 conversion, the reduce and divide kernels. */
 #include <string.h>
 
 #include "ncl/ncl_dtype.h"
 
-/* ---- sizes and names ------------------------------------------------------------------------- */
+/* ---- sizes ------------------------------------------------------------------------------- */
 
 static const uint8_t dtype_sizes[NCL_DTYPE_COUNT] = {
     [NCL_INT8] = 1,    [NCL_UINT8] = 1,    [NCL_INT32] = 4,    [NCL_UINT32] = 4,  [NCL_INT64] = 8,
     [NCL_FLOAT16] = 2, [NCL_BFLOAT16] = 2, [NCL_FLOAT32] = 4, [NCL_FLOAT64] = 8,
 };
 
-/* Spelled as nccl-tests prints them, so reports line up with real runs. */
-static const char *const dtype_names[NCL_DTYPE_COUNT] = {
-    [NCL_INT8] = "int8",   [NCL_UINT8] = "uint8",        [NCL_INT32] = "int32",
-    [NCL_UINT32] = "uint32", [NCL_INT64] = "int64",      [NCL_FLOAT16] = "half",
-    [NCL_BFLOAT16] = "bfloat16", [NCL_FLOAT32] = "float", [NCL_FLOAT64] = "double",
-};
-
-static const char *const op_names[NCL_OP_COUNT] = {
-    [NCL_SUM] = "sum", [NCL_PROD] = "prod", [NCL_MAX] = "max", [NCL_MIN] = "min", [NCL_AVG] = "avg",
-};
-
 size_t ncl_dtype_size(ncl_dtype dtype)
 {
     /* Compare as unsigned so a negative enum value cannot index the table. */
     return (unsigned)dtype < NCL_DTYPE_COUNT ? dtype_sizes[dtype] : 0;
-}
-
-const char *ncl_dtype_name(ncl_dtype dtype)
-{
-    return (unsigned)dtype < NCL_DTYPE_COUNT ? dtype_names[dtype] : "?";
-}
-
-const char *ncl_op_name(ncl_op op)
-{
-    return (unsigned)op < NCL_OP_COUNT ? op_names[op] : "?";
 }
 
 /* ---- bit access (memcpy: the portable way to reinterpret; compiles to a register move) ------- */

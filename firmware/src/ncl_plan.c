@@ -1,5 +1,7 @@
-/* ncl_plan.c — the algorithm registry, algorithm choice by cost model, and plan construction. */
+/* ncl_plan.c — the planner: its input from a config and a backend's capabilities, the algorithm registry, algorithm choice by cost model, and plan construction. */
 #include "ncl_algo.h"
+
+#include "ncl/ncl_hal.h"
 
 #include <string.h>
 
@@ -29,20 +31,63 @@ int ncl_algo_supported(ncl_coll coll, ncl_algo algo)
     return algo == NCL_ALGO_AUTO || ncl_algo_find(coll, algo) != NULL;
 }
 
-ncl_ref ncl_plan_input(const ncl_plan *plan, int rank)
+void ncl_plan_env_init(ncl_plan_env *env, const ncl_config *cfg, const ncl_hal_caps *caps)
 {
-    if (!plan->inplace)
-        return ncl_ref_make(NCL_BUF_SEND, 0);
-    if (plan->coll == NCL_COLL_ALLGATHER)
-        return ncl_ref_make(NCL_BUF_RECV, (uint64_t)rank * plan->count * plan->esize);
-    return ncl_ref_make(NCL_BUF_RECV, 0);
+    memset(env, 0, sizeof *env);
+    const uint32_t queues = caps ? caps->max_queues : NCL_MAX_QUEUES;
+    env->max_queues = queues < NCL_MAX_QUEUES ? queues : NCL_MAX_QUEUES;
+    env->channels = cfg->channels < env->max_queues ? cfg->channels : env->max_queues;
+    env->slice_bytes = cfg->slice_bytes;
+    env->scratch_bytes = caps ? caps->scratch_bytes : 0;
+    env->link_alpha_ns = cfg->link_alpha_ns;
+    env->link_gbps = cfg->link_gbps;
+    env->mem_gbps = cfg->mem_gbps;
+    env->costs = cfg->costs;
+    env->cost_count = cfg->cost_count;
+    env->deterministic = cfg->deterministic;
+    env->wide_accumulation = cfg->wide_accumulation;
+    env->local_size = cfg->local_size;
+    env->inter_algo = cfg->inter_algo;
+    env->schedule = cfg->schedule;
+    env->inline_ops = caps ? caps->inline_ops : NULL;
+    env->inline_align = caps ? caps->inline_align : 0;
+    env->dma_engines = caps ? caps->dma_engines : 0;
 }
 
-ncl_ref ncl_plan_output(const ncl_plan *plan, int rank)
+/* pos[c * n + r] = the position of r on ring c (order[c * n + i] is the one at position i); 0
+ * when a ring does not name each of 0..n-1 exactly once. */
+static int ring_inverse(const int32_t *order, uint32_t count, size_t n, int32_t *pos)
 {
-    if (plan->inplace && plan->coll == NCL_COLL_REDUCE_SCATTER)
-        return ncl_ref_make(NCL_BUF_RECV, (uint64_t)rank * plan->count * plan->esize);
-    return ncl_ref_make(NCL_BUF_RECV, 0);
+    for (size_t i = 0; i < (size_t)count * n; i++)
+        pos[i] = -1;
+    for (size_t k = 0; k < count; k++) {
+        for (size_t i = 0; i < n; i++) {
+            int32_t r = order[k * n + i];
+            if (r < 0 || (size_t)r >= n || pos[k * n + (size_t)r] >= 0)
+                return 0;
+            pos[k * n + (size_t)r] = (int32_t)i;
+        }
+    }
+    return 1;
+}
+
+ncl_result ncl_plan_env_rings(ncl_plan_env *env, const ncl_config *cfg, int nranks, int32_t *ring_pos,
+                              int32_t *local_pos)
+{
+    if (!env || !cfg || nranks < 1 || (cfg->ring_count && (!cfg->rings || !ring_pos)) ||
+        (cfg->local_ring_count && (!cfg->local_rings || !local_pos || !cfg->local_size)))
+        return NCL_ERR_INVALID_ARGUMENT;
+    if (!ring_inverse(cfg->rings, cfg->ring_count, (size_t)nranks, ring_pos) ||
+        !ring_inverse(cfg->local_rings, cfg->local_ring_count, cfg->local_size, local_pos))
+        return NCL_ERR_INVALID_ARGUMENT;
+    env->ring_order = cfg->ring_count ? cfg->rings : NULL;
+    env->ring_pos = cfg->ring_count ? ring_pos : NULL;
+    env->ring_count = cfg->ring_count;
+    env->ring_weights = cfg->ring_count ? cfg->ring_weights : NULL;
+    env->local_order = cfg->local_ring_count ? cfg->local_rings : NULL;
+    env->local_pos = cfg->local_ring_count ? local_pos : NULL;
+    env->local_ring_count = cfg->local_ring_count;
+    return NCL_SUCCESS;
 }
 
 /* Built-in alpha-beta estimates in ns (REFERENCE.md) from the link's alpha and bandwidth, for the

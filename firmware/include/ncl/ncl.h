@@ -12,7 +12,7 @@ extern "C" {
 #define NCL_VERSION_MAJOR 0
 #define NCL_VERSION_MINOR 1
 
-/** Result of every API call. Messages for each value come from ncl_strerror(). */
+/** Result of every API call. Messages for each value come from ncl_strerror() (ncl_names.h). */
 typedef enum ncl_result {
     NCL_SUCCESS = 0,
     NCL_IN_PROGRESS,          /**< non-blocking collective still running: call ncl_test()/ncl_wait() */
@@ -190,12 +190,6 @@ ncl_result ncl_comm_set_algorithm(ncl_comm *comm, ncl_coll coll, ncl_algo algo);
 /** Human-readable detail of the last failed call on this communicator ("" if none). */
 const char *ncl_comm_last_error(const ncl_comm *comm);
 
-/** What went wrong and what to do next. Never NULL. */
-const char *ncl_strerror(ncl_result result);
-const char *ncl_dtype_name(ncl_dtype dtype);
-const char *ncl_op_name(ncl_op op);
-const char *ncl_coll_name(ncl_coll coll);
-const char *ncl_algo_name(ncl_algo algo);
 size_t ncl_dtype_size(ncl_dtype dtype);
 /** 1 if `algo` implements `coll` (AUTO always does). */
 int ncl_algo_supported(ncl_coll coll, ncl_algo algo);
@@ -236,4 +230,8 @@ ncl_result ncl_wait(ncl_comm *comm);
 #ifdef __cplusplus
 }
 #endif
+
+/* ncl_strerror(), the names of the enums above (ncl_coll_name, ncl_algo_name, ...) and their
+ * parsing. Included last: it needs the enums, and includes this header itself when included first. */
+#include "ncl_names.h"
 #endif

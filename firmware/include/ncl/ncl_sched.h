@@ -55,9 +55,6 @@ typedef struct ncl_task {
     uint32_t step;   /**< algorithm step, for diagnostics */
 } ncl_task;
 
-/** "WRITE", "NOTIFY_WAIT", ...; "?" for a kind out of range. */
-const char *ncl_task_kind_name(uint32_t kind);
-
 /** 1 for the wide-accumulation kinds (LOCAL_WIDEN, LOCAL_REDUCE_WIDE, LOCAL_NARROW). */
 static inline int ncl_task_is_wide(uint32_t kind)
 {
@@ -109,7 +106,7 @@ typedef struct ncl_plan {
     const int32_t *ring_order, *ring_pos;
     uint32_t ring_count;
     /** Relative bandwidth of each ring (ring_count entries, NULL: equal): the ring family splits
-     *  the buffer over channels in proportion (ncl_channel_part in ncl_algo.h). */
+     *  the buffer over channels in proportion (ncl_channel_part in ncl_part.h). */
     const uint32_t *ring_weights;
     /** Two-level algorithms (see ncl_config.local_size): ranks per server (0: one level), the
      *  inter-server algorithm, and the intra-server rings over local indices (NULL: identity). */
@@ -189,6 +186,32 @@ typedef struct ncl_plan_env {
     uint32_t mem_gbps;          /**< ncl_config.mem_gbps */
     uint32_t dma_engines;       /**< ncl_hal_caps.dma_engines */
 } ncl_plan_env;
+
+struct ncl_hal_caps;
+
+/** Fills *env the way a communicator created from `cfg` on a backend offering `caps` plans, so a
+ *  tool that predicts what the engine does (which algorithm auto picks, what a plan costs) asks
+ *  with the engine's own inputs: max_queues is caps->max_queues clamped to NCL_MAX_QUEUES, and
+ *  channels cfg->channels clamped to max_queues; scratch_bytes, inline_ops, inline_align and
+ *  dma_engines come from caps; slice_bytes, the cost model's inputs (link_alpha_ns, link_gbps,
+ *  mem_gbps, costs), deterministic, wide_accumulation, the two-level settings (local_size,
+ *  inter_algo) and schedule from cfg. caps NULL: a backend with NCL_MAX_QUEUES queues, no
+ *  scratch, every dtype and op reduced inline without alignment. env points into cfg's and
+ *  caps' arrays (costs, inline_ops): they must outlive it. The logical rings are left out
+ *  (identity): their inverse, each rank's position, is per communicator; ncl_plan_env_rings
+ *  adds them into tables the caller provides. Nothing is validated here: ncl_comm_create
+ *  refuses a config or caps it cannot run. */
+void ncl_plan_env_init(ncl_plan_env *env, const ncl_config *cfg, const struct ncl_hal_caps *caps);
+
+/** Adds cfg's logical rings to env for `nranks` ranks, as a communicator plans with them:
+ *  ring_order = cfg->rings and ring_weights = cfg->ring_weights, ring_pos their inverse in the
+ *  caller's table of cfg->ring_count * nranks entries; local_order = cfg->local_rings, local_pos
+ *  their inverse over the local indices in a table of cfg->local_ring_count * cfg->local_size
+ *  entries. A table may be NULL when its count is 0. NCL_ERR_INVALID_ARGUMENT, env unchanged,
+ *  when a ring does not name every rank (local index) exactly once or a table is missing.
+ *  cfg's arrays and the tables must outlive env. */
+ncl_result ncl_plan_env_rings(ncl_plan_env *env, const ncl_config *cfg, int nranks, int32_t *ring_pos,
+                              int32_t *local_pos);
 
 /** Builds and prepares a plan (algorithm choice for AUTO included). Pure: no HAL, no memory. */
 ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nranks, int rank,

@@ -2,8 +2,6 @@
  * ((x_0 op x_1) op x_2) ... op x_{p-1}, whatever the algorithm setting, channels or call sizes. */
 #include "ncl_mesh.h"
 
-#include <string.h>
-
 /* Why: the result of a float reduction depends on the order of its operations. Ring, hd, mesh
  * and the trees each reduce an element in an order set by the algorithm, the rank's place in
  * it, the channel split and the message size. Here one rank reduces each element left to right
@@ -78,36 +76,17 @@ static uint32_t queue_of(const ncl_plan *p, int sender, int receiver)
  * accumulator) must fit in scratch. */
 static uint64_t round_elems(const ncl_plan *p)
 {
-    uint64_t slots = p->nranks < 2 ? 0 : (uint64_t)p->nranks - 1;
-    uint64_t per_elem = slots * p->esize + (p->wide ? 4u : 0u);
-    return slots ? ncl_min_u64(p->slice_elems, p->scratch_bytes / per_elem) : p->slice_elems;
+    return ncl_mesh_round_elems(p, p->nranks < 2 ? 0 : (uint64_t)p->nranks - 1, p->wide ? 4u : 0u);
 }
 
 /* Wide: the fp32 accumulator at scratch 0, the slots after it. */
 static ncl_ref acc_ref(void) { return ncl_ref_make(NCL_BUF_SCRATCH, 0); }
 static uint64_t slot_base(const ncl_plan *p) { return p->wide ? round_elems(p) * 4u : 0u; }
 
-/* A wide-accumulation task (bytes: the narrow side; the fp32 side is twice as large). */
-static void task_wide(ncl_task *t, const ncl_plan *p, ncl_task_kind kind, ncl_ref src, ncl_ref dst,
-                      uint64_t bytes, uint32_t step)
-{
-    memset(t, 0, sizeof *t);
-    t->kind = (uint8_t)kind;
-    t->dtype = p->dtype;
-    t->op = p->op;
-    t->peer = -1;
-    t->src = src;
-    t->dst = dst;
-    t->bytes = bytes;
-    t->step = step;
-    if (kind == NCL_TASK_LOCAL_NARROW && p->avg)
-        t->count = (uint32_t)p->nranks; /* avg: divide in fp32, round once */
-}
-
 /* Wide fold of contribution k: the first widens into the accumulator, the others add to it. */
 static void task_fold(ncl_task *t, const ncl_plan *p, uint64_t k, ncl_ref src, uint64_t bytes, uint32_t step)
 {
-    task_wide(t, p, k == 0 ? NCL_TASK_LOCAL_WIDEN : NCL_TASK_LOCAL_REDUCE_WIDE, src, acc_ref(), bytes, step);
+    ncl_task_wide(t, p, k == 0 ? NCL_TASK_LOCAL_WIDEN : NCL_TASK_LOCAL_REDUCE_WIDE, src, acc_ref(), bytes, step);
 }
 
 /* Whether sender's writes go to a slot reused every round (else, rank 0 out of place: recv). */
@@ -141,19 +120,9 @@ static int use_gather(const ncl_plan *p)
     return bytes * (n - 2) < (uint64_t)p->link_alpha_ns * p->link_gbps * n;
 }
 
-/* Elements of block k in round i of rounds of e elements; *off = the first (absolute) element. */
-static uint64_t block_round(const ncl_plan *p, int k, uint64_t i, uint64_t e, uint64_t *off)
-{
-    uint64_t boff, blen = ncl_part(p->count, (uint64_t)p->nranks, (uint64_t)k, &boff), lo = i * e;
-    *off = boff + lo;
-    return lo >= blen ? 0 : ncl_min_u64(e, blen - lo);
-}
-
 static ncl_result prepare(ncl_plan *p)
 {
-    p->segments = 1;
-    p->helper_queues = 0;
-    p->queues = p->nranks < 2 ? 1 : ncl_mesh_send_queues(p) + (ncl_mesh_local_queue(p) == ncl_mesh_send_queues(p) ? 1 : 0);
+    ncl_mesh_layout(p, 1);
     if (p->count > 0 && round_elems(p) == 0)
         return NCL_ERR_UNSUPPORTED; /* not one element per slot */
     return NCL_SUCCESS;
@@ -217,7 +186,7 @@ static int next_gather(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                 NCL_YIELD(g);
             }
         }
-        task_wide(t, p, NCL_TASK_LOCAL_NARROW, acc_ref(), recv, bytes, 0);
+        ncl_task_wide(t, p, NCL_TASK_LOCAL_NARROW, acc_ref(), recv, bytes, 0);
         NCL_YIELD(g);
         return g->line = -1, 0;
     }
@@ -299,7 +268,7 @@ static int next_split(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                 ncl_task_wait(t, ncl_mesh_peer_to(p, g->j), NCL_NOTIFY_READY(q), 1, (uint32_t)g->i);
                 NCL_YIELD(g);
             }
-            g->n = block_round(p, ncl_mesh_peer_to(p, g->j), g->i, e, &g->m);
+            g->n = ncl_mesh_block_round(p, ncl_mesh_peer_to(p, g->j), g->i, e, &g->m);
             if (g->n) {
                 ncl_task_write(t, ncl_mesh_peer_to(p, g->j), ncl_ref_add(in, g->m * es),
                                target(p, r, ncl_mesh_peer_to(p, g->j), g->m), g->n * es, (uint32_t)g->i);
@@ -311,7 +280,7 @@ static int next_split(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         if (q != lq)
             continue;
         /* local queue: fold x_0, ..., x_{p-1} of block r's round i into the accumulator */
-        g->n = block_round(p, r, g->i, e, &g->m);
+        g->n = ncl_mesh_block_round(p, r, g->i, e, &g->m);
         if (p->wide) {
             for (g->k = 0; g->k < (uint64_t)np; g->k++) {
                 if ((int)g->k != r) {
@@ -334,7 +303,7 @@ static int next_split(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
             }
             /* one rounding (and avg's division) per element; block r is not sent before */
             if (g->n) {
-                task_wide(t, p, NCL_TASK_LOCAL_NARROW, acc_ref(), ncl_ref_add(recv, g->m * es), g->n * es,
+                ncl_task_wide(t, p, NCL_TASK_LOCAL_NARROW, acc_ref(), ncl_ref_add(recv, g->m * es), g->n * es,
                           (uint32_t)g->i);
                 NCL_YIELD(g);
             }
@@ -400,7 +369,7 @@ static int next_split(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         }
         /* block r to each peer of this queue, in writes of a slice, then DATA behind them */
         for (g->j = q + 1; g->j < (uint64_t)np; g->j += sq) {
-            for (g->i = 0; (g->n = block_round(p, r, g->i, p->slice_elems, &g->m)) != 0; g->i++) {
+            for (g->i = 0; (g->n = ncl_mesh_block_round(p, r, g->i, p->slice_elems, &g->m)) != 0; g->i++) {
                 ncl_task_write(t, ncl_mesh_peer_to(p, g->j), ncl_ref_add(recv, g->m * es),
                                ncl_ref_add(recv, g->m * es), g->n * es, ag);
                 NCL_YIELD(g);

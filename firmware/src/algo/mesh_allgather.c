@@ -19,12 +19,7 @@
 
 static ncl_result prepare(ncl_plan *p)
 {
-    uint32_t s = ncl_mesh_send_queues(p);
-    p->segments = 1;
-    p->helper_queues = 0;
-    p->queues = s + (!p->inplace && ncl_mesh_local_queue(p) == s ? 1 : 0);
-    if (p->queues == 0) /* one rank in place: nothing to do, on one queue */
-        p->queues = 1;
+    ncl_mesh_layout(p, !p->inplace); /* the local queue only copies our own block */
     return NCL_SUCCESS;
 }
 

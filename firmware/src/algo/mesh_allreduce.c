@@ -35,39 +35,11 @@
  * The local queue is a spare queue when p - 1 < max_queues, else the last send queue (which
  * serves the fewest peers). The allgather starts after the whole reduce-scatter on a rank. */
 
-/* Scratch slots per receiver: one per sender, except the one that writes into recv directly. */
-static uint64_t slot_count(const ncl_plan *p)
-{
-    return p->nranks < 2 ? 0 : (uint64_t)p->nranks - 1 - (p->inplace ? 0 : 1);
-}
-
-static uint64_t round_elems(const ncl_plan *p)
-{
-    uint64_t s = slot_count(p);
-    return s ? ncl_min_u64(p->slice_elems, p->scratch_bytes / p->esize / s) : p->slice_elems;
-}
-
-/* Elements of block k in round i of rounds of e elements; *off = the first (absolute) element. */
-static uint64_t block_round(const ncl_plan *p, int k, uint64_t i, uint64_t e, uint64_t *off)
-{
-    uint64_t boff, blen = ncl_part(p->count, (uint64_t)p->nranks, (uint64_t)k, &boff), lo = i * e;
-    *off = boff + lo;
-    return lo >= blen ? 0 : ncl_min_u64(e, blen - lo);
-}
-
-/* Where the sender at distance d puts the round starting at element `off` on `rank`. */
-static ncl_ref target(const ncl_plan *p, uint64_t d, uint64_t off)
-{
-    if (!p->inplace && d == 1)
-        return ncl_ref_make(NCL_BUF_RECV, off * p->esize);
-    return ncl_ref_make(NCL_BUF_SCRATCH, (d - 1 - (p->inplace ? 0 : 1)) * round_elems(p) * p->esize);
-}
+static uint64_t round_elems(const ncl_plan *p) { return ncl_mesh_round_elems(p, ncl_mesh_slots(p), 0); }
 
 static ncl_result prepare(ncl_plan *p)
 {
-    p->segments = 1;
-    p->helper_queues = 0;
-    p->queues = p->nranks < 2 ? 1 : ncl_mesh_send_queues(p) + (ncl_mesh_local_queue(p) == ncl_mesh_send_queues(p) ? 1 : 0);
+    ncl_mesh_layout(p, 1);
     if (p->count > 0 && round_elems(p) == 0)
         return NCL_ERR_UNSUPPORTED; /* not one element per slot */
     return NCL_SUCCESS;
@@ -110,10 +82,11 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         for (g->j = q + 1; q < sq && g->j < (uint64_t)np; g->j += sq) {
             ncl_task_wait(t, ncl_mesh_peer_to(p, g->j), NCL_NOTIFY_READY(q), 1, (uint32_t)g->i);
             NCL_YIELD(g);
-            g->n = block_round(p, ncl_mesh_peer_to(p, g->j), g->i, e, &g->m);
+            g->n = ncl_mesh_block_round(p, ncl_mesh_peer_to(p, g->j), g->i, e, &g->m);
             if (g->n) {
                 ncl_task_write(t, ncl_mesh_peer_to(p, g->j), ncl_ref_add(in, g->m * es),
-                               target(p, g->j, g->m), g->n * es, (uint32_t)g->i);
+                               ncl_mesh_target(p, ncl_mesh_peer_to(p, g->j), g->j, g->m), g->n * es,
+                               (uint32_t)g->i);
                 NCL_YIELD(g);
             }
             ncl_task_record(t, ncl_mesh_peer_to(p, g->j), NCL_NOTIFY_DATA(q), (uint32_t)g->i);
@@ -122,7 +95,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         /* round i, local queue: reduce the senders in the fixed order d = 1..p-1; each slot is
          * free for the next round as soon as it has been reduced */
         if (q == lq) {
-            g->n = block_round(p, r, g->i, e, &g->m);
+            g->n = ncl_mesh_block_round(p, r, g->i, e, &g->m);
             for (g->j = 1; g->j < (uint64_t)np; g->j++) {
                 ncl_task_wait(t, ncl_mesh_peer_from(p, g->j), NCL_NOTIFY_DATA(ncl_mesh_queue_of(p, g->j)), 1,
                               (uint32_t)g->i);
@@ -132,7 +105,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                         ncl_task_reduce(t, p, ncl_ref_add(in, g->m * es), ncl_ref_add(recv, g->m * es),
                                         g->n * es, (uint32_t)g->i);
                     else
-                        ncl_task_reduce(t, p, target(p, g->j, g->m), ncl_ref_add(recv, g->m * es),
+                        ncl_task_reduce(t, p, ncl_mesh_target(p, r, g->j, g->m), ncl_ref_add(recv, g->m * es),
                                         g->n * es, (uint32_t)g->i);
                     NCL_YIELD(g);
                 }
@@ -165,7 +138,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         }
         /* block r to each peer of this queue, then DATA behind its last write */
         for (g->j = q + 1; g->j < (uint64_t)np; g->j += sq) {
-            for (g->i = 0; (g->n = block_round(p, r, g->i, p->slice_elems, &g->m)) != 0; g->i++) {
+            for (g->i = 0; (g->n = ncl_mesh_block_round(p, r, g->i, p->slice_elems, &g->m)) != 0; g->i++) {
                 ncl_task_write(t, ncl_mesh_peer_to(p, g->j), ncl_ref_add(recv, g->m * es),
                                ncl_ref_add(recv, g->m * es), g->n * es, ag);
                 NCL_YIELD(g);

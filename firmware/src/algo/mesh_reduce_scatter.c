@@ -27,25 +27,7 @@
  * The local queue is a spare queue when p - 1 < max_queues, else the last send queue (which
  * serves the fewest peers). */
 
-/* Scratch slots per receiver: one per sender, except the one that writes into the output. */
-static uint64_t slot_count(const ncl_plan *p)
-{
-    return p->nranks < 2 ? 0 : (uint64_t)p->nranks - 1 - (p->inplace ? 0 : 1);
-}
-
-static uint64_t round_elems(const ncl_plan *p)
-{
-    uint64_t s = slot_count(p);
-    return s ? ncl_min_u64(p->slice_elems, p->scratch_bytes / p->esize / s) : p->slice_elems;
-}
-
-/* Where the sender at distance d puts round elements starting at block element `off` on `rank`. */
-static ncl_ref target(const ncl_plan *p, int rank, uint64_t d, uint64_t off)
-{
-    if (!p->inplace && d == 1)
-        return ncl_ref_add(ncl_plan_output(p, rank), off * p->esize);
-    return ncl_ref_make(NCL_BUF_SCRATCH, (d - 1 - (p->inplace ? 0 : 1)) * round_elems(p) * p->esize);
-}
+static uint64_t round_elems(const ncl_plan *p) { return ncl_mesh_round_elems(p, ncl_mesh_slots(p), 0); }
 
 /* Block k of this rank's input, from block element `off`. */
 static ncl_ref input_block(const ncl_plan *p, int k, uint64_t off)
@@ -55,9 +37,7 @@ static ncl_ref input_block(const ncl_plan *p, int k, uint64_t off)
 
 static ncl_result prepare(ncl_plan *p)
 {
-    p->segments = 1;
-    p->helper_queues = 0;
-    p->queues = p->nranks < 2 ? 1 : ncl_mesh_send_queues(p) + (ncl_mesh_local_queue(p) == ncl_mesh_send_queues(p) ? 1 : 0);
+    ncl_mesh_layout(p, 1);
     if (p->count > 0 && round_elems(p) == 0)
         return NCL_ERR_UNSUPPORTED; /* not one element per slot */
     return NCL_SUCCESS;
@@ -99,7 +79,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
             NCL_YIELD(g);
             ncl_task_write(t, ncl_mesh_peer_to(p, g->j),
                            input_block(p, ncl_mesh_peer_to(p, g->j), g->m),
-                           target(p, ncl_mesh_peer_to(p, g->j), g->j, g->m), g->n * es,
+                           ncl_mesh_target(p, ncl_mesh_peer_to(p, g->j), g->j, g->m), g->n * es,
                            (uint32_t)g->i);
             NCL_YIELD(g);
             ncl_task_record(t, ncl_mesh_peer_to(p, g->j), NCL_NOTIFY_DATA(q), (uint32_t)g->i);
@@ -116,7 +96,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                     ncl_task_reduce(t, p, input_block(p, r, g->m), ncl_ref_add(out, g->m * es), g->n * es,
                                     (uint32_t)g->i);
                 else
-                    ncl_task_reduce(t, p, target(p, r, g->j, g->m), ncl_ref_add(out, g->m * es), g->n * es,
+                    ncl_task_reduce(t, p, ncl_mesh_target(p, r, g->j, g->m), ncl_ref_add(out, g->m * es), g->n * es,
                                     (uint32_t)g->i);
                 NCL_YIELD(g);
                 if (g->i + 1 < rounds) {

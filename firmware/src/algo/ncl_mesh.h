@@ -1,6 +1,7 @@
-/* ncl_mesh.h — the queue layout the full-mesh family shares (mesh reduce-scatter, allgather,
- * allreduce, det): peers named by their distance d = 1..p-1, one send queue per peer as far as
- * the backend allows, and a local queue that grants READY, waits for DATA and reduces. */
+/* ncl_mesh.h — what the full-mesh family shares (mesh reduce-scatter, allgather, allreduce, det):
+ * peers named by their distance d = 1..p-1, one send queue per peer as far as the backend
+ * allows, a local queue that grants READY, waits for DATA and reduces, and the scratch slots
+ * senders write into, a round at a time. */
 #ifndef NCL_MESH_H
 #define NCL_MESH_H
 
@@ -34,6 +35,51 @@ static inline uint32_t ncl_mesh_local_queue(const ncl_plan *p)
 static inline uint32_t ncl_mesh_queue_of(const ncl_plan *p, uint64_t d)
 {
     return (uint32_t)((d - 1) % ncl_mesh_send_queues(p));
+}
+
+/* Queues of a schedule: the send queues, plus the local queue when it is a spare one and the
+ * schedule needs it (`local`); at least one. Sets the plan's layout (no segments, no helpers). */
+static inline void ncl_mesh_layout(ncl_plan *p, int local)
+{
+    uint32_t s = ncl_mesh_send_queues(p);
+    p->segments = 1;
+    p->helper_queues = 0;
+    p->queues = s + (local && ncl_mesh_local_queue(p) == s ? 1u : 0u);
+    if (p->queues == 0) /* one rank and no local work: nothing to do, on one queue */
+        p->queues = 1;
+}
+
+/* Elements per round of `slots` scratch slots: one slice, and the slots (plus `extra` bytes per
+ * element, e.g. det's fp32 accumulator) must fit in scratch; 0 when not one element fits. */
+static inline uint64_t ncl_mesh_round_elems(const ncl_plan *p, uint64_t slots, uint64_t extra)
+{
+    return slots ? ncl_min_u64(p->slice_elems, p->scratch_bytes / (slots * p->esize + extra)) : p->slice_elems;
+}
+
+/* Mesh reduce-scatter slots per receiver: one per sender, except out of place the nearest one
+ * (d = 1), which writes into the output directly. */
+static inline uint64_t ncl_mesh_slots(const ncl_plan *p)
+{
+    return p->nranks < 2 ? 0 : (uint64_t)p->nranks - 1 - (p->inplace ? 0 : 1);
+}
+
+/* Where the sender at distance d puts a round starting at output element `off` on `rank`: the
+ * output itself (out of place, d = 1), else its slot in scratch (ncl_mesh_slots of them). */
+static inline ncl_ref ncl_mesh_target(const ncl_plan *p, int rank, uint64_t d, uint64_t off)
+{
+    if (!p->inplace && d == 1)
+        return ncl_ref_add(ncl_plan_output(p, rank), off * p->esize);
+    const uint64_t e = ncl_mesh_round_elems(p, ncl_mesh_slots(p), 0);
+    return ncl_ref_make(NCL_BUF_SCRATCH, (d - 1 - (p->inplace ? 0 : 1)) * e * p->esize);
+}
+
+/* Elements of block k (ncl_part of the buffer over the ranks) in round i of rounds of e elements;
+ * *off = its first (absolute) element. 0 past the block's end. */
+static inline uint64_t ncl_mesh_block_round(const ncl_plan *p, int k, uint64_t i, uint64_t e, uint64_t *off)
+{
+    uint64_t boff, blen = ncl_part(p->count, (uint64_t)p->nranks, (uint64_t)k, &boff), lo = i * e;
+    *off = boff + lo;
+    return lo >= blen ? 0 : ncl_min_u64(e, blen - lo);
 }
 
 #endif

@@ -1,0 +1,22 @@
+/* ncl_pipeline.h — the shape of pipelined chains and binomial trees: segment counts from the cost model, a tree node's children. */
+#ifndef NCL_PIPELINE_H
+#define NCL_PIPELINE_H
+
+#include "ncl/ncl_sched.h"
+
+/** floor(sqrt(x)). */
+uint64_t ncl_isqrt(uint64_t x);
+
+/** Segment count minimising the pipelined-chain cost (p-2+k)(a + n b / k) (REFERENCE.md):
+ *  k = sqrt((p-2) n b / a), b = 1/gbps ns per byte. At least 1; saturates, never overflows. */
+uint64_t ncl_pipeline_segments(uint64_t p, uint64_t bytes, uint64_t alpha_ns, uint64_t gbps);
+
+/** Sets plan->segments for a pipelined chain: the cost model's choice, at least enough that
+ *  no segment exceeds seg_max elements, at most one element per segment. */
+ncl_result ncl_pipeline_prepare(ncl_plan *plan, uint64_t seg_max);
+
+/** Binomial trees (v = rank relative to the root): v's children are v + 2^j for 2^j below the
+ *  returned bound — v's lowest set bit, or for the root the first power of two >= n. */
+uint64_t ncl_tree_child_span(uint64_t v, uint64_t n);
+
+#endif
