@@ -74,16 +74,25 @@ const ncl_hal_ops Npu::ops = {
     nullptr, // log: errors reach the user through ncl_comm_last_error
 };
 
-ncl_result Npu::caps(ncl_hal_caps *out)
+void Npu::caps_of(const rs_device_params &dev, uint64_t scratch, ncl_hal_caps *out)
 {
-    out->scratch_bytes = scratch_bytes_;
-    out->max_queues = caps_queues_;
+    std::memset(out, 0, sizeof *out);
+    out->scratch_bytes = scratch;
+    out->max_queues = NCL_MAX_QUEUES;
     out->buf_align = 1;
     for (int d = 0; d < NCL_DTYPE_COUNT; d++)
-        out->inline_ops[d] = (uint16_t)(NCL_INLINE_ALL_OPS & ~dev_.no_inline_ops[d]);
-    out->inline_align = dev_.inline_align;
+        out->inline_ops[d] = (uint16_t)(NCL_INLINE_ALL_OPS & ~dev.no_inline_ops[d]);
+    out->inline_align = dev.inline_align;
     out->features = NCL_HAL_FEAT_WIDE; // the vector unit converts like it reduces
-    out->dma_engines = caps_engines_ ? caps_engines_ : dev_.dma_engines;
+    out->dma_engines = dev.dma_engines;
+}
+
+ncl_result Npu::caps(ncl_hal_caps *out)
+{
+    caps_of(dev_, scratch_bytes_, out);
+    out->max_queues = caps_queues_;
+    if (caps_engines_)
+        out->dma_engines = caps_engines_;
     return NCL_SUCCESS;
 }
 

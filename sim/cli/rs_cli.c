@@ -1,6 +1,8 @@
 /* rs_cli.c — parses `ringsim run` flags (nccl-tests' names where they mean the same). */
 #include "rs_cli.h"
 
+#include "ncl/ncl_names.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,46 +47,24 @@ static const rs_optdef rs_optdefs[] = {
     {0, "no-memprobe", 0, OPT_NO_MEMPROBE},
 };
 
-/* Accepted spellings; the first of each value is the name we print. */
-typedef struct rs_name {
-    const char *name;
-    int value;
-} rs_name;
-
-static const rs_name rs_dtype_names[] = {
-    {"int8", NCL_INT8},       {"uint8", NCL_UINT8},       {"int32", NCL_INT32},
-    {"int", NCL_INT32},       {"uint32", NCL_UINT32},     {"int64", NCL_INT64},
-    {"half", NCL_FLOAT16},    {"fp16", NCL_FLOAT16},      {"float16", NCL_FLOAT16},
-    {"bfloat16", NCL_BFLOAT16}, {"bf16", NCL_BFLOAT16},
-    {"float", NCL_FLOAT32},   {"fp32", NCL_FLOAT32},      {"float32", NCL_FLOAT32},
-    {"double", NCL_FLOAT64},  {"fp64", NCL_FLOAT64},      {"float64", NCL_FLOAT64},
-};
-static const char rs_dtype_allowed[] =
-    "int8, uint8, int32, uint32, int64, half|fp16, bfloat16|bf16, float|fp32, double|fp64, all; "
-    "comma-separated";
-
-static const rs_name rs_op_names[] = {
-    {"sum", NCL_SUM}, {"prod", NCL_PROD}, {"max", NCL_MAX}, {"min", NCL_MIN}, {"avg", NCL_AVG},
-};
-static const char rs_op_allowed[] = "sum, prod, max, min, avg, all; comma-separated";
-
-static const rs_name rs_coll_names[] = {
-    {"allreduce", NCL_COLL_ALLREDUCE},
-    {"all_reduce", NCL_COLL_ALLREDUCE},
-    {"broadcast", NCL_COLL_BROADCAST},
-    {"bcast", NCL_COLL_BROADCAST},
-    {"reduce", NCL_COLL_REDUCE},
-    {"reduce_scatter", NCL_COLL_REDUCE_SCATTER},
-    {"reducescatter", NCL_COLL_REDUCE_SCATTER},
-    {"allgather", NCL_COLL_ALLGATHER},
-    {"all_gather", NCL_COLL_ALLGATHER},
-};
-static const char rs_coll_allowed[] =
-    "allreduce, broadcast, reduce, reduce_scatter, allgather, all; comma-separated";
-
-static const rs_name rs_algo_names[] = {
-    {"auto", NCL_ALGO_AUTO}, {"ring", NCL_ALGO_RING}, {"chain", NCL_ALGO_CHAIN}, {"tree", NCL_ALGO_TREE},
-};
+/* "a|alias, b, ..., TAIL": every spelling of kind the names table accepts but value skip's. */
+static void rs_allowed(ncl_name_kind kind, int skip, const char *tail, char *buf, size_t len)
+{
+    size_t count = 0, k = 0;
+    const ncl_name *names = ncl_names(kind, &count);
+#define RS_PUT(...) (k += (size_t)snprintf(buf + k, k < len ? len - k : 0, __VA_ARGS__))
+    for (size_t v = 0; v < count && !names[v].alias; v++) {
+        if (names[v].value == skip)
+            continue;
+        RS_PUT("%s", names[v].name);
+        for (size_t a = v + 1; a < count; a++)
+            if (names[a].alias && names[a].value == names[v].value)
+                RS_PUT("|%s", names[a].name);
+        RS_PUT(", ");
+    }
+    RS_PUT("%s", tail);
+#undef RS_PUT
+}
 
 #define RS_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -130,7 +110,8 @@ void rs_cli_usage_run(FILE *out)
         "  --ranks N                number of ranks (default 8)\n"
         "  -C, --collective LIST    allreduce, broadcast, reduce, reduce_scatter, allgather or\n"
         "                           all (default allreduce,broadcast)\n"
-        "  --algo NAME              auto, ring, chain or tree (default auto)\n"
+        "  --algo NAME              auto, ring, chain, tree, hd, mesh, sag, dbtree, det or hier\n"
+        "                           (default auto; an algorithm for the chosen collectives)\n"
         "  --channels N             parallel queues of ring algorithms, 1..%u (default 2)\n"
         "  --timeout SECONDS        limit of every notify wait (default: the engine's, 30)\n"
         "  --json FILE              also write the rows as JSON to FILE\n"
@@ -203,11 +184,13 @@ static int rs_parse_int(const char *flag, const char *text, long long lo, long l
     return 0;
 }
 
-/* Parses "a,b,c" or "all" into distinct values, in the order given. */
-static int rs_parse_list(const char *flag, const char *text, const rs_name *names, size_t nnames,
-                         int all_count, const char *what, const char *allowed, int *values,
-                         int *nvalues, FILE *err)
+/* Parses "a,b,c" or "all" into distinct values of kind (the names table's spellings), in the
+ * order given. */
+static int rs_parse_list(const char *flag, const char *text, ncl_name_kind kind, int all_count, const char *what,
+                         int *values, int *nvalues, FILE *err)
 {
+    char allowed[400], word[64];
+    rs_allowed(kind, -1, "all; comma-separated", allowed, sizeof allowed);
     int n = 0;
     const char *p = text;
     if (*p == '\0') {
@@ -217,28 +200,23 @@ static int rs_parse_list(const char *flag, const char *text, const rs_name *name
     while (*p) {
         const char *comma = strchr(p, ',');
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        int found = 0;
-        if (len == 3 && strncmp(p, "all", 3) == 0) {
-            for (int v = 0; v < all_count; v++) {
+        int v = -1;
+        snprintf(word, sizeof word, "%.*s", (int)(len < sizeof word ? len : sizeof word - 1), p);
+        if (len < sizeof word && strcmp(word, "all") == 0) {
+            for (v = 0; v < all_count; v++) {
                 int dup = 0;
                 for (int k = 0; k < n; k++)
                     dup |= values[k] == v;
                 if (!dup)
                     values[n++] = v;
             }
-            found = 1;
-        }
-        for (size_t i = 0; !found && i < nnames; i++) {
-            if (strlen(names[i].name) == len && strncmp(p, names[i].name, len) == 0) {
-                int dup = 0;
-                for (int k = 0; k < n; k++)
-                    dup |= values[k] == names[i].value;
-                if (!dup)
-                    values[n++] = names[i].value;
-                found = 1;
-            }
-        }
-        if (!found) {
+        } else if (len < sizeof word && ncl_name_parse(kind, word, &v) == 0) {
+            int dup = 0;
+            for (int k = 0; k < n; k++)
+                dup |= values[k] == v;
+            if (!dup)
+                values[n++] = v;
+        } else {
             fprintf(err, "ringsim: %s: '%.*s' is not %s (allowed: %s)\n", flag, (int)len, p, what, allowed);
             return -1;
         }
@@ -298,9 +276,9 @@ static int rs_validate(rs_sweep *o, const char *root_flag, const char *minb_flag
         if (!any) {
             fprintf(err, "ringsim: %s: '%s' implements none of the chosen collectives (allowed for %s:",
                     algo_flag, ncl_algo_name(o->algo), ncl_coll_name(o->colls[0]));
-            for (size_t a = 0; a < RS_COUNT(rs_algo_names); a++)
-                if (ncl_algo_supported(o->colls[0], (ncl_algo)rs_algo_names[a].value))
-                    fprintf(err, " %s", rs_algo_names[a].name);
+            for (int a = 0; a < NCL_ALGO_COUNT; a++)
+                if (a != NCL_ALGO_USER && ncl_algo_supported(o->colls[0], (ncl_algo)a))
+                    fprintf(err, " %s", ncl_algo_name((ncl_algo)a));
             fprintf(err, ")\n");
             return -1;
         }
@@ -433,8 +411,7 @@ int rs_cli_parse_run(int argc, char **argv, rs_cli_run *run, FILE *out, FILE *er
             break;
         case OPT_OP: {
             int vals[NCL_OP_COUNT + 1], n = 0;
-            rc = rs_parse_list(flag, value, rs_op_names, RS_COUNT(rs_op_names), NCL_OP_COUNT,
-                               "an op", rs_op_allowed, vals, &n, err);
+            rc = rs_parse_list(flag, value, NCL_NAMES_OP, NCL_OP_COUNT, "an op", vals, &n, err);
             for (int k = 0; k < n; k++)
                 o->ops[k] = (ncl_op)vals[k];
             if (rc == 0)
@@ -443,8 +420,7 @@ int rs_cli_parse_run(int argc, char **argv, rs_cli_run *run, FILE *out, FILE *er
         }
         case OPT_DTYPE: {
             int vals[NCL_DTYPE_COUNT + 1], n = 0;
-            rc = rs_parse_list(flag, value, rs_dtype_names, RS_COUNT(rs_dtype_names), NCL_DTYPE_COUNT,
-                               "a datatype", rs_dtype_allowed, vals, &n, err);
+            rc = rs_parse_list(flag, value, NCL_NAMES_DTYPE, NCL_DTYPE_COUNT, "a datatype", vals, &n, err);
             for (int k = 0; k < n; k++)
                 o->dtypes[k] = (ncl_dtype)vals[k];
             if (rc == 0)
@@ -453,8 +429,7 @@ int rs_cli_parse_run(int argc, char **argv, rs_cli_run *run, FILE *out, FILE *er
         }
         case OPT_COLL: {
             int vals[NCL_COLL_COUNT + 1], n = 0;
-            rc = rs_parse_list(flag, value, rs_coll_names, RS_COUNT(rs_coll_names), NCL_COLL_COUNT,
-                               "a collective", rs_coll_allowed, vals, &n, err);
+            rc = rs_parse_list(flag, value, NCL_NAMES_COLL, NCL_COLL_COUNT, "a collective", vals, &n, err);
             for (int k = 0; k < n; k++)
                 o->colls[k] = (ncl_coll)vals[k];
             if (rc == 0)
@@ -462,14 +437,11 @@ int rs_cli_parse_run(int argc, char **argv, rs_cli_run *run, FILE *out, FILE *er
             break;
         }
         case OPT_ALGO: {
-            int found = 0;
-            for (size_t k = 0; k < RS_COUNT(rs_algo_names); k++)
-                if (strcmp(value, rs_algo_names[k].name) == 0) {
-                    o->algo = (ncl_algo)rs_algo_names[k].value;
-                    found = 1;
-                }
-            if (!found) {
-                fprintf(err, "ringsim: %s: '%s' is not an algorithm (allowed: auto, ring, chain, tree)\n", flag, value);
+            if (ncl_algo_parse(value, &o->algo) != 0 || o->algo == NCL_ALGO_USER) {
+                char allowed[400];
+                /* user: a schedule given as data is a scenario's (workload.schedule) */
+                rs_allowed(NCL_NAMES_ALGO, NCL_ALGO_USER, "or a scenario's workload.schedule", allowed, sizeof allowed);
+                fprintf(err, "ringsim: %s: '%s' is not an algorithm (allowed: %s)\n", flag, value, allowed);
                 rc = -1;
             }
             algo_flag = "--algo";

@@ -121,7 +121,7 @@ int plan_body(const rs_scenario &sc, bool sim, FILE *out, FILE *err)
                 cfg.algorithm[c] = ncl_algo_find((ncl_coll)c, (ncl_algo)a) ? (uint8_t)a : (uint8_t)NCL_ALGO_AUTO;
             try {
                 models[a].reset(
-                    new model::Cluster(sc.topo, sc.fidelity, sc.device, false, setup.scratch_bytes));
+                    new model::Cluster(sc.topo, sc.fidelity, sc.device, false, setup.caps.scratch_bytes));
                 for (size_t f = 0; f < sc.faults_count; f++)
                     models[a]->network().schedule_fault(sc.faults[f]);
             } catch (const std::exception &e) {

@@ -7,6 +7,7 @@
 #include <ncl/ncl_hal.h>
 
 #include "model/costmodel.hpp"
+#include "model/npu.hpp"
 #include "model/rings.hpp"
 #include "scenario/rs_usersched.h"
 
@@ -98,17 +99,14 @@ void engine_setup(const rs_scenario &sc, const model::Topology &topo, EngineSetu
         cfg.local_rings = out.local_table.data();
         cfg.local_ring_count = (uint32_t)out.local_rings.size();
     }
-    // The devices' inline reduce (model::Npu::caps): the planner must see what the HAL reports.
-    for (int d = 0; d < NCL_DTYPE_COUNT; d++)
-        out.inline_ops[d] = (uint16_t)(NCL_INLINE_ALL_OPS & ~sc.device.no_inline_ops[d]);
-    out.inline_align = sc.device.inline_align;
-    out.dma_engines = sc.device.dma_engines;
+    // The devices' caps (inline reduce, DMA engines, scratch): the planner sees what the HAL reports.
+    model::Npu::caps_of(sc.device, scenario_scratch(sc), &out.caps);
     // The cost table: every algorithm's alpha and beta on this topology.
     model::CostModel cm(topo, sc.device, out.rings, cfg.channels);
     {
         ncl_op op = sc.workload.op == NCL_AVG ? NCL_SUM : sc.workload.op;
-        uint32_t es = (uint32_t)ncl_dtype_size(sc.workload.dtype), a = out.inline_align;
-        cm.set_staged(!(out.inline_ops[sc.workload.dtype] >> op & 1u) || (a > 1 && es % a != 0));
+        uint32_t es = (uint32_t)ncl_dtype_size(sc.workload.dtype), a = out.caps.inline_align;
+        cm.set_staged(!(out.caps.inline_ops[sc.workload.dtype] >> op & 1u) || (a > 1 && es % a != 0));
         // the same rule as the planner's (ncl_plan.c): fp16/bf16 sums and products
         bool half = sc.workload.dtype == NCL_FLOAT16 || sc.workload.dtype == NCL_BFLOAT16;
         cm.set_wide(sc.workload.wide_accumulation && half && op != NCL_MAX && op != NCL_MIN);
@@ -142,7 +140,6 @@ void engine_setup(const rs_scenario &sc, const model::Topology &topo, EngineSetu
         cfg.algorithm[sc.workload.usersched->sched.coll] = NCL_ALGO_USER;
     }
     out.cfg = cfg;
-    out.scratch_bytes = scenario_scratch(sc);
 }
 
 uint64_t scenario_scratch(const rs_scenario &sc)
@@ -152,24 +149,8 @@ uint64_t scenario_scratch(const rs_scenario &sc)
 
 ncl_plan_env EngineSetup::plan_env() const
 {
-    ncl_plan_env env{};
-    env.slice_bytes = cfg.slice_bytes;
-    env.channels = cfg.channels;
-    env.max_queues = NCL_MAX_QUEUES; // the sim backend's
-    env.scratch_bytes = scratch_bytes;
-    env.link_alpha_ns = cfg.link_alpha_ns;
-    env.link_gbps = cfg.link_gbps;
-    env.mem_gbps = cfg.mem_gbps;
-    env.dma_engines = dma_engines;
-    env.costs = costs.data();
-    env.cost_count = (uint32_t)costs.size();
-    env.deterministic = cfg.deterministic;
-    env.wide_accumulation = cfg.wide_accumulation;
-    env.local_size = cfg.local_size;
-    env.inter_algo = cfg.inter_algo;
-    env.schedule = cfg.schedule;
-    env.inline_ops = inline_ops;
-    env.inline_align = inline_align;
+    ncl_plan_env env;
+    ncl_plan_env_init(&env, &cfg, &caps);
     return env; // rings: the communicator's copies hold the positions; plan only needs costs
 }
 

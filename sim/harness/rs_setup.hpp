@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <ncl/ncl.h>
+#include <ncl/ncl_hal.h>
 #include <ncl/ncl_sched.h>
 
 #include "model/rs_spec.h"
@@ -24,10 +25,7 @@ struct EngineSetup {
     std::vector<int32_t> local_table;
     std::vector<ncl_cost> costs;
     ncl_config cfg;
-    uint64_t scratch_bytes; // per rank, as the devices are built with (scenario_scratch)
-    uint16_t inline_ops[NCL_DTYPE_COUNT]; // the devices' inline reduce, as their HAL reports it
-    uint32_t inline_align;
-    uint32_t dma_engines; // the devices' DMA engines, as their HAL reports them
+    ncl_hal_caps caps; // what the devices' HAL reports (scratch: scenario_scratch)
 
     EngineSetup() = default;
     EngineSetup(const EngineSetup &) = delete;

@@ -6,6 +6,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "ncl/ncl_names.h"
+
 
 /* A training step's summary fields as the JSON names them, and how the table shows them. */
 static const struct {
@@ -17,15 +19,6 @@ static const struct {
     {"hidden", "hidden (%)", 100},          {"samples_per_s", "samples/s", 1},
     {"efficiency", "efficiency (%)", 100},
 };
-
-static int rs_coll_from_name(const char *s)
-{
-    for (int c = 0; c < NCL_COLL_COUNT; c++)
-        if (strcmp(s, ncl_coll_name((ncl_coll)c)) == 0)
-            return c;
-    return -1;
-}
-
 
 int rs_compare_read(rs_compare_side *s, const char *json_path, FILE *err)
 {
@@ -67,12 +60,12 @@ int rs_compare_read(rs_compare_side *s, const char *json_path, FILE *err)
         cJSON *oop = cJSON_GetObjectItemCaseSensitive(r, "out_of_place");
         cJSON *t = oop ? cJSON_GetObjectItemCaseSensitive(oop, "time_us") : NULL;
         cJSON *bw = oop ? cJSON_GetObjectItemCaseSensitive(oop, "busbw_gbps") : NULL;
-        int c = cJSON_IsString(coll) ? rs_coll_from_name(coll->valuestring) : -1;
-        if (c < 0 || !cJSON_IsNumber(size) || !cJSON_IsNumber(t) || !cJSON_IsNumber(bw))
+        ncl_coll c;
+        if (!cJSON_IsString(coll) || ncl_coll_parse(coll->valuestring, &c) != 0 || !cJSON_IsNumber(size) || !cJSON_IsNumber(t) || !cJSON_IsNumber(bw))
             continue;
         rs_row row;
         memset(&row, 0, sizeof row);
-        row.coll = (ncl_coll)c;
+        row.coll = c;
         row.size = (uint64_t)size->valuedouble;
         row.res[0].time_us = t->valuedouble;
         row.res[0].busbw = bw->valuedouble;

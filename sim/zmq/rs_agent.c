@@ -17,6 +17,7 @@
 #include "ncl/ncl_diag.h"
 #include "ncl/ncl_dtype.h"
 #include "ncl/ncl_mmio.h"
+#include "ncl/ncl_names.h"
 #include "ncl/ncl_sched.h"
 #include "ncl/ncl_wire.h"
 #include "ncl/ncl_zmq.h"
@@ -53,11 +54,11 @@ typedef struct agent {
     const ncl_hal *hal;      /* the zmq backend's, or the bring-up fault shim around it */
     rs_bu_shim shim;
     rs_bu_node node;         /* `ringsim bringup`'s link tests (rs_bringup_agent.c) */
+    ncl_config cfg;          /* the communicator's */
     ncl_comm *comm;
     void *ctx, *rep;
     uint64_t timeout_ns;
     uint32_t channels;
-    uint64_t scratch_bytes;
     uint64_t collectives;
     int broken;
     int quiet;               /* the controller prints our failures: do not repeat them */
@@ -82,40 +83,6 @@ static void ag_free(void *ud, void *p)
 {
     (void)ud;
     free(p);
-}
-
-/* ---- names ----------------------------------------------------------------------------------- */
-
-static int ag_dtype(const char *s)
-{
-    for (int d = 0; d < NCL_DTYPE_COUNT; d++)
-        if (!strcmp(s, ncl_dtype_name((ncl_dtype)d)) || !strcmp(s, ncl_dtype_name((ncl_dtype)d)))
-            return d;
-    return -1;
-}
-
-static int ag_op(const char *s)
-{
-    for (int o = 0; o < NCL_OP_COUNT; o++)
-        if (!strcmp(s, ncl_op_name((ncl_op)o)) || !strcmp(s, ncl_op_name((ncl_op)o)))
-            return o;
-    return -1;
-}
-
-static int ag_coll(const char *s)
-{
-    for (int c = 0; c < NCL_COLL_COUNT; c++)
-        if (!strcmp(s, ncl_coll_name((ncl_coll)c)))
-            return c;
-    return -1;
-}
-
-static int ag_algo(const char *s)
-{
-    for (int a = 0; a < NCL_ALGO_COUNT; a++)
-        if (!strcmp(s, ncl_algo_name((ncl_algo)a)))
-            return a;
-    return -1;
 }
 
 /* ---- one row ----------------------------------------------------------------------------------- */
@@ -153,16 +120,12 @@ static ncl_algo ag_row_algo(const agent *a, const ag_run *r, const rs_shape *s)
 {
     if (r->algo != NCL_ALGO_AUTO)
         return r->algo;
-    ncl_plan plan;
+    ncl_hal_caps caps;
     ncl_plan_env env;
-    memset(&env, 0, sizeof env);
-    ncl_config def = NCL_CONFIG_INIT;
-    env.slice_bytes = def.slice_bytes;
-    env.channels = a->channels;
-    env.max_queues = NCL_MAX_QUEUES;
-    env.scratch_bytes = a->scratch_bytes;
-    env.link_alpha_ns = def.link_alpha_ns;
-    env.link_gbps = def.link_gbps;
+    ncl_plan plan;
+    if (ncl_hal_caps_get(a->hal, &caps) != NCL_SUCCESS)
+        return NCL_ALGO_AUTO;
+    ncl_plan_env_init(&env, &a->cfg, &caps);
     ncl_result rc = ncl_plan_make(&plan, r->coll, NCL_ALGO_AUTO, a->nranks, a->rank, s->root, s->count, s->dt,
                                   rs_shape_reduces(r->coll) ? s->op : NCL_SUM, 0, &env);
     return rc == NCL_SUCCESS ? (ncl_algo)plan.algo : NCL_ALGO_AUTO;
@@ -347,28 +310,25 @@ static const char *ag_parse_run(const agent *a, const cJSON *req, ag_run *r, cha
             return why;
         }
     }
-    if (!(s = ag_json_str(req, "coll", NULL)) || ag_coll(s) < 0) {
+    if (!(s = ag_json_str(req, "coll", NULL)) || ncl_coll_parse(s, &r->coll) != 0) {
         snprintf(why, len, "RUN: coll '%s' (allowed: allreduce, broadcast, reduce, reduce_scatter, allgather)",
                  s ? s : "(missing or not a string)");
         return why;
     }
-    r->coll = (ncl_coll)ag_coll(s);
-    if (!(s = ag_json_str(req, "algo", "auto")) || ag_algo(s) < 0 || !ncl_algo_supported(r->coll, (ncl_algo)ag_algo(s))) {
+    if (!(s = ag_json_str(req, "algo", "auto")) || ncl_algo_parse(s, &r->algo) != 0 ||
+        !ncl_algo_supported(r->coll, r->algo)) {
         snprintf(why, len, "RUN: algo '%s' does not implement %s", s ? s : "?", ncl_coll_name(r->coll));
         return why;
     }
-    r->algo = (ncl_algo)ag_algo(s);
-    if (!(s = ag_json_str(req, "dtype", "float")) || ag_dtype(s) < 0) {
+    if (!(s = ag_json_str(req, "dtype", "float")) || ncl_dtype_parse(s, &r->dt) != 0) {
         snprintf(why, len, "RUN: dtype '%s' (allowed: int8, uint8, int32, uint32, int64, half, bfloat16, float, double)",
                  s ? s : "?");
         return why;
     }
-    r->dt = (ncl_dtype)ag_dtype(s);
-    if (!(s = ag_json_str(req, "op", "sum")) || ag_op(s) < 0) {
+    if (!(s = ag_json_str(req, "op", "sum")) || ncl_op_parse(s, &r->op) != 0) {
         snprintf(why, len, "RUN: op '%s' (allowed: sum, prod, max, min, avg)", s ? s : "?");
         return why;
     }
-    r->op = (ncl_op)ag_op(s);
     if (ag_json_int(req, "root", 0, a->nranks - 1, 0, &v)) {
         snprintf(why, len, "RUN: root must be an integer 0..%d", a->nranks - 1);
         return why;
@@ -783,7 +743,6 @@ int rs_agent_serve(const rs_agent_opts *o, FILE *err)
     a.timeout_ns = o->timeout_ns;
     a.channels = o->channels;
     a.quiet = o->quiet;
-    a.scratch_bytes = 4ull << 20;
     uint64_t connect_ns = o->connect_ns;
     const char *table = o->table_path, *job = o->job, *fault_spec = o->fault_spec, *backend = o->backend;
     long nranks = o->nranks;
@@ -858,7 +817,7 @@ int rs_agent_serve(const rs_agent_opts *o, FILE *err)
     zc.nranks = a.nranks;
     zc.rank = a.rank;
     zc.connect_timeout_ns = connect_ns;
-    zc.scratch_bytes = a.scratch_bytes;
+    zc.scratch_bytes = 4ull << 20;
     const char **eps = calloc((size_t)a.nranks, sizeof *eps);
     for (int r = 0; eps && r < a.nranks; r++)
         eps[r] = a.table.e[r].endpoint;
@@ -947,7 +906,6 @@ int rs_agent_serve(const rs_agent_opts *o, FILE *err)
         a.bounce = aligned_alloc(16, AG_BOUNCE_BYTES);
         mc.bounce = a.bounce;
         mc.bounce_bytes = AG_BOUNCE_BYTES;
-        a.scratch_bytes = RS_BOARD_SCRATCH_BYTES;
         size_t mb = (ncl_mmio_mem_bytes(&mc) + 15u) / 16u * 16u;
         a.mm_mem = aligned_alloc(16, mb);
         ncl_mmio_access acc;
@@ -976,6 +934,7 @@ int rs_agent_serve(const rs_agent_opts *o, FILE *err)
     cfg.free = ag_free;
     cfg.timeout_ns = a.timeout_ns;
     cfg.channels = a.channels;
+    a.cfg = cfg;
     a.hal = a.board ? ncl_mmio_hal(a.mm) : ncl_zmq_hal(a.zmq);
     if (a.shim.nf) {
         rs_bu_shim_init(&a.shim, a.hal);

@@ -12,6 +12,7 @@
 
 #include "ncl/ncl.h"
 #include "ncl/ncl_diag.h"
+#include "ncl/ncl_names.h"
 #include "ncl/ncl_wire.h"
 #include "sweep/rs_sweep.h"
 #include "rs_ctl.h"
@@ -168,10 +169,8 @@ static int zr_run_coll(rs_ctl *z, const rs_sweep *o, const uint64_t *sizes, size
         row.size = (uint64_t)zr_num(r0, "size");
         row.count = (uint64_t)zr_num(r0, "count");
         const cJSON *an = cJSON_GetObjectItemCaseSensitive(r0, "algo");
-        row.algo = NCL_ALGO_AUTO;
-        for (int k = 0; cJSON_IsString(an) && k < NCL_ALGO_COUNT; k++)
-            if (!strcmp(an->valuestring, ncl_algo_name((ncl_algo)k)))
-                row.algo = (ncl_algo)k;
+        if (!cJSON_IsString(an) || ncl_algo_parse(an->valuestring, &row.algo) != 0)
+            row.algo = NCL_ALGO_AUTO;
         row.memcpy_gbps = -1;
         for (int pl = 0; pl < 2; pl++) {
             double t = 0, w = 0;

@@ -69,6 +69,10 @@ public:
     bool deliver_external(int from, uint32_t kind, const ncl_ref &dst, const void *data, uint64_t bytes,
                           uint32_t dtype, uint32_t op, uint32_t id);
 
+    /** What an NPU of `dev` with `scratch` bytes of scratch reports to the engine (its HAL's
+     *  caps): for tools that plan as its communicators will, without building one. */
+    static void caps_of(const rs_device_params &dev, uint64_t scratch, ncl_hal_caps *out);
+
     /** Mixed fidelity: report these queues and DMA engines to the engine (ncl_hal_caps) instead of
      *  the device's, so that every rank plans a collective alike (the timing stays the device's). */
     void report_caps(uint32_t max_queues, uint32_t dma_engines)
