@@ -1,6 +1,8 @@
 /* cmd_agent.c — `ringsim agent`: its options; the agent itself is sim/zmq/rs_agent.c. */
 #include "rs_cmd.h"
 
+#include "rs_cli.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,18 +42,6 @@ void rs_cmd_agent_usage(FILE *out)
         "only die (after its Nth link transfer).\n");
 }
 
-static int ag_seconds(const char *flag, const char *v, uint64_t *ns)
-{
-    char *end = NULL;
-    double s = v ? strtod(v, &end) : -1;
-    if (!v || end == v || *end || !(s > 0) || s > 1e6) {
-        fprintf(stderr, "ringsim agent: %s: '%s' is not a time (allowed: seconds > 0, e.g. 0.5)\n", flag, v ? v : "");
-        return -1;
-    }
-    *ns = (uint64_t)(s * 1e9);
-    return 0;
-}
-
 int rs_cmd_agent(int argc, char **argv)
 {
     rs_agent_opts a = {.rank = -1, .timeout_ns = 30000000000ull, .connect_ns = 30000000000ull, .channels = 2,
@@ -71,7 +61,6 @@ int rs_cmd_agent(int argc, char **argv)
             return RS_EXIT_USAGE;
         }
         i++;
-        char *end = NULL;
         if (!strcmp(o, "--ranktable")) {
             a.table_path = v;
         } else if (!strcmp(o, "--job")) {
@@ -85,25 +74,21 @@ int rs_cmd_agent(int argc, char **argv)
             }
             a.backend = v;
         } else if (!strcmp(o, "--rank") || !strcmp(o, "--ranks") || !strcmp(o, "--channels")) {
-            long x = strtol(v, &end, 10);
-            long hi = !strcmp(o, "--channels") ? NCL_MAX_QUEUES : RS_RT_MAX_RANKS;
-            if (*end || end == v || x < (strcmp(o, "--rank") ? 1 : 0) || x > hi) {
-                fprintf(stderr, "ringsim agent: %s: '%s' is out of range (allowed: %d..%ld)\n", o, v,
-                        strcmp(o, "--rank") ? 1 : 0, hi);
+            long long x;
+            long long hi = !strcmp(o, "--channels") ? NCL_MAX_QUEUES : RS_RT_MAX_RANKS;
+            if (rs_cli_int("ringsim agent", o, v, strcmp(o, "--rank") ? 1 : 0, hi, &x))
                 return RS_EXIT_USAGE;
-            }
             if (!strcmp(o, "--rank"))
                 a.rank = (int)x;
             else if (!strcmp(o, "--ranks"))
                 a.nranks = (int)x;
             else
                 a.channels = (uint32_t)x;
-        } else if (!strcmp(o, "--timeout")) {
-            if (ag_seconds(o, v, &a.timeout_ns))
+        } else if (!strcmp(o, "--timeout") || !strcmp(o, "--connect-timeout")) {
+            double sec;
+            if (rs_cli_seconds("ringsim agent", o, v, 1e6, &sec))
                 return RS_EXIT_USAGE;
-        } else if (!strcmp(o, "--connect-timeout")) {
-            if (ag_seconds(o, v, &a.connect_ns))
-                return RS_EXIT_USAGE;
+            *(!strcmp(o, "--timeout") ? &a.timeout_ns : &a.connect_ns) = (uint64_t)(sec * 1e9);
         } else {
             fprintf(stderr, "ringsim agent: unknown option '%s' (see 'ringsim agent --help')\n", o);
             return RS_EXIT_USAGE;

@@ -1,6 +1,8 @@
 /* cmd_bringup.c — `ringsim bringup`: its options; the link tests are sim/zmq/rs_bringup.c. */
 #include "rs_cmd.h"
 
+#include "rs_cli.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,18 +42,6 @@ void rs_cmd_bringup_usage(FILE *out)
         "2 bad arguments or files, 130 interrupted.\n");
 }
 
-static int bu_parse_seconds(const char *flag, const char *v, double *out)
-{
-    char *end = NULL;
-    double s = strtod(v, &end);
-    if (end == v || *end || !(s > 0) || s > 1e5) {
-        fprintf(stderr, "ringsim bringup: %s: '%s' is not a time (allowed: seconds > 0, e.g. 0.5)\n", flag, v);
-        return -1;
-    }
-    *out = s;
-    return 0;
-}
-
 static int bu_parse_bytes(const char *flag, const char *v, uint64_t lo, uint64_t hi, uint64_t *out)
 {
     char *end = NULL;
@@ -78,15 +68,13 @@ static int bu_parse_bytes(const char *flag, const char *v, uint64_t lo, uint64_t
     return 0;
 }
 
-static int bu_parse_int(const char *flag, const char *v, long lo, long hi, long *out)
+/* rs_cli_int into a long. */
+static int rs_cli_long(const char *who, const char *flag, const char *text, long lo, long hi, long *out)
 {
-    char *end = NULL;
-    long x = strtol(v, &end, 10);
-    if (end == v || *end || x < lo || x > hi) {
-        fprintf(stderr, "ringsim bringup: %s: '%s' (allowed: %ld..%ld)\n", flag, v, lo, hi);
+    long long v;
+    if (rs_cli_int(who, flag, text, lo, hi, &v))
         return -1;
-    }
-    *out = x;
+    *out = (long)v;
     return 0;
 }
 
@@ -121,7 +109,7 @@ int rs_cmd_bringup(int argc, char **argv)
         i++;
         int bad = 0;
         if (!strcmp(a, "--ranks"))
-            bad = bu_parse_int(a, v, 2, RS_BU_MAX_LOCAL, &o->nranks);
+            bad = rs_cli_long("ringsim bringup", a, v, 2, RS_BU_MAX_LOCAL, &o->nranks);
         else if (!strcmp(a, "--ranktable"))
             o->table_path = v;
         else if (!strcmp(a, "--expect"))
@@ -136,9 +124,9 @@ int rs_cmd_bringup(int argc, char **argv)
             }
         }
         else if (!strcmp(a, "--timeout"))
-            bad = bu_parse_seconds(a, v, &o->timeout_s);
+            bad = rs_cli_seconds("ringsim bringup", a, v, 1e5, &o->timeout_s);
         else if (!strcmp(a, "--connect-timeout"))
-            bad = bu_parse_seconds(a, v, &o->connect_s);
+            bad = rs_cli_seconds("ringsim bringup", a, v, 1e5, &o->connect_s);
         else if (!strcmp(a, "--bytes"))
             bad = bu_parse_bytes(a, v, 8, 64u << 20, &o->bytes);
         else if (!strcmp(a, "--slot"))
@@ -146,11 +134,11 @@ int rs_cmd_bringup(int argc, char **argv)
         else if (!strcmp(a, "--ring-bytes"))
             bad = bu_parse_bytes(a, v, 8, 64u << 20, &o->ring_bytes);
         else if (!strcmp(a, "--reps"))
-            bad = bu_parse_int(a, v, 1, 100, &o->reps);
+            bad = rs_cli_long("ringsim bringup", a, v, 1, 100, &o->reps);
         else if (!strcmp(a, "--pings"))
-            bad = bu_parse_int(a, v, 0, 1000, &o->pings);
+            bad = rs_cli_long("ringsim bringup", a, v, 0, 1000, &o->pings);
         else if (!strcmp(a, "--seed"))
-            bad = bu_parse_int(a, v, 0, 1L << 40, &o->seed);
+            bad = rs_cli_long("ringsim bringup", a, v, 0, 1L << 40, &o->seed);
         else if (!strcmp(a, "--slow-factor")) {
             char *end = NULL;
             o->slow_factor = strtod(v, &end);

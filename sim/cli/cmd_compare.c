@@ -11,7 +11,7 @@
 
 #include "report/rs_compare.h"
 #include "report/rs_plot.h"
-#include "scenario/rs_scenario.h"
+#include "rs_cli.h"
 
 /* One side as the command runs it. */
 typedef struct rs_side {
@@ -113,8 +113,7 @@ int rs_cmd_compare(int argc, char **argv)
         side[k].fusion_override = fusion[k];
         rs_scenario sc;
         char msg[RS_SCENARIO_ERRLEN];
-        if (rs_scenario_load(s->path, &sc, msg, sizeof msg) != 0) {
-            fprintf(err, "%s\n", msg);
+        if (rs_cli_load_scenario(s->path, &sc) != 0) {
             fprintf(err, "ringsim: compare: scenario %s (%s) is not valid\n", s->label, s->path);
             status = RS_EXIT_USAGE;
             continue;

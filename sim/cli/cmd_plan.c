@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "harness/rs_plan.h"
-#include "scenario/rs_scenario.h"
+#include "rs_cli.h"
 
 void rs_cmd_plan_usage(FILE *out)
 {
@@ -44,11 +44,8 @@ int rs_cmd_plan(int argc, char **argv)
         return RS_EXIT_USAGE;
     }
     rs_scenario sc;
-    char msg[RS_SCENARIO_ERRLEN];
-    if (rs_scenario_load(path, &sc, msg, sizeof msg) != 0) {
-        fprintf(stderr, "%s\n", msg);
+    if (rs_cli_load_scenario(path, &sc) != 0)
         return RS_EXIT_USAGE;
-    }
     int status = rs_plan_print(&sc, simulate, stdout, stderr);
     rs_scenario_free(&sc);
     return status;

@@ -99,11 +99,9 @@ int rs_cmd_run_scenario(const char *path, int argc, char **argv)
         }
     }
     rs_scenario sc;
-    char err[RS_SCENARIO_ERRLEN];
-    if (rs_scenario_load(path, &sc, err, sizeof err) != 0) {
-        fprintf(stderr, "%s\n", err);
+    if (rs_cli_load_scenario(path, &sc) != 0)
         return RS_EXIT_USAGE;
-    }
+    char err[RS_SCENARIO_ERRLEN];
     if ((fusion || micro_batch) && rs_scenario_set_training(&sc, fusion, (int)micro_batch, err, sizeof err) != 0) {
         fprintf(stderr, "ringsim: run %s: %s: %s\n", path, fusion ? "--fusion" : "--micro-batch", err);
         rs_scenario_free(&sc);
@@ -185,18 +183,6 @@ static int rs_run_host(int argc, char **argv)
     return status;
 }
 
-static int rs_seconds(const char *flag, const char *v, double *out)
-{
-    char *end = NULL;
-    double s = v ? strtod(v, &end) : -1;
-    if (!v || end == v || *end || !(s > 0) || s > 1e6) {
-        fprintf(stderr, "ringsim: %s: '%s' is not a time (allowed: seconds > 0, e.g. 2.5)\n", flag, v ? v : "");
-        return -1;
-    }
-    *out = s;
-    return 0;
-}
-
 /* `ringsim run --backend zmq [--ranks N | --ranktable FILE] [SCENARIO | FLAGS]`: the zmq
  * controller's own flags here, the sweep's through rs_cli_parse_run or from the scenario. */
 static int rs_run_zmq(int argc, char **argv)
@@ -217,7 +203,7 @@ static int rs_run_zmq(int argc, char **argv)
             i++;
             if (a[2] == 'r')
                 cfg.table_path = v;
-            else if (rs_seconds(a, v, &cfg.connect_s))
+            else if (rs_cli_seconds("ringsim", a, v, 1e6, &cfg.connect_s))
                 goto out;
         } else if (!strcmp(a, "--agent-backend")) {
             if (!v || (strcmp(v, "zmq") && strcmp(v, "mmio"))) {
@@ -264,11 +250,8 @@ static int rs_run_zmq(int argc, char **argv)
                     "from the scenario)\n", scenario, scenario_only_bad);
             goto out;
         }
-        char e[RS_SCENARIO_ERRLEN];
-        if (rs_scenario_load(scenario, &sc, e, sizeof e) != 0) {
-            fprintf(stderr, "%s\n", e);
+        if (rs_cli_load_scenario(scenario, &sc) != 0)
             goto out;
-        }
         // the agents' communicators exist before the run: deterministic mode is the det algorithm
         // (all it changes is allreduce's), wide accumulation would need them created with it
         if (sc.workload.wide_accumulation) {

@@ -3,6 +3,7 @@
 #include "rs_cmd.h"
 
 #include "harness/rs_simworld.h"
+#include "rs_cli.h"
 
 #include "dp/dp_train.h"
 #include "scenario/rs_fusion.h"
@@ -205,11 +206,8 @@ int rs_cmd_train(int argc, char **argv)
     c.fusion = fusion.dp;
     if (scenario) {
         rs_scenario sc;
-        char err[RS_SCENARIO_ERRLEN];
-        if (rs_scenario_load(scenario, &sc, err, sizeof err) != 0) {
-            fprintf(stderr, "%s\n", err);
+        if (rs_cli_load_scenario(scenario, &sc) != 0)
             return RS_EXIT_USAGE;
-        }
         int p = sc.topo.nranks;
         rs_scenario_free(&sc);
         if (ranks_given && c.ranks != p) {

@@ -165,23 +165,43 @@ int rs_cli_parse_size(const char *text, uint64_t *bytes)
     return 0;
 }
 
-/* Strict decimal integer in [lo, hi]; prints the error itself. */
-static int rs_parse_int(const char *flag, const char *text, long long lo, long long hi,
-                        long long *out, FILE *err)
+int rs_cli_int(const char *who, const char *flag, const char *text, long long lo, long long hi, long long *out)
 {
     char *end = NULL;
     errno = 0;
     long long v = strtoll(text, &end, 10);
     if (end == text || *end != '\0' || errno == ERANGE) {
-        fprintf(err, "ringsim: %s: '%s' is not an integer (allowed: %lld..%lld)\n", flag, text, lo, hi);
+        fprintf(stderr, "%s: %s: '%s' is not an integer (allowed: %lld..%lld)\n", who, flag, text, lo, hi);
         return -1;
     }
     if (v < lo || v > hi) {
-        fprintf(err, "ringsim: %s: '%s' is out of range (allowed: %lld..%lld)\n", flag, text, lo, hi);
+        fprintf(stderr, "%s: %s: '%s' is out of range (allowed: %lld..%lld)\n", who, flag, text, lo, hi);
         return -1;
     }
     *out = v;
     return 0;
+}
+
+int rs_cli_seconds(const char *who, const char *flag, const char *text, double max, double *out)
+{
+    char *end = NULL;
+    double s = text ? strtod(text, &end) : -1;
+    if (!text || end == text || *end || !(s > 0) || s > max) {
+        fprintf(stderr, "%s: %s: '%s' is not a time (allowed: seconds > 0 and <= %g, e.g. 0.5)\n", who, flag,
+                text ? text : "", max);
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
+int rs_cli_load_scenario(const char *path, rs_scenario *sc)
+{
+    char msg[RS_SCENARIO_ERRLEN];
+    if (rs_scenario_load(path, sc, msg, sizeof msg) == 0)
+        return 0;
+    fprintf(stderr, "%s\n", msg);
+    return -1;
 }
 
 /* Parses "a,b,c" or "all" into distinct values of kind (the names table's spellings), in the
@@ -380,33 +400,33 @@ int rs_cli_parse_run(int argc, char **argv, rs_cli_run *run, FILE *out, FILE *er
             break;
         }
         case OPT_STEPFACTOR:
-            rc = rs_parse_int(flag, value, 2, 1 << 20, &v, err);
+            rc = rs_cli_int("ringsim", flag, value, 2, 1 << 20, &v);
             o->stepfactor = (uint64_t)v;
             step_f_given = 1;
             break;
         case OPT_ITERS:
-            rc = rs_parse_int(flag, value, 1, 1000000000, &v, err);
+            rc = rs_cli_int("ringsim", flag, value, 1, 1000000000, &v);
             o->iters = (int)v;
             break;
         case OPT_WARMUP:
-            rc = rs_parse_int(flag, value, 0, 1000000000, &v, err);
+            rc = rs_cli_int("ringsim", flag, value, 0, 1000000000, &v);
             o->warmup_iters = (int)v;
             break;
         case OPT_CHECK:
-            rc = rs_parse_int(flag, value, 0, 1, &v, err);
+            rc = rs_cli_int("ringsim", flag, value, 0, 1, &v);
             o->check = (int)v;
             break;
         case OPT_ROOT:
-            rc = rs_parse_int(flag, value, 0, RS_MAX_RANKS - 1, &v, err);
+            rc = rs_cli_int("ringsim", flag, value, 0, RS_MAX_RANKS - 1, &v);
             o->root = (int)v;
             root_flag = arg[1] == '-' ? "--root" : "-r";
             break;
         case OPT_RANKS:
-            rc = rs_parse_int(flag, value, 1, RS_MAX_RANKS, &v, err);
+            rc = rs_cli_int("ringsim", flag, value, 1, RS_MAX_RANKS, &v);
             o->nranks = (int)v;
             break;
         case OPT_CHANNELS:
-            rc = rs_parse_int(flag, value, 1, NCL_MAX_QUEUES, &v, err);
+            rc = rs_cli_int("ringsim", flag, value, 1, NCL_MAX_QUEUES, &v);
             o->channels = (uint32_t)v;
             break;
         case OPT_OP: {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "ncl/ncl.h"
+#include "scenario/rs_scenario.h"
 #include "sweep/rs_sweep.h"
 
 #ifdef __cplusplus
@@ -30,6 +31,14 @@ int rs_cli_option_has_arg(const char *arg);
 
 /** Prints the usage of `ringsim run`. */
 void rs_cli_usage_run(FILE *out);
+
+/** A strict decimal integer in [lo, hi] for flag: 0, or -1 after "WHO: FLAG: 'TEXT' is not an
+ *  integer / is out of range (allowed: LO..HI)" on stderr (who: "ringsim", "ringsim agent", ...). */
+int rs_cli_int(const char *who, const char *flag, const char *text, long long lo, long long hi, long long *out);
+/** Seconds, > 0 and <= max: 0, or -1 after "WHO: FLAG: 'TEXT' is not a time (allowed: ...)". */
+int rs_cli_seconds(const char *who, const char *flag, const char *text, double max, double *out);
+/** Loads a scenario: 0, or -1 after the loader's message (file:line: key: problem) on stderr. */
+int rs_cli_load_scenario(const char *path, rs_scenario *sc);
 
 /** Parses a byte size: digits with an optional K, M or G suffix (binary). 0 on success. */
 int rs_cli_parse_size(const char *text, uint64_t *bytes);

@@ -26,6 +26,7 @@
 #include "sweep/rs_sweep.h"
 #include "sweep/rs_shape.h"
 #include "rs_ranktable.h"
+#include "rs_state_json.h"
 
 #define AG_MAX_REQ (1u << 20)
 #define AG_MAX_SIZES 4096
@@ -389,28 +390,8 @@ static cJSON *ag_state_json(agent *a)
     cJSON_AddStringToObject(j, "last_error", a->last_error);
     /* The engine's own view (ncl_diag.h): the controller joins every rank's into the wait-for report. */
     ncl_rank_state st;
-    if (ncl_comm_state(a->comm, &st) == NCL_SUCCESS) {
-        cJSON *c = cJSON_AddObjectToObject(j, "comm");
-        cJSON_AddNumberToObject(c, "seq", (double)st.seq);
-        cJSON_AddNumberToObject(c, "coll", st.coll);
-        cJSON_AddNumberToObject(c, "algo", st.algo);
-        cJSON_AddNumberToObject(c, "phase", st.phase);
-        cJSON_AddNumberToObject(c, "result", st.result);
-        cJSON *ws = cJSON_AddArrayToObject(c, "waits");
-        for (uint32_t i = 0; i < st.nwaits && i < NCL_MAX_QUEUES; i++) {
-            const ncl_wait_info *w = &st.waits[i];
-            cJSON *x = cJSON_CreateObject();
-            cJSON_AddNumberToObject(x, "queue", w->queue);
-            cJSON_AddNumberToObject(x, "step", w->step);
-            cJSON_AddNumberToObject(x, "task", w->task);
-            cJSON_AddNumberToObject(x, "kind", w->kind);
-            cJSON_AddNumberToObject(x, "peer", w->peer);
-            cJSON_AddNumberToObject(x, "notify", w->notify);
-            cJSON_AddNumberToObject(x, "count", w->count);
-            cJSON_AddNumberToObject(x, "waited_ns", (double)w->waited_ns);
-            cJSON_AddItemToArray(ws, x);
-        }
-    }
+    if (ncl_comm_state(a->comm, &st) == NCL_SUCCESS)
+        rs_state_to_json(j, &st);
     return j;
 }
 

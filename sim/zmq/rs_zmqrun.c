@@ -17,6 +17,7 @@
 #include "sweep/rs_sweep.h"
 #include "rs_ctl.h"
 #include "rs_ranktable.h"
+#include "rs_state_json.h"
 #include "report/rs_report.h"
 #include "scenario/rs_scenario.h"
 
@@ -50,31 +51,8 @@ static void zr_hang_report(rs_ctl *z)
     if (!st)
         return;
     int complete = 1;
-    for (int r = 0; r < z->n; r++) {
-        const cJSON *c = z->ag[r].reply ? cJSON_GetObjectItemCaseSensitive(z->ag[r].reply, "comm") : NULL;
-        if (!cJSON_IsObject(c)) {
-            complete = 0;
-            break;
-        }
-        st[r].rank = r;
-        st[r].seq = (uint64_t)zr_num(c, "seq");
-        st[r].coll = (uint8_t)zr_num(c, "coll");
-        st[r].algo = (uint8_t)zr_num(c, "algo");
-        st[r].phase = (uint8_t)zr_num(c, "phase");
-        st[r].result = (int32_t)zr_num(c, "result");
-        const cJSON *w = cJSON_GetObjectItemCaseSensitive(c, "waits");
-        for (const cJSON *x = cJSON_IsArray(w) ? w->child : NULL; x && st[r].nwaits < NCL_MAX_QUEUES; x = x->next) {
-            ncl_wait_info *wi = &st[r].waits[st[r].nwaits++];
-            wi->queue = (uint32_t)zr_num(x, "queue");
-            wi->step = (uint32_t)zr_num(x, "step");
-            wi->task = (uint32_t)zr_num(x, "task");
-            wi->kind = (uint8_t)zr_num(x, "kind");
-            wi->peer = (int32_t)zr_num(x, "peer");
-            wi->notify = (uint32_t)zr_num(x, "notify");
-            wi->count = (uint32_t)zr_num(x, "count");
-            wi->waited_ns = (uint64_t)zr_num(x, "waited_ns");
-        }
-    }
+    for (int r = 0; r < z->n && complete; r++)
+        complete = rs_state_from_json(z->ag[r].reply, r, &st[r]) == 0;
     if (complete) {
         size_t cap = 4096 + (size_t)z->n * 256;
         char *text = malloc(cap);
