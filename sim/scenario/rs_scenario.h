@@ -49,11 +49,11 @@ int rs_scenario_load_string(const char *text, size_t len, const char *name, rs_s
  *  (also when the scenario has no training workload). */
 int rs_scenario_set_training(rs_scenario *sc, const char *fusion, int micro_batch, char *err, size_t errlen);
 
-/** Frees what a load allocated and zeroes *sc. NULL and an empty scenario are fine. */
 /** The sweep sc's workload means, on the model (backend sim); channels as the workload says,
  *  else the sweep's default (runs on the model take one per ring found: rs_simrun_sweep). */
 void rs_scenario_sweep(const rs_scenario *sc, rs_sweep *s);
 
+/** Frees what a load allocated and zeroes *sc. NULL and an empty scenario are fine. */
 void rs_scenario_free(rs_scenario *sc);
 
 /** Writes the resolved scenario as YAML with units (every default filled in); the text loads
