@@ -130,15 +130,3 @@ void rs_scenario_free(rs_scenario *sc)
     rs_usersched_free(sc->workload.usersched);
     memset(sc, 0, sizeof *sc);
 }
-
-void rs_scenario_vformat_error(char *err, size_t len, const char *file, int line, const char *key,
-                               const char *fmt, va_list ap)
-{
-    int n = snprintf(err, len, "%s:%d: %s: ", file, line, key);
-    if (n >= 0 && (size_t)n < len)
-        vsnprintf(err + n, len - (size_t)n, fmt, ap);
-    /* one line, whatever the file contained */
-    for (char *p = err; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            *p = '?';
-}

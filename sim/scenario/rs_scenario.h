@@ -2,7 +2,6 @@
 #ifndef RS_SCENARIO_H
 #define RS_SCENARIO_H
 
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,11 +19,6 @@ extern "C" {
 #define RS_SCENARIO_MAX_FILE (16u << 20)
 /** Room for any message of the loader. */
 #define RS_SCENARIO_ERRLEN 512
-
-/** Formats "FILE:LINE: KEY: PROBLEM" into err as one line (control characters become '?'): the
- *  one shape of every scenario and schedule error. */
-void rs_scenario_vformat_error(char *err, size_t len, const char *file, int line, const char *key,
-                               const char *fmt, va_list ap);
 
 /**
  * Loads and checks a scenario file. Returns 0 with *out filled (every default applied, every

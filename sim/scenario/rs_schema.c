@@ -178,7 +178,7 @@ static int rs_add_coll(rs_schema_ctx *c, int line, const rs_key *k, const char *
     }
     int v;
     if (rs_yaml_enum_lookup(k->names, text, &v) != 0)
-        return rs_yaml_bad_enum(c->y, line, k->names, text);
+        return rs_yaml_bad_enum(c->y, line, NULL, k->names, text);
     for (int i = 0; i < count; i++)
         if (colls[i] == (ncl_coll)v)
             return rs_yaml_fail(c->y, line, NULL, "%s is listed twice (allowed: each collective once)", shown);
@@ -246,7 +246,7 @@ static int rs_set_text(rs_schema_ctx *c, int line, const rs_key *k, const char *
     case RS_T_ENUM: {
         int v;
         if (rs_yaml_enum_lookup(k->names, text, &v) != 0)
-            return rs_yaml_bad_enum(c->y, line, k->names, text);
+            return rs_yaml_bad_enum(c->y, line, NULL, k->names, text);
         rs_put_i32(base, k->offset, v);
         return 0;
     }

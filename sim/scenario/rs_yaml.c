@@ -521,7 +521,7 @@ int rs_yaml_enum_lookup(const rs_yaml_enum *e, const char *s, int *value)
     return -1;
 }
 
-int rs_yaml_bad_enum(rs_yaml *y, int line, const rs_yaml_enum *e, const char *text)
+int rs_yaml_bad_enum(rs_yaml *y, int line, const char *child, const rs_yaml_enum *e, const char *text)
 {
     const char *names[32];
     size_t n = 0;
@@ -532,7 +532,7 @@ int rs_yaml_bad_enum(rs_yaml *y, int line, const rs_yaml_enum *e, const char *te
     rs_yaml_enum_list(e, allowed, sizeof allowed);
     rs_yaml_show(text, shown, sizeof shown);
     if (hint)
-        return rs_yaml_fail(y, line, NULL, "%s is not %s, did you mean '%s'? (allowed: %s)", shown, e->what, hint,
+        return rs_yaml_fail(y, line, child, "%s is not %s, did you mean '%s'? (allowed: %s)", shown, e->what, hint,
                             allowed);
-    return rs_yaml_fail(y, line, NULL, "%s is not %s (allowed: %s)", shown, e->what, allowed);
+    return rs_yaml_fail(y, line, child, "%s is not %s (allowed: %s)", shown, e->what, allowed);
 }

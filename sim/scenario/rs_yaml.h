@@ -151,9 +151,9 @@ const char *rs_yaml_enum_name(const rs_yaml_enum *e, int value);
 void rs_yaml_enum_list(const rs_yaml_enum *e, char *buf, size_t len);
 /** 0 with *value set when s is one of the names (aliases included), else -1. */
 int rs_yaml_enum_lookup(const rs_yaml_enum *e, const char *s, int *value);
-/** The message for text that is none of the names, under the current path: "'flaot' is not a
- *  dtype, did you mean 'float'? (allowed: ...)". Returns -1. */
-int rs_yaml_bad_enum(rs_yaml *y, int line, const rs_yaml_enum *e, const char *text);
+/** The message for text that is none of the names, its key named as rs_yaml_fail names it: "'flaot'
+ *  is not a dtype, did you mean 'float'? (allowed: ...)". Returns -1. */
+int rs_yaml_bad_enum(rs_yaml *y, int line, const char *child, const rs_yaml_enum *e, const char *text);
 
 #ifdef __cplusplus
 }
