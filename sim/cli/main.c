@@ -60,7 +60,6 @@ static void rs_usage(FILE *f)
 }
 
 static int rs_cmd_plan(int argc, char **argv) { return rs_plan_cmd(argc, argv, stdout, stderr); }
-static int rs_cmd_validate(int argc, char **argv) { return rs_scenario_cmd_validate(argc, argv, stdout, stderr); }
 static int rs_cmd_agent(int argc, char **argv) { return rs_agent_cmd(argc, argv, stdout, stderr); }
 static int rs_cmd_bringup(int argc, char **argv) { return rs_bringup_cmd(argc, argv, stdout, stderr); }
 
@@ -87,7 +86,7 @@ static const rs_command rs_commands[] = {
     {"compare", rs_cmd_compare, NULL},
     {"plan", rs_cmd_plan, NULL},
     {"train", rs_cmd_train, rs_cmd_train_usage},
-    {"validate", rs_cmd_validate, rs_scenario_usage_validate},
+    {"validate", rs_cmd_validate, rs_cmd_validate_usage},
     {"params", rs_cmd_params, NULL},
     {"agent", rs_cmd_agent, rs_agent_usage},
     {"bringup", rs_cmd_bringup, rs_bringup_usage},

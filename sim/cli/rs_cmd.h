@@ -13,5 +13,8 @@ int rs_cmd_run_scenario(const char *path, int argc, char **argv);
 int rs_cmd_compare(int argc, char **argv);
 int rs_cmd_train(int argc, char **argv);
 void rs_cmd_train_usage(FILE *out);
+/** `ringsim validate [-v] [--keys] FILE...`: 0 when every file is valid, 2 otherwise. */
+int rs_cmd_validate(int argc, char **argv);
+void rs_cmd_validate_usage(FILE *out);
 
 #endif

@@ -78,12 +78,6 @@ const char *rs_scenario_kind_name(rs_topo_kind kind);
 /** Prints the key reference (markdown tables) generated from the schema the loader uses. */
 void rs_scenario_print_keys(FILE *out);
 
-/** `ringsim validate [-v] [--keys] FILE...`: 0 when every file is valid, 2 otherwise. */
-int rs_scenario_cmd_validate(int argc, char **argv, FILE *out, FILE *err);
-
-/** Usage of `ringsim validate`. */
-void rs_scenario_usage_validate(FILE *out);
-
 #ifdef __cplusplus
 }
 #endif
