@@ -6,7 +6,6 @@
 #include "model/params.h"
 #include "rs_cli.h"
 #include "rs_cmd.h"
-#include "scenario/rs_scenario.h"
 
 #ifndef RINGSIM_VERSION
 #define RINGSIM_VERSION "0.1.0"
@@ -56,7 +55,6 @@ static void rs_usage(FILE *f)
         "  version   print the version\n");
 }
 
-static int rs_cmd_validate(int argc, char **argv) { return rs_scenario_cmd_validate(argc, argv, stdout, stderr); }
 
 static int rs_cmd_params(int argc, char **argv)
 {
@@ -81,7 +79,7 @@ static const rs_command rs_commands[] = {
     {"compare", rs_cmd_compare, rs_cmd_compare_usage},
     {"plan", rs_cmd_plan, rs_cmd_plan_usage},
     {"train", rs_cmd_train, rs_cmd_train_usage},
-    {"validate", rs_cmd_validate, rs_scenario_usage_validate},
+    {"validate", rs_cmd_validate, rs_cmd_validate_usage},
     {"params", rs_cmd_params, NULL},
     {"agent", rs_cmd_agent, rs_cmd_agent_usage},
     {"bringup", rs_cmd_bringup, rs_cmd_bringup_usage},

@@ -16,6 +16,9 @@ int rs_cmd_plan(int argc, char **argv);
 void rs_cmd_plan_usage(FILE *out);
 int rs_cmd_train(int argc, char **argv);
 void rs_cmd_train_usage(FILE *out);
+/** `ringsim validate [-v] [--keys] FILE...`: 0 when every file is valid, 2 otherwise. */
+int rs_cmd_validate(int argc, char **argv);
+void rs_cmd_validate_usage(FILE *out);
 int rs_cmd_agent(int argc, char **argv);
 void rs_cmd_agent_usage(FILE *out);
 int rs_cmd_bringup(int argc, char **argv);

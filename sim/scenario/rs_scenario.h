@@ -2,7 +2,6 @@
 #ifndef RS_SCENARIO_H
 #define RS_SCENARIO_H
 
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,11 +19,6 @@ extern "C" {
 #define RS_SCENARIO_MAX_FILE (16u << 20)
 /** Room for any message of the loader. */
 #define RS_SCENARIO_ERRLEN 512
-
-/** Formats "FILE:LINE: KEY: PROBLEM" into err as one line (control characters become '?'): the
- *  one shape of every scenario and schedule error. */
-void rs_scenario_vformat_error(char *err, size_t len, const char *file, int line, const char *key,
-                               const char *fmt, va_list ap);
 
 /**
  * Loads and checks a scenario file. Returns 0 with *out filled (every default applied, every
@@ -49,11 +43,11 @@ int rs_scenario_load_string(const char *text, size_t len, const char *name, rs_s
  *  (also when the scenario has no training workload). */
 int rs_scenario_set_training(rs_scenario *sc, const char *fusion, int micro_batch, char *err, size_t errlen);
 
-/** Frees what a load allocated and zeroes *sc. NULL and an empty scenario are fine. */
 /** The sweep sc's workload means, on the model (backend sim); channels as the workload says,
  *  else the sweep's default (runs on the model take one per ring found: rs_simrun_sweep). */
 void rs_scenario_sweep(const rs_scenario *sc, rs_sweep *s);
 
+/** Frees what a load allocated and zeroes *sc. NULL and an empty scenario are fine. */
 void rs_scenario_free(rs_scenario *sc);
 
 /** Writes the resolved scenario as YAML with units (every default filled in); the text loads
@@ -83,12 +77,6 @@ const char *rs_scenario_kind_name(rs_topo_kind kind);
 
 /** Prints the key reference (markdown tables) generated from the schema the loader uses. */
 void rs_scenario_print_keys(FILE *out);
-
-/** `ringsim validate [-v] [--keys] FILE...`: 0 when every file is valid, 2 otherwise. */
-int rs_scenario_cmd_validate(int argc, char **argv, FILE *out, FILE *err);
-
-/** Usage of `ringsim validate`. */
-void rs_scenario_usage_validate(FILE *out);
 
 #ifdef __cplusplus
 }

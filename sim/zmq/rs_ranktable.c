@@ -1,52 +1,18 @@
-/* rs_ranktable.c — rank tables from YAML/JSON files (libyaml, with line numbers) or from a launcher's environment. */
+/* rs_ranktable.c — rank tables from YAML/JSON files (the scenario wing's YAML walker, with line numbers) or from a launcher's environment. */
 #define _POSIX_C_SOURCE 200809L
 #include "rs_ranktable.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
+
+#include "scenario/rs_yaml.h"
 
 #define RS_RT_FILE_MAX (4u << 20)
 
 static const char rs_rt_entry_keys[] = "rank, host, endpoint, control";
 static const char rs_rt_top_keys[] = "ranks, job";
-
-typedef struct rt_ctx {
-    const char *file;
-    char *err;
-    size_t errlen;
-} rt_ctx;
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 4, 5)))
-#endif
-static int rt_fail(rt_ctx *c, int line, const char *field, const char *fmt, ...)
-{
-    int n = snprintf(c->err, c->errlen, "%s:%d: %s: ", c->file, line, field);
-    if (n >= 0 && (size_t)n < c->errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
-        va_end(ap);
-    }
-    for (char *p = c->err; *p; p++)
-        if ((unsigned char)*p < 0x20)
-            *p = '?';
-    return -1;
-}
-
-static int rt_line(const yaml_node_t *n)
-{
-    return n ? (int)n->start_mark.line + 1 : 1;
-}
-
-static const char *rt_scalar(const yaml_node_t *n)
-{
-    return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
-}
 
 int rs_ranktable_check_endpoint(const char *ep, char *why, size_t whylen)
 {
@@ -98,123 +64,121 @@ int rs_ranktable_control(const char *ep, char *out, size_t len, char *why, size_
     return 0;
 }
 
-static int rt_set_string(rt_ctx *c, const yaml_node_t *v, const char *field, char *dst, size_t cap)
+static int rt_set_string(rs_yaml *y, const yaml_node_t *v, const char *field, char *dst, size_t cap)
 {
-    const char *s = rt_scalar(v);
+    const char *s = rs_yaml_text(v);
     if (!s)
-        return rt_fail(c, rt_line(v), field, "must be a string");
+        return rs_yaml_fail(y, rs_yaml_line(v), field, "must be a string");
     if (strlen(s) >= cap)
-        return rt_fail(c, rt_line(v), field, "longer than %zu characters", cap - 1);
+        return rs_yaml_fail(y, rs_yaml_line(v), field, "longer than %zu characters", cap - 1);
     snprintf(dst, cap, "%s", s);
     return 0;
 }
 
 /* One entry of the list: a mapping with rank, endpoint and optionally host and control. */
-static int rt_entry(rt_ctx *c, yaml_document_t *d, yaml_node_t *n, size_t idx, int nranks, rs_rank_entry *tmp,
-                    int *seen)
+static int rt_entry(rs_yaml *y, yaml_node_t *n, size_t idx, int nranks, rs_rank_entry *tmp, int *seen)
 {
     char field[64];
     snprintf(field, sizeof field, "ranks[%zu]", idx);
     if (n->type != YAML_MAPPING_NODE)
-        return rt_fail(c, rt_line(n), field, "must be a mapping (allowed keys: %s)", rs_rt_entry_keys);
+        return rs_yaml_fail(y, rs_yaml_line(n), field, "must be a mapping (allowed keys: %s)", rs_rt_entry_keys);
     rs_rank_entry e;
     memset(&e, 0, sizeof e);
     e.rank = -1;
-    e.line = rt_line(n);
+    e.line = rs_yaml_line(n);
     int rank_line = e.line, ep_line = e.line;
-    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(d, p->key), *v = yaml_document_get_node(d, p->value);
-        const char *key = rt_scalar(k);
+    for (size_t i = 0; i < rs_yaml_count(n); i++) {
+        yaml_node_t *k = rs_yaml_pair_key(y, n, i), *v = rs_yaml_pair_value(y, n, i);
+        const char *key = rs_yaml_text(k);
         char f[96];
         snprintf(f, sizeof f, "%s.%s", field, key ? key : "?");
         if (!key)
-            return rt_fail(c, rt_line(k), field, "keys must be strings (allowed: %s)", rs_rt_entry_keys);
+            return rs_yaml_fail(y, rs_yaml_line(k), field, "keys must be strings (allowed: %s)", rs_rt_entry_keys);
         if (!strcmp(key, "rank")) {
-            const char *s = rt_scalar(v);
-            char *end = NULL;
-            errno = 0;
-            long r = s ? strtol(s, &end, 10) : -1;
-            if (!s || !*s || *end || errno)
-                return rt_fail(c, rt_line(v), f, "'%s' is not an integer (allowed: 0..%d)", s ? s : "?", nranks - 1);
+            const char *s = rs_yaml_text(v);
+            long long r = -1;
+            if (!s || rs_yaml_parse_ll(s, &r) != 0)
+                return rs_yaml_fail(y, rs_yaml_line(v), f, "'%s' is not an integer (allowed: 0..%d)", s ? s : "?",
+                                    nranks - 1);
             if (r < 0 || r >= nranks)
-                return rt_fail(c, rt_line(v), f, "%ld is out of range (allowed: 0..%d for %d entries)", r,
-                               nranks - 1, nranks);
+                return rs_yaml_fail(y, rs_yaml_line(v), f, "%lld is out of range (allowed: 0..%d for %d entries)", r,
+                                    nranks - 1, nranks);
             e.rank = (int)r;
-            rank_line = rt_line(v);
+            rank_line = rs_yaml_line(v);
         } else if (!strcmp(key, "host")) {
-            if (rt_set_string(c, v, f, e.host, sizeof e.host))
+            if (rt_set_string(y, v, f, e.host, sizeof e.host))
                 return -1;
         } else if (!strcmp(key, "endpoint") || !strcmp(key, "control")) {
             char *dst = !strcmp(key, "endpoint") ? e.endpoint : e.control, why[300];
-            if (rt_set_string(c, v, f, dst, RS_RT_EP_MAX))
+            if (rt_set_string(y, v, f, dst, RS_RT_EP_MAX))
                 return -1;
             if (rs_ranktable_check_endpoint(dst, why, sizeof why))
-                return rt_fail(c, rt_line(v), f, "%s", why);
+                return rs_yaml_fail(y, rs_yaml_line(v), f, "%s", why);
             if (dst == e.endpoint)
-                ep_line = rt_line(v);
+                ep_line = rs_yaml_line(v);
         } else {
-            return rt_fail(c, rt_line(k), f, "unknown key (allowed: %s)", rs_rt_entry_keys);
+            return rs_yaml_fail(y, rs_yaml_line(k), f, "unknown key (allowed: %s)", rs_rt_entry_keys);
         }
     }
     if (e.rank < 0)
-        return rt_fail(c, e.line, field, "missing rank (allowed keys: %s)", rs_rt_entry_keys);
+        return rs_yaml_fail(y, e.line, field, "missing rank (allowed keys: %s)", rs_rt_entry_keys);
     if (!e.endpoint[0])
-        return rt_fail(c, e.line, field, "missing endpoint (allowed keys: %s)", rs_rt_entry_keys);
+        return rs_yaml_fail(y, e.line, field, "missing endpoint (allowed keys: %s)", rs_rt_entry_keys);
     if (seen[e.rank])
-        return rt_fail(c, rank_line, field, "rank %d is listed twice (first on line %d)", e.rank, seen[e.rank]);
+        return rs_yaml_fail(y, rank_line, field, "rank %d is listed twice (first on line %d)", e.rank, seen[e.rank]);
     if (!e.control[0]) {
         char why[300];
         if (rs_ranktable_control(e.endpoint, e.control, sizeof e.control, why, sizeof why))
-            return rt_fail(c, ep_line, field, "%s", why);
+            return rs_yaml_fail(y, ep_line, field, "%s", why);
     }
     seen[e.rank] = e.line;
     tmp[e.rank] = e;
     return 0;
 }
 
-static int rt_parse(rt_ctx *c, yaml_document_t *d, rs_ranktable *t)
+static int rt_parse(rs_yaml *y, rs_ranktable *t)
 {
-    yaml_node_t *root = yaml_document_get_root_node(d);
+    yaml_node_t *root = rs_yaml_root(y);
     if (!root)
-        return rt_fail(c, 1, "(file)", "empty (allowed: a mapping with %s, or a list of ranks)", rs_rt_top_keys);
+        return rs_yaml_fail(y, 1, "(file)", "empty (allowed: a mapping with %s, or a list of ranks)", rs_rt_top_keys);
     yaml_node_t *list = NULL;
     if (root->type == YAML_SEQUENCE_NODE) {
         list = root;
     } else if (root->type == YAML_MAPPING_NODE) {
-        for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
-            yaml_node_t *k = yaml_document_get_node(d, p->key), *v = yaml_document_get_node(d, p->value);
-            const char *key = rt_scalar(k);
+        for (size_t i = 0; i < rs_yaml_count(root); i++) {
+            yaml_node_t *k = rs_yaml_pair_key(y, root, i), *v = rs_yaml_pair_value(y, root, i);
+            const char *key = rs_yaml_text(k);
             if (key && !strcmp(key, "ranks")) {
                 if (v->type != YAML_SEQUENCE_NODE)
-                    return rt_fail(c, rt_line(v), "ranks", "must be a list of {rank, endpoint, ...}");
+                    return rs_yaml_fail(y, rs_yaml_line(v), "ranks", "must be a list of {rank, endpoint, ...}");
                 list = v;
             } else if (key && !strcmp(key, "job")) {
-                if (rt_set_string(c, v, "job", t->job, sizeof t->job))
+                if (rt_set_string(y, v, "job", t->job, sizeof t->job))
                     return -1;
             } else {
-                return rt_fail(c, rt_line(k), key ? key : "?", "unknown key (allowed: %s)", rs_rt_top_keys);
+                return rs_yaml_fail(y, rs_yaml_line(k), key ? key : "?", "unknown key (allowed: %s)", rs_rt_top_keys);
             }
         }
         if (!list)
-            return rt_fail(c, rt_line(root), "ranks", "missing (allowed: %s)", rs_rt_top_keys);
+            return rs_yaml_fail(y, rs_yaml_line(root), "ranks", "missing (allowed: %s)", rs_rt_top_keys);
     } else {
-        return rt_fail(c, rt_line(root), "(file)", "must be a mapping with %s, or a list of ranks", rs_rt_top_keys);
+        return rs_yaml_fail(y, rs_yaml_line(root), "(file)", "must be a mapping with %s, or a list of ranks",
+                            rs_rt_top_keys);
     }
-    size_t n = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+    size_t n = rs_yaml_count(list);
     if (n == 0)
-        return rt_fail(c, rt_line(list), "ranks", "is empty (allowed: 1..%d entries)", RS_RT_MAX_RANKS);
+        return rs_yaml_fail(y, rs_yaml_line(list), "ranks", "is empty (allowed: 1..%d entries)", RS_RT_MAX_RANKS);
     if (n > RS_RT_MAX_RANKS)
-        return rt_fail(c, rt_line(list), "ranks", "%zu entries (allowed: 1..%d)", n, RS_RT_MAX_RANKS);
+        return rs_yaml_fail(y, rs_yaml_line(list), "ranks", "%zu entries (allowed: 1..%d)", n, RS_RT_MAX_RANKS);
     rs_rank_entry *tmp = calloc(n, sizeof *tmp);
     int *seen = calloc(n, sizeof *seen);
     if (!tmp || !seen) {
         free(tmp);
         free(seen);
-        return rt_fail(c, 0, "(file)", "out of memory");
+        return rs_yaml_fail(y, 0, "(file)", "out of memory");
     }
     for (size_t i = 0; i < n; i++) {
-        yaml_node_t *e = yaml_document_get_node(d, list->data.sequence.items.start[i]);
-        if (rt_entry(c, d, e, i, (int)n, tmp, seen) != 0) {
+        if (rt_entry(y, rs_yaml_item(y, list, i), i, (int)n, tmp, seen) != 0) {
             free(tmp);
             free(seen);
             return -1;
@@ -233,8 +197,8 @@ static int rt_parse(rt_ctx *c, yaml_document_t *d, rs_ranktable *t)
                 const rs_rank_entry *early = late == &tmp[i] ? &tmp[j] : &tmp[i];
                 char f[48];
                 snprintf(f, sizeof f, "rank %d", late->rank);
-                int rc = rt_fail(c, late->line, f, "endpoint %s is also used by rank %d (line %d)", what, early->rank,
-                                 early->line);
+                int rc = rs_yaml_fail(y, late->line, f, "endpoint %s is also used by rank %d (line %d)", what,
+                                      early->rank, early->line);
                 free(tmp);
                 free(seen);
                 return rc;
@@ -249,22 +213,13 @@ static int rt_parse(rt_ctx *c, yaml_document_t *d, rs_ranktable *t)
 int rs_ranktable_load_string(const char *text, size_t len, const char *name, rs_ranktable *t, char *err,
                              size_t errlen)
 {
-    rt_ctx c = {name, err, errlen};
+    rs_yaml y;
+    rs_yaml_init(&y, name, err, errlen);
     memset(t, 0, sizeof *t);
-    yaml_parser_t p;
-    yaml_document_t d;
-    if (!yaml_parser_initialize(&p))
-        return rt_fail(&c, 0, "(file)", "out of memory");
-    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
-    if (!yaml_parser_load(&p, &d)) {
-        int rc = rt_fail(&c, (int)p.problem_mark.line + 1, "yaml", "%s%s%s", p.problem ? p.problem : "syntax error",
-                         p.context ? " " : "", p.context ? p.context : "");
-        yaml_parser_delete(&p);
-        return rc;
-    }
-    int rc = rt_parse(&c, &d, t);
-    yaml_document_delete(&d);
-    yaml_parser_delete(&p);
+    int rc = rs_yaml_load(&y, text, len);
+    if (rc == 0)
+        rc = rt_parse(&y, t);
+    rs_yaml_free(&y);
     if (rc != 0)
         rs_ranktable_free(t);
     else if (!t->job[0])
@@ -274,19 +229,20 @@ int rs_ranktable_load_string(const char *text, size_t len, const char *name, rs_
 
 int rs_ranktable_load(const char *path, rs_ranktable *t, char *err, size_t errlen)
 {
-    rt_ctx c = {path, err, errlen};
+    rs_yaml y;
+    rs_yaml_init(&y, path, err, errlen);
     memset(t, 0, sizeof *t);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return rt_fail(&c, 0, "(file)", "cannot read: %s", strerror(errno));
-    char *buf = malloc(RS_RT_FILE_MAX + 1);
-    size_t n = buf ? fread(buf, 1, RS_RT_FILE_MAX + 1, f) : 0;
-    fclose(f);
+    char why[300];
+    size_t n = 0;
+    char *buf = rs_yaml_read_file(path, RS_RT_FILE_MAX, &n, why, sizeof why);
+    if (!buf && errno != EISDIR && errno != EFBIG && errno != ENOMEM)
+        /* a file it cannot open or read is "cannot read" in a rank table's words */
+        return rs_yaml_fail(&y, 0, "(file)", "cannot read: %s", strerror(errno));
     if (!buf)
-        return rt_fail(&c, 0, "(file)", "out of memory");
+        return rs_yaml_fail(&y, 0, "(file)", "%s", why);
     if (n > RS_RT_FILE_MAX) {
         free(buf);
-        return rt_fail(&c, 0, "(file)", "larger than %u bytes", RS_RT_FILE_MAX);
+        return rs_yaml_fail(&y, 0, "(file)", "larger than %u bytes", RS_RT_FILE_MAX);
     }
     int rc = rs_ranktable_load_string(buf, n, path, t, err, errlen);
     free(buf);

@@ -692,72 +692,50 @@ static void test_links(void **state)
     assert_int_equal(rs_scenario_link_count(&t), 16 * 15);
 }
 
-/* ---- ringsim validate ------------------------------------------------------------------------- */
+/* ---- what `ringsim validate` prints (its flags are sim/cli/cmd_validate.c's) ------------------ */
 
-static int run_validate(int argc, char **argv, char **out, char **err)
+static char *capture(void (*write)(const void *arg, FILE *f), const void *arg)
 {
-    size_t lo = 0, le = 0;
-    FILE *fo = open_memstream(out, &lo), *fe = open_memstream(err, &le);
-    assert_non_null(fo);
-    assert_non_null(fe);
-    int rc = rs_scenario_cmd_validate(argc, argv, fo, fe);
-    fclose(fo);
-    fclose(fe);
-    return rc;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    write(arg, f);
+    fclose(f);
+    return text;
 }
 
-static void test_validate_command(void **state)
+static void write_dump(const void *arg, FILE *f) { assert_int_equal(rs_scenario_dump(arg, f), 0); }
+static void write_keys(const void *arg, FILE *f)
+{
+    (void)arg;
+    rs_scenario_print_keys(f);
+}
+
+static void test_validate_output(void **state)
 {
     (void)state;
-    char good[512], bad[512], expected[1024];
+    char good[512], err[RS_SCENARIO_ERRLEN], summary[256];
     library_path(good, sizeof good, "default");
-    snprintf(bad, sizeof bad, "%s/tests/scenario/bad/unknown_key.yaml", RS_SOURCE_DIR);
-    char *out = NULL, *err = NULL;
+    rs_scenario sc;
+    if (rs_scenario_load(good, &sc, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    rs_scenario_summary(&sc, summary, sizeof summary);
+    assert_string_equal(summary, "server8, 8 ranks, 32 links, allreduce+broadcast float sum, 8 B..64 MiB x2 (24 sizes), "
+                                 "payload real, message fidelity");
 
-    char *a1[] = {good};
-    assert_int_equal(run_validate(1, a1, &out, &err), 0);
-    snprintf(expected, sizeof expected,
-             "%s: ok (server8, 8 ranks, 32 links, allreduce+broadcast float sum, 8 B..64 MiB x2 (24 sizes), "
-             "payload real, message fidelity)\n", good);
-    assert_string_equal(out, expected);
-    assert_string_equal(err, "");
-    free(out);
-    free(err);
-
-    /* every file is checked; one bad file makes the status 2 */
-    char *a2[] = {bad, good};
-    assert_int_equal(run_validate(2, a2, &out, &err), 2);
-    assert_non_null(strstr(out, ": ok (server8"));
-    snprintf(expected, sizeof expected, "%s:6: topology.link.bandwith: unknown key, did you mean 'bandwidth'? "
-             "(allowed: bandwidth, latency, packet, header, buffer)\n", bad);
-    assert_string_equal(err, expected);
-    free(out);
-    free(err);
-
-    char *a3[] = {"-v", good};
-    assert_int_equal(run_validate(2, a3, &out, &err), 0);
+    /* -v: the resolved scenario, every default filled in */
+    char *out = capture(write_dump, &sc);
     assert_non_null(strstr(out, "\ntopology:\n  kind: server8\n  ranks: 8\n  link: {bandwidth: 30 GB/s, latency: "
                                 "1.5 us, packet: 4 KiB, header: 64 B, buffer: 64 KiB}\n"));
     free(out);
-    free(err);
+    rs_scenario_free(&sc);
 
-    char *a4[] = {"--keys"};
-    assert_int_equal(run_validate(1, a4, &out, &err), 0);
+    /* --keys: the reference generated from the tables */
+    out = capture(write_keys, NULL);
     assert_non_null(strstr(out, "### `topology.link`"));
     assert_non_null(strstr(out, "| `bandwidth` | bandwidth | `30 GB/s` |"));
     free(out);
-    free(err);
-
-    assert_int_equal(run_validate(0, NULL, &out, &err), 2);
-    assert_non_null(strstr(err, "no scenario file given"));
-    free(out);
-    free(err);
-
-    char *a5[] = {"--bogus", good};
-    assert_int_equal(run_validate(2, a5, &out, &err), 2);
-    assert_non_null(strstr(err, "unknown option '--bogus'"));
-    free(out);
-    free(err);
 }
 
 /* ---- truncation and mutation (also run under AddressSanitizer: label firmware) ----------------- */
@@ -822,7 +800,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_units_format),   cmocka_unit_test(test_library_loads),
         cmocka_unit_test(test_library_values), cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_bad_fixtures),   cmocka_unit_test(test_hostile_inputs),
-        cmocka_unit_test(test_links),          cmocka_unit_test(test_validate_command),
+        cmocka_unit_test(test_links),          cmocka_unit_test(test_validate_output),
         cmocka_unit_test(test_readme_examples), cmocka_unit_test(test_training),
     };
     return cmocka_run_group_tests_name("scenario", tests, NULL, NULL);

@@ -1,0 +1,417 @@
+/* rs_scenario_keys.c — the scenario's key tables: every key of a scenario file with its type, unit, range, default and meaning, and the names of its values. */
+#include "rs_scenario_keys.h"
+
+#include <stddef.h>
+
+#include "rs_scenario.h"
+
+#define RS_COUNT(a) (sizeof(a) / sizeof((a)[0]))
+#define RS_MAX_RANK (RS_SCENARIO_MAX_RANKS - 1)
+#define RS_MAX_NODE ((1 << 20) - 1) /* overrides and faults may name switches, numbered after the ranks */
+#define RS_TB 1e12
+
+/* Enumerations are stored through int32_t: the same representation on every ABI we build for. */
+_Static_assert(sizeof(rs_topo_kind) == sizeof(int32_t), "enum size");
+_Static_assert(sizeof(ncl_coll) == sizeof(int32_t), "enum size");
+_Static_assert(sizeof(rs_fidelity) == sizeof(int32_t), "enum size");
+
+/* ---- names ------------------------------------------------------------------------------------ */
+
+/* Accepted spellings; the first entry of each value is the one printed and listed as allowed. */
+static const rs_yaml_name rs_kind_names[] = {
+    {"ring", RS_TOPO_RING},       {"biring", RS_TOPO_BIRING},   {"full_mesh", RS_TOPO_FULL_MESH},
+    {"torus2d", RS_TOPO_TORUS2D}, {"switch", RS_TOPO_SWITCH},   {"fat_tree", RS_TOPO_FAT_TREE},
+    {"server8", RS_TOPO_SERVER8}, {"cluster", RS_TOPO_CLUSTER}, {"links", RS_TOPO_LINKS},
+};
+static const rs_yaml_name rs_coll_names[] = {
+    {"allreduce", NCL_COLL_ALLREDUCE},   {"broadcast", NCL_COLL_BROADCAST},
+    {"reduce", NCL_COLL_REDUCE},         {"reduce_scatter", NCL_COLL_REDUCE_SCATTER},
+    {"allgather", NCL_COLL_ALLGATHER},   {"all_reduce", NCL_COLL_ALLREDUCE},
+    {"bcast", NCL_COLL_BROADCAST},       {"reducescatter", NCL_COLL_REDUCE_SCATTER},
+    {"all_gather", NCL_COLL_ALLGATHER},
+};
+static const rs_yaml_name rs_algo_names[] = {
+    {"auto", NCL_ALGO_AUTO}, {"ring", NCL_ALGO_RING}, {"chain", NCL_ALGO_CHAIN}, {"tree", NCL_ALGO_TREE},
+    {"hd", NCL_ALGO_HD},     {"mesh", NCL_ALGO_MESH}, {"sag", NCL_ALGO_SAG},     {"dbtree", NCL_ALGO_DBTREE},
+    {"det", NCL_ALGO_DET},   {"hier", NCL_ALGO_HIER},
+    {"halving_doubling", NCL_ALGO_HD}, {"two_level", NCL_ALGO_HIER}, {"hierarchical", NCL_ALGO_HIER}, {"full_mesh", NCL_ALGO_MESH}, {"scatter_allgather", NCL_ALGO_SAG},
+};
+/* nccl-tests' names first, then the aliases `ringsim run -d` also takes */
+static const rs_yaml_name rs_dtype_names[] = {
+    {"int8", NCL_INT8},       {"uint8", NCL_UINT8},         {"int32", NCL_INT32},
+    {"uint32", NCL_UINT32},   {"int64", NCL_INT64},         {"half", NCL_FLOAT16},
+    {"bfloat16", NCL_BFLOAT16}, {"float", NCL_FLOAT32},     {"double", NCL_FLOAT64},
+    {"int", NCL_INT32},       {"fp16", NCL_FLOAT16},        {"float16", NCL_FLOAT16},
+    {"bf16", NCL_BFLOAT16},   {"fp32", NCL_FLOAT32},        {"float32", NCL_FLOAT32},
+    {"fp64", NCL_FLOAT64},    {"float64", NCL_FLOAT64},
+};
+static const rs_yaml_name rs_op_names[] = {
+    {"sum", NCL_SUM}, {"prod", NCL_PROD}, {"max", NCL_MAX}, {"min", NCL_MIN}, {"avg", NCL_AVG},
+};
+static const rs_yaml_name rs_payload_names[] = {{"real", 1}, {"none", 0}};
+static const rs_yaml_name rs_fidelity_names[] = {{"message", RS_FIDELITY_MESSAGE}, {"packet", RS_FIDELITY_PACKET}};
+static const rs_yaml_name rs_devfid_names[] = {{"systemc", RS_DEVICE_SYSTEMC}, {"rtl", RS_DEVICE_RTL}};
+static const rs_yaml_name rs_action_names[] = {{"down", RS_FAULT_DOWN}, {"degrade", RS_FAULT_DEGRADE}};
+static const rs_yaml_name rs_rings_names[] = {{"auto", RS_RINGS_AUTO}, {"rank", RS_RINGS_RANK}};
+/* YAML 1.2 core schema booleans; yes/no/on/off are deliberately not booleans here */
+static const rs_yaml_name rs_bool_names[] = {
+    {"true", 1}, {"false", 0}, {"True", 1}, {"False", 0}, {"TRUE", 1}, {"FALSE", 0},
+};
+
+const rs_yaml_enum rs_scenario_kinds = {"a topology kind", rs_kind_names, RS_COUNT(rs_kind_names)};
+const rs_yaml_enum rs_scenario_colls = {"a collective", rs_coll_names, RS_COUNT(rs_coll_names)};
+const rs_yaml_enum rs_scenario_algos = {"an algorithm", rs_algo_names, RS_COUNT(rs_algo_names)};
+static const rs_yaml_name rs_inter_names[] = {
+    {"auto", NCL_ALGO_AUTO}, {"ring", NCL_ALGO_RING}, {"hd", NCL_ALGO_HD}, {"halving_doubling", NCL_ALGO_HD},
+};
+static const rs_yaml_enum rs_enum_inter = {"an inter-server algorithm", rs_inter_names, RS_COUNT(rs_inter_names)};
+const rs_yaml_enum rs_scenario_dtypes = {"a dtype", rs_dtype_names, RS_COUNT(rs_dtype_names)};
+const rs_yaml_enum rs_scenario_ops = {"an op", rs_op_names, RS_COUNT(rs_op_names)};
+const rs_yaml_enum rs_scenario_payloads = {"a payload mode", rs_payload_names, RS_COUNT(rs_payload_names)};
+const rs_yaml_enum rs_scenario_fidelities = {"a fidelity", rs_fidelity_names, RS_COUNT(rs_fidelity_names)};
+static const rs_yaml_enum rs_enum_devfid = {"a device fidelity", rs_devfid_names, RS_COUNT(rs_devfid_names)};
+static const rs_yaml_enum rs_enum_action = {"a fault action", rs_action_names, RS_COUNT(rs_action_names)};
+static const rs_yaml_enum rs_enum_bool = {"a boolean", rs_bool_names, RS_COUNT(rs_bool_names)};
+static const rs_yaml_enum rs_enum_rings = {"a ring choice", rs_rings_names, RS_COUNT(rs_rings_names)};
+
+/* ---- keys ------------------------------------------------------------------------------------- */
+
+/* -- keys shared by several maps -- */
+#define RS_BW_MAX (100 * RS_TB) /* 100 TB/s: beyond any link or memory of this decade */
+
+#define RS_LINK_KEYS(T, OFF, BW, LAT, PKT, HDR, BUF, DOC)                                              \
+    {"bandwidth", RS_T_UNIT, RS_UNIT_BANDWIDTH, RS_S_DBL, OFF + offsetof(rs_link_params, bandwidth), 0, \
+     0, RS_BW_MAX, RS_F_MIN_EXCL, 0, 0, BW, DOC, NULL, NULL,                                            \
+     "bytes per second on the wire, headers included, in each direction"},                             \
+    {"latency", RS_T_UNIT, RS_UNIT_TIME, RS_S_DBL, OFF + offsetof(rs_link_params, latency), 0, 0, 1.0,   \
+     0, 0, 0, LAT, DOC, NULL, NULL, "first bit out to first bit in"},                                   \
+    {"packet", RS_T_UNIT, RS_UNIT_SIZE, RS_S_U32, OFF + offsetof(rs_link_params, packet_bytes), 0, 16,  \
+     1048576, 0, 0, 0, PKT, DOC, NULL, NULL, "payload bytes per packet"},                               \
+    {"header", RS_T_UNIT, RS_UNIT_SIZE, RS_S_U32, OFF + offsetof(rs_link_params, header_bytes), 0, 0,   \
+     4096, 0, 0, 0, HDR, DOC, NULL, NULL, "bytes added to every packet"},                               \
+    {"buffer", RS_T_UNIT, RS_UNIT_SIZE, RS_S_U32, OFF + offsetof(rs_link_params, buffer_bytes), 0, 64,  \
+     1073741824, 0, 0, 0, BUF, DOC, NULL, NULL,                                                         \
+     "receive buffer (the credits of packet fidelity); holds at least one packet + header"}
+
+static const rs_key rs_keys_link[] = {
+    RS_LINK_KEYS(rs_link_params, 0, "30 GB/s", "1.5 us", "4 KiB", "64 B", "64 KiB", NULL),
+};
+static const rs_map rs_map_link = {
+    "topology.link", "Every rank-to-rank link, and the rank-to-switch links of `switch` and `fat_tree` "
+    "(and their leaf-spine links). Each direction is one channel with these parameters.",
+    rs_keys_link, RS_COUNT(rs_keys_link), 1, 0, 0, NULL, rs_scenario_check_link};
+
+static const rs_key rs_keys_nic[] = {
+    RS_LINK_KEYS(rs_link_params, 0, "100 Gb/s", "2 us", "4 KiB", "64 B", "256 KiB", NULL),
+};
+static const rs_map rs_map_nic = {
+    "topology.nic", "`cluster` only: each NPU's NIC link to the switch (RoCE-like).",
+    rs_keys_nic, RS_COUNT(rs_keys_nic), 1, 0, 0, NULL, rs_scenario_check_link};
+
+static const rs_key rs_keys_switch[] = {
+    {"latency", RS_T_UNIT, RS_UNIT_TIME, RS_S_DBL, offsetof(rs_switch_params, latency), 0, 0, 1.0, 0, 0, 0,
+     "500 ns", NULL, NULL, NULL, "input to output through the switch (cut-through)"},
+    {"buffer", RS_T_UNIT, RS_UNIT_SIZE, RS_S_U32, offsetof(rs_switch_params, buffer_bytes), 0, 1024,
+     1073741824, 0, 0, 0, "1 MiB", NULL, NULL, NULL, "buffer per output port; holds at least one packet"},
+};
+static const rs_map rs_map_switch = {
+    "topology.switch", "`switch`, `fat_tree` and `cluster`: every switch.",
+    rs_keys_switch, RS_COUNT(rs_keys_switch), 1, 0, 0, NULL, NULL};
+
+#define RS_ENDS_KEYS(T, MAX, WHAT)                                                                      \
+    {"from", RS_T_INT, RS_UNIT_COUNT, RS_S_I32, offsetof(T, ends.a), 0, 0, MAX, RS_F_REQUIRED, 0, 0, NULL, \
+     NULL, NULL, NULL, WHAT " at one end"},                                                               \
+    {"to", RS_T_INT, RS_UNIT_COUNT, RS_S_I32, offsetof(T, ends.b), 0, 0, MAX, RS_F_REQUIRED, 0, 0, NULL,   \
+     NULL, NULL, NULL, WHAT " at the other end"},                                                         \
+    {"both", RS_T_BOOL, RS_UNIT_COUNT, RS_S_I32, offsetof(T, ends.both), 0, 0, 1, 0, 0, 0, "true", NULL,  \
+     &rs_enum_bool, NULL, "true: from -> to and to -> from; false: from -> to only"}
+
+static const rs_key rs_keys_link_item[] = {
+    RS_ENDS_KEYS(rs_link_spec, RS_MAX_RANK, "rank"),
+    RS_LINK_KEYS(rs_link_spec, offsetof(rs_link_spec, params), NULL, NULL, NULL, NULL, NULL,
+                 "topology.link's"),
+};
+static const rs_map rs_map_link_item = {
+    "topology.links[]", "`links` only: the explicit link list. Each entry is a link between two ranks "
+    "with `topology.link`'s parameters unless it gives its own.",
+    rs_keys_link_item, RS_COUNT(rs_keys_link_item), 1, sizeof(rs_link_spec),
+    offsetof(rs_link_spec, ends.line), rs_scenario_init_link_item, rs_scenario_check_link_item};
+
+static const rs_key rs_keys_override[] = {
+    RS_ENDS_KEYS(rs_link_override, RS_MAX_NODE, "node (a rank, or a switch numbered after the ranks)"),
+    {"bandwidth", RS_T_UNIT, RS_UNIT_BANDWIDTH, RS_S_DBL, offsetof(rs_link_override, bandwidth), 0, 0,
+     RS_BW_MAX, RS_F_MIN_EXCL | RS_F_UNSET, 0, 0, NULL, "unchanged", NULL, NULL, "new bandwidth"},
+    {"latency", RS_T_UNIT, RS_UNIT_TIME, RS_S_DBL, offsetof(rs_link_override, latency), 0, 0, 1.0,
+     RS_F_UNSET, 0, 0, NULL, "unchanged", NULL, NULL, "new latency"},
+};
+static const rs_map rs_map_override = {
+    "topology.overrides[]", "Any kind: changes to links the topology built (a slow link, an "
+    "asymmetric link). Applied in order; each must change something.",
+    rs_keys_override, RS_COUNT(rs_keys_override), 1, sizeof(rs_link_override),
+    offsetof(rs_link_override, ends.line), NULL, rs_scenario_check_override};
+
+#define RS_TK(k) RS_K(RS_TOPO_##k)
+static const rs_key rs_keys_topology[] = {
+    {"kind", RS_T_ENUM, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_topology_spec, kind), 0, 0, 0, RS_F_REQUIRED,
+     0, 0, NULL, NULL, &rs_scenario_kinds, NULL, "the shape; see the table of kinds"},
+    {"ranks", RS_T_INT, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_topology_spec, nranks), 0, 2,
+     RS_SCENARIO_MAX_RANKS, 0, 0,
+     RS_TK(RING) | RS_TK(BIRING) | RS_TK(FULL_MESH) | RS_TK(SWITCH) | RS_TK(FAT_TREE), NULL,
+     "derived for torus2d, server8, cluster, links", NULL, NULL,
+     "number of NPUs; where the kind fixes it, it may be given only with that value"},
+    {"dims", RS_T_PAIR, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_topology_spec, dims), 0, 2, 32768, 0,
+     RS_TK(TORUS2D), RS_TK(TORUS2D), NULL, NULL, NULL, NULL,
+     "[rows, columns]; rank = row * columns + column"},
+    {"servers", RS_T_INT, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_topology_spec, servers), 0, 1,
+     RS_SCENARIO_MAX_RANKS / 8, 0, RS_TK(CLUSTER), RS_TK(CLUSTER), NULL, NULL, NULL, NULL,
+     "number of 8-NPU servers; server s holds ranks 8s to 8s+7"},
+    {"per_leaf", RS_T_INT, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_topology_spec, per_leaf), 0, 1,
+     RS_SCENARIO_MAX_RANKS, 0, RS_TK(FAT_TREE), RS_TK(FAT_TREE), NULL, NULL, NULL, NULL,
+     "ranks per leaf switch; divides ranks"},
+    {"spines", RS_T_INT, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_topology_spec, spines), 0, 1, 4096, 0,
+     RS_TK(FAT_TREE), 0, NULL, "per_leaf (full bisection)", NULL, NULL,
+     "spine switches; each leaf has one link to each spine"},
+    {"link", RS_T_MAP, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_topology_spec, link), 0, 0, 0, 0, 0, 0, NULL,
+     "each key's default", NULL, &rs_map_link, "parameters of every link"},
+    {"nic", RS_T_MAP, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_topology_spec, nic), 0, 0, 0, 0,
+     RS_TK(CLUSTER), 0, NULL, "each key's default", NULL, &rs_map_nic, "parameters of NIC links"},
+    {"switch", RS_T_MAP, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_topology_spec, sw), 0, 0, 0, 0,
+     RS_TK(SWITCH) | RS_TK(FAT_TREE) | RS_TK(CLUSTER), 0, NULL, "each key's default", NULL,
+     &rs_map_switch, "parameters of switches"},
+    {"links", RS_T_SEQ, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_topology_spec, links),
+     offsetof(rs_topology_spec, links_count), 0, 0, 0, RS_TK(LINKS), RS_TK(LINKS), NULL, NULL, NULL,
+     &rs_map_link_item, "the explicit link list"},
+    {"overrides", RS_T_SEQ, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_topology_spec, overrides),
+     offsetof(rs_topology_spec, overrides_count), 0, 0, 0, 0, 0, NULL, "none", NULL, &rs_map_override,
+     "per-link changes"},
+};
+static const rs_map rs_map_topology = {
+    "topology", "What is connected to what. `kind` picks the shape; the keys it needs are listed "
+    "in the table of kinds below.",
+    rs_keys_topology, RS_COUNT(rs_keys_topology), 0, 0, 0, NULL, rs_scenario_check_topology};
+
+static const rs_key rs_keys_device[] = {
+    {"dma_engines", RS_T_INT, RS_UNIT_COUNT, RS_S_U32, offsetof(rs_device_params, dma_engines), 0, 1, 64, 0,
+     0, 0, "4", NULL, NULL, NULL, "DMA tasks a device runs at the same time"},
+    {"queue_depth", RS_T_INT, RS_UNIT_COUNT, RS_S_U32, offsetof(rs_device_params, queue_depth), 0, 1, 65536,
+     0, 0, 0, "16", NULL, NULL, NULL, "tasks each DMA engine queues"},
+    {"memory_bandwidth", RS_T_UNIT, RS_UNIT_BANDWIDTH, RS_S_DBL, offsetof(rs_device_params, mem_bandwidth),
+     0, 0, RS_BW_MAX, RS_F_MIN_EXCL, 0, 0, "400 GB/s", NULL, NULL, NULL,
+     "device memory, shared by DMA reads, writes and reductions"},
+    {"reduce_bandwidth", RS_T_UNIT, RS_UNIT_BANDWIDTH, RS_S_DBL,
+     offsetof(rs_device_params, reduce_bandwidth), 0, 0, RS_BW_MAX, RS_F_MIN_EXCL, 0, 0, "200 GB/s", NULL,
+     NULL, NULL, "throughput of the inline-reduce unit"},
+    {"task_overhead", RS_T_UNIT, RS_UNIT_TIME, RS_S_DBL, offsetof(rs_device_params, task_overhead), 0, 0,
+     1.0, 0, 0, 0, "1 us", NULL, NULL, NULL, "time to issue one task"},
+    {"memory", RS_T_UNIT, RS_UNIT_SIZE, RS_S_U64, offsetof(rs_device_params, memory_bytes), 0, 1048576,
+     1099511627776.0, 0, 0, 0, "1 GiB", NULL, NULL, NULL,
+     "device memory size; with payload real it must hold a rank's send + receive buffers"},
+    {"inline_reduce", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_device_params, inline_reduce), 0, 0, 0, 0,
+     0, 0, "all", NULL, NULL, NULL,
+     "what the DMA reduces inline as it writes: all, none, or dtypes, each with all ops or dtype:op "
+     "(e.g. \"int32 uint32 float:sum\"); anything else is written to scratch and reduced by the receiver"},
+    {"inline_align", RS_T_UNIT, RS_UNIT_SIZE, RS_S_U32, offsetof(rs_device_params, inline_align), 0, 1, 4096, 0,
+     0, 0, "1 B", NULL, NULL, NULL,
+     "inline reduce needs offsets and lengths that are multiples of this; other tasks take the scratch path"},
+    {"fidelity", RS_T_ENUM, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_device_params, fidelity), 0, 0, 0, 0, 0, 0,
+     "systemc", NULL, &rs_enum_devfid, NULL,
+     "systemc: the NPU model (the keys above); rtl: the devices rtl_ranks names are the verilated rs_dev "
+     "block (rtl_stub/), driven by the unchanged engine through the mmio backend, their link transfers on "
+     "these links (int32/uint32/float, sum/max/min, 2-4 ranks; of the keys above only memory applies to them)"},
+    {"rtl_clock", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_device_params, rtl_clock_text), 0, 0, 0, 0,
+     0, 0, "1 GHz", NULL, NULL, NULL,
+     "clock of the RTL devices (fidelity rtl), 1 MHz to 10 GHz: one cycle moves one 32-bit word "
+     "through a block's memory port"},
+    {"rtl_ranks", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_device_params, rtl_ranks_text), 0, 0, 0, 0,
+     0, 0, "all", NULL, NULL, NULL,
+     "fidelity rtl: which ranks are RTL devices (all, or rank numbers like \"0\" or \"0 2\"); the others "
+     "are SystemC NPUs on the same links (mixed fidelity)"},
+};
+static const rs_map rs_map_device = {
+    "device", "Every NPU (all devices are alike).",
+    rs_keys_device, RS_COUNT(rs_keys_device), 1, 0, 0, NULL, rs_scenario_check_device};
+
+static const rs_key rs_keys_sizes[] = {
+    {"begin", RS_T_UNIT, RS_UNIT_SIZE, RS_S_U64, offsetof(rs_workload, begin_bytes), 0, 1, 1099511627776.0,
+     0, 0, 0, "8 B", NULL, NULL, NULL, "first size (nccl-tests -b); at least one element"},
+    {"end", RS_T_UNIT, RS_UNIT_SIZE, RS_S_U64, offsetof(rs_workload, end_bytes), 0, 1, 1099511627776.0, 0, 0,
+     0, "16 MiB", NULL, NULL, NULL, "last size (nccl-tests -e); at least begin"},
+    {"factor", RS_T_INT, RS_UNIT_COUNT, RS_S_U32, offsetof(rs_workload, factor), 0, 2, 1024, 0, 0, 0, "2",
+     NULL, NULL, NULL, "multiply the size by this each step (nccl-tests -f)"},
+};
+const rs_map rs_scenario_map_sizes = {
+    "workload.sizes", "The size sweep, in bytes per rank as nccl-tests counts them (for allgather and "
+    "reduce_scatter: the whole gathered buffer).",
+    rs_keys_sizes, RS_COUNT(rs_keys_sizes), 1, 0, 0, NULL, rs_scenario_check_sizes};
+
+static const rs_key rs_keys_tensor[] = {
+    {"name", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_tensor, name), 0, 0, 0, RS_F_REQUIRED, 0, 0, NULL,
+     NULL, NULL, NULL, "the gradient tensor, e.g. layer1.0.conv1.weight"},
+    {"params", RS_T_U64, RS_UNIT_COUNT, RS_S_U64, offsetof(rs_tensor, params), 0, 0, 0, RS_F_REQUIRED, 0, 0, NULL,
+     NULL, NULL, NULL, "elements (at least 1)"},
+    {"forward", RS_T_UNIT, RS_UNIT_TIME, RS_S_DBL, offsetof(rs_tensor, forward), 0, 0, 1.0, 0, 0, 0, "0 s", NULL,
+     NULL, NULL, "forward compute per sample of the layer this tensor belongs to (0 when another tensor of the "
+     "layer carries it)"},
+    {"backward", RS_T_UNIT, RS_UNIT_TIME, RS_S_DBL, offsetof(rs_tensor, backward), 0, 0, 1.0, 0, 0, 0, "0 s",
+     NULL, NULL, NULL, "backward compute per sample; this tensor's gradient is ready when it ends"},
+};
+static const rs_map rs_map_tensor = {
+    "tensors[]", "One gradient tensor of a model table, in registration (forward) order: "
+    "back-propagation produces them from the last to the first.",
+    rs_keys_tensor, RS_COUNT(rs_keys_tensor), 1, sizeof(rs_tensor), offsetof(rs_tensor, line), NULL, NULL};
+
+static const rs_key rs_keys_model_table[] = {
+    {"name", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_training, model_name), 0, 0, 0, RS_F_REQUIRED, 0, 0,
+     NULL, NULL, NULL, NULL, "the model, as reports show it"},
+    {"source", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_training, model_source), 0, 0, 0, RS_F_REQUIRED, 0,
+     0, NULL, NULL, NULL, NULL, "where the parameter counts come from and the compute speed the times assume"},
+    {"tensors", RS_T_SEQ, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_training, tensors),
+     offsetof(rs_training, tensors_count), 0, 0, RS_F_REQUIRED, 0, 0, NULL, NULL, NULL, &rs_map_tensor,
+     "the gradient tensors"},
+};
+const rs_map rs_scenario_map_model_table = {
+    "(model table)", "A model table file (workload.training.model): a training model's gradient tensors "
+    "with their compute times per sample.",
+    rs_keys_model_table, RS_COUNT(rs_keys_model_table), 0, 0, 0, NULL, rs_scenario_check_model_table};
+
+static const rs_key rs_keys_training[] = {
+    {"model", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_training, model), 0, 0, 0, 0, 0, 0, NULL, "none",
+     NULL, NULL, "a model table file (scenarios/models/), relative to the scenario: makes the workload a "
+     "data-parallel training step instead of a size sweep"},
+    {"micro_batch", RS_T_INT, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_training, micro_batch), 0, 1, 1000000, 0, 0, 0,
+     "32", NULL, NULL, NULL, "samples per NPU per iteration: compute times are the table's per-sample times "
+     "times this"},
+    {"fusion", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_training, fusion), 0, 0, 0, 0, 0, 0, "default", NULL,
+     NULL, NULL, "how gradients are fused into allreduce buckets: default (sizes: 96.54, 3.46), sizes: P1, P2, "
+     "..., indices: I1, I2, ..., threshold: SIZE, single, none (see Training)"},
+};
+const rs_map rs_scenario_map_training = {
+    "workload.training", "A data-parallel training step: compute as device busy time, each fused gradient "
+    "bucket allreduced as soon as back-propagation has produced it.",
+    rs_keys_training, RS_COUNT(rs_keys_training), 0, 0, 0, NULL, rs_scenario_check_training};
+
+static const rs_key rs_keys_workload[] = {
+    {"collectives", RS_T_COLLS, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_workload, colls),
+     offsetof(rs_workload, colls_count), 0, 0, 0, 0, 0, "allreduce", NULL, &rs_scenario_colls, NULL,
+     "one collective or a list, each run over the whole sweep; `all` = every one"},
+    {"algorithm", RS_T_ENUM, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, algo), 0, 0, 0, 0, 0, 0, "auto",
+     NULL, &rs_scenario_algos, NULL, "auto lets the engine choose; a forced one must implement every collective"},
+    {"dtype", RS_T_ENUM, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, dtype), 0, 0, 0, 0, 0, 0, "float",
+     NULL, &rs_scenario_dtypes, NULL, "element type, nccl-tests names (aliases: fp16, bf16, fp32, fp64, ...)"},
+    {"op", RS_T_ENUM, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, op), 0, 0, 0, 0, 0, 0, "sum", NULL,
+     &rs_scenario_ops, NULL, "reduction operator"},
+    {"root", RS_T_INT, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, root), 0, 0, RS_MAX_RANK, 0, 0, 0, "0",
+     NULL, NULL, NULL, "root of broadcast and reduce; below ranks"},
+    {"sizes", RS_T_MAP, RS_UNIT_COUNT, RS_S_NONE, 0, 0, 0, 0, 0, 0, 0, NULL, "each key's default", NULL,
+     &rs_scenario_map_sizes, "the size sweep"},
+    {"iterations", RS_T_INT, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, iters), 0, 1, 1000000, 0, 0, 0,
+     "1", NULL, NULL, NULL, "timed iterations per size; simulated time is deterministic, so 1 measures it"},
+    {"warmup", RS_T_INT, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, warmup), 0, 0, 1000000, 0, 0, 0, "0",
+     NULL, NULL, NULL, "untimed iterations before them"},
+    {"channels", RS_T_INT, RS_UNIT_COUNT, RS_S_U32, offsetof(rs_workload, channels), 0, 1, 8, 0, 0, 0, NULL,
+     "one per ring, at least 2", NULL, NULL,
+     "parallel queues of the ring algorithms (ringsim --channels); channel c runs on ring c mod rings"},
+    {"rings", RS_T_ENUM, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, rings), 0, 0, 0, 0, 0, 0, "auto",
+     NULL, &rs_enum_rings, NULL,
+     "auto: rings over direct links found from the topology, no link used twice (the 8-NPU server "
+     "has 4); rank: the one ring 0, 1, ..., p-1"},
+    {"deterministic", RS_T_BOOL, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, deterministic), 0, 0, 1, 0, 0, 0,
+     "false", NULL, &rs_enum_bool, NULL,
+     "true: allreduce sums every element in rank order whatever the algorithm and size (the det "
+     "algorithm: a full-mesh reduce-scatter + allgather in rank order)"},
+    {"wide_accumulation", RS_T_BOOL, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, wide_accumulation), 0, 0, 1,
+     0, 0, 0, "false", NULL, &rs_enum_bool, NULL,
+     "true (with deterministic, dtype half or bfloat16): sums accumulate in fp32 in rank order and are "
+     "rounded once, not after every rank"},
+    {"inter_algorithm", RS_T_ENUM, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, inter_algo), 0, 0, 0, 0, 0, 0,
+     "auto", NULL, &rs_enum_inter, NULL,
+     "the hier algorithm's inter-server level: auto = ring when the server count is not a power of "
+     "two, hd otherwise"},
+    {"schedule", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_workload, schedule), 0, 0, 0, 0, 0, 0, NULL,
+     "none", NULL, NULL,
+     "a user-defined schedule file (see User-defined schedules), relative to the scenario: the algorithm of "
+     "its one collective, which must be the only one listed; proven by the checker before anything runs"},
+    {"training", RS_T_MAP, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_workload, training), 0, 0, 0, 0, 0, 0, NULL,
+     "none", NULL, &rs_scenario_map_training, "a training step instead of the sweep (see Training)"},
+};
+const rs_map rs_scenario_map_workload = {
+    "workload", "What to run, as nccl-tests would: every collective over the size sweep.",
+    rs_keys_workload, RS_COUNT(rs_keys_workload), 0, 0, 0, NULL, rs_scenario_check_workload};
+
+static const rs_key rs_keys_fault[] = {
+    {"at", RS_T_UNIT, RS_UNIT_TIME, RS_S_DBL, offsetof(rs_fault, at), 0, 0, 1e6, RS_F_REQUIRED, 0, 0, NULL,
+     NULL, NULL, NULL, "simulated time of the change, from the start of the run"},
+    {"link", RS_T_PAIR, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_fault, ends.a), 0, 0, RS_MAX_NODE,
+     RS_F_REQUIRED, 0, 0, NULL, NULL, NULL, NULL,
+     "[from, to]: a link the topology has; nodes as in overrides (switches after the ranks)"},
+    {"both", RS_T_BOOL, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_fault, ends.both), 0, 0, 1, 0, 0, 0, "true",
+     NULL, &rs_enum_bool, NULL, "true: both directions; false: from -> to only"},
+    {"action", RS_T_ENUM, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_fault, kind), 0, 0, 0, RS_F_REQUIRED, 0, 0,
+     NULL, NULL, &rs_enum_action, NULL, "down: the link stops; degrade: new bandwidth and/or latency"},
+    {"bandwidth", RS_T_UNIT, RS_UNIT_BANDWIDTH, RS_S_DBL, offsetof(rs_fault, bandwidth), 0, 0, RS_BW_MAX,
+     RS_F_MIN_EXCL | RS_F_UNSET, 0, 0, NULL, "unchanged", NULL, NULL, "degrade: new bandwidth"},
+    {"latency", RS_T_UNIT, RS_UNIT_TIME, RS_S_DBL, offsetof(rs_fault, latency), 0, 0, 1.0, RS_F_UNSET, 0, 0,
+     NULL, "unchanged", NULL, NULL, "degrade: new latency"},
+};
+static const rs_map rs_map_fault = {
+    "faults[]", "Changes to links at a simulated time. A collective that needs a link that is down "
+    "ends with the engine's timeout error.",
+    rs_keys_fault, RS_COUNT(rs_keys_fault), 1, sizeof(rs_fault), offsetof(rs_fault, ends.line), NULL,
+    rs_scenario_check_fault};
+
+static const rs_key rs_keys_top[] = {
+    {"name", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_scenario, name), 0, 0, 0, 0, 0, 0, NULL,
+     "the file name without .yaml", NULL, NULL, "short name shown in reports"},
+    {"description", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_scenario, description), 0, 0, 0, 0, 0,
+     0, "", NULL, NULL, NULL, "what the scenario shows"},
+    {"topology", RS_T_MAP, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_scenario, topo), 0, 0, 0, RS_F_REQUIRED, 0,
+     0, NULL, NULL, NULL, &rs_map_topology, "what is connected to what, and the links' parameters"},
+    {"device", RS_T_MAP, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_scenario, device), 0, 0, 0, 0, 0, 0, NULL,
+     "each key's default", NULL, &rs_map_device, "parameters of every NPU"},
+    {"workload", RS_T_MAP, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_scenario, workload), 0, 0, 0, 0, 0, 0,
+     NULL, "each key's default", NULL, &rs_scenario_map_workload, "what runs: collectives, sizes, dtype, ..."},
+    {"payload", RS_T_ENUM, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_scenario, payload_real), 0, 0, 0, 0, 0, 0,
+     "real", NULL, &rs_scenario_payloads, NULL,
+     "real: bytes are moved, reduced and checked (#wrong); none: timing only"},
+    {"fidelity", RS_T_ENUM, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_scenario, fidelity), 0, 0, 0, 0, 0, 0,
+     "message", NULL, &rs_scenario_fidelities, NULL,
+     "message: a transfer is one event, bandwidth shared fairly; packet: every packet and credit"},
+    {"seed", RS_T_U64, RS_UNIT_COUNT, RS_S_U64, offsetof(rs_scenario, seed), 0, 0, 0, 0, 0, 0, "1", NULL,
+     NULL, NULL, "seed of the input data; same scenario + seed = same results and times"},
+    {"faults", RS_T_SEQ, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_scenario, faults),
+     offsetof(rs_scenario, faults_count), 0, 0, 0, 0, 0, NULL, "none", NULL, &rs_map_fault,
+     "link changes at simulated times"},
+};
+static const rs_map rs_map_top = {
+    "", "The top level of a scenario file. Only `topology` (with its `kind`) is required.",
+    rs_keys_top, RS_COUNT(rs_keys_top), 0, 0, 0, NULL, rs_scenario_check_top};
+
+/* The maps in reference order. */
+const rs_map *const rs_scenario_maps[] = {
+    &rs_map_top,      &rs_map_topology, &rs_map_link,     &rs_map_nic,    &rs_map_switch,
+    &rs_map_link_item, &rs_map_override, &rs_map_device,  &rs_scenario_map_workload, &rs_scenario_map_sizes,
+    &rs_scenario_map_training, &rs_map_fault, &rs_scenario_map_model_table, &rs_map_tensor,
+};
+
+/* What links each kind has between ranks, for messages and the reference. */
+const char *const rs_scenario_kind_links[RS_TOPO_KIND_COUNT] = {
+    [RS_TOPO_RING] = "i -> i+1 (mod ranks) only: ring links go one way, so name them with both: false",
+    [RS_TOPO_BIRING] = "neighbours i and i+1 (mod ranks)",
+    [RS_TOPO_FULL_MESH] = "any two different ranks",
+    [RS_TOPO_TORUS2D] = "neighbours in a row or a column, rank = row * columns + column",
+    [RS_TOPO_SWITCH] = "a rank and the switch, node ranks + 0; ranks meet only through it",
+    [RS_TOPO_FAT_TREE] = "a rank r and its leaf, node ranks + r / per_leaf; a leaf and a spine, nodes "
+                         "ranks + leaves + s; ranks meet only through switches",
+    [RS_TOPO_SERVER8] = "two ranks of 0-3, two of 4-7, or a cross pair 0-4, 1-5, 2-6, 3-7",
+    [RS_TOPO_CLUSTER] = "pairs inside one server as in server8 (ranks 8s to 8s+7), and a rank's NIC "
+                        "link to the switch, node ranks + 0",
+    [RS_TOPO_LINKS] = "the links listed in topology.links",
+};
+
+const size_t rs_scenario_maps_count = RS_COUNT(rs_scenario_maps);
+
+/* Which keys apply is decided by topology.kind (`dims` only for torus2d, ...). */
+const rs_schema rs_scenario_schema = {&rs_map_top, "kind", &rs_scenario_kinds,
+                                      offsetof(rs_scenario, topo) + offsetof(rs_topology_spec, kind)};
+
+const char *rs_scenario_kind_name(rs_topo_kind kind) { return rs_yaml_enum_name(&rs_scenario_kinds, (int)kind); }
