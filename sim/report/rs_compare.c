@@ -9,17 +9,6 @@
 #include "ncl/ncl_names.h"
 
 
-/* A training step's summary fields as the JSON names them, and how the table shows them. */
-static const struct {
-    const char *key, *label;
-    double scale;
-} k_train_fields[7] = {
-    {"iteration_us", "iteration (us)", 1},  {"compute_us", "compute (us)", 1},
-    {"allreduce_us", "allreduce (us)", 1},  {"exposed_us", "exposed (us)", 1},
-    {"hidden", "hidden (%)", 100},          {"samples_per_s", "samples/s", 1},
-    {"efficiency", "efficiency (%)", 100},
-};
-
 int rs_compare_read(rs_compare_side *s, const char *json_path, FILE *err)
 {
     FILE *f = fopen(json_path, "r");
@@ -40,8 +29,8 @@ int rs_compare_read(rs_compare_side *s, const char *json_path, FILE *err)
     cJSON *train = doc ? cJSON_GetObjectItemCaseSensitive(doc, "training") : NULL;
     if (cJSON_IsObject(train)) {
         s->training = 1;
-        for (int i = 0; i < 7; i++) {
-            cJSON *v = cJSON_GetObjectItemCaseSensitive(train, k_train_fields[i].key);
+        for (int i = 0; i < RS_TRAIN_FIELDS; i++) {
+            cJSON *v = cJSON_GetObjectItemCaseSensitive(train, rs_train_fields[i].key);
             s->train[i] = cJSON_IsNumber(v) ? v->valuedouble : 0;
         }
         cJSON *f = cJSON_GetObjectItemCaseSensitive(train, "fusion");
@@ -155,12 +144,12 @@ int rs_compare_print(const rs_compare_side side[2], FILE *out, FILE *json, const
         for (int k = 0; k < 2; k++)
             fprintf(out, "# %s: %s (%s): %s\n", side[k].label, side[k].name, side[k].path, side[k].summary);
         fprintf(out, "#%15s  %14s  %14s  %8s\n", "", "A", "B", "B/A");
-        for (int i = 0; i < 7; i++) {
-            double a = side[0].train[i] * k_train_fields[i].scale, b = side[1].train[i] * k_train_fields[i].scale;
+        for (int i = 0; i < RS_TRAIN_FIELDS; i++) {
+            double a = side[0].train[i] * rs_train_fields[i].scale, b = side[1].train[i] * rs_train_fields[i].scale;
             char ratio[32] = "-";
             if (a > 0)
                 snprintf(ratio, sizeof ratio, "%.3f", b / a);
-            fprintf(out, " %15s  %14.1f  %14.1f  %8s\n", k_train_fields[i].label, a, b, ratio);
+            fprintf(out, " %15s  %14.1f  %14.1f  %8s\n", rs_train_fields[i].label, a, b, ratio);
         }
         if (json) {
             cJSON *doc = cJSON_CreateObject();
@@ -170,8 +159,8 @@ int rs_compare_print(const rs_compare_side side[2], FILE *out, FILE *json, const
                 cJSON *j = rs_compare_side_json(&side[k]);
                 cJSON *t = cJSON_AddObjectToObject(j, "training");
                 cJSON_AddStringToObject(t, "fusion", side[k].fusion);
-                for (int i = 0; i < 7; i++)
-                    cJSON_AddNumberToObject(t, k_train_fields[i].key, side[k].train[i]);
+                for (int i = 0; i < RS_TRAIN_FIELDS; i++)
+                    cJSON_AddNumberToObject(t, rs_train_fields[i].key, side[k].train[i]);
                 cJSON_AddItemToObject(doc, k ? "b" : "a", j);
             }
             if (rs_compare_write_json(doc, json, json_path, err) != 0)

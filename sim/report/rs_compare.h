@@ -18,7 +18,7 @@ typedef struct rs_compare_side {
     char summary[256];
     rs_rows rows;      /**< collective, size, out-of-place time and busbw per row */
     int training;      /**< a training step: train[] holds its summary */
-    double train[7];
+    double train[RS_TRAIN_FIELDS]; /**< rs_train_fields' values */
     char fusion[160];
 } rs_compare_side;
 

@@ -278,6 +278,16 @@ uint64_t rs_report_table_end(rs_report *rep, int aborted)
     return rep->wrong;
 }
 
+const rs_train_field rs_train_fields[RS_TRAIN_FIELDS] = {
+    {"iteration_us", "iteration (us)", 1, offsetof(rs_train_summary, iteration_us)},
+    {"compute_us", "compute (us)", 1, offsetof(rs_train_summary, compute_us)},
+    {"allreduce_us", "allreduce (us)", 1, offsetof(rs_train_summary, allreduce_us)},
+    {"exposed_us", "exposed (us)", 1, offsetof(rs_train_summary, exposed_us)},
+    {"hidden", "hidden (%)", 100, offsetof(rs_train_summary, hidden)},
+    {"samples_per_s", "samples/s", 1, offsetof(rs_train_summary, samples_per_s)},
+    {"efficiency", "efficiency (%)", 100, offsetof(rs_train_summary, efficiency)},
+};
+
 void rs_report_training(rs_report *rep, const rs_train_summary *s)
 {
     rep->total_wrong += s->wrong;
@@ -287,13 +297,9 @@ void rs_report_training(rs_report *rep, const rs_train_summary *s)
     cJSON_AddStringToObject(t, "model", s->model);
     cJSON_AddStringToObject(t, "fusion", s->fusion);
     cJSON_AddNumberToObject(t, "buckets", s->buckets);
-    cJSON_AddNumberToObject(t, "iteration_us", s->iteration_us);
-    cJSON_AddNumberToObject(t, "compute_us", s->compute_us);
-    cJSON_AddNumberToObject(t, "allreduce_us", s->allreduce_us);
-    cJSON_AddNumberToObject(t, "exposed_us", s->exposed_us);
-    cJSON_AddNumberToObject(t, "hidden", s->hidden);
-    cJSON_AddNumberToObject(t, "samples_per_s", s->samples_per_s);
-    cJSON_AddNumberToObject(t, "efficiency", s->efficiency);
+    for (int i = 0; i < RS_TRAIN_FIELDS; i++)
+        cJSON_AddNumberToObject(t, rs_train_fields[i].key,
+                                *(const double *)((const char *)s + rs_train_fields[i].offset));
 }
 
 void rs_report_set_error(rs_report *rep, const char *message)

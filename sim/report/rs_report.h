@@ -2,6 +2,7 @@
 #ifndef RS_REPORT_H
 #define RS_REPORT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -58,6 +59,15 @@ typedef struct rs_train_summary {
     double efficiency;  /**< against the same NPUs computing without communicating, 0..1 */
     uint64_t wrong;
 } rs_train_summary;
+
+/** The summary's numbers as the JSON names them and a comparison labels them (value x scale). */
+typedef struct rs_train_field {
+    const char *key, *label;
+    double scale;
+    size_t offset; /**< of the double in rs_train_summary */
+} rs_train_field;
+#define RS_TRAIN_FIELDS 7
+extern const rs_train_field rs_train_fields[RS_TRAIN_FIELDS];
 
 /** Records it for the JSON document ("training"; `ringsim compare` reads it). */
 void rs_report_training(rs_report *rep, const rs_train_summary *s);
