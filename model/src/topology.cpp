@@ -15,15 +15,18 @@ std::string line_of(const rs_link_ref &r)
     return r.line > 0 ? " (line " + std::to_string(r.line) + ")" : std::string();
 }
 
+// The shape has no defaults: a scenario names it ("required": where the kind uses the key).
 const ParamInfo k_params[] = {
-    {"kind", "-", "server8",
+    {"kind", "-", "required",
      "ring | biring | full_mesh | torus2d | switch | fat_tree | server8 | cluster | links"},
-    {"nranks", "-", "8", "NPUs (ring, biring, full_mesh, switch, fat_tree, links); derived otherwise"},
-    {"dims", "-", "[4, 4]", "torus2d: rows x columns, rank = row * columns + column"},
-    {"per_leaf", "-", "4", "fat_tree: NPUs per leaf switch (leaves = nranks / per_leaf)"},
+    {"nranks", "-", "required",
+     "NPUs (ring, biring, full_mesh, switch, fat_tree); derived otherwise (links: the largest endpoint + 1 "
+     "when not given)"},
+    {"dims", "-", "required", "torus2d: rows x columns, rank = row * columns + column"},
+    {"per_leaf", "-", "required", "fat_tree: NPUs per leaf switch (leaves = nranks / per_leaf)"},
     {"spines", "-", "per_leaf", "fat_tree: spine switches, each linked to every leaf (default: full bisection)"},
-    {"servers", "-", "2", "cluster: number of 8-NPU servers (ranks 8*s .. 8*s+7)"},
-    {"overrides", "-", "[]",
+    {"servers", "-", "required", "cluster: number of 8-NPU servers (ranks 8*s .. 8*s+7)"},
+    {"overrides", "-", "none",
      "per-link changes {a, b, both, bandwidth, latency}; node ids: ranks, then switches"},
 };
 const PortInfo k_ports[] = {

@@ -78,6 +78,12 @@ const char *rs_scenario_kind_name(rs_topo_kind kind);
 /** Prints the key reference (markdown tables) generated from the schema the loader uses. */
 void rs_scenario_print_keys(FILE *out);
 
+/** The default of the key at a dotted path ("topology.link.latency", "fidelity") as the key
+ *  reference gives it, without markdown: the value a scenario gets ("1.5 us"), "required" when
+ *  every scenario or some kinds must give it, else the reference's words ("per_leaf (full
+ *  bisection)", "none", "-"). NULL when the schema has no such key. */
+const char *rs_scenario_key_default(const char *path);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,6 +8,7 @@
 
 #include <ncl/ncl_check.h>
 
+#include "model/rs_defaults.h"
 #include "rs_fusion.h"
 #include "rs_scenario.h"
 #include "rs_usersched.h"
@@ -571,7 +572,7 @@ int rs_scenario_check_device(rs_schema_ctx *c, yaml_node_t *node, void *base)
     for (int t = 0; t < NCL_DTYPE_COUNT; t++)
         d->no_inline_ops[t] = (uint16_t)(all & ~inline_ops[t]);
     /* rtl_clock: a number and Hz, kHz, MHz or GHz (no frequency unit in rs_units) */
-    d->rtl_clock = 1e9;
+    d->rtl_clock = RS_DEFAULT_RTL_CLOCK_HZ;
     if (d->rtl_clock_text) {
         char *end = NULL;
         double v = strtod(d->rtl_clock_text, &end);

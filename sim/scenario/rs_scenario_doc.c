@@ -142,3 +142,28 @@ void rs_scenario_print_keys(FILE *out)
         fprintf(out, "| `%s` | %s | %s |\n", rs_scenario_kind_name((rs_topo_kind)k), ranks_doc[k],
                 rs_scenario_kind_links[k]);
 }
+
+const char *rs_scenario_key_default(const char *path)
+{
+    const rs_map *m = rs_scenario_schema.top;
+    for (const char *p = path; m != NULL;) {
+        size_t n = strcspn(p, ".");
+        const rs_key *k = NULL;
+        for (size_t i = 0; i < m->nkeys && k == NULL; i++)
+            if (strlen(m->keys[i].name) == n && strncmp(m->keys[i].name, p, n) == 0)
+                k = &m->keys[i];
+        if (k == NULL)
+            return NULL;
+        if (p[n] == '.') { /* a key of the mapping k describes */
+            m = k->type == RS_T_MAP ? k->sub : NULL;
+            p += n + 1;
+            continue;
+        }
+        if (k->def)
+            return k->def;
+        if ((k->flags & RS_F_REQUIRED) || k->req_kinds)
+            return "required";
+        return k->def_doc ? k->def_doc : "-";
+    }
+    return NULL;
+}
