@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "model/rs_topo.h"
 #include "rs_scenario_keys.h"
 #include "rs_units.h"
 
@@ -49,7 +50,7 @@ int rs_scenario_summary(const rs_scenario *sc, char *buf, size_t len)
         snprintf(sweep, sizeof sweep, "%s..%s x%u (%u sizes)", b, e, sc->workload.factor, nsizes);
     return snprintf(buf, len, "%s, %d ranks, %llu links, %s %s %s, %s, payload %s, %s fidelity%s",
                     rs_scenario_kind_name(sc->topo.kind), sc->topo.nranks,
-                    (unsigned long long)rs_scenario_link_count(&sc->topo), colls,
+                    (unsigned long long)rs_topo_link_count(&sc->topo), colls,
                     rs_yaml_enum_name(&rs_scenario_dtypes, sc->workload.dtype),
                     rs_yaml_enum_name(&rs_scenario_ops, sc->workload.op), sweep,
                     rs_yaml_enum_name(&rs_scenario_payloads, sc->payload_real),
