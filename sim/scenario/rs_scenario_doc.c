@@ -94,7 +94,7 @@ int rs_scenario_dump(const rs_scenario *sc, FILE *out)
 
 void rs_scenario_print_keys(FILE *out)
 {
-    for (size_t mi = 0; mi < rs_scenario_maps_count; mi++) {
+    for (size_t mi = 0; rs_scenario_maps[mi] != NULL; mi++) {
         const rs_map *m = rs_scenario_maps[mi];
         fprintf(out, "### %s%s%s\n\n%s\n\n", m->path[0] ? "`" : "", m->path[0] ? m->path : "top level",
                 m->path[0] ? "`" : "", m->title);

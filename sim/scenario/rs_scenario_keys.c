@@ -393,7 +393,7 @@ static const rs_map rs_map_top = {
 const rs_map *const rs_scenario_maps[] = {
     &rs_map_top,      &rs_map_topology, &rs_map_link,     &rs_map_nic,    &rs_map_switch,
     &rs_map_link_item, &rs_map_override, &rs_map_device,  &rs_scenario_map_workload, &rs_scenario_map_sizes,
-    &rs_scenario_map_training, &rs_map_fault, &rs_scenario_map_model_table, &rs_map_tensor,
+    &rs_scenario_map_training, &rs_map_fault, &rs_scenario_map_model_table, &rs_map_tensor, NULL,
 };
 
 /* What links each kind has between ranks, for messages and the reference. */
@@ -410,8 +410,6 @@ const char *const rs_scenario_kind_links[RS_TOPO_KIND_COUNT] = {
                         "link to the switch, node ranks + 0",
     [RS_TOPO_LINKS] = "the links listed in topology.links",
 };
-
-const size_t rs_scenario_maps_count = RS_COUNT(rs_scenario_maps);
 
 /* Which keys apply is decided by topology.kind (`dims` only for torus2d, ...). */
 const rs_schema rs_scenario_schema = {&rs_map_top, "kind", &rs_scenario_kinds,
