@@ -6,17 +6,18 @@
 #include <cmath>
 
 #include "model/network.hpp"
+#include "model/rs_defaults.h"
 
 namespace model {
 
 namespace {
 
 const ParamInfo k_params[] = {
-    {"bandwidth", "B/s", "30 GB/s", "bytes per second on the wire, headers included"},
-    {"latency", "s", "1 us", "first bit out to first bit in; also the credit-return delay"},
-    {"packet", "B", "4 KiB", "payload bytes per packet (the last packet of a message may be short)"},
-    {"header", "B", "64 B", "header bytes added to every packet: wire = payload + ceil(payload/packet)*header"},
-    {"buffer", "B", "256 KiB",
+    {"bandwidth", "B/s", RS_DEFAULT_LINK_BANDWIDTH, "bytes per second on the wire, headers included"},
+    {"latency", "s", RS_DEFAULT_LINK_LATENCY, "first bit out to first bit in; also the credit-return delay"},
+    {"packet", "B", RS_DEFAULT_LINK_PACKET, "payload bytes per packet (the last packet of a message may be short)"},
+    {"header", "B", RS_DEFAULT_LINK_HEADER, "header bytes added to every packet: wire = payload + ceil(payload/packet)*header"},
+    {"buffer", "B", RS_DEFAULT_LINK_BUFFER,
      "receiver buffer = credits (packet fidelity); must hold one packet + header; throughput "
      "needs buffer >= bandwidth * (2 * latency) + packet"},
 };
@@ -52,22 +53,22 @@ const ComponentInfo &Link::info()
 rs_link_params Link::defaults()
 {
     rs_link_params p;
-    p.bandwidth = 30e9;
-    p.latency = 1e-6;
-    p.packet_bytes = 4096;
-    p.header_bytes = 64;
-    p.buffer_bytes = 256 * 1024;
+    p.bandwidth = RS_DEFAULT_LINK_BANDWIDTH_BPS;
+    p.latency = RS_DEFAULT_LINK_LATENCY_S;
+    p.packet_bytes = RS_DEFAULT_LINK_PACKET_BYTES;
+    p.header_bytes = RS_DEFAULT_LINK_HEADER_BYTES;
+    p.buffer_bytes = RS_DEFAULT_LINK_BUFFER_BYTES;
     return p;
 }
 
 rs_link_params Link::nic_defaults()
 {
     rs_link_params p;
-    p.bandwidth = 12.5e9; // 100 Gb/s
-    p.latency = 2e-6;
-    p.packet_bytes = 4096;
-    p.header_bytes = 64;
-    p.buffer_bytes = 256 * 1024;
+    p.bandwidth = RS_DEFAULT_NIC_BANDWIDTH_BPS;
+    p.latency = RS_DEFAULT_NIC_LATENCY_S;
+    p.packet_bytes = RS_DEFAULT_NIC_PACKET_BYTES;
+    p.header_bytes = RS_DEFAULT_NIC_HEADER_BYTES;
+    p.buffer_bytes = RS_DEFAULT_NIC_BUFFER_BYTES;
     return p;
 }
 

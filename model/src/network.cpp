@@ -4,11 +4,13 @@
 
 #include <algorithm>
 
+#include "model/rs_defaults.h"
+
 namespace model {
 
 namespace {
 const ParamInfo k_params[] = {
-    {"fidelity", "-", "message",
+    {"fidelity", "-", RS_DEFAULT_NETWORK_FIDELITY,
      "message: one event per transfer and hop, fair bandwidth sharing (processor sharing) on "
      "each channel, cut-through across hops; packet: every packet serialised with credits and "
      "back-pressure, virtual cut-through at switches and transit NPUs"},

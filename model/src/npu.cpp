@@ -5,22 +5,24 @@
 
 #include <ncl/ncl_dtype.h>
 
+#include "model/rs_defaults.h"
+
 namespace model {
 
 namespace {
 
 const ParamInfo k_params[] = {
-    {"dma_engines", "", "4", "data tasks the device runs at once; more wait in FIFO order"},
-    {"queue_depth", "", "16", "tasks a queue may have outstanding (the engine keeps one)"},
-    {"memory_bandwidth", "B/s", "400 GB/s",
+    {"dma_engines", "", RS_DEFAULT_NPU_DMA_ENGINES, "data tasks the device runs at once; more wait in FIFO order"},
+    {"queue_depth", "", RS_DEFAULT_NPU_QUEUE_DEPTH, "tasks a queue may have outstanding (the engine keeps one)"},
+    {"memory_bandwidth", "B/s", RS_DEFAULT_NPU_MEMORY_BANDWIDTH,
      "shared fairly by DMA reads and writes and reductions: a write streams n bytes at each end, "
      "a write-reduce 2n at the destination, a local copy or divide 2n, a local reduce 3n"},
-    {"reduce_bandwidth", "B/s", "200 GB/s", "inline and local reductions run at this rate"},
-    {"task_overhead", "s", "1 us", "time to issue one data task (the o of alpha = L + o)"},
-    {"memory", "B", "1 GiB", "device memory (scratch comes out of it)"},
-    {"inline_reduce", "", "all",
+    {"reduce_bandwidth", "B/s", RS_DEFAULT_NPU_REDUCE_BANDWIDTH, "inline and local reductions run at this rate"},
+    {"task_overhead", "s", RS_DEFAULT_NPU_TASK_OVERHEAD, "time to issue one data task (the o of alpha = L + o)"},
+    {"memory", "B", RS_DEFAULT_NPU_MEMORY, "device memory (scratch comes out of it)"},
+    {"inline_reduce", "", RS_DEFAULT_NPU_INLINE_REDUCE,
      "dtypes (and ops) the DMA reduces as it writes; a WRITE_REDUCE of any other is refused"},
-    {"inline_align", "B", "1 B", "inline reduce needs offsets and lengths that are multiples of this"},
+    {"inline_align", "B", RS_DEFAULT_NPU_INLINE_ALIGN, "inline reduce needs offsets and lengths that are multiples of this"},
 };
 const PortInfo k_ports[] = {
     {"net", "the network: one channel pair per link of the topology"},

@@ -17,6 +17,7 @@
 #include <ncl/ncl_mmio_regs.h>
 
 #include "model/npu.hpp"
+#include "model/rs_defaults.h"
 #include "rs_link_beat.hpp"
 
 namespace model {
@@ -24,13 +25,13 @@ namespace model {
 namespace {
 
 const ParamInfo k_params[] = {
-    {"fidelity", "", "systemc",
+    {"fidelity", "", RS_DEFAULT_RTL_FIDELITY,
      "device.fidelity - systemc: the NPU model above; rtl: the devices (rtl_ranks) are the verilated rs_dev "
      "block (rtl_stub/) driven by the unchanged engine through the mmio backend, link transfers on these links"},
-    {"rtl_clock", "Hz", "1 GHz",
+    {"rtl_clock", "Hz", RS_DEFAULT_RTL_CLOCK,
      "clock of the RTL devices (fidelity rtl): one cycle moves one 32-bit word through the memory "
      "port; clocked only while a block has work, idle time is skipped"},
-    {"rtl_ranks", "", "all",
+    {"rtl_ranks", "", RS_DEFAULT_RTL_RANKS,
      "which ranks are RTL (e.g. \"0\" or \"0 2\"); the others are NPUs above on the same links (mixed "
      "fidelity: their writes and records reach an RTL block through a stand-in Npu, its RX port)"},
 };
@@ -140,7 +141,7 @@ RtlDomain::RtlDomain(Network &net, const std::vector<uint8_t> &rtl, double clock
     ipp_ = NCL_MMIO_NOTIFY_COUNT / (uint32_t)(nranks_ > 0 ? nranks_ : 1);
     if (ipp_ > NCL_NOTIFY_IDS)
         ipp_ = NCL_NOTIFY_IDS;
-    double period = clock_hz > 0 ? 1e12 / clock_hz : 1000.0;
+    double period = 1e12 / (clock_hz > 0 ? clock_hz : RS_DEFAULT_RTL_CLOCK_HZ);
     period_ps_ = period < 1 ? 1 : (uint64_t)(period + 0.5);
     lay_.ring = k_ring_at;
     lay_.ring_entries = k_ring_entries;

@@ -1,14 +1,16 @@
 // switch.cpp — switch node bookkeeping and its component table.
 #include "model/switch.hpp"
 
+#include "model/rs_defaults.h"
+
 namespace model {
 
 namespace {
 const ParamInfo k_params[] = {
-    {"latency", "s", "500 ns",
+    {"latency", "s", RS_DEFAULT_SWITCH_LATENCY,
      "forwarding latency through the switch; also charged per hop where an NPU forwards "
      "(ring, torus, server8 non-adjacent pairs)"},
-    {"buffer", "B", "1 MiB", "output-port buffer (output queueing); full -> packets wait in the "
+    {"buffer", "B", RS_DEFAULT_SWITCH_BUFFER, "output-port buffer (output queueing); full -> packets wait in the "
                              "input buffer, holding the input link's credits (back-pressure)"},
 };
 const PortInfo k_ports[] = {
@@ -33,8 +35,8 @@ const ComponentInfo &Switch::info()
 rs_switch_params Switch::defaults()
 {
     rs_switch_params p;
-    p.latency = 500e-9;
-    p.buffer_bytes = 1024 * 1024;
+    p.latency = RS_DEFAULT_SWITCH_LATENCY_S;
+    p.buffer_bytes = RS_DEFAULT_SWITCH_BUFFER_BYTES;
     return p;
 }
 

@@ -1,4 +1,4 @@
-// topology.cpp — topology builder (every rs_topo_kind), overrides, validation and routing tables.
+// topology.cpp — topology builder (nodes, and channels from rs_topo_links), overrides, validation and routing tables.
 #include "model/topology.hpp"
 
 #include <algorithm>
@@ -15,15 +15,18 @@ std::string line_of(const rs_link_ref &r)
     return r.line > 0 ? " (line " + std::to_string(r.line) + ")" : std::string();
 }
 
+// The shape has no defaults: a scenario names it ("required": where the kind uses the key).
 const ParamInfo k_params[] = {
-    {"kind", "-", "server8",
+    {"kind", "-", "required",
      "ring | biring | full_mesh | torus2d | switch | fat_tree | server8 | cluster | links"},
-    {"nranks", "-", "8", "NPUs (ring, biring, full_mesh, switch, fat_tree, links); derived otherwise"},
-    {"dims", "-", "[4, 4]", "torus2d: rows x columns, rank = row * columns + column"},
-    {"per_leaf", "-", "4", "fat_tree: NPUs per leaf switch (leaves = nranks / per_leaf)"},
+    {"nranks", "-", "required",
+     "NPUs (ring, biring, full_mesh, switch, fat_tree); derived otherwise (links: the largest endpoint + 1 "
+     "when not given)"},
+    {"dims", "-", "required", "torus2d: rows x columns, rank = row * columns + column"},
+    {"per_leaf", "-", "required", "fat_tree: NPUs per leaf switch (leaves = nranks / per_leaf)"},
     {"spines", "-", "per_leaf", "fat_tree: spine switches, each linked to every leaf (default: full bisection)"},
-    {"servers", "-", "2", "cluster: number of 8-NPU servers (ranks 8*s .. 8*s+7)"},
-    {"overrides", "-", "[]",
+    {"servers", "-", "required", "cluster: number of 8-NPU servers (ranks 8*s .. 8*s+7)"},
+    {"overrides", "-", "none",
      "per-link changes {a, b, both, bandwidth, latency}; node ids: ranks, then switches"},
 };
 const PortInfo k_ports[] = {
@@ -79,20 +82,10 @@ int Topology::add_channel(int from, int to, const rs_link_params &p, bool nic)
     return id;
 }
 
-void Topology::add_pair(int a, int b, const rs_link_params &p, bool nic)
+int Topology::add_link(void *self, const rs_topo_link *l)
 {
-    add_channel(a, b, p, nic);
-    add_channel(b, a, p, nic);
-}
-
-void Topology::build_server8(int base)
-{
-    for (int g = 0; g < 2; g++)
-        for (int i = 0; i < 4; i++)
-            for (int j = i + 1; j < 4; j++)
-                add_pair(base + 4 * g + i, base + 4 * g + j, spec_.link);
-    for (int i = 0; i < 4; i++)
-        add_pair(base + i, base + i + 4, spec_.link);
+    static_cast<Topology *>(self)->add_channel(l->from, l->to, *l->params, l->nic != 0);
+    return 0;
 }
 
 void Topology::check_params(const rs_link_params &p, const std::string &where) const
@@ -115,25 +108,21 @@ Topology::Topology(const rs_topology_spec &spec) : spec_(spec)
     const char *kn = kind_name(spec.kind);
     std::string where = std::string("topology ") + kn;
 
-    int p = spec.nranks;
     switch (spec.kind) {
     case RS_TOPO_TORUS2D:
         if (spec.dims[0] < 1 || spec.dims[1] < 1)
             throw ConfigError(where + ": dims must be >= 1 (got " + std::to_string(spec.dims[0]) +
                               " x " + std::to_string(spec.dims[1]) + ")");
-        p = spec.dims[0] * spec.dims[1];
         break;
-    case RS_TOPO_SERVER8: p = 8; break;
     case RS_TOPO_CLUSTER:
         if (spec.servers < 1)
             throw ConfigError(where + ": servers must be >= 1");
-        p = 8 * spec.servers;
         break;
     case RS_TOPO_FAT_TREE:
         if (spec.per_leaf < 1 || spec.spines < 1)
             throw ConfigError(where + ": per_leaf and spines must be >= 1");
-        if (p < 1 || p % spec.per_leaf != 0)
-            throw ConfigError(where + ": nranks (" + std::to_string(p) +
+        if (spec.nranks < 1 || spec.nranks % spec.per_leaf != 0)
+            throw ConfigError(where + ": nranks (" + std::to_string(spec.nranks) +
                               ") must be a positive multiple of per_leaf (" +
                               std::to_string(spec.per_leaf) + ")");
         break;
@@ -141,6 +130,7 @@ Topology::Topology(const rs_topology_spec &spec) : spec_(spec)
     }
     if (spec.kind < 0 || spec.kind >= RS_TOPO_KIND_COUNT)
         throw ConfigError("topology: unknown kind " + std::to_string((int)spec.kind));
+    int p = (int)rs_topo_ranks(&spec);
     if (p < 2)
         throw ConfigError(where + ": needs at least 2 ranks (got " + std::to_string(p) + ")");
     nranks_ = p;
@@ -150,70 +140,7 @@ Topology::Topology(const rs_topology_spec &spec) : spec_(spec)
         check_params(spec.nic, where + " nic");
     if (!(spec.sw.latency >= 0))
         throw ConfigError(where + ": switch latency must be >= 0");
-
-    for (int r = 0; r < p; r++)
-        add_node(false, "npu" + std::to_string(r));
-
-    switch (spec.kind) {
-    case RS_TOPO_RING:
-        for (int r = 0; r < p; r++)
-            add_channel(r, (r + 1) % p, spec.link);
-        break;
-    case RS_TOPO_BIRING:
-        for (int r = 0; r < p; r++)
-            if (p > 2 || r == 0) // two ranks: one pair, not two parallel ones
-                add_pair(r, (r + 1) % p, spec.link);
-        break;
-    case RS_TOPO_FULL_MESH:
-        for (int a = 0; a < p; a++)
-            for (int b = 0; b < p; b++)
-                if (a != b)
-                    add_channel(a, b, spec.link);
-        break;
-    case RS_TOPO_TORUS2D: {
-        int rows = spec.dims[0], cols = spec.dims[1];
-        for (int r = 0; r < rows; r++)
-            for (int c = 0; c < cols; c++) {
-                int me = r * cols + c;
-                // +1 neighbour in each dimension; a dimension of 2 has one neighbour, of 1 none.
-                if (cols > 2 || (cols == 2 && c == 0))
-                    add_pair(me, r * cols + (c + 1) % cols, spec.link);
-                if (rows > 2 || (rows == 2 && r == 0))
-                    add_pair(me, ((r + 1) % rows) * cols + c, spec.link);
-            }
-        break;
-    }
-    case RS_TOPO_SWITCH: {
-        int sw = add_node(true, "sw0");
-        for (int r = 0; r < p; r++)
-            add_pair(r, sw, spec.link);
-        break;
-    }
-    case RS_TOPO_FAT_TREE: {
-        int leaves = p / spec.per_leaf;
-        int leaf0 = nnodes();
-        for (int l = 0; l < leaves; l++)
-            add_node(true, "leaf" + std::to_string(l));
-        int spine0 = nnodes();
-        for (int s = 0; s < spec.spines; s++)
-            add_node(true, "spine" + std::to_string(s));
-        for (int r = 0; r < p; r++)
-            add_pair(r, leaf0 + r / spec.per_leaf, spec.link);
-        for (int l = 0; l < leaves; l++)
-            for (int s = 0; s < spec.spines; s++)
-                add_pair(leaf0 + l, spine0 + s, spec.link);
-        break;
-    }
-    case RS_TOPO_SERVER8: build_server8(0); break;
-    case RS_TOPO_CLUSTER: {
-        for (int s = 0; s < spec.servers; s++)
-            build_server8(8 * s);
-        int sw = add_node(true, "sw0");
-        for (int r = 0; r < p; r++)
-            add_pair(r, sw, spec.nic, true);
-        break;
-    }
-    case RS_TOPO_LINKS:
+    if (spec.kind == RS_TOPO_LINKS) {
         if (spec.links_count == 0 || !spec.links)
             throw ConfigError(where + ": the link list is empty");
         for (size_t i = 0; i < spec.links_count; i++) {
@@ -226,14 +153,22 @@ Topology::Topology(const rs_topology_spec &spec) : spec_(spec)
             if (l.ends.a == l.ends.b)
                 throw ConfigError(lw + ": a link needs two different endpoints");
             check_params(l.params, lw);
-            if (l.ends.both)
-                add_pair(l.ends.a, l.ends.b, l.params);
-            else
-                add_channel(l.ends.a, l.ends.b, l.params);
         }
-        break;
-    default: break;
     }
+
+    // Nodes: the ranks, then the switches (fat_tree: leaves, then spines), as rs_topo numbers
+    // them; then every channel in rs_topo_links' order, so channel ids are its link indices.
+    for (int r = 0; r < p; r++)
+        add_node(false, "npu" + std::to_string(r));
+    if (spec.kind == RS_TOPO_FAT_TREE) {
+        for (int l = 0; l < p / spec.per_leaf; l++)
+            add_node(true, "leaf" + std::to_string(l));
+        for (int s = 0; s < spec.spines; s++)
+            add_node(true, "spine" + std::to_string(s));
+    } else if (rs_topo_switches(&spec) == 1) {
+        add_node(true, "sw0");
+    }
+    rs_topo_links(&spec, add_link, this);
 
     for (size_t i = 0; i < spec.overrides_count; i++) {
         const rs_link_override &o = spec.overrides[i];

@@ -61,15 +61,19 @@ int rs_scenario_summary(const rs_scenario *sc, char *buf, size_t len);
 /** Number of sizes the sweep visits: begin, begin*factor, ... <= end. */
 uint32_t rs_scenario_size_count(const rs_workload *w);
 
+/* A topology's links are model/rs_topo.h's (the enumeration the model builds its channels from);
+ * these three are its answers under the scenario API's names. */
+
 /** Switches the topology has (switch, cluster: 1; fat_tree: leaves + spines). In overrides and
- *  faults they are nodes ranks .. ranks+switches-1: fat_tree leaves first, then spines. */
+ *  faults they are nodes ranks .. ranks+switches-1: fat_tree leaves first, then spines.
+ *  = rs_topo_switches. */
 uint32_t rs_scenario_switch_count(const rs_topology_spec *t);
 
 /** 1 if the topology has a direct one-way link a -> b between two nodes (ranks, then switches).
- *  Torus ranks are numbered row-major: rank = row * dims[1] + column. */
+ *  Torus ranks are numbered row-major: rank = row * dims[1] + column. = rs_topo_has_link. */
 int rs_scenario_link_exists(const rs_topology_spec *t, int32_t a, int32_t b);
 
-/** Number of one-way links of the built topology, switch ports included. */
+/** Number of one-way links of the built topology, switch ports included. = rs_topo_link_count. */
 uint64_t rs_scenario_link_count(const rs_topology_spec *t);
 
 /** Scenario names of kinds, fidelities, collectives, ... ("server8", "packet"). */
@@ -77,6 +81,12 @@ const char *rs_scenario_kind_name(rs_topo_kind kind);
 
 /** Prints the key reference (markdown tables) generated from the schema the loader uses. */
 void rs_scenario_print_keys(FILE *out);
+
+/** The default of the key at a dotted path ("topology.link.latency", "fidelity") as the key
+ *  reference gives it, without markdown: the value a scenario gets ("1.5 us"), "required" when
+ *  every scenario or some kinds must give it, else the reference's words ("per_leaf (full
+ *  bisection)", "none", "-"). NULL when the schema has no such key. */
+const char *rs_scenario_key_default(const char *path);
 
 #ifdef __cplusplus
 }

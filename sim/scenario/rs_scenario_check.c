@@ -8,6 +8,8 @@
 
 #include <ncl/ncl_check.h>
 
+#include "model/rs_defaults.h"
+#include "model/rs_topo.h"
 #include "rs_fusion.h"
 #include "rs_scenario.h"
 #include "rs_usersched.h"
@@ -20,125 +22,18 @@ static rs_scenario_check_state *rs_st(rs_schema_ctx *c) { return c->state; }
 
 /* ---- topology --------------------------------------------------------------------------------- */
 
-static int rs_server8_link(int32_t a, int32_t b) { return a != b && (a / 4 == b / 4 || a % 4 == b % 4); }
+/* The links of a topology are model/rs_topo.h's; these are the scenario API's names for them. */
+uint32_t rs_scenario_switch_count(const rs_topology_spec *t) { return rs_topo_switches(t); }
 
-uint32_t rs_scenario_switch_count(const rs_topology_spec *t)
-{
-    switch (t->kind) {
-    case RS_TOPO_SWITCH:
-    case RS_TOPO_CLUSTER:
-        return 1;
-    case RS_TOPO_FAT_TREE:
-        return t->per_leaf > 0 ? (uint32_t)(t->nranks / t->per_leaf) + (uint32_t)t->spines : 0;
-    default:
-        return 0;
-    }
-}
+int rs_scenario_link_exists(const rs_topology_spec *t, int32_t a, int32_t b) { return rs_topo_has_link(t, a, b); }
 
-/* a <-> b between a rank and a switch, or two switches (switch kinds only). */
-static int rs_switch_link(const rs_topology_spec *t, int32_t a, int32_t b)
-{
-    int32_t p = t->nranks;
-    if (a > b) {
-        int32_t x = a;
-        a = b;
-        b = x;
-    }
-    switch (t->kind) {
-    case RS_TOPO_SWITCH:
-    case RS_TOPO_CLUSTER:
-        return a < p && b == p;
-    case RS_TOPO_FAT_TREE: {
-        if (t->per_leaf <= 0)
-            return 0;
-        int32_t leaves = p / t->per_leaf;
-        if (a < p)
-            return b == p + a / t->per_leaf;
-        return a < p + leaves && b >= p + leaves && b < p + leaves + t->spines;
-    }
-    default:
-        return 0;
-    }
-}
+uint64_t rs_scenario_link_count(const rs_topology_spec *t) { return rs_topo_link_count(t); }
 
-int rs_scenario_link_exists(const rs_topology_spec *t, int32_t a, int32_t b)
-{
-    int32_t n = t->nranks;
-    int64_t nodes = (int64_t)n + rs_scenario_switch_count(t);
-    if (a < 0 || b < 0 || a >= nodes || b >= nodes || a == b)
-        return 0;
-    if (a >= n || b >= n)
-        return rs_switch_link(t, a, b);
-    switch (t->kind) {
-    case RS_TOPO_RING:
-        return b == (a + 1) % n;
-    case RS_TOPO_BIRING:
-        return b == (a + 1) % n || a == (b + 1) % n;
-    case RS_TOPO_FULL_MESH:
-        return 1;
-    case RS_TOPO_TORUS2D: {
-        int32_t cols = t->dims[1], rows = t->dims[0];
-        if (rows <= 0 || cols <= 0)
-            return 0;
-        int32_t ra = a / cols, ca = a % cols, rb = b / cols, cb = b % cols;
-        if (ra == rb)
-            return cb == (ca + 1) % cols || ca == (cb + 1) % cols;
-        if (ca == cb)
-            return rb == (ra + 1) % rows || ra == (rb + 1) % rows;
-        return 0;
-    }
-    case RS_TOPO_SERVER8:
-        return rs_server8_link(a, b);
-    case RS_TOPO_CLUSTER:
-        return a / 8 == b / 8 && rs_server8_link(a % 8, b % 8);
-    case RS_TOPO_LINKS:
-        for (size_t i = 0; i < t->links_count; i++) {
-            const rs_link_ref *r = &t->links[i].ends;
-            if ((r->a == a && r->b == b) || (r->both && r->a == b && r->b == a))
-                return 1;
-        }
-        return 0;
-    default:
-        return 0;
-    }
-}
-
-uint64_t rs_scenario_link_count(const rs_topology_spec *t)
-{
-    uint64_t n = (uint64_t)(t->nranks > 0 ? t->nranks : 0);
-    switch (t->kind) {
-    case RS_TOPO_RING:
-        return n;
-    case RS_TOPO_BIRING:
-        return n == 2 ? 2 : 2 * n;
-    case RS_TOPO_FULL_MESH:
-        return n * (n - 1);
-    case RS_TOPO_TORUS2D: /* a dimension of 2 has one neighbour per rank, not two */
-        return n * (uint64_t)((t->dims[0] == 2 ? 1 : 2) + (t->dims[1] == 2 ? 1 : 2));
-    case RS_TOPO_SWITCH:
-        return 2 * n;
-    case RS_TOPO_FAT_TREE:
-        return 2 * n + (t->per_leaf > 0 ? 2 * (n / (uint64_t)t->per_leaf) * (uint64_t)t->spines : 0);
-    case RS_TOPO_SERVER8:
-        return 32;
-    case RS_TOPO_CLUSTER:
-        return 32 * (uint64_t)t->servers + 2 * n;
-    case RS_TOPO_LINKS: {
-        uint64_t m = 0;
-        for (size_t i = 0; i < t->links_count; i++)
-            m += t->links[i].ends.both ? 2 : 1;
-        return m;
-    }
-    default:
-        return 0;
-    }
-}
-
-/* rs_scenario_link_exists, through the sorted index for kind links. */
+/* rs_topo_has_link, through the sorted index for kind links (lists can be long). */
 static int rs_has_link(rs_schema_ctx *c, int32_t a, int32_t b)
 {
     if (rs_sc(c)->topo.kind != RS_TOPO_LINKS || rs_st(c)->chans == NULL)
-        return rs_scenario_link_exists(&rs_sc(c)->topo, a, b);
+        return rs_topo_has_link(&rs_sc(c)->topo, a, b);
     size_t lo = 0, hi = rs_st(c)->nchans;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -157,7 +52,7 @@ static int rs_check_ref(rs_schema_ctx *c, const rs_link_ref *r, const char *item
                         int line_a, int line_b)
 {
     const rs_topology_spec *t = &rs_sc(c)->topo;
-    int64_t nodes = (int64_t)t->nranks + rs_scenario_switch_count(t);
+    int64_t nodes = (int64_t)t->nranks + rs_topo_switches(t);
     if (r->a >= nodes || r->b >= nodes) {
         int bad_a = r->a >= nodes;
         if (nodes == t->nranks)
@@ -233,15 +128,26 @@ static int rs_chan_cmp(const void *x, const void *y)
     return p->idx < q->idx ? -1 : p->idx > q->idx;
 }
 
+/* The index of a links list: every one-way link, with the entry it comes from. */
+typedef struct rs_chan_fill {
+    rs_scenario_chan *ch;
+    size_t n;
+} rs_chan_fill;
+
+static int rs_chan_add(void *ud, const rs_topo_link *l)
+{
+    rs_chan_fill *f = ud;
+    f->ch[f->n++] = (rs_scenario_chan){l->from, l->to, l->item};
+    return 0;
+}
+
 /* kind links: every endpoint a rank, no link twice, every rank reaching every other. */
 static int rs_check_link_list(rs_schema_ctx *c, yaml_node_t *node, rs_topology_spec *t)
 {
     char key[64];
     int32_t n = t->nranks;
-    size_t nch = 0;
     for (size_t i = 0; i < t->links_count; i++) {
         const rs_link_ref *r = &t->links[i].ends;
-        snprintf(key, sizeof key, "links[%zu].", i);
         int32_t bad = r->a >= n ? r->a : r->b >= n ? r->b : -1;
         if (bad >= 0) {
             snprintf(key, sizeof key, "links[%zu].%s", i, r->a >= n ? "from" : "to");
@@ -253,8 +159,8 @@ static int rs_check_link_list(rs_schema_ctx *c, yaml_node_t *node, rs_topology_s
             return rs_yaml_fail(c->y, rs_schema_item_line(c, node, "links", i, "to"), key,
                                 "both ends are rank %d (allowed: two different ranks)", r->a);
         }
-        nch += r->both ? 2 : 1;
     }
+    size_t nch = (size_t)rs_topo_link_count(t);
     rs_scenario_chan *ch = malloc((nch ? nch : 1) * sizeof *ch);
     size_t *deg = calloc((size_t)n + 1, sizeof *deg), *rdeg = calloc((size_t)n + 1, sizeof *rdeg);
     int32_t *adj = malloc((nch ? nch : 1) * sizeof *adj), *radj = malloc((nch ? nch : 1) * sizeof *radj);
@@ -265,13 +171,8 @@ static int rs_check_link_list(rs_schema_ctx *c, yaml_node_t *node, rs_topology_s
         rc = rs_yaml_fail(c->y, rs_yaml_line(node), "links", "out of memory");
         goto out;
     }
-    size_t k = 0;
-    for (size_t i = 0; i < t->links_count; i++) {
-        const rs_link_ref *r = &t->links[i].ends;
-        ch[k++] = (rs_scenario_chan){r->a, r->b, i};
-        if (r->both)
-            ch[k++] = (rs_scenario_chan){r->b, r->a, i};
-    }
+    rs_chan_fill fill = {ch, 0};
+    rs_topo_links(t, rs_chan_add, &fill);
     qsort(ch, nch, sizeof *ch, rs_chan_cmp);
     size_t dup = SIZE_MAX, first = 0;
     for (size_t i = 1; i < nch; i++)
@@ -351,7 +252,7 @@ int rs_scenario_check_topology(rs_schema_ctx *c, yaml_node_t *node, void *base)
     char whybuf[96];
     switch (t->kind) {
     case RS_TOPO_TORUS2D:
-        derived = (int64_t)t->dims[0] * t->dims[1];
+        derived = rs_topo_ranks(t);
         if (derived > RS_SCENARIO_MAX_RANKS)
             return rs_yaml_fail(c->y, rs_schema_key_line(c, node, "dims"), "dims",
                                 "%d x %d = %lld ranks is out of range (allowed: at most %d ranks)", t->dims[0],
@@ -360,11 +261,11 @@ int rs_scenario_check_topology(rs_schema_ctx *c, yaml_node_t *node, void *base)
         why = whybuf;
         break;
     case RS_TOPO_SERVER8:
-        derived = 8;
+        derived = rs_topo_ranks(t);
         why = "kind server8";
         break;
     case RS_TOPO_CLUSTER:
-        derived = 8 * (int64_t)t->servers;
+        derived = rs_topo_ranks(t);
         snprintf(whybuf, sizeof whybuf, "%d servers of 8", t->servers);
         why = whybuf;
         break;
@@ -571,7 +472,7 @@ int rs_scenario_check_device(rs_schema_ctx *c, yaml_node_t *node, void *base)
     for (int t = 0; t < NCL_DTYPE_COUNT; t++)
         d->no_inline_ops[t] = (uint16_t)(all & ~inline_ops[t]);
     /* rtl_clock: a number and Hz, kHz, MHz or GHz (no frequency unit in rs_units) */
-    d->rtl_clock = 1e9;
+    d->rtl_clock = RS_DEFAULT_RTL_CLOCK_HZ;
     if (d->rtl_clock_text) {
         char *end = NULL;
         double v = strtod(d->rtl_clock_text, &end);

@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "model/rs_topo.h"
 #include "rs_scenario_keys.h"
 #include "rs_units.h"
 
@@ -49,7 +50,7 @@ int rs_scenario_summary(const rs_scenario *sc, char *buf, size_t len)
         snprintf(sweep, sizeof sweep, "%s..%s x%u (%u sizes)", b, e, sc->workload.factor, nsizes);
     return snprintf(buf, len, "%s, %d ranks, %llu links, %s %s %s, %s, payload %s, %s fidelity%s",
                     rs_scenario_kind_name(sc->topo.kind), sc->topo.nranks,
-                    (unsigned long long)rs_scenario_link_count(&sc->topo), colls,
+                    (unsigned long long)rs_topo_link_count(&sc->topo), colls,
                     rs_yaml_enum_name(&rs_scenario_dtypes, sc->workload.dtype),
                     rs_yaml_enum_name(&rs_scenario_ops, sc->workload.op), sweep,
                     rs_yaml_enum_name(&rs_scenario_payloads, sc->payload_real),
@@ -93,7 +94,7 @@ int rs_scenario_dump(const rs_scenario *sc, FILE *out)
 
 void rs_scenario_print_keys(FILE *out)
 {
-    for (size_t mi = 0; mi < rs_scenario_maps_count; mi++) {
+    for (size_t mi = 0; rs_scenario_maps[mi] != NULL; mi++) {
         const rs_map *m = rs_scenario_maps[mi];
         fprintf(out, "### %s%s%s\n\n%s\n\n", m->path[0] ? "`" : "", m->path[0] ? m->path : "top level",
                 m->path[0] ? "`" : "", m->title);
@@ -141,4 +142,29 @@ void rs_scenario_print_keys(FILE *out)
     for (int k = 0; k < RS_TOPO_KIND_COUNT; k++)
         fprintf(out, "| `%s` | %s | %s |\n", rs_scenario_kind_name((rs_topo_kind)k), ranks_doc[k],
                 rs_scenario_kind_links[k]);
+}
+
+const char *rs_scenario_key_default(const char *path)
+{
+    const rs_map *m = rs_scenario_schema.top;
+    for (const char *p = path; m != NULL;) {
+        size_t n = strcspn(p, ".");
+        const rs_key *k = NULL;
+        for (size_t i = 0; i < m->nkeys && k == NULL; i++)
+            if (strlen(m->keys[i].name) == n && strncmp(m->keys[i].name, p, n) == 0)
+                k = &m->keys[i];
+        if (k == NULL)
+            return NULL;
+        if (p[n] == '.') { /* a key of the mapping k describes */
+            m = k->type == RS_T_MAP ? k->sub : NULL;
+            p += n + 1;
+            continue;
+        }
+        if (k->def)
+            return k->def;
+        if ((k->flags & RS_F_REQUIRED) || k->req_kinds)
+            return "required";
+        return k->def_doc ? k->def_doc : "-";
+    }
+    return NULL;
 }

@@ -3,6 +3,7 @@
 
 #include <stddef.h>
 
+#include "model/rs_defaults.h"
 #include "rs_scenario.h"
 
 #define RS_COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -94,7 +95,8 @@ static const rs_yaml_enum rs_enum_rings = {"a ring choice", rs_rings_names, RS_C
      "receive buffer (the credits of packet fidelity); holds at least one packet + header"}
 
 static const rs_key rs_keys_link[] = {
-    RS_LINK_KEYS(rs_link_params, 0, "30 GB/s", "1.5 us", "4 KiB", "64 B", "64 KiB", NULL),
+    RS_LINK_KEYS(rs_link_params, 0, RS_DEFAULT_LINK_BANDWIDTH, RS_DEFAULT_LINK_LATENCY, RS_DEFAULT_LINK_PACKET,
+                 RS_DEFAULT_LINK_HEADER, RS_DEFAULT_LINK_BUFFER, NULL),
 };
 static const rs_map rs_map_link = {
     "topology.link", "Every rank-to-rank link, and the rank-to-switch links of `switch` and `fat_tree` "
@@ -102,7 +104,8 @@ static const rs_map rs_map_link = {
     rs_keys_link, RS_COUNT(rs_keys_link), 1, 0, 0, NULL, rs_scenario_check_link};
 
 static const rs_key rs_keys_nic[] = {
-    RS_LINK_KEYS(rs_link_params, 0, "100 Gb/s", "2 us", "4 KiB", "64 B", "256 KiB", NULL),
+    RS_LINK_KEYS(rs_link_params, 0, RS_DEFAULT_NIC_BANDWIDTH, RS_DEFAULT_NIC_LATENCY, RS_DEFAULT_NIC_PACKET,
+                 RS_DEFAULT_NIC_HEADER, RS_DEFAULT_NIC_BUFFER, NULL),
 };
 static const rs_map rs_map_nic = {
     "topology.nic", "`cluster` only: each NPU's NIC link to the switch (RoCE-like).",
@@ -110,9 +113,9 @@ static const rs_map rs_map_nic = {
 
 static const rs_key rs_keys_switch[] = {
     {"latency", RS_T_UNIT, RS_UNIT_TIME, RS_S_DBL, offsetof(rs_switch_params, latency), 0, 0, 1.0, 0, 0, 0,
-     "500 ns", NULL, NULL, NULL, "input to output through the switch (cut-through)"},
+     RS_DEFAULT_SWITCH_LATENCY, NULL, NULL, NULL, "input to output through the switch (cut-through)"},
     {"buffer", RS_T_UNIT, RS_UNIT_SIZE, RS_S_U32, offsetof(rs_switch_params, buffer_bytes), 0, 1024,
-     1073741824, 0, 0, 0, "1 MiB", NULL, NULL, NULL, "buffer per output port; holds at least one packet"},
+     1073741824, 0, 0, 0, RS_DEFAULT_SWITCH_BUFFER, NULL, NULL, NULL, "buffer per output port; holds at least one packet"},
 };
 static const rs_map rs_map_switch = {
     "topology.switch", "`switch`, `fat_tree` and `cluster`: every switch.",
@@ -192,38 +195,38 @@ static const rs_map rs_map_topology = {
 
 static const rs_key rs_keys_device[] = {
     {"dma_engines", RS_T_INT, RS_UNIT_COUNT, RS_S_U32, offsetof(rs_device_params, dma_engines), 0, 1, 64, 0,
-     0, 0, "4", NULL, NULL, NULL, "DMA tasks a device runs at the same time"},
+     0, 0, RS_DEFAULT_NPU_DMA_ENGINES, NULL, NULL, NULL, "DMA tasks a device runs at the same time"},
     {"queue_depth", RS_T_INT, RS_UNIT_COUNT, RS_S_U32, offsetof(rs_device_params, queue_depth), 0, 1, 65536,
-     0, 0, 0, "16", NULL, NULL, NULL, "tasks each DMA engine queues"},
+     0, 0, 0, RS_DEFAULT_NPU_QUEUE_DEPTH, NULL, NULL, NULL, "tasks each DMA engine queues"},
     {"memory_bandwidth", RS_T_UNIT, RS_UNIT_BANDWIDTH, RS_S_DBL, offsetof(rs_device_params, mem_bandwidth),
-     0, 0, RS_BW_MAX, RS_F_MIN_EXCL, 0, 0, "400 GB/s", NULL, NULL, NULL,
+     0, 0, RS_BW_MAX, RS_F_MIN_EXCL, 0, 0, RS_DEFAULT_NPU_MEMORY_BANDWIDTH, NULL, NULL, NULL,
      "device memory, shared by DMA reads, writes and reductions"},
     {"reduce_bandwidth", RS_T_UNIT, RS_UNIT_BANDWIDTH, RS_S_DBL,
-     offsetof(rs_device_params, reduce_bandwidth), 0, 0, RS_BW_MAX, RS_F_MIN_EXCL, 0, 0, "200 GB/s", NULL,
+     offsetof(rs_device_params, reduce_bandwidth), 0, 0, RS_BW_MAX, RS_F_MIN_EXCL, 0, 0, RS_DEFAULT_NPU_REDUCE_BANDWIDTH, NULL,
      NULL, NULL, "throughput of the inline-reduce unit"},
     {"task_overhead", RS_T_UNIT, RS_UNIT_TIME, RS_S_DBL, offsetof(rs_device_params, task_overhead), 0, 0,
-     1.0, 0, 0, 0, "1 us", NULL, NULL, NULL, "time to issue one task"},
+     1.0, 0, 0, 0, RS_DEFAULT_NPU_TASK_OVERHEAD, NULL, NULL, NULL, "time to issue one task"},
     {"memory", RS_T_UNIT, RS_UNIT_SIZE, RS_S_U64, offsetof(rs_device_params, memory_bytes), 0, 1048576,
-     1099511627776.0, 0, 0, 0, "1 GiB", NULL, NULL, NULL,
+     1099511627776.0, 0, 0, 0, RS_DEFAULT_NPU_MEMORY, NULL, NULL, NULL,
      "device memory size; with payload real it must hold a rank's send + receive buffers"},
     {"inline_reduce", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_device_params, inline_reduce), 0, 0, 0, 0,
-     0, 0, "all", NULL, NULL, NULL,
+     0, 0, RS_DEFAULT_NPU_INLINE_REDUCE, NULL, NULL, NULL,
      "what the DMA reduces inline as it writes: all, none, or dtypes, each with all ops or dtype:op "
      "(e.g. \"int32 uint32 float:sum\"); anything else is written to scratch and reduced by the receiver"},
     {"inline_align", RS_T_UNIT, RS_UNIT_SIZE, RS_S_U32, offsetof(rs_device_params, inline_align), 0, 1, 4096, 0,
-     0, 0, "1 B", NULL, NULL, NULL,
+     0, 0, RS_DEFAULT_NPU_INLINE_ALIGN, NULL, NULL, NULL,
      "inline reduce needs offsets and lengths that are multiples of this; other tasks take the scratch path"},
     {"fidelity", RS_T_ENUM, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_device_params, fidelity), 0, 0, 0, 0, 0, 0,
-     "systemc", NULL, &rs_enum_devfid, NULL,
+     RS_DEFAULT_RTL_FIDELITY, NULL, &rs_enum_devfid, NULL,
      "systemc: the NPU model (the keys above); rtl: the devices rtl_ranks names are the verilated rs_dev "
      "block (rtl_stub/), driven by the unchanged engine through the mmio backend, their link transfers on "
      "these links (int32/uint32/float, sum/max/min, 2-4 ranks; of the keys above only memory applies to them)"},
     {"rtl_clock", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_device_params, rtl_clock_text), 0, 0, 0, 0,
-     0, 0, "1 GHz", NULL, NULL, NULL,
+     0, 0, RS_DEFAULT_RTL_CLOCK, NULL, NULL, NULL,
      "clock of the RTL devices (fidelity rtl), 1 MHz to 10 GHz: one cycle moves one 32-bit word "
      "through a block's memory port"},
     {"rtl_ranks", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_device_params, rtl_ranks_text), 0, 0, 0, 0,
-     0, 0, "all", NULL, NULL, NULL,
+     0, 0, RS_DEFAULT_RTL_RANKS, NULL, NULL, NULL,
      "fidelity rtl: which ranks are RTL devices (all, or rank numbers like \"0\" or \"0 2\"); the others "
      "are SystemC NPUs on the same links (mixed fidelity)"},
 };
@@ -374,7 +377,7 @@ static const rs_key rs_keys_top[] = {
      "real", NULL, &rs_scenario_payloads, NULL,
      "real: bytes are moved, reduced and checked (#wrong); none: timing only"},
     {"fidelity", RS_T_ENUM, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_scenario, fidelity), 0, 0, 0, 0, 0, 0,
-     "message", NULL, &rs_scenario_fidelities, NULL,
+     RS_DEFAULT_NETWORK_FIDELITY, NULL, &rs_scenario_fidelities, NULL,
      "message: a transfer is one event, bandwidth shared fairly; packet: every packet and credit"},
     {"seed", RS_T_U64, RS_UNIT_COUNT, RS_S_U64, offsetof(rs_scenario, seed), 0, 0, 0, 0, 0, 0, "1", NULL,
      NULL, NULL, "seed of the input data; same scenario + seed = same results and times"},
@@ -390,7 +393,7 @@ static const rs_map rs_map_top = {
 const rs_map *const rs_scenario_maps[] = {
     &rs_map_top,      &rs_map_topology, &rs_map_link,     &rs_map_nic,    &rs_map_switch,
     &rs_map_link_item, &rs_map_override, &rs_map_device,  &rs_scenario_map_workload, &rs_scenario_map_sizes,
-    &rs_scenario_map_training, &rs_map_fault, &rs_scenario_map_model_table, &rs_map_tensor,
+    &rs_scenario_map_training, &rs_map_fault, &rs_scenario_map_model_table, &rs_map_tensor, NULL,
 };
 
 /* What links each kind has between ranks, for messages and the reference. */
@@ -407,8 +410,6 @@ const char *const rs_scenario_kind_links[RS_TOPO_KIND_COUNT] = {
                         "link to the switch, node ranks + 0",
     [RS_TOPO_LINKS] = "the links listed in topology.links",
 };
-
-const size_t rs_scenario_maps_count = RS_COUNT(rs_scenario_maps);
 
 /* Which keys apply is decided by topology.kind (`dims` only for torus2d, ...). */
 const rs_schema rs_scenario_schema = {&rs_map_top, "kind", &rs_scenario_kinds,

@@ -1,4 +1,4 @@
-/* rs_scenario_keys.h — inside the scenario loader (not for other wings): its key tables and names, and the checks the tables call. */
+/* rs_scenario_keys.h — inside the scenario loader (not for other wings): its key tables and names (const data), and the checks the tables call. */
 #ifndef RS_SCENARIO_KEYS_H
 #define RS_SCENARIO_KEYS_H
 
@@ -17,9 +17,8 @@ extern const rs_schema rs_scenario_schema;
 extern const rs_map rs_scenario_map_model_table;
 /** Maps the dump and the reference treat specially. */
 extern const rs_map rs_scenario_map_workload, rs_scenario_map_sizes, rs_scenario_map_training;
-/** Every map, in the reference's order. */
+/** Every map, in the reference's order; NULL ends the list. */
 extern const rs_map *const rs_scenario_maps[];
-extern const size_t rs_scenario_maps_count;
 
 /** Names of topology kinds, collectives, algorithms, dtypes, ops, payload modes, fidelities. */
 extern const rs_yaml_enum rs_scenario_kinds, rs_scenario_colls, rs_scenario_algos, rs_scenario_dtypes,

@@ -1,5 +1,5 @@
 /* rs_spec.h — what a scenario describes, in SI units: the contract between the scenario loader
- * (sim/harness/rs_scenario.c fills it) and the SystemC model (model/ builds from it). Plain C. */
+ * (sim/scenario/rs_scenario.c fills it) and the SystemC model (model/ builds from it). Plain C. */
 #ifndef RS_SPEC_H
 #define RS_SPEC_H
 

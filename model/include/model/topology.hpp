@@ -1,5 +1,6 @@
-// topology.hpp — builds nodes and unidirectional channels from an rs_topology_spec, validates it
-// and computes hop-by-hop routing tables. Pure C++ (no SystemC): the network instantiates it.
+// topology.hpp — builds nodes and unidirectional channels from an rs_topology_spec (its links are
+// rs_topo.h's enumeration), validates it and computes hop-by-hop routing tables. Pure C++ (no
+// SystemC): the network instantiates it.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 
 #include "model/params.hpp"
 #include "model/rs_spec.h"
+#include "model/rs_topo.h"
 
 namespace model {
 
@@ -75,8 +77,8 @@ public:
 private:
     int add_node(bool is_switch, const std::string &name);
     int add_channel(int from, int to, const rs_link_params &p, bool nic = false);
-    void add_pair(int a, int b, const rs_link_params &p, bool nic = false);
-    void build_server8(int base);
+    /** rs_topo_links' visitor: one channel per link, in its order (self: the Topology). */
+    static int add_link(void *self, const rs_topo_link *l);
     void check_params(const rs_link_params &p, const std::string &where) const;
     void validate_connected() const;
     void compute_table(int dst, std::vector<int> &next) const;
