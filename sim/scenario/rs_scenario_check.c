@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <ncl/ncl_check.h>
+#include <ncl/ncl_hal.h>
 
 #include "model/rs_defaults.h"
 #include "model/rs_topo.h"
@@ -405,15 +406,16 @@ static int rs_check_schedule(rs_schema_ctx *c, yaml_node_t *node, rs_workload *w
     for (int i = 0; i < 4; i++) {
         uint64_t count = counts[i / 2];
         int inplace = i % 2;
+        /* a communicator with the schedule, on a backend with just the scratch it needs */
+        ncl_config cfg = NCL_CONFIG_INIT;
+        cfg.channels = 1;
+        cfg.schedule = s;
+        ncl_hal_caps caps;
+        memset(&caps, 0, sizeof caps);
+        caps.max_queues = NCL_MAX_QUEUES;
+        caps.scratch_bytes = ncl_user_scratch_bytes(s, count, (uint32_t)ncl_dtype_size(w->dtype));
         ncl_plan_env env;
-        memset(&env, 0, sizeof env);
-        env.slice_bytes = 4u << 20;
-        env.channels = 1;
-        env.max_queues = NCL_MAX_QUEUES;
-        env.scratch_bytes = ncl_user_scratch_bytes(s, count, (uint32_t)ncl_dtype_size(w->dtype));
-        env.link_alpha_ns = 1;
-        env.link_gbps = 1;
-        env.schedule = s;
+        ncl_plan_env_init(&env, &cfg, &caps);
         ncl_plan plan;
         char why[RS_SCENARIO_ERRLEN];
         ncl_result r = ncl_plan_make(&plan, (ncl_coll)s->coll, NCL_ALGO_USER, s->nranks, 0, w->root, count, w->dtype,

@@ -20,60 +20,36 @@ _Static_assert(sizeof(rs_fidelity) == sizeof(int32_t), "enum size");
 
 /* Accepted spellings; the first entry of each value is the one printed and listed as allowed. */
 static const rs_yaml_name rs_kind_names[] = {
-    {"ring", RS_TOPO_RING},       {"biring", RS_TOPO_BIRING},   {"full_mesh", RS_TOPO_FULL_MESH},
-    {"torus2d", RS_TOPO_TORUS2D}, {"switch", RS_TOPO_SWITCH},   {"fat_tree", RS_TOPO_FAT_TREE},
-    {"server8", RS_TOPO_SERVER8}, {"cluster", RS_TOPO_CLUSTER}, {"links", RS_TOPO_LINKS},
+    {"ring", RS_TOPO_RING, 0},       {"biring", RS_TOPO_BIRING, 0},   {"full_mesh", RS_TOPO_FULL_MESH, 0},
+    {"torus2d", RS_TOPO_TORUS2D, 0}, {"switch", RS_TOPO_SWITCH, 0},   {"fat_tree", RS_TOPO_FAT_TREE, 0},
+    {"server8", RS_TOPO_SERVER8, 0}, {"cluster", RS_TOPO_CLUSTER, 0}, {"links", RS_TOPO_LINKS, 0},
 };
-static const rs_yaml_name rs_coll_names[] = {
-    {"allreduce", NCL_COLL_ALLREDUCE},   {"broadcast", NCL_COLL_BROADCAST},
-    {"reduce", NCL_COLL_REDUCE},         {"reduce_scatter", NCL_COLL_REDUCE_SCATTER},
-    {"allgather", NCL_COLL_ALLGATHER},   {"all_reduce", NCL_COLL_ALLREDUCE},
-    {"bcast", NCL_COLL_BROADCAST},       {"reducescatter", NCL_COLL_REDUCE_SCATTER},
-    {"all_gather", NCL_COLL_ALLGATHER},
-};
-static const rs_yaml_name rs_algo_names[] = {
-    {"auto", NCL_ALGO_AUTO}, {"ring", NCL_ALGO_RING}, {"chain", NCL_ALGO_CHAIN}, {"tree", NCL_ALGO_TREE},
-    {"hd", NCL_ALGO_HD},     {"mesh", NCL_ALGO_MESH}, {"sag", NCL_ALGO_SAG},     {"dbtree", NCL_ALGO_DBTREE},
-    {"det", NCL_ALGO_DET},   {"hier", NCL_ALGO_HIER},
-    {"halving_doubling", NCL_ALGO_HD}, {"two_level", NCL_ALGO_HIER}, {"hierarchical", NCL_ALGO_HIER}, {"full_mesh", NCL_ALGO_MESH}, {"scatter_allgather", NCL_ALGO_SAG},
-};
-/* nccl-tests' names first, then the aliases `ringsim run -d` also takes */
-static const rs_yaml_name rs_dtype_names[] = {
-    {"int8", NCL_INT8},       {"uint8", NCL_UINT8},         {"int32", NCL_INT32},
-    {"uint32", NCL_UINT32},   {"int64", NCL_INT64},         {"half", NCL_FLOAT16},
-    {"bfloat16", NCL_BFLOAT16}, {"float", NCL_FLOAT32},     {"double", NCL_FLOAT64},
-    {"int", NCL_INT32},       {"fp16", NCL_FLOAT16},        {"float16", NCL_FLOAT16},
-    {"bf16", NCL_BFLOAT16},   {"fp32", NCL_FLOAT32},        {"float32", NCL_FLOAT32},
-    {"fp64", NCL_FLOAT64},    {"float64", NCL_FLOAT64},
-};
-static const rs_yaml_name rs_op_names[] = {
-    {"sum", NCL_SUM}, {"prod", NCL_PROD}, {"max", NCL_MAX}, {"min", NCL_MIN}, {"avg", NCL_AVG},
-};
-static const rs_yaml_name rs_payload_names[] = {{"real", 1}, {"none", 0}};
-static const rs_yaml_name rs_fidelity_names[] = {{"message", RS_FIDELITY_MESSAGE}, {"packet", RS_FIDELITY_PACKET}};
-static const rs_yaml_name rs_devfid_names[] = {{"systemc", RS_DEVICE_SYSTEMC}, {"rtl", RS_DEVICE_RTL}};
-static const rs_yaml_name rs_action_names[] = {{"down", RS_FAULT_DOWN}, {"degrade", RS_FAULT_DEGRADE}};
-static const rs_yaml_name rs_rings_names[] = {{"auto", RS_RINGS_AUTO}, {"rank", RS_RINGS_RANK}};
+static const rs_yaml_name rs_payload_names[] = {{"real", 1, 0}, {"none", 0, 0}};
+static const rs_yaml_name rs_fidelity_names[] = {{"message", RS_FIDELITY_MESSAGE, 0}, {"packet", RS_FIDELITY_PACKET, 0}};
+static const rs_yaml_name rs_devfid_names[] = {{"systemc", RS_DEVICE_SYSTEMC, 0}, {"rtl", RS_DEVICE_RTL, 0}};
+static const rs_yaml_name rs_action_names[] = {{"down", RS_FAULT_DOWN, 0}, {"degrade", RS_FAULT_DEGRADE, 0}};
+static const rs_yaml_name rs_rings_names[] = {{"auto", RS_RINGS_AUTO, 0}, {"rank", RS_RINGS_RANK, 0}};
 /* YAML 1.2 core schema booleans; yes/no/on/off are deliberately not booleans here */
 static const rs_yaml_name rs_bool_names[] = {
-    {"true", 1}, {"false", 0}, {"True", 1}, {"False", 0}, {"TRUE", 1}, {"FALSE", 0},
+    {"true", 1, 0}, {"false", 0, 0}, {"True", 1, 1}, {"False", 0, 1}, {"TRUE", 1, 1}, {"FALSE", 0, 1},
 };
 
-const rs_yaml_enum rs_scenario_kinds = {"a topology kind", rs_kind_names, RS_COUNT(rs_kind_names)};
-const rs_yaml_enum rs_scenario_colls = {"a collective", rs_coll_names, RS_COUNT(rs_coll_names)};
-const rs_yaml_enum rs_scenario_algos = {"an algorithm", rs_algo_names, RS_COUNT(rs_algo_names)};
+const rs_yaml_enum rs_scenario_kinds = RS_YAML_ENUM("a topology kind", rs_kind_names);
+/* the engine's names: one table for every tool (ncl_names.h) */
+const rs_yaml_enum rs_scenario_colls = RS_YAML_ENGINE_ENUM("a collective", NCL_NAMES_COLL, -1);
+const rs_yaml_enum rs_scenario_algos = RS_YAML_ENGINE_ENUM("an algorithm", NCL_NAMES_ALGO, NCL_ALGO_USER);
 static const rs_yaml_name rs_inter_names[] = {
-    {"auto", NCL_ALGO_AUTO}, {"ring", NCL_ALGO_RING}, {"hd", NCL_ALGO_HD}, {"halving_doubling", NCL_ALGO_HD},
+    {"auto", NCL_ALGO_AUTO, 0}, {"ring", NCL_ALGO_RING, 0}, {"hd", NCL_ALGO_HD, 0}, {"halving_doubling", NCL_ALGO_HD, 1},
 };
-static const rs_yaml_enum rs_enum_inter = {"an inter-server algorithm", rs_inter_names, RS_COUNT(rs_inter_names)};
-const rs_yaml_enum rs_scenario_dtypes = {"a dtype", rs_dtype_names, RS_COUNT(rs_dtype_names)};
-const rs_yaml_enum rs_scenario_ops = {"an op", rs_op_names, RS_COUNT(rs_op_names)};
-const rs_yaml_enum rs_scenario_payloads = {"a payload mode", rs_payload_names, RS_COUNT(rs_payload_names)};
-const rs_yaml_enum rs_scenario_fidelities = {"a fidelity", rs_fidelity_names, RS_COUNT(rs_fidelity_names)};
-static const rs_yaml_enum rs_enum_devfid = {"a device fidelity", rs_devfid_names, RS_COUNT(rs_devfid_names)};
-static const rs_yaml_enum rs_enum_action = {"a fault action", rs_action_names, RS_COUNT(rs_action_names)};
-static const rs_yaml_enum rs_enum_bool = {"a boolean", rs_bool_names, RS_COUNT(rs_bool_names)};
-static const rs_yaml_enum rs_enum_rings = {"a ring choice", rs_rings_names, RS_COUNT(rs_rings_names)};
+static const rs_yaml_enum rs_enum_inter = RS_YAML_ENUM("an inter-server algorithm", rs_inter_names);
+const rs_yaml_enum rs_scenario_dtypes = RS_YAML_ENGINE_ENUM("a dtype", NCL_NAMES_DTYPE, -1);
+const rs_yaml_enum rs_scenario_ops = RS_YAML_ENGINE_ENUM("an op", NCL_NAMES_OP, -1);
+const rs_yaml_enum rs_scenario_payloads = RS_YAML_ENUM("a payload mode", rs_payload_names);
+const rs_yaml_enum rs_scenario_fidelities = RS_YAML_ENUM("a fidelity", rs_fidelity_names);
+static const rs_yaml_enum rs_enum_devfid = RS_YAML_ENUM("a device fidelity", rs_devfid_names);
+static const rs_yaml_enum rs_enum_action = RS_YAML_ENUM("a fault action", rs_action_names);
+static const rs_yaml_enum rs_enum_bool = RS_YAML_ENUM("a boolean", rs_bool_names);
+static const rs_yaml_enum rs_enum_rings = RS_YAML_ENUM("a ring choice", rs_rings_names);
 
 /* ---- keys ------------------------------------------------------------------------------------- */
 

@@ -12,19 +12,15 @@
 #define US_MAX_RANKS 65536
 #define US_MAX_CHUNKS (1 << 20)
 
-static const rs_yaml_name us_coll_names[] = {
-    {"allreduce", NCL_COLL_ALLREDUCE}, {"broadcast", NCL_COLL_BROADCAST}, {"reduce", NCL_COLL_REDUCE},
-    {"reduce_scatter", NCL_COLL_REDUCE_SCATTER}, {"allgather", NCL_COLL_ALLGATHER},
-};
 static const rs_yaml_name us_op_names[] = {
-    {"write", NCL_TASK_WRITE}, {"write_reduce", NCL_TASK_WRITE_REDUCE}, {"copy", NCL_TASK_LOCAL_COPY},
-    {"reduce", NCL_TASK_LOCAL_REDUCE}, {"div", NCL_TASK_LOCAL_DIV}, {"record", NCL_TASK_NOTIFY_RECORD},
-    {"wait", NCL_TASK_NOTIFY_WAIT},
+    {"write", NCL_TASK_WRITE, 0}, {"write_reduce", NCL_TASK_WRITE_REDUCE, 0}, {"copy", NCL_TASK_LOCAL_COPY, 0},
+    {"reduce", NCL_TASK_LOCAL_REDUCE, 0}, {"div", NCL_TASK_LOCAL_DIV, 0}, {"record", NCL_TASK_NOTIFY_RECORD, 0},
+    {"wait", NCL_TASK_NOTIFY_WAIT, 0},
 };
-static const rs_yaml_name us_buf_names[] = {{"send", NCL_BUF_SEND}, {"recv", NCL_BUF_RECV}, {"scratch", NCL_BUF_SCRATCH}};
-static const rs_yaml_enum us_colls = {"a collective", us_coll_names, US_COUNT(us_coll_names)};
-static const rs_yaml_enum us_ops = {"an op", us_op_names, US_COUNT(us_op_names)};
-static const rs_yaml_enum us_bufs = {"a buffer", us_buf_names, US_COUNT(us_buf_names)};
+static const rs_yaml_name us_buf_names[] = {{"send", NCL_BUF_SEND, 0}, {"recv", NCL_BUF_RECV, 0}, {"scratch", NCL_BUF_SCRATCH, 0}};
+static const rs_yaml_enum us_colls = RS_YAML_ENGINE_ENUM("a collective", NCL_NAMES_COLL, -1);
+static const rs_yaml_enum us_ops = RS_YAML_ENUM("an op", us_op_names);
+static const rs_yaml_enum us_bufs = RS_YAML_ENUM("a buffer", us_buf_names);
 
 static const char *const us_top_keys[] = {"name", "collective", "ranks", "chunks", "queues", "streams"};
 static const char *const us_stream_keys[] = {"rank", "queue", "steps"};

@@ -486,25 +486,36 @@ const char *rs_yaml_suggest(const char *s, const char *const *names, size_t n)
 
 /* ---- names ------------------------------------------------------------------------------------ */
 
+/* The entries of e: its own, or the engine's table of its kind. */
+static const rs_yaml_name *rs_yaml_entries(const rs_yaml_enum *e, size_t *count)
+{
+    if (e->names)
+        return *count = e->count, e->names;
+    return ncl_names(e->kind, count);
+}
+
 const char *rs_yaml_enum_name(const rs_yaml_enum *e, int value)
 {
-    for (size_t i = 0; i < e->count; i++)
-        if (e->names[i].value == value)
-            return e->names[i].name;
+    size_t count;
+    const rs_yaml_name *names = rs_yaml_entries(e, &count);
+    for (size_t i = 0; i < count; i++)
+        if (names[i].value == value && value != e->skip)
+            return names[i].name;
     return "?";
 }
 
 void rs_yaml_enum_list(const rs_yaml_enum *e, char *buf, size_t len)
 {
-    size_t used = 0;
+    size_t used = 0, count;
+    const rs_yaml_name *names = rs_yaml_entries(e, &count);
     buf[0] = '\0';
-    for (size_t i = 0; i < e->count; i++) {
-        int first = 1;
+    for (size_t i = 0; i < count; i++) {
+        int first = names[i].value != e->skip;
         for (size_t j = 0; j < i; j++)
-            first &= e->names[j].value != e->names[i].value;
+            first &= names[j].value != names[i].value;
         if (!first)
             continue;
-        int n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", e->names[i].name);
+        int n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", names[i].name);
         if (n < 0 || (size_t)n >= len - used)
             break;
         used += (size_t)n;
@@ -513,9 +524,11 @@ void rs_yaml_enum_list(const rs_yaml_enum *e, char *buf, size_t len)
 
 int rs_yaml_enum_lookup(const rs_yaml_enum *e, const char *s, int *value)
 {
-    for (size_t i = 0; i < e->count; i++)
-        if (strcmp(e->names[i].name, s) == 0) {
-            *value = e->names[i].value;
+    size_t count;
+    const rs_yaml_name *names = rs_yaml_entries(e, &count);
+    for (size_t i = 0; i < count; i++)
+        if (names[i].value != e->skip && strcmp(names[i].name, s) == 0) {
+            *value = names[i].value;
             return 0;
         }
     return -1;
@@ -524,9 +537,11 @@ int rs_yaml_enum_lookup(const rs_yaml_enum *e, const char *s, int *value)
 int rs_yaml_bad_enum(rs_yaml *y, int line, const char *child, const rs_yaml_enum *e, const char *text)
 {
     const char *names[32];
-    size_t n = 0;
-    for (size_t i = 0; i < e->count && n < RS_YAML_COUNT(names); i++)
-        names[n++] = e->names[i].name;
+    size_t n = 0, count;
+    const rs_yaml_name *entries = rs_yaml_entries(e, &count);
+    for (size_t i = 0; i < count && n < RS_YAML_COUNT(names); i++)
+        if (entries[i].value != e->skip)
+            names[n++] = entries[i].name;
     const char *hint = rs_yaml_suggest(text, names, n);
     char allowed[256], shown[64];
     rs_yaml_enum_list(e, allowed, sizeof allowed);

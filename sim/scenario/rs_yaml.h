@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <yaml.h>
 
+#include "ncl/ncl_names.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -131,19 +133,22 @@ const char *rs_yaml_suggest(const char *s, const char *const *names, size_t n);
 
 /* ---- names ------------------------------------------------------------------------------------ */
 
-/** One accepted spelling of a value. */
-typedef struct rs_yaml_name {
-    const char *name;
-    int value;
-} rs_yaml_name;
+/** One accepted spelling of a value (the engine's name type: {name, value, alias}). */
+typedef ncl_name rs_yaml_name;
 
 /** The names of one kind of value; the first entry of each value is the one printed and listed
- *  as allowed, later ones are aliases. */
+ *  as allowed, later ones are aliases. The engine's kinds (collectives, algorithms, dtypes, ops)
+ *  are not written again: names NULL means ncl_names(kind), the one table every tool reads. */
 typedef struct rs_yaml_enum {
     const char *what; /**< "a topology kind", for "'x' is not a topology kind" */
     const rs_yaml_name *names;
     size_t count;
+    ncl_name_kind kind; /**< with names NULL */
+    int skip;           /**< a value of the engine's kind that is not allowed here, or -1 */
 } rs_yaml_enum;
+/* A table of its own, and the engine's names of kind but the value skip's. */
+#define RS_YAML_ENUM(what, names) {what, names, sizeof(names) / sizeof((names)[0]), NCL_NAMES_KIND_COUNT, -1}
+#define RS_YAML_ENGINE_ENUM(what, kind, skip) {what, NULL, 0, kind, skip}
 
 /** The printed name of a value, "?" for none. */
 const char *rs_yaml_enum_name(const rs_yaml_enum *e, int value);
