@@ -4,7 +4,8 @@
 #   find_package(ringsim REQUIRED)  +  target_link_libraries(app PRIVATE ringsim::ncl)
 # or
 #   cc app.c $(pkg-config --cflags --libs ringsim)
-# ringsim::ncl is the host backend (links ringsim::ncl_core and Threads); ringsim::ncl_core is
+# ringsim::ncl is the host backend (links ringsim::ncl_core, the backends' shared helpers
+# ringsim::ncl_backend and Threads); ringsim::ncl_core is
 # the portable engine alone, for consumers that bring their own HAL backend; ringsim::ncl_wire is
 # the wire protocol's codec (ncl/ncl_wire.h), for consumers that speak it (not in pkg-config's
 # Libs: the host backend does not need it; link -lncl_wire -lncl_core yourself).
@@ -14,7 +15,7 @@ include(CMakePackageConfigHelpers)
 set(RINGSIM_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ringsim
     CACHE STRING "Where ringsimConfig.cmake is installed (relative to the prefix)")
 
-install(TARGETS ncl_core ncl ncl_wire
+install(TARGETS ncl_core ncl_backend ncl ncl_wire
   EXPORT ringsimTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

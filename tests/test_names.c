@@ -80,36 +80,20 @@ static void test_round_trip(void **state)
             assert_int_equal(got, v[i].value);
         }
     }
-    for (int c = 0; c < NCL_COLL_COUNT; c++) {
-        ncl_coll out = NCL_COLL_COUNT;
-        assert_int_equal(ncl_coll_parse(ncl_coll_name((ncl_coll)c), &out), 0);
-        assert_int_equal(out, c);
+    /* the typed forms: name, then parse into the enum type */
+#define TYPED_ROUND_TRIP(type, count, name_fn, parse_fn)                                           \
+    for (int x = 0; x < (int)(count); x++) {                                                       \
+        type out = (type)(count);                                                                  \
+        assert_int_equal(parse_fn(name_fn((type)x), &out), 0);                                     \
+        assert_int_equal(out, x);                                                                  \
     }
-    for (int a = 0; a < NCL_ALGO_COUNT; a++) {
-        ncl_algo out = NCL_ALGO_COUNT;
-        assert_int_equal(ncl_algo_parse(ncl_algo_name((ncl_algo)a), &out), 0);
-        assert_int_equal(out, a);
-    }
-    for (int d = 0; d < NCL_DTYPE_COUNT; d++) {
-        ncl_dtype out = NCL_DTYPE_COUNT;
-        assert_int_equal(ncl_dtype_parse(ncl_dtype_name((ncl_dtype)d), &out), 0);
-        assert_int_equal(out, d);
-    }
-    for (int o = 0; o < NCL_OP_COUNT; o++) {
-        ncl_op out = NCL_OP_COUNT;
-        assert_int_equal(ncl_op_parse(ncl_op_name((ncl_op)o), &out), 0);
-        assert_int_equal(out, o);
-    }
-    for (uint32_t t = 0; t < NCL_TASK_KIND_COUNT; t++) {
-        uint32_t out = NCL_TASK_KIND_COUNT;
-        assert_int_equal(ncl_task_kind_parse(ncl_task_kind_name(t), &out), 0);
-        assert_int_equal(out, t);
-    }
-    for (uint32_t b = 0; b < NCL_BUF_COUNT; b++) {
-        uint32_t out = NCL_BUF_COUNT;
-        assert_int_equal(ncl_buf_parse(ncl_buf_name(b), &out), 0);
-        assert_int_equal(out, b);
-    }
+    TYPED_ROUND_TRIP(ncl_coll, NCL_COLL_COUNT, ncl_coll_name, ncl_coll_parse)
+    TYPED_ROUND_TRIP(ncl_algo, NCL_ALGO_COUNT, ncl_algo_name, ncl_algo_parse)
+    TYPED_ROUND_TRIP(ncl_dtype, NCL_DTYPE_COUNT, ncl_dtype_name, ncl_dtype_parse)
+    TYPED_ROUND_TRIP(ncl_op, NCL_OP_COUNT, ncl_op_name, ncl_op_parse)
+    TYPED_ROUND_TRIP(uint32_t, NCL_TASK_KIND_COUNT, ncl_task_kind_name, ncl_task_kind_parse)
+    TYPED_ROUND_TRIP(uint32_t, NCL_BUF_COUNT, ncl_buf_name, ncl_buf_parse)
+#undef TYPED_ROUND_TRIP
     for (int r = 0; r < NCL_RESULT_COUNT; r++) {
         int got = -1;
         assert_int_equal(ncl_name_parse(NCL_NAMES_RESULT, ncl_result_name((ncl_result)r), &got), 0);

@@ -1,9 +1,7 @@
 // npu.cpp — the NPU device and the `sim` HAL backend (see npu.hpp for the timing model).
 #include "model/npu.hpp"
 
-#include <cstring>
-
-#include <ncl/ncl_dtype.h>
+#include "ncl_backend.h"
 
 #include "model/rs_defaults.h"
 
@@ -33,8 +31,6 @@ const StatInfo k_stats[] = {
     {"memory_bytes", "B", "bytes through the device memory (reads + writes)"},
     {"memory_busy", "s", "time with at least one memory stream active"},
 };
-
-const char *const k_buf_names[NCL_BUF_COUNT] = {"SEND", "RECV", "SCRATCH"};
 
 } // namespace
 
@@ -249,7 +245,7 @@ unsigned char *Npu::resolve(const ncl_ref &ref, uint64_t bytes, bool write, cons
         bytes > bound_.size[ref.buf] - ref.off || (write && ref.buf == NCL_BUF_SEND)) {
         if (fault_.empty())
             fault_ = std::string(what) + " " +
-                     (ref.buf < NCL_BUF_COUNT ? k_buf_names[ref.buf] : "?") + "[" +
+                     ncl_buf_name(ref.buf) + "[" +
                      std::to_string(ref.off) + "..+" + std::to_string(bytes) + ") on rank " +
                      std::to_string(rank_) +
                      (bound_.bound ? ": outside the bound buffer" : ": no collective running there");
@@ -273,17 +269,10 @@ bool Npu::apply(const ncl_task &t)
     }
     if (!payload_ || !src || !dst)
         return true;
-    uint64_t count = t.bytes / ncl_dtype_size((ncl_dtype)t.dtype);
-    switch ((ncl_task_kind)t.kind) {
-    case NCL_TASK_WRITE:
-    case NCL_TASK_LOCAL_COPY: std::memmove(dst, src, t.bytes); break;
-    case NCL_TASK_WRITE_REDUCE:
-    case NCL_TASK_LOCAL_REDUCE: ncl_reduce_kernel(dst, src, count, (ncl_dtype)t.dtype, (ncl_op)t.op); break;
-    case NCL_TASK_LOCAL_DIV: ncl_div_kernel(dst, count, (ncl_dtype)t.dtype, t.count); break;
-    case NCL_TASK_LOCAL_WIDEN: ncl_widen_kernel(dst, src, count, (ncl_dtype)t.dtype); break;
-    case NCL_TASK_LOCAL_REDUCE_WIDE: ncl_reduce_wide_kernel(dst, src, count, (ncl_dtype)t.dtype, (ncl_op)t.op); break;
-    case NCL_TASK_LOCAL_NARROW: ncl_narrow_kernel(dst, src, count, (ncl_dtype)t.dtype, t.count); break;
-    default: break;
+    char why[128];
+    if (!ncl_bk_run(&t, dst, src, why, sizeof why)) { // the CPU runner every backend shares
+        fault_ = std::string(ncl_task_kind_name(t.kind)) + " on rank " + std::to_string(rank_) + ": " + why;
+        return false;
     }
     return true;
 }
@@ -386,10 +375,17 @@ bool Npu::deliver_external(int from, uint32_t kind, const ncl_ref &dst, const vo
     unsigned char *p = bound_.base[dst.buf] ? bound_.base[dst.buf] + dst.off : nullptr;
     if (!payload_ || !p || !data)
         return true;
-    if (kind == NCL_TASK_WRITE_REDUCE)
-        ncl_reduce_kernel(p, data, bytes / ncl_dtype_size((ncl_dtype)dtype), (ncl_dtype)dtype, (ncl_op)op);
-    else
-        std::memmove(p, data, bytes);
+    ncl_task t{};
+    t.kind = (uint8_t)(kind == NCL_TASK_WRITE_REDUCE ? NCL_TASK_WRITE_REDUCE : NCL_TASK_WRITE);
+    t.dtype = (uint8_t)dtype;
+    t.op = (uint8_t)op;
+    t.bytes = bytes;
+    char why[128];
+    if (!ncl_bk_run(&t, p, data, why, sizeof why)) {
+        fault_ = std::string("external ") + ncl_task_kind_name(t.kind) + " on rank " + std::to_string(rank_) + ": " +
+                 why;
+        return false;
+    }
     return true;
 }
 

@@ -4,7 +4,7 @@
 #include "ncl/ncl_host.h"
 
 #include "ncl/ncl_diag.h"
-#include "ncl/ncl_dtype.h"
+#include "ncl_backend.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -32,9 +32,6 @@ static const char *host_qstate_str(uint8_t s)
     }
     return "?";
 }
-
-static const char *const host_buf_names[NCL_BUF_COUNT] = {"SEND", "RECV", "SCRATCH"};
-static const char *const host_level_names[] = {"error", "warn", "info", "debug"};
 
 /* One notify counter: key = sender * NCL_NOTIFY_IDS + id + 1 (0 marks an empty slot). */
 typedef struct host_ctr {
@@ -74,9 +71,7 @@ typedef struct host_rank {
      * under the read lock for the whole of a WRITE into this rank, so end() waits for a
      * writer in flight and a late writer finds the buffers unbound. */
     _Alignas(HOST_ALIGN) pthread_rwlock_t bind_lock;
-    unsigned char *base[NCL_BUF_COUNT];
-    uint64_t size[NCL_BUF_COUNT];
-    int bound;
+    ncl_bk_bufs bufs;
 
     /* Notify state, under mu: records from peers land here. */
     _Alignas(HOST_ALIGN) pthread_mutex_t mu;
@@ -129,7 +124,7 @@ static void host_log(void *ctx, int level, const char *msg)
     const host_rank *r = ctx;
     if (r && level > host_cfg_of(r->world)->log_level)
         return;
-    const char *lv = level >= 0 && level <= NCL_LOG_DEBUG ? host_level_names[level] : "?";
+    const char *lv = ncl_bk_log_level_name(level);
     /* One fprintf per line: stdio locks the stream, so ranks' lines do not interleave. */
     if (r)
         fprintf(stderr, "[ncl host rank %d] %s: %s\n", r->rank, lv, msg ? msg : "");
@@ -157,32 +152,13 @@ static void host_logf(host_rank *r, int level, const char *fmt, ...)
     host_log(r, level, msg);
 }
 
-static int host_ieq(const char *a, const char *b)
-{
-    for (; *a && *b; a++, b++) {
-        char x = *a >= 'A' && *a <= 'Z' ? (char)(*a - 'A' + 'a') : *a;
-        if (x != *b)
-            return 0;
-    }
-    return *a == *b;
-}
-
 /* NCL_HOST_LOG=debug|info|warn|error|off; errors and warnings by default. */
 static int host_log_level_from_env(void)
 {
     const char *v = getenv("NCL_HOST_LOG");
-    if (!v || !*v)
-        return NCL_LOG_WARN;
-    if (host_ieq(v, "debug") || host_ieq(v, "all"))
-        return NCL_LOG_DEBUG;
-    if (host_ieq(v, "info"))
-        return NCL_LOG_INFO;
-    if (host_ieq(v, "warn") || host_ieq(v, "warning"))
-        return NCL_LOG_WARN;
-    if (host_ieq(v, "error"))
-        return NCL_LOG_ERROR;
-    if (host_ieq(v, "off") || host_ieq(v, "none") || host_ieq(v, "0"))
-        return -1;
+    int level = NCL_LOG_WARN;
+    if (!v || !*v || ncl_bk_log_level_parse(v, &level) == 0)
+        return level;
     fprintf(stderr, "[ncl host] warn: NCL_HOST_LOG=%s not understood (debug, info, warn, error, off)\n", v);
     return NCL_LOG_WARN;
 }
@@ -265,14 +241,8 @@ static ncl_result host_begin(void *ctx, const ncl_hal_launch *l)
     if (!l)
         return NCL_ERR_BACKEND;
     pthread_rwlock_wrlock(&r->bind_lock);
-    int was_bound = r->bound;
-    r->base[NCL_BUF_SEND] = (unsigned char *)(uintptr_t)l->send; /* never written: see host_region */
-    r->size[NCL_BUF_SEND] = l->send_bytes;
-    r->base[NCL_BUF_RECV] = l->recv;
-    r->size[NCL_BUF_RECV] = l->recv_bytes;
-    r->base[NCL_BUF_SCRATCH] = r->scratch;
-    r->size[NCL_BUF_SCRATCH] = host_cfg_of(r->world)->scratch_bytes;
-    r->bound = 1;
+    int was_bound = r->bufs.bound;
+    ncl_bk_bind(&r->bufs, l, (uint64_t)(uintptr_t)r->scratch, host_cfg_of(r->world)->scratch_bytes);
     pthread_rwlock_unlock(&r->bind_lock);
     if (was_bound)
         host_logf(r, NCL_LOG_WARN, "begin of #%llu while #%llu was never ended; rebinding",
@@ -292,9 +262,7 @@ static ncl_result host_begin(void *ctx, const ncl_hal_launch *l)
 static void host_unbind(host_rank *r)
 {
     pthread_rwlock_wrlock(&r->bind_lock);
-    memset(r->base, 0, sizeof r->base);
-    memset(r->size, 0, sizeof r->size);
-    r->bound = 0;
+    ncl_bk_unbind(&r->bufs);
     pthread_rwlock_unlock(&r->bind_lock);
 }
 
@@ -308,65 +276,16 @@ static ncl_result host_end(void *ctx, ncl_result result)
 
 /* Resolves (owner's buf + off, bytes) to an address, or explains into why[] and returns NULL.
  * Caller holds owner's bind_lock for reading, or is the owner. */
-static unsigned char *host_region(const host_rank *owner, ncl_ref ref, uint64_t bytes, int write,
-                                  char *why, size_t why_len)
+static unsigned char *host_region(const host_rank *owner, ncl_ref ref, uint64_t bytes, int write, char *why,
+                                  size_t why_len)
 {
-    if (ref.buf >= NCL_BUF_COUNT) {
-        snprintf(why, why_len, "unknown buffer %u on rank %d", ref.buf, owner->rank);
+    uint64_t addr = 0;
+    char inner[160];
+    if (!ncl_bk_region(&owner->bufs, ref, bytes, write, &addr, inner, sizeof inner)) {
+        snprintf(why, why_len, "on rank %d: %s", owner->rank, inner);
         return NULL;
     }
-    const char *name = host_buf_names[ref.buf];
-    if (!owner->bound) {
-        snprintf(why, why_len, "%s[%llu..+%llu) on rank %d: no collective is running there "
-                 "(buffers unbound)", name, (unsigned long long)ref.off, (unsigned long long)bytes,
-                 owner->rank);
-        return NULL;
-    }
-    if (write && ref.buf == NCL_BUF_SEND) {
-        snprintf(why, why_len, "SEND on rank %d is read-only", owner->rank);
-        return NULL;
-    }
-    uint64_t size = owner->size[ref.buf];
-    if (ref.off > size || bytes > size - ref.off) {
-        snprintf(why, why_len, "%s[%llu..+%llu) on rank %d is out of bounds (bound size %llu)",
-                 name, (unsigned long long)ref.off, (unsigned long long)bytes, owner->rank,
-                 (unsigned long long)size);
-        return NULL;
-    }
-    if (!owner->base[ref.buf]) {
-        snprintf(why, why_len, "%s on rank %d is NULL but %llu bytes are addressed", name,
-                 owner->rank, (unsigned long long)bytes);
-        return NULL;
-    }
-    return owner->base[ref.buf] + ref.off;
-}
-
-static int host_overlap(const unsigned char *a, const unsigned char *b, uint64_t n)
-{
-    return a < b + n && b < a + n;
-}
-
-/* Runs the data part of a task: dst <- src (copy) or dst <- dst op src (reduce). */
-static int host_move(unsigned char *dst, const unsigned char *src, const ncl_task *t, char *why,
-                     size_t why_len)
-{
-    int reduce = t->kind == NCL_TASK_WRITE_REDUCE || t->kind == NCL_TASK_LOCAL_REDUCE;
-    if (!reduce) {
-        if (dst != src) {
-            if (host_overlap(dst, src, t->bytes))
-                memmove(dst, src, t->bytes);
-            else
-                memcpy(dst, src, t->bytes);
-        }
-        return 1;
-    }
-    if (dst != src && host_overlap(dst, src, t->bytes)) {
-        snprintf(why, why_len, "source and destination partially overlap");
-        return 0;
-    }
-    ncl_reduce_kernel(dst, src, t->bytes / ncl_dtype_size((ncl_dtype)t->dtype), (ncl_dtype)t->dtype,
-                      (ncl_op)t->op);
-    return 1;
+    return ncl_bk_ptr(addr);
 }
 
 #if defined(__GNUC__)
@@ -415,90 +334,43 @@ static ncl_result host_dma_submit(void *ctx, uint32_t queue, const ncl_task *t)
         return host_task_fail(r, queue, t, "kind %u is not a data task", (unsigned)t->kind);
     if (t->bytes == 0)
         goto done;
-    int reduce = t->kind == NCL_TASK_WRITE_REDUCE || t->kind == NCL_TASK_LOCAL_REDUCE ||
-                 t->kind == NCL_TASK_LOCAL_DIV;
-    if (reduce) {
-        if (t->dtype >= NCL_DTYPE_COUNT || (t->kind != NCL_TASK_LOCAL_DIV && t->op >= NCL_OP_COUNT))
-            return host_task_fail(r, queue, t, "bad dtype %u or op %u", (unsigned)t->dtype,
-                                  (unsigned)t->op);
-        if (t->bytes % ncl_dtype_size((ncl_dtype)t->dtype))
-            return host_task_fail(r, queue, t, "%llu bytes is not a whole number of %s",
-                                  (unsigned long long)t->bytes, ncl_dtype_name((ncl_dtype)t->dtype));
-    }
-
-    switch ((ncl_task_kind)t->kind) {
-    case NCL_TASK_WRITE:
-    case NCL_TASK_WRITE_REDUCE: {
-        if (t->peer < 0 || t->peer >= host_cfg_of(w)->nranks)
-            return host_task_fail(r, queue, t, "peer out of range (%d ranks)", host_cfg_of(w)->nranks);
-        const unsigned char *src = host_region(r, t->src, t->bytes, 0, why, sizeof why);
-        if (!src)
-            return host_task_fail(r, queue, t, "src %s", why);
+    if (!ncl_bk_task_ok(t, why, sizeof why))
+        return host_task_fail(r, queue, t, "%s", why);
+    int remote = t->kind == NCL_TASK_WRITE || t->kind == NCL_TASK_WRITE_REDUCE;
+    if (remote && (t->peer < 0 || t->peer >= host_cfg_of(w)->nranks))
+        return host_task_fail(r, queue, t, "peer out of range (%d ranks)", host_cfg_of(w)->nranks);
+    /* Our own bindings change only on this thread: no lock needed to read them. */
+    const unsigned char *src = NULL;
+    if (t->kind != NCL_TASK_LOCAL_DIV && !(src = host_region(r, t->src, ncl_task_src_bytes(t), 0, why, sizeof why)))
+        return host_task_fail(r, queue, t, "src %s", why);
+    if (remote) {
         if (host_mismatch(r, t->peer)) /* its buffers are bound for another collective */
             return NCL_ERR_REMOTE;
         host_rank *p = &w->ranks[t->peer];
         pthread_rwlock_rdlock(&p->bind_lock);
         unsigned char *dst = host_region(p, t->dst, t->bytes, 1, why, sizeof why);
-        int ok = dst && host_move(dst, src, t, why, sizeof why);
+        int ok = dst && ncl_bk_run(t, dst, src, why, sizeof why);
         pthread_rwlock_unlock(&p->bind_lock);
         if (!ok)
             return host_task_fail(r, queue, t, "dst %s", why);
-        break;
-    }
-    case NCL_TASK_LOCAL_COPY:
-    case NCL_TASK_LOCAL_REDUCE: {
-        /* Our own bindings change only on this thread: no lock needed to read them. */
-        const unsigned char *src = host_region(r, t->src, t->bytes, 0, why, sizeof why);
-        if (!src)
-            return host_task_fail(r, queue, t, "src %s", why);
-        unsigned char *dst = host_region(r, t->dst, t->bytes, 1, why, sizeof why);
-        if (!dst || !host_move(dst, src, t, why, sizeof why))
-            return host_task_fail(r, queue, t, "dst %s", why);
-        break;
-    }
-    case NCL_TASK_LOCAL_WIDEN:
-    case NCL_TASK_LOCAL_REDUCE_WIDE:
-    case NCL_TASK_LOCAL_NARROW: {
-        /* fp32 accumulation of fp16/bf16: bytes is the narrow side, the fp32 side twice that */
-        if (!ncl_task_wide_ok(t))
-            return host_task_fail(r, queue, t, "needs dtype half or bfloat16 and a whole number of elements "
-                                  "(dtype %u, op %u, %llu bytes)", (unsigned)t->dtype, (unsigned)t->op,
-                                  (unsigned long long)t->bytes);
-        const unsigned char *src = host_region(r, t->src, ncl_task_src_bytes(t), 0, why, sizeof why);
-        if (!src)
-            return host_task_fail(r, queue, t, "src %s", why);
+    } else {
         unsigned char *dst = host_region(r, t->dst, ncl_task_dst_bytes(t), 1, why, sizeof why);
-        if (!dst)
+        if (!dst || !ncl_bk_run(t, dst, src, why, sizeof why))
             return host_task_fail(r, queue, t, "dst %s", why);
-        ncl_task_run_wide(t, dst, src);
-        break;
-    }
-    case NCL_TASK_LOCAL_DIV: {
-        if (t->count == 0)
-            return host_task_fail(r, queue, t, "division by zero");
-        unsigned char *dst = host_region(r, t->dst, t->bytes, 1, why, sizeof why);
-        if (!dst)
-            return host_task_fail(r, queue, t, "dst %s", why);
-        ncl_div_kernel(dst, t->bytes / ncl_dtype_size((ncl_dtype)t->dtype), (ncl_dtype)t->dtype,
-                       t->count);
-        break;
-    }
-    default:
-        return host_task_fail(r, queue, t, "not a data task");
     }
 done:
     r->qstate[queue] = HQ_DONE;
     r->completion_unseen = 1;
     if (host_logs(r, NCL_LOG_DEBUG) && t->kind == NCL_TASK_LOCAL_DIV)
         host_logf(r, NCL_LOG_DEBUG, "#%llu queue %u step %u LOCAL_DIV %s+%llu %llu B / %u",
-                  (unsigned long long)r->seq, queue, t->step, host_buf_names[t->dst.buf],
+                  (unsigned long long)r->seq, queue, t->step, ncl_buf_name(t->dst.buf),
                   (unsigned long long)t->dst.off, (unsigned long long)t->bytes, t->count);
     else if (host_logs(r, NCL_LOG_DEBUG))
         host_logf(r, NCL_LOG_DEBUG, "#%llu queue %u step %u %s %s+%llu -> rank %d %s+%llu %llu B",
                   (unsigned long long)r->seq, queue, t->step, ncl_task_kind_name(t->kind),
-                  t->src.buf < NCL_BUF_COUNT ? host_buf_names[t->src.buf] : "?",
+                  ncl_buf_name(t->src.buf),
                   (unsigned long long)t->src.off, t->kind <= NCL_TASK_WRITE_REDUCE ? t->peer : r->rank,
-                  t->dst.buf < NCL_BUF_COUNT ? host_buf_names[t->dst.buf] : "?",
+                  ncl_buf_name(t->dst.buf),
                   (unsigned long long)t->dst.off, (unsigned long long)t->bytes);
     return NCL_SUCCESS;
 }

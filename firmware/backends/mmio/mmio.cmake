@@ -7,7 +7,7 @@
 # allocation), so the same library builds for a board; tests/rtl/mmio.cmake checks that with the
 # purity script.
 add_library(ncl_mmio STATIC ${CMAKE_CURRENT_LIST_DIR}/ncl_mmio.c)
-target_link_libraries(ncl_mmio PUBLIC ncl_core ringsim_regmap)
+target_link_libraries(ncl_mmio PUBLIC ncl_core ringsim_regmap PRIVATE ncl_backend)
 # ncl_fmt.h (the engine's stdio-free formatter) lives with the engine's private headers.
 target_include_directories(ncl_mmio PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
 set_target_properties(ncl_mmio PROPERTIES POSITION_INDEPENDENT_CODE ON)

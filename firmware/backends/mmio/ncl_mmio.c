@@ -3,6 +3,7 @@
 
 #include "ncl/ncl_dtype.h"
 #include "ncl/ncl_mmio_regs.h"
+#include "ncl_backend.h"
 #include "ncl_fmt.h"
 
 #include <stdarg.h>
@@ -47,8 +48,7 @@ struct ncl_mmio {
     uint64_t posted;
     /* the running collective */
     uint64_t seq;
-    int bound;
-    uint64_t base[NCL_BUF_COUNT], size[NCL_BUF_COUNT];
+    ncl_bk_bufs bufs; /* device addresses */
     uint64_t peer_recv_fallback;
     mmio_queue q[NCL_MAX_QUEUES];
     int completion_unseen; /* a controller task completed that wait_event has not reported */
@@ -60,7 +60,6 @@ struct ncl_mmio {
 
 static const char *const opc_names[] = {"0?", "WRITE", "WRITE_REDUCE", "LOCAL_COPY", "LOCAL_REDUCE",
                                         "NOTIFY_RECORD", "NOTIFY_WAIT", "NOP"};
-static const char *const buf_names[NCL_BUF_COUNT] = {"SEND", "RECV", "SCRATCH"};
 
 static const char *opc_name(uint32_t opc)
 {
@@ -446,47 +445,32 @@ static void ring_doorbell(ncl_mmio *m)
 /* ---- buffers -------------------------------------------------------------------------------- */
 
 /* The device address of (buf + off, bytes) on this rank (peer < 0) or on a peer (symmetric
- * convention), or an explanation in why. */
+ * convention: a peer's buffers sit at the addresses of ours), or an explanation in why. */
 static int resolve(ncl_mmio *m, ncl_ref ref, uint64_t bytes, int peer, int write, uint64_t *addr,
                    char *why, size_t why_len)
 {
-    if (ref.buf >= NCL_BUF_COUNT) {
-        ncl_fmt(why, why_len, "unknown buffer %u", ref.buf);
-        return 0;
+    int remote = peer >= 0 && peer != m->cfg.rank;
+    if (remote && ref.buf == NCL_BUF_RECV && m->bufs.bound && !m->bufs.base[NCL_BUF_RECV]) {
+        /* reduce non-roots have no recv of their own: the root's, from ncl_mmio_set_peer_recv,
+         * unsized (it is the root's) */
+        uint64_t base = m->peer_recv_fallback;
+        if (!base) {
+            ncl_fmt(why, why_len, "RECV of rank %d has no device address (reduce non-roots: call "
+                    "ncl_mmio_set_peer_recv with the root's recvbuf)", peer);
+            return 0;
+        }
+        if (ref.off > UINT64_MAX - base || bytes > UINT64_MAX - base - ref.off) {
+            ncl_fmt(why, why_len, "RECV + %llu wraps the address space", (unsigned long long)ref.off);
+            return 0;
+        }
+        *addr = base + ref.off;
+        return 1;
     }
-    const char *name = buf_names[ref.buf];
-    if (!m->bound) {
-        ncl_fmt(why, why_len, "%s: no collective is running (buffers unbound)", name);
-        return 0;
-    }
-    if (write && ref.buf == NCL_BUF_SEND) {
-        ncl_fmt(why, why_len, "SEND is read-only");
-        return 0;
-    }
-    uint64_t base = m->base[ref.buf], size = m->size[ref.buf];
-    int sized = 1;
-    if (peer >= 0 && peer != m->cfg.rank && ref.buf == NCL_BUF_RECV && !base) {
-        base = m->peer_recv_fallback; /* reduce non-roots: ncl_mmio_set_peer_recv */
-        sized = 0;
-    }
-    if (sized && (ref.off > size || bytes > size - ref.off)) {
-        ncl_fmt(why, why_len, "%s[%llu..+%llu) is out of bounds (bound size %llu%s)", name,
-                (unsigned long long)ref.off, (unsigned long long)bytes, (unsigned long long)size,
-                peer >= 0 && peer != m->cfg.rank ? ", the same on every rank by the symmetric convention" : "");
-        return 0;
-    }
-    if (!base) {
-        ncl_fmt(why, why_len, "%s of rank %d has no device address%s", name, peer >= 0 ? peer : m->cfg.rank,
-                ref.buf == NCL_BUF_RECV ? " (reduce non-roots: call ncl_mmio_set_peer_recv with the "
-                                          "root's recvbuf)" : "");
-        return 0;
-    }
-    if (ref.off > UINT64_MAX - base || bytes > UINT64_MAX - base - ref.off) {
-        ncl_fmt(why, why_len, "%s + %llu wraps the address space", name, (unsigned long long)ref.off);
-        return 0;
-    }
-    *addr = base + ref.off;
-    return 1;
+    char inner[160];
+    if (ncl_bk_region(&m->bufs, ref, bytes, write, addr, inner, sizeof inner))
+        return 1;
+    ncl_fmt(why, why_len, "%s%s", inner, remote ? " (a peer's buffers: ours, by the symmetric convention)" : "");
+    return 0;
 }
 
 static ncl_result begin(void *ctx, const ncl_hal_launch *l)
@@ -495,20 +479,14 @@ static ncl_result begin(void *ctx, const ncl_hal_launch *l)
     if (!l)
         return NCL_ERR_BACKEND;
     m->seq = l->seq;
-    m->base[NCL_BUF_SEND] = (uint64_t)(uintptr_t)l->send;
-    m->size[NCL_BUF_SEND] = l->send ? l->send_bytes : 0;
-    m->base[NCL_BUF_RECV] = (uint64_t)(uintptr_t)l->recv;
-    m->size[NCL_BUF_RECV] = l->recv ? l->recv_bytes : 0;
-    m->base[NCL_BUF_SCRATCH] = m->cfg.scratch_base;
-    m->size[NCL_BUF_SCRATCH] = m->cfg.scratch_bytes;
-    m->bound = 1;
+    ncl_bk_bind(&m->bufs, l, m->cfg.scratch_base, m->cfg.scratch_bytes);
     m->failed = 0;
     m->completion_unseen = 0;
     for (uint32_t q = 0; q < NCL_MAX_QUEUES; q++)
         m->q[q].state = MQ_IDLE;
     mlog(m, NCL_LOG_DEBUG, "mmio rank %d: begin #%llu coll %u send 0x%llx (%llu B) recv 0x%llx (%llu B)",
-         m->cfg.rank, (unsigned long long)l->seq, (unsigned)l->coll, (unsigned long long)m->base[NCL_BUF_SEND],
-         (unsigned long long)l->send_bytes, (unsigned long long)m->base[NCL_BUF_RECV],
+         m->cfg.rank, (unsigned long long)l->seq, (unsigned)l->coll, (unsigned long long)m->bufs.base[NCL_BUF_SEND],
+         (unsigned long long)l->send_bytes, (unsigned long long)m->bufs.base[NCL_BUF_RECV],
          (unsigned long long)l->recv_bytes);
     return check_block(m);
 }
@@ -516,9 +494,7 @@ static ncl_result begin(void *ctx, const ncl_hal_launch *l)
 static ncl_result end(void *ctx, ncl_result result)
 {
     ncl_mmio *m = ctx;
-    m->bound = 0;
-    memset(m->base, 0, sizeof m->base);
-    memset(m->size, 0, sizeof m->size);
+    ncl_bk_unbind(&m->bufs);
     if (result != NCL_SUCCESS && !m->failed) {
         /* Descriptors of the failed collective may still sit in the ring: drop them, so they do
          * not reach the next collective's counters. */
@@ -540,13 +516,10 @@ static ncl_result controller_run(ncl_mmio *m, const ncl_task *t, uint64_t src, u
     unsigned char *b = m->cfg.bounce;
     int copy = t->kind == NCL_TASK_LOCAL_COPY || t->kind == NCL_TASK_WRITE;
     int div = t->kind == NCL_TASK_LOCAL_DIV;
+    char why[160];
+    if (!ncl_bk_task_ok(t, why, sizeof why))
+        return mfail(m, NCL_ERR_BACKEND, "step %u %s: %s", t->step, ncl_task_kind_name(t->kind), why);
     uint64_t es = copy ? 1 : ncl_dtype_size((ncl_dtype)t->dtype);
-    if (!es || t->bytes % es)
-        return mfail(m, NCL_ERR_BACKEND, "step %u %s: %llu bytes is not a whole number of %s elements",
-                     t->step, ncl_task_kind_name(t->kind), (unsigned long long)t->bytes,
-                     ncl_dtype_name((ncl_dtype)t->dtype));
-    if (div && t->count == 0)
-        return mfail(m, NCL_ERR_BACKEND, "step %u LOCAL_DIV: division by zero", t->step);
     uint64_t chunk = copy || div ? m->cfg.bounce_bytes : m->cfg.bounce_bytes / 2;
     chunk -= chunk % (copy ? 1u : 8u); /* the second half stays aligned for the kernels */
     chunk -= chunk % es;
@@ -558,25 +531,18 @@ static ncl_result controller_run(ncl_mmio *m, const ncl_task *t, uint64_t src, u
                      t->step, ncl_task_kind_name(t->kind));
     /* a copy onto a higher overlapping address runs backwards, like memmove */
     int backward = copy && dst > src;
+    ncl_task part = *t; /* the task on one chunk in the bounce buffer: dst first, src after it */
     for (uint64_t done = 0; done < t->bytes;) {
         uint64_t n = t->bytes - done < chunk ? t->bytes - done : chunk;
         uint64_t off = backward ? t->bytes - done - n : done;
         int bad;
-        if (copy) {
+        part.bytes = n;
+        if (copy)
             bad = m->acc.mem_read(m->acc.ctx, src + off, b, n) || m->acc.mem_write(m->acc.ctx, dst + off, b, n);
-        } else if (div) {
-            bad = m->acc.mem_read(m->acc.ctx, dst + off, b, n);
-            if (!bad) {
-                ncl_div_kernel(b, n / es, (ncl_dtype)t->dtype, t->count);
-                bad = m->acc.mem_write(m->acc.ctx, dst + off, b, n);
-            }
-        } else {
-            bad = m->acc.mem_read(m->acc.ctx, dst + off, b, n) || m->acc.mem_read(m->acc.ctx, src + off, b + chunk, n);
-            if (!bad) {
-                ncl_reduce_kernel(b, b + chunk, n / es, (ncl_dtype)t->dtype, (ncl_op)t->op);
-                bad = m->acc.mem_write(m->acc.ctx, dst + off, b, n);
-            }
-        }
+        else
+            bad = m->acc.mem_read(m->acc.ctx, dst + off, b, n) ||
+                  (!div && m->acc.mem_read(m->acc.ctx, src + off, b + chunk, n)) ||
+                  !ncl_bk_run(&part, b, b + chunk, why, sizeof why) || m->acc.mem_write(m->acc.ctx, dst + off, b, n);
         if (bad)
             return mfail(m, NCL_ERR_BACKEND, "step %u %s on the controller: device memory at 0x%llx or "
                          "0x%llx (+%llu) is not reachable", t->step, ncl_task_kind_name(t->kind),
@@ -594,10 +560,9 @@ static ncl_result controller_run(ncl_mmio *m, const ncl_task *t, uint64_t src, u
 static ncl_result controller_wide(ncl_mmio *m, const ncl_task *t, uint64_t src, uint64_t dst)
 {
     unsigned char *b = m->cfg.bounce;
-    const ncl_dtype dt = (ncl_dtype)t->dtype;
-    if ((dt != NCL_FLOAT16 && dt != NCL_BFLOAT16) || t->bytes % 2)
-        return mfail(m, NCL_ERR_BACKEND, "step %u %s: needs half or bfloat16 and whole elements (dtype %u, %llu B)",
-                     t->step, ncl_task_kind_name(t->kind), t->dtype, (unsigned long long)t->bytes);
+    char why[160];
+    if (!ncl_bk_task_ok(t, why, sizeof why))
+        return mfail(m, NCL_ERR_BACKEND, "step %u %s: %s", t->step, ncl_task_kind_name(t->kind), why);
     uint64_t sb = ncl_task_src_bytes(t), db = ncl_task_dst_bytes(t);
     if (src < dst + db && dst < src + sb)
         return mfail(m, NCL_ERR_BACKEND, "step %u %s: source and destination overlap", t->step,
@@ -605,29 +570,18 @@ static ncl_result controller_wide(ncl_mmio *m, const ncl_task *t, uint64_t src, 
     const uint64_t chunk = m->cfg.bounce_bytes / 6 / 4 * 4; /* >= 1: bounce_bytes >= 16 */
     unsigned char *w = b, *h = b + 4 * chunk;
     const uint64_t count = t->bytes / 2;
+    ncl_task part = *t; /* the task on n elements in the bounce buffer */
     for (uint64_t i = 0; i < count;) {
         uint64_t n = count - i < chunk ? count - i : chunk;
         int bad;
-        if (t->kind == NCL_TASK_LOCAL_WIDEN) {
-            bad = m->acc.mem_read(m->acc.ctx, src + 2 * i, h, 2 * n);
-            if (!bad) {
-                ncl_widen_kernel(w, h, n, dt);
-                bad = m->acc.mem_write(m->acc.ctx, dst + 4 * i, w, 4 * n);
-            }
-        } else if (t->kind == NCL_TASK_LOCAL_REDUCE_WIDE) {
-            bad = m->acc.mem_read(m->acc.ctx, dst + 4 * i, w, 4 * n) ||
-                  m->acc.mem_read(m->acc.ctx, src + 2 * i, h, 2 * n);
-            if (!bad) {
-                ncl_reduce_wide_kernel(w, h, n, dt, (ncl_op)t->op);
-                bad = m->acc.mem_write(m->acc.ctx, dst + 4 * i, w, 4 * n);
-            }
-        } else {
-            bad = m->acc.mem_read(m->acc.ctx, src + 4 * i, w, 4 * n);
-            if (!bad) {
-                ncl_narrow_kernel(h, w, n, dt, t->count);
-                bad = m->acc.mem_write(m->acc.ctx, dst + 2 * i, h, 2 * n);
-            }
-        }
+        part.bytes = 2 * n;
+        if (t->kind == NCL_TASK_LOCAL_NARROW) /* fp32 in, narrow out */
+            bad = m->acc.mem_read(m->acc.ctx, src + 4 * i, w, 4 * n) || !ncl_bk_run(&part, h, w, why, sizeof why) ||
+                  m->acc.mem_write(m->acc.ctx, dst + 2 * i, h, 2 * n);
+        else /* narrow in, fp32 out (REDUCE_WIDE: onto the fp32 already there) */
+            bad = (t->kind == NCL_TASK_LOCAL_REDUCE_WIDE && m->acc.mem_read(m->acc.ctx, dst + 4 * i, w, 4 * n)) ||
+                  m->acc.mem_read(m->acc.ctx, src + 2 * i, h, 2 * n) || !ncl_bk_run(&part, w, h, why, sizeof why) ||
+                  m->acc.mem_write(m->acc.ctx, dst + 4 * i, w, 4 * n);
         if (bad)
             return mfail(m, NCL_ERR_BACKEND, "step %u %s on the controller: device memory at 0x%llx or 0x%llx "
                          "is not reachable", t->step, ncl_task_kind_name(t->kind), (unsigned long long)src,

@@ -5,6 +5,7 @@
 
 #include "ncl/ncl_dtype.h"
 #include "ncl/ncl_wire.h"
+#include "ncl_backend.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -25,11 +26,6 @@
 #define ZQ_ERRLEN 512
 
 enum { ZL_UP = 0, ZL_LEFT, ZL_DEAD, ZL_BROKEN };
-
-static const char *const zq_kind_names[NCL_TASK_KIND_COUNT] = {
-    "WRITE", "WRITE_REDUCE", "LOCAL_COPY", "LOCAL_REDUCE", "LOCAL_DIV", "NOTIFY_RECORD", "NOTIFY_WAIT",
-};
-static const char *const zq_buf_names[NCL_BUF_COUNT] = {"SEND", "RECV", "SCRATCH"};
 
 typedef struct zq_peer {
     void *dealer;            /* our connection to the peer's ROUTER (NULL for self) */
@@ -61,9 +57,7 @@ struct ncl_zmq {
     unsigned char *scratch;
     uint64_t scratch_bytes;
     unsigned char *bounce;   /* max_payload bytes, 64-aligned: a reduce payload ZeroMQ left misaligned */
-    unsigned char *base[NCL_BUF_COUNT];
-    uint64_t size[NCL_BUF_COUNT];
-    int bound;
+    ncl_bk_bufs bufs;        /* the running collective's buffers */
     uint64_t seq;            /* collective being run (its call number on this backend, 1 for the first) */
     uint64_t calls;          /* collectives begun on this backend */
     uint8_t coll;            /* and its kind (ncl_coll): the tag our NOTIFYs carry */
@@ -99,10 +93,9 @@ static uint64_t zq_now(void)
 static void zq_log(void *ctx, int level, const char *msg)
 {
     const ncl_zmq *z = ctx;
-    static const char *const names[] = {"error", "warn", "info", "debug"};
     if (z && level > z->log_level)
         return;
-    const char *lv = level >= 0 && level <= NCL_LOG_DEBUG ? names[level] : "?";
+    const char *lv = ncl_bk_log_level_name(level);
     if (z)
         fprintf(stderr, "[ncl zmq rank %d] %s: %s\n", z->rank, lv, msg ? msg : "");
     else
@@ -187,17 +180,10 @@ static void zq_hal_log(void *ctx, int level, const char *msg)
 static int zq_log_level_from_env(void)
 {
     const char *v = getenv("NCL_ZMQ_LOG");
-    if (!v || !*v)
-        return NCL_LOG_WARN;
-    if (!strcmp(v, "debug"))
-        return NCL_LOG_DEBUG;
-    if (!strcmp(v, "info"))
-        return NCL_LOG_INFO;
-    if (!strcmp(v, "error"))
-        return NCL_LOG_ERROR;
-    if (!strcmp(v, "off"))
-        return -1;
-    return NCL_LOG_WARN;
+    int level = NCL_LOG_WARN; /* also for a word it does not know */
+    if (v && *v)
+        ncl_bk_log_level_parse(v, &level);
+    return level;
 }
 
 /* ---- sending ------------------------------------------------------------------------------- */
@@ -340,39 +326,15 @@ static void zq_apply_pending(ncl_zmq *z)
 
 /* ---- buffers ------------------------------------------------------------------------------- */
 
-static unsigned char *zq_region(ncl_zmq *z, uint32_t buf, uint64_t off, uint64_t bytes, int write, char *why,
-                                size_t why_len)
+static unsigned char *zq_region(ncl_zmq *z, ncl_ref ref, uint64_t bytes, int write, char *why, size_t why_len)
 {
-    if (buf >= NCL_BUF_COUNT) {
-        snprintf(why, why_len, "unknown buffer %u", buf);
+    uint64_t addr = 0;
+    char inner[200];
+    if (!ncl_bk_region(&z->bufs, ref, bytes, write, &addr, inner, sizeof inner)) {
+        snprintf(why, why_len, "on rank %d: %s", z->rank, inner);
         return NULL;
     }
-    if (!z->bound) {
-        snprintf(why, why_len, "%s[%llu..+%llu): no collective is running on rank %d (buffers unbound)",
-                 zq_buf_names[buf], (unsigned long long)off, (unsigned long long)bytes, z->rank);
-        return NULL;
-    }
-    if (write && buf == NCL_BUF_SEND) {
-        snprintf(why, why_len, "SEND is read-only");
-        return NULL;
-    }
-    uint64_t size = z->size[buf];
-    if (off > size || bytes > size - off || !z->base[buf]) {
-        snprintf(why, why_len, "%s[%llu..+%llu) is out of bounds on rank %d (bound size %llu)", zq_buf_names[buf],
-                 (unsigned long long)off, (unsigned long long)bytes, z->rank, (unsigned long long)size);
-        return NULL;
-    }
-    return z->base[buf] + off;
-}
-
-static void zq_move(unsigned char *dst, const unsigned char *src, uint64_t bytes, int reduce, uint8_t dt, uint8_t op)
-{
-    if (!reduce) {
-        if (dst != src)
-            memmove(dst, src, bytes);
-        return;
-    }
-    ncl_reduce_kernel(dst, src, bytes / ncl_dtype_size((ncl_dtype)dt), (ncl_dtype)dt, (ncl_op)op);
+    return ncl_bk_ptr(addr);
 }
 
 /* ---- receiving ------------------------------------------------------------------------------- */
@@ -473,7 +435,7 @@ static void zq_apply(ncl_zmq *z, int peer, const unsigned char *b, size_t len)
             }
             p->call = m.call;
             p->coll = m.coll;
-            if (z->bound && zq_mismatch(z, peer, z->seq, z->coll))
+            if (z->bufs.bound && zq_mismatch(z, peer, z->seq, z->coll))
                 return;
         }
         z->ctr[(size_t)peer * NCL_NOTIFY_IDS + m.notify]++;
@@ -496,14 +458,15 @@ static void zq_apply(ncl_zmq *z, int peer, const unsigned char *b, size_t len)
         snprintf(z->pending_relay, sizeof z->pending_relay, "%.*s", (int)m.payload_len, (const char *)m.payload);
         /* The sender finished our running call before it broke: the call can still complete
          * (every frame of it the sender sent came before this one); we break when it ends. */
-        if (!(z->bound && z->seq <= m.done_call))
+        if (!(z->bufs.bound && z->seq <= m.done_call))
             zq_apply_pending(z);
         z->event = 1;
         return;
     }
     case NCL_WIRE_WRITE:
     case NCL_WIRE_WRITE_REDUCE: {
-        unsigned char *dst = zq_region(z, m.buf, m.off, m.bytes, 1, why, sizeof why);
+        ncl_ref at = {m.buf, m.off};
+        unsigned char *dst = zq_region(z, at, m.bytes, 1, why, sizeof why);
         if (!dst) {
             zq_break(z, peer, NCL_ERR_REMOTE, "rank %d sent %s of %llu bytes that cannot land: %s", peer,
                      ncl_wire_cmd_name(m.command), (unsigned long long)m.bytes, why);
@@ -515,7 +478,16 @@ static void zq_apply(ncl_zmq *z, int peer, const unsigned char *b, size_t len)
             memcpy(z->bounce, src, m.bytes);
             src = z->bounce;
         }
-        zq_move(dst, src, m.bytes, m.command == NCL_WIRE_WRITE_REDUCE, m.dtype, m.op);
+        /* what the sender's task does, run here (the codec checked dtype, op and whole elements) */
+        ncl_task t;
+        memset(&t, 0, sizeof t);
+        t.kind = m.command == NCL_WIRE_WRITE_REDUCE ? NCL_TASK_WRITE_REDUCE : NCL_TASK_WRITE;
+        t.dtype = m.dtype;
+        t.op = m.op;
+        t.bytes = m.bytes;
+        if (!ncl_bk_run(&t, dst, src, why, sizeof why))
+            zq_break(z, peer, NCL_ERR_REMOTE, "rank %d sent %s of %llu bytes that cannot land: %s", peer,
+                     ncl_wire_cmd_name(m.command), (unsigned long long)m.bytes, why);
         return;
     }
     default:
@@ -659,13 +631,7 @@ static ncl_result zq_begin(void *ctx, const ncl_hal_launch *l)
             zq_abort_peers(z, z->seq, z->sticky); /* no end() follows a refused begin */
             return z->sticky;
         }
-    z->base[NCL_BUF_SEND] = (unsigned char *)(uintptr_t)l->send; /* never written: zq_region refuses */
-    z->size[NCL_BUF_SEND] = l->send_bytes;
-    z->base[NCL_BUF_RECV] = l->recv;
-    z->size[NCL_BUF_RECV] = l->recv_bytes;
-    z->base[NCL_BUF_SCRATCH] = z->scratch;
-    z->size[NCL_BUF_SCRATCH] = z->scratch_bytes;
-    z->bound = 1;
+    ncl_bk_bind(&z->bufs, l, (uint64_t)(uintptr_t)z->scratch, z->scratch_bytes);
     return NCL_SUCCESS;
 }
 
@@ -688,9 +654,7 @@ static ncl_result zq_end(void *ctx, ncl_result result)
             z->done = z->seq;
         zq_apply_pending(z); /* a peer aborted after this call: the next begin fails */
     }
-    memset(z->base, 0, sizeof z->base);
-    memset(z->size, 0, sizeof z->size);
-    z->bound = 0;
+    ncl_bk_unbind(&z->bufs);
     return NCL_SUCCESS;
 }
 
@@ -718,39 +682,22 @@ static ncl_result zq_dma_submit(void *ctx, uint32_t queue, const ncl_task *t)
         return z->sticky;
     if (t->bytes == 0)
         goto done;
-    if (ncl_task_is_wide(t->kind)) {
-        /* fp32 accumulation of fp16/bf16 (local only): bytes is the narrow side, fp32 twice that */
-        if (!ncl_task_wide_ok(t))
-            return zq_fail(z, NCL_ERR_BACKEND, "#%llu %s: dtype %u / op %u / %llu bytes invalid (half or bfloat16, "
-                           "whole elements)", (unsigned long long)z->seq, ncl_task_kind_name(t->kind), t->dtype, t->op,
-                           (unsigned long long)t->bytes);
-        const unsigned char *wsrc = zq_region(z, t->src.buf, t->src.off, ncl_task_src_bytes(t), 0, why, sizeof why);
-        unsigned char *wdst = wsrc ? zq_region(z, t->dst.buf, t->dst.off, ncl_task_dst_bytes(t), 1, why, sizeof why)
-                                   : NULL;
-        if (!wdst)
-            return zq_fail(z, NCL_ERR_BACKEND, "#%llu queue %u step %u %s %s: %s", (unsigned long long)z->seq, queue,
-                           t->step, ncl_task_kind_name(t->kind), wsrc ? "destination" : "source", why);
-        ncl_task_run_wide(t, wdst, wsrc);
-        goto done;
-    }
+    if (!ncl_bk_task_ok(t, why, sizeof why))
+        return zq_fail(z, NCL_ERR_BACKEND, "#%llu %s: %s", (unsigned long long)z->seq, ncl_task_kind_name(t->kind),
+                       why);
     int reduce = t->kind == NCL_TASK_WRITE_REDUCE || t->kind == NCL_TASK_LOCAL_REDUCE;
-    if ((reduce || t->kind == NCL_TASK_LOCAL_DIV) &&
-        (t->dtype >= NCL_DTYPE_COUNT || (reduce && t->op >= NCL_AVG) ||
-         t->bytes % ncl_dtype_size((ncl_dtype)t->dtype)))
-        return zq_fail(z, NCL_ERR_BACKEND, "#%llu %s: dtype %u / op %u / %llu bytes invalid", (unsigned long long)z->seq,
-                       zq_kind_names[t->kind], t->dtype, t->op, (unsigned long long)t->bytes);
     const unsigned char *src = NULL;
     if (t->kind != NCL_TASK_LOCAL_DIV) {
-        src = zq_region(z, t->src.buf, t->src.off, t->bytes, 0, why, sizeof why);
+        src = zq_region(z, t->src, ncl_task_src_bytes(t), 0, why, sizeof why);
         if (!src)
             return zq_fail(z, NCL_ERR_BACKEND, "#%llu queue %u step %u %s source: %s", (unsigned long long)z->seq,
-                           queue, t->step, zq_kind_names[t->kind], why);
+                           queue, t->step, ncl_task_kind_name(t->kind), why);
     }
     int remote = (t->kind == NCL_TASK_WRITE || t->kind == NCL_TASK_WRITE_REDUCE) && t->peer != z->rank;
     if (remote) {
         if (t->peer < 0 || t->peer >= z->nranks)
             return zq_fail(z, NCL_ERR_BACKEND, "#%llu %s to rank %d: out of range", (unsigned long long)z->seq,
-                           zq_kind_names[t->kind], t->peer);
+                           ncl_task_kind_name(t->kind), t->peer);
         ncl_result rc = zq_peer_usable(z, t->peer, t->kind == NCL_TASK_WRITE ? "WRITE to" : "WRITE_REDUCE to");
         if (rc != NCL_SUCCESS)
             return rc;
@@ -776,14 +723,13 @@ static ncl_result zq_dma_submit(void *ctx, uint32_t queue, const ncl_task *t)
         }
         goto done;
     }
-    unsigned char *dst = zq_region(z, t->dst.buf, t->dst.off, t->bytes, 1, why, sizeof why);
+    unsigned char *dst = zq_region(z, t->dst, ncl_task_dst_bytes(t), 1, why, sizeof why);
     if (!dst)
         return zq_fail(z, NCL_ERR_BACKEND, "#%llu queue %u step %u %s destination: %s", (unsigned long long)z->seq,
-                       queue, t->step, zq_kind_names[t->kind], why);
-    if (t->kind == NCL_TASK_LOCAL_DIV)
-        ncl_div_kernel(dst, t->bytes / ncl_dtype_size((ncl_dtype)t->dtype), (ncl_dtype)t->dtype, t->count);
-    else
-        zq_move(dst, src, t->bytes, reduce, t->dtype, t->op);
+                       queue, t->step, ncl_task_kind_name(t->kind), why);
+    if (!ncl_bk_run(t, dst, src, why, sizeof why))
+        return zq_fail(z, NCL_ERR_BACKEND, "#%llu queue %u step %u %s: %s", (unsigned long long)z->seq, queue, t->step,
+                       ncl_task_kind_name(t->kind), why);
 done:
     z->event = 1;
     return NCL_SUCCESS;
@@ -821,7 +767,7 @@ static ncl_result zq_notify_record(void *ctx, uint32_t queue, int peer, uint32_t
     memset(&m, 0, sizeof m);
     m.command = NCL_WIRE_NOTIFY;
     m.notify = (uint8_t)id;
-    if (z->peers[peer].coll_ok && z->bound) { /* the receiver checks it against its own call */
+    if (z->peers[peer].coll_ok && z->bufs.bound) { /* the receiver checks it against its own call */
         m.call = z->seq;
         m.coll = z->coll;
     }
@@ -1171,7 +1117,7 @@ void ncl_zmq_abort(ncl_zmq *z, const char *reason)
         return;
     const char *why = reason && *reason ? reason : "no reason given";
     zq_stick(z, NCL_ERR_INVALID_USAGE, "aborted on this rank: %s", why);
-    zq_abort_peers(z, z->bound ? z->seq : 0, NCL_ERR_INVALID_USAGE);
+    zq_abort_peers(z, z->bufs.bound ? z->seq : 0, NCL_ERR_INVALID_USAGE);
 }
 
 int ncl_zmq_dead_rank(ncl_zmq *z)

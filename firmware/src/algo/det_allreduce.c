@@ -122,10 +122,7 @@ static int use_gather(const ncl_plan *p)
 
 static ncl_result prepare(ncl_plan *p)
 {
-    ncl_mesh_layout(p, 1);
-    if (p->count > 0 && round_elems(p) == 0)
-        return NCL_ERR_UNSUPPORTED; /* not one element per slot */
-    return NCL_SUCCESS;
+    return ncl_mesh_prepare(p, round_elems(p));
 }
 
 /* Generator fields of both schedules: i = round, m = the first element of the current task,

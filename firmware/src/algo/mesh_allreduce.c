@@ -35,14 +35,9 @@
  * The local queue is a spare queue when p - 1 < max_queues, else the last send queue (which
  * serves the fewest peers). The allgather starts after the whole reduce-scatter on a rank. */
 
-static uint64_t round_elems(const ncl_plan *p) { return ncl_mesh_round_elems(p, ncl_mesh_slots(p), 0); }
-
 static ncl_result prepare(ncl_plan *p)
 {
-    ncl_mesh_layout(p, 1);
-    if (p->count > 0 && round_elems(p) == 0)
-        return NCL_ERR_UNSUPPORTED; /* not one element per slot */
-    return NCL_SUCCESS;
+    return ncl_mesh_prepare(p, ncl_mesh_slot_elems(p));
 }
 
 /* Generator state: i = round, j = distance d (the LOCAL notify loop: queue), m = the first
@@ -53,7 +48,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
 {
     const int r = p->rank, np = p->nranks;
     uint64_t first;
-    const uint64_t es = p->esize, e = round_elems(p);
+    const uint64_t es = p->esize, e = ncl_mesh_slot_elems(p);
     const uint64_t rounds = ncl_div_ceil(ncl_part(p->count, (uint64_t)np, 0, &first), e);
     const uint32_t sq = ncl_mesh_send_queues(p), lq = ncl_mesh_local_queue(p);
     const ncl_ref in = ncl_plan_input(p, r), recv = ncl_ref_make(NCL_BUF_RECV, 0);

@@ -27,8 +27,6 @@
  * The local queue is a spare queue when p - 1 < max_queues, else the last send queue (which
  * serves the fewest peers). */
 
-static uint64_t round_elems(const ncl_plan *p) { return ncl_mesh_round_elems(p, ncl_mesh_slots(p), 0); }
-
 /* Block k of this rank's input, from block element `off`. */
 static ncl_ref input_block(const ncl_plan *p, int k, uint64_t off)
 {
@@ -37,10 +35,7 @@ static ncl_ref input_block(const ncl_plan *p, int k, uint64_t off)
 
 static ncl_result prepare(ncl_plan *p)
 {
-    ncl_mesh_layout(p, 1);
-    if (p->count > 0 && round_elems(p) == 0)
-        return NCL_ERR_UNSUPPORTED; /* not one element per slot */
-    return NCL_SUCCESS;
+    return ncl_mesh_prepare(p, ncl_mesh_slot_elems(p));
 }
 
 /* Generator state: i = round, j = distance d, m = the round's first element within a block,
@@ -48,7 +43,7 @@ static ncl_result prepare(ncl_plan *p)
 static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
 {
     const int r = p->rank, np = p->nranks;
-    const uint64_t es = p->esize, e = round_elems(p), rounds = ncl_div_ceil(p->count, e);
+    const uint64_t es = p->esize, e = ncl_mesh_slot_elems(p), rounds = ncl_div_ceil(p->count, e);
     const uint32_t sq = ncl_mesh_send_queues(p), lq = ncl_mesh_local_queue(p);
     const ncl_ref out = ncl_plan_output(p, r);
 

@@ -63,14 +63,27 @@ static inline uint64_t ncl_mesh_slots(const ncl_plan *p)
     return p->nranks < 2 ? 0 : (uint64_t)p->nranks - 1 - (p->inplace ? 0 : 1);
 }
 
+/* Elements per round of the mesh reduce-scatter's slots. */
+static inline uint64_t ncl_mesh_slot_elems(const ncl_plan *p)
+{
+    return ncl_mesh_round_elems(p, ncl_mesh_slots(p), 0);
+}
+
 /* Where the sender at distance d puts a round starting at output element `off` on `rank`: the
  * output itself (out of place, d = 1), else its slot in scratch (ncl_mesh_slots of them). */
 static inline ncl_ref ncl_mesh_target(const ncl_plan *p, int rank, uint64_t d, uint64_t off)
 {
     if (!p->inplace && d == 1)
         return ncl_ref_add(ncl_plan_output(p, rank), off * p->esize);
-    const uint64_t e = ncl_mesh_round_elems(p, ncl_mesh_slots(p), 0);
-    return ncl_ref_make(NCL_BUF_SCRATCH, (d - 1 - (p->inplace ? 0 : 1)) * e * p->esize);
+    return ncl_ref_make(NCL_BUF_SCRATCH, (d - 1 - (p->inplace ? 0 : 1)) * ncl_mesh_slot_elems(p) * p->esize);
+}
+
+/* prepare() of a schedule with slots (the local queue reduces them): the layout, and a refusal
+ * when scratch cannot hold one element per slot (round_elems 0). */
+static inline ncl_result ncl_mesh_prepare(ncl_plan *p, uint64_t round_elems)
+{
+    ncl_mesh_layout(p, 1);
+    return p->count > 0 && round_elems == 0 ? NCL_ERR_UNSUPPORTED : NCL_SUCCESS;
 }
 
 /* Elements of block k (ncl_part of the buffer over the ranks) in round i of rounds of e elements;
