@@ -56,13 +56,10 @@ static ncl_algo rs_row_algo(const rs_sweep *o, const ncl_host_config *hc, ncl_co
     if (forced != NCL_ALGO_AUTO)
         return forced;
     ncl_plan plan;
-    ncl_plan_env env = {0}; /* the host backend's view: no rings, no cost table, inline reduce */
-    env.slice_bytes = hc->comm.slice_bytes;
-    env.channels = hc->comm.channels;
-    env.max_queues = NCL_MAX_QUEUES;
-    env.scratch_bytes = hc->scratch_bytes;
-    env.link_alpha_ns = hc->comm.link_alpha_ns;
-    env.link_gbps = hc->comm.link_gbps;
+    ncl_plan_env env;
+    ncl_hal_caps caps;
+    ncl_host_caps(hc, &caps);
+    ncl_plan_env_init(&env, &hc->comm, &caps);
     const rs_shape *sh = &r->shape;
     ncl_result rc = ncl_plan_make(&plan, coll, NCL_ALGO_AUTO, o->nranks, 0, sh->root, sh->count, sh->dt,
                                   rs_shape_reduces(coll) ? sh->op : NCL_SUM, 0, &env);

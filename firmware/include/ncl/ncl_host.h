@@ -42,6 +42,10 @@ ncl_result ncl_host_run(int nranks, ncl_host_fn fn, void *arg);
 ncl_result ncl_host_run_cfg(const ncl_host_config *cfg, ncl_host_fn fn, void *arg,
                             ncl_result *rank_results);
 
+/** The caps every rank of a host world run with cfg reports (its HAL's caps): for tools that
+ *  plan as its communicators will (ncl_plan_env_init) without running one. */
+void ncl_host_caps(const ncl_host_config *cfg, ncl_hal_caps *out);
+
 /** Blocks until all ranks of comm's host world call it (outside of collectives, for timing).
  *  Only valid on communicators made by ncl_host_run*. */
 ncl_result ncl_host_barrier(ncl_comm *comm);
