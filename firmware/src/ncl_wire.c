@@ -348,7 +348,7 @@ static ncl_wire_result check_fields(const ncl_wire_msg *m, const ncl_wire_limits
                           (unsigned)m->payload_len, (unsigned)NCL_WIRE_ERROR_TEXT_MAX);
         return NCL_WIRE_OK;
     case K_CONTROL:
-    case K_LINK: /* the board's transfer header and data: checked by the board (sim/rs_board.cpp) */
+    case K_LINK: /* the board's transfer header and data: checked by the board (sim/zmq/rs_board.cpp) */
         return NCL_WIRE_OK;
     case K_WRITE:
     case K_REDUCE:

@@ -35,7 +35,7 @@ typedef enum ncl_wire_cmd {
     NCL_WIRE_WRITE_REDUCE = 17, /**< dst.(buf, off) <- dst.(buf, off) op payload (dtype, op) */
     NCL_WIRE_NOTIFY = 18,       /**< add 1 to counter (src, notify) on dst */
     /* Emulated boards (`ringsim agent --backend mmio`, capability LINK): a DMA/notify block's link
-     * transfer and its ack; payload opaque to the codec (defined in sim/rs_board.cpp, ncl_wire.md). */
+     * transfer and its ack; payload opaque to the codec (defined in sim/zmq/rs_board.cpp, ncl_wire.md). */
     NCL_WIRE_LINK = 19,
     NCL_WIRE_LINK_ACK = 20,
     /* Controller commands: payload opaque to the codec (defined by the zmq backend). */
@@ -58,7 +58,7 @@ typedef enum ncl_wire_cmd {
  *  ABORT may be sent. A sender tags and aborts only towards peers that agreed this bit. */
 #define NCL_WIRE_CAP_COLL 0x00000004u
 #define NCL_WIRE_CAP_KNOWN (NCL_WIRE_CAP_WRITE_REDUCE | NCL_WIRE_CAP_CONTROL | NCL_WIRE_CAP_COLL)
-/** Block link transfers: LINK and LINK_ACK (emulated boards; sim/ZMQ.md "Agents on the mmio
+/** Block link transfers: LINK and LINK_ACK (emulated boards; sim/zmq/ZMQ.md "Agents on the mmio
  *  backend"). Agreed by the boards themselves (both announce it), not by ncl_wire_hello_agree:
  *  it is outside NCL_WIRE_CAP_KNOWN, whose value the wire corpus (tests/wire_corpus) records. */
 #define NCL_WIRE_CAP_LINK 0x00000008u

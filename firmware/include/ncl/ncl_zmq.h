@@ -83,7 +83,7 @@ typedef struct ncl_zmq_link {
  *  one line to err naming the ranks and endpoints that did not answer or disagreed.
  *  With glibc it also fixes the process's malloc mmap threshold at 32 MiB and its trim threshold
  *  at 512 MiB (mallopt), so frame buffers are reused warm heap memory instead of a fresh mmap
- *  each (page faults were half the time of a large allreduce; see sim/ZMQ.md, "Speed"). */
+ *  each (page faults were half the time of a large allreduce; see sim/zmq/ZMQ.md, "Speed"). */
 ncl_result ncl_zmq_create(ncl_zmq **out, const ncl_zmq_config *cfg, char *err, size_t errlen);
 /** Sends BYE to every live peer, flushes (bounded) and closes. NULL is fine. */
 void ncl_zmq_destroy(ncl_zmq *z);
