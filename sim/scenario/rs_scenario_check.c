@@ -573,63 +573,6 @@ int rs_scenario_check_workload(rs_schema_ctx *c, yaml_node_t *node, void *base)
 
 /* ---- training --------------------------------------------------------------------------------- */
 
-/* The model table: every gradient has elements, and the backward pass takes time somewhere. */
-int rs_scenario_check_model_table(rs_schema_ctx *c, yaml_node_t *node, void *base)
-{
-    const rs_training *t = base;
-    (void)node;
-    double backward = 0;
-    for (size_t i = 0; i < t->tensors_count; i++) {
-        if (t->tensors[i].params == 0) {
-            size_t old = rs_yaml_push(c->y, "tensors");
-            rs_yaml_push_index(c->y, i);
-            int rc = rs_yaml_fail(c->y, t->tensors[i].line, "params", "0 (allowed: at least 1 element)");
-            rs_yaml_pop(c->y, old);
-            return rc;
-        }
-        backward += t->tensors[i].backward;
-    }
-    if (t->tensors_count == 0 || backward <= 0)
-        return rs_yaml_fail(c->y, rs_yaml_line(node), "tensors",
-                            "%s (allowed: at least one tensor, and backward times that add "
-                            "up to more than 0)",
-                            t->tensors_count ? "no backward time" : "empty");
-    return 0;
-}
-
-/* workload.training.model: the table, read with the same schema machinery, its own file in
- * messages ("models/x.yaml:12: tensors[3].params: ..."). */
-static int rs_load_model_table(rs_schema_ctx *c, int line, rs_training *t)
-{
-    char *full = rs_yaml_sibling(c->y->file, t->model);
-    if (full == NULL)
-        return rs_yaml_fail(c->y, line, "model", "out of memory");
-    char why[200];
-    size_t len = 0;
-    char *text = rs_yaml_read_file(full, RS_SCENARIO_MAX_FILE, &len, why, sizeof why);
-    if (text == NULL) {
-        free(full);
-        return rs_yaml_fail(c->y, line, "model", "'%s': %s (allowed: a readable model table, relative to the scenario)",
-                            t->model, why);
-    }
-    rs_yaml y;
-    rs_yaml_init(&y, full, c->y->err, c->y->errlen);
-    rs_schema_ctx m = *c;
-    m.y = &y;
-    m.owner_line = 0;
-    int rc = rs_yaml_load(&y, text, len);
-    yaml_node_t *root = rc == 0 ? rs_yaml_root(&y) : NULL;
-    if (rc == 0 && root == NULL)
-        rc = rs_yaml_fail(&y, 1, "(document)", "the file is empty (allowed: name, source and tensors)");
-    if (rc == 0)
-        rc = rs_schema_parse(&m, root, &rs_scenario_map_model_table, t);
-    c->y->failed |= y.failed; /* the table's message is the scenario's */
-    rs_yaml_free(&y);
-    free(text);
-    free(full);
-    return rc;
-}
-
 int rs_scenario_check_training(rs_schema_ctx *c, yaml_node_t *node, void *base)
 {
     rs_training *t = base;
@@ -652,7 +595,7 @@ int rs_scenario_check_training(rs_schema_ctx *c, yaml_node_t *node, void *base)
     int fusion_line = rs_schema_key_line(c, node, "fusion");
     if (rs_fusion_parse(t->fusion, &f, why, sizeof why) != 0)
         return rs_yaml_fail(c->y, fusion_line, "fusion", "%s", why);
-    if (rs_load_model_table(c, model_line, t) != 0)
+    if (rs_scenario_load_model_table(c, model_line, t) != 0)
         return -1;
     if (t->tensors_count > UINT32_MAX)
         return rs_yaml_fail(c->y, model_line, "model", "%zu tensors (allowed: at most %u)", t->tensors_count,

@@ -16,41 +16,6 @@ _Static_assert(sizeof(rs_topo_kind) == sizeof(int32_t), "enum size");
 _Static_assert(sizeof(ncl_coll) == sizeof(int32_t), "enum size");
 _Static_assert(sizeof(rs_fidelity) == sizeof(int32_t), "enum size");
 
-/* ---- names ------------------------------------------------------------------------------------ */
-
-/* Accepted spellings; the first entry of each value is the one printed and listed as allowed. */
-static const rs_yaml_name rs_kind_names[] = {
-    {"ring", RS_TOPO_RING, 0},       {"biring", RS_TOPO_BIRING, 0},   {"full_mesh", RS_TOPO_FULL_MESH, 0},
-    {"torus2d", RS_TOPO_TORUS2D, 0}, {"switch", RS_TOPO_SWITCH, 0},   {"fat_tree", RS_TOPO_FAT_TREE, 0},
-    {"server8", RS_TOPO_SERVER8, 0}, {"cluster", RS_TOPO_CLUSTER, 0}, {"links", RS_TOPO_LINKS, 0},
-};
-static const rs_yaml_name rs_payload_names[] = {{"real", 1, 0}, {"none", 0, 0}};
-static const rs_yaml_name rs_fidelity_names[] = {{"message", RS_FIDELITY_MESSAGE, 0}, {"packet", RS_FIDELITY_PACKET, 0}};
-static const rs_yaml_name rs_devfid_names[] = {{"systemc", RS_DEVICE_SYSTEMC, 0}, {"rtl", RS_DEVICE_RTL, 0}};
-static const rs_yaml_name rs_action_names[] = {{"down", RS_FAULT_DOWN, 0}, {"degrade", RS_FAULT_DEGRADE, 0}};
-static const rs_yaml_name rs_rings_names[] = {{"auto", RS_RINGS_AUTO, 0}, {"rank", RS_RINGS_RANK, 0}};
-/* YAML 1.2 core schema booleans; yes/no/on/off are deliberately not booleans here */
-static const rs_yaml_name rs_bool_names[] = {
-    {"true", 1, 0}, {"false", 0, 0}, {"True", 1, 1}, {"False", 0, 1}, {"TRUE", 1, 1}, {"FALSE", 0, 1},
-};
-
-const rs_yaml_enum rs_scenario_kinds = RS_YAML_ENUM("a topology kind", rs_kind_names);
-/* the engine's names: one table for every tool (ncl_names.h) */
-const rs_yaml_enum rs_scenario_colls = RS_YAML_ENGINE_ENUM("a collective", NCL_NAMES_COLL, -1);
-const rs_yaml_enum rs_scenario_algos = RS_YAML_ENGINE_ENUM("an algorithm", NCL_NAMES_ALGO, NCL_ALGO_USER);
-static const rs_yaml_name rs_inter_names[] = {
-    {"auto", NCL_ALGO_AUTO, 0}, {"ring", NCL_ALGO_RING, 0}, {"hd", NCL_ALGO_HD, 0}, {"halving_doubling", NCL_ALGO_HD, 1},
-};
-static const rs_yaml_enum rs_enum_inter = RS_YAML_ENUM("an inter-server algorithm", rs_inter_names);
-const rs_yaml_enum rs_scenario_dtypes = RS_YAML_ENGINE_ENUM("a dtype", NCL_NAMES_DTYPE, -1);
-const rs_yaml_enum rs_scenario_ops = RS_YAML_ENGINE_ENUM("an op", NCL_NAMES_OP, -1);
-const rs_yaml_enum rs_scenario_payloads = RS_YAML_ENUM("a payload mode", rs_payload_names);
-const rs_yaml_enum rs_scenario_fidelities = RS_YAML_ENUM("a fidelity", rs_fidelity_names);
-static const rs_yaml_enum rs_enum_devfid = RS_YAML_ENUM("a device fidelity", rs_devfid_names);
-static const rs_yaml_enum rs_enum_action = RS_YAML_ENUM("a fault action", rs_action_names);
-static const rs_yaml_enum rs_enum_bool = RS_YAML_ENUM("a boolean", rs_bool_names);
-static const rs_yaml_enum rs_enum_rings = RS_YAML_ENUM("a ring choice", rs_rings_names);
-
 /* ---- keys ------------------------------------------------------------------------------------- */
 
 /* -- keys shared by several maps -- */
@@ -103,7 +68,7 @@ static const rs_map rs_map_switch = {
     {"to", RS_T_INT, RS_UNIT_COUNT, RS_S_I32, offsetof(T, ends.b), 0, 0, MAX, RS_F_REQUIRED, 0, 0, NULL,   \
      NULL, NULL, NULL, WHAT " at the other end"},                                                         \
     {"both", RS_T_BOOL, RS_UNIT_COUNT, RS_S_I32, offsetof(T, ends.both), 0, 0, 1, 0, 0, 0, "true", NULL,  \
-     &rs_enum_bool, NULL, "true: from -> to and to -> from; false: from -> to only"}
+     &rs_scenario_bools, NULL, "true: from -> to and to -> from; false: from -> to only"}
 
 static const rs_key rs_keys_link_item[] = {
     RS_ENDS_KEYS(rs_link_spec, RS_MAX_RANK, "rank"),
@@ -193,7 +158,7 @@ static const rs_key rs_keys_device[] = {
      0, 0, RS_DEFAULT_NPU_INLINE_ALIGN, NULL, NULL, NULL,
      "inline reduce needs offsets and lengths that are multiples of this; other tasks take the scratch path"},
     {"fidelity", RS_T_ENUM, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_device_params, fidelity), 0, 0, 0, 0, 0, 0,
-     RS_DEFAULT_RTL_FIDELITY, NULL, &rs_enum_devfid, NULL,
+     RS_DEFAULT_RTL_FIDELITY, NULL, &rs_scenario_device_fidelities, NULL,
      "systemc: the NPU model (the keys above); rtl: the devices rtl_ranks names are the verilated rs_dev "
      "block (rtl_stub/), driven by the unchanged engine through the mmio backend, their link transfers on "
      "these links (int32/uint32/float, sum/max/min, 2-4 ranks; of the keys above only memory applies to them)"},
@@ -222,36 +187,6 @@ const rs_map rs_scenario_map_sizes = {
     "workload.sizes", "The size sweep, in bytes per rank as nccl-tests counts them (for allgather and "
     "reduce_scatter: the whole gathered buffer).",
     rs_keys_sizes, RS_COUNT(rs_keys_sizes), 1, 0, 0, NULL, rs_scenario_check_sizes};
-
-static const rs_key rs_keys_tensor[] = {
-    {"name", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_tensor, name), 0, 0, 0, RS_F_REQUIRED, 0, 0, NULL,
-     NULL, NULL, NULL, "the gradient tensor, e.g. layer1.0.conv1.weight"},
-    {"params", RS_T_U64, RS_UNIT_COUNT, RS_S_U64, offsetof(rs_tensor, params), 0, 0, 0, RS_F_REQUIRED, 0, 0, NULL,
-     NULL, NULL, NULL, "elements (at least 1)"},
-    {"forward", RS_T_UNIT, RS_UNIT_TIME, RS_S_DBL, offsetof(rs_tensor, forward), 0, 0, 1.0, 0, 0, 0, "0 s", NULL,
-     NULL, NULL, "forward compute per sample of the layer this tensor belongs to (0 when another tensor of the "
-     "layer carries it)"},
-    {"backward", RS_T_UNIT, RS_UNIT_TIME, RS_S_DBL, offsetof(rs_tensor, backward), 0, 0, 1.0, 0, 0, 0, "0 s",
-     NULL, NULL, NULL, "backward compute per sample; this tensor's gradient is ready when it ends"},
-};
-static const rs_map rs_map_tensor = {
-    "tensors[]", "One gradient tensor of a model table, in registration (forward) order: "
-    "back-propagation produces them from the last to the first.",
-    rs_keys_tensor, RS_COUNT(rs_keys_tensor), 1, sizeof(rs_tensor), offsetof(rs_tensor, line), NULL, NULL};
-
-static const rs_key rs_keys_model_table[] = {
-    {"name", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_training, model_name), 0, 0, 0, RS_F_REQUIRED, 0, 0,
-     NULL, NULL, NULL, NULL, "the model, as reports show it"},
-    {"source", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_training, model_source), 0, 0, 0, RS_F_REQUIRED, 0,
-     0, NULL, NULL, NULL, NULL, "where the parameter counts come from and the compute speed the times assume"},
-    {"tensors", RS_T_SEQ, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_training, tensors),
-     offsetof(rs_training, tensors_count), 0, 0, RS_F_REQUIRED, 0, 0, NULL, NULL, NULL, &rs_map_tensor,
-     "the gradient tensors"},
-};
-const rs_map rs_scenario_map_model_table = {
-    "(model table)", "A model table file (workload.training.model): a training model's gradient tensors "
-    "with their compute times per sample.",
-    rs_keys_model_table, RS_COUNT(rs_keys_model_table), 0, 0, 0, NULL, rs_scenario_check_model_table};
 
 static const rs_key rs_keys_training[] = {
     {"model", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_training, model), 0, 0, 0, 0, 0, 0, NULL, "none",
@@ -291,19 +226,19 @@ static const rs_key rs_keys_workload[] = {
      "one per ring, at least 2", NULL, NULL,
      "parallel queues of the ring algorithms (ringsim --channels); channel c runs on ring c mod rings"},
     {"rings", RS_T_ENUM, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, rings), 0, 0, 0, 0, 0, 0, "auto",
-     NULL, &rs_enum_rings, NULL,
+     NULL, &rs_scenario_rings, NULL,
      "auto: rings over direct links found from the topology, no link used twice (the 8-NPU server "
      "has 4); rank: the one ring 0, 1, ..., p-1"},
     {"deterministic", RS_T_BOOL, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, deterministic), 0, 0, 1, 0, 0, 0,
-     "false", NULL, &rs_enum_bool, NULL,
+     "false", NULL, &rs_scenario_bools, NULL,
      "true: allreduce sums every element in rank order whatever the algorithm and size (the det "
      "algorithm: a full-mesh reduce-scatter + allgather in rank order)"},
     {"wide_accumulation", RS_T_BOOL, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, wide_accumulation), 0, 0, 1,
-     0, 0, 0, "false", NULL, &rs_enum_bool, NULL,
+     0, 0, 0, "false", NULL, &rs_scenario_bools, NULL,
      "true (with deterministic, dtype half or bfloat16): sums accumulate in fp32 in rank order and are "
      "rounded once, not after every rank"},
     {"inter_algorithm", RS_T_ENUM, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, inter_algo), 0, 0, 0, 0, 0, 0,
-     "auto", NULL, &rs_enum_inter, NULL,
+     "auto", NULL, &rs_scenario_inters, NULL,
      "the hier algorithm's inter-server level: auto = ring when the server count is not a power of "
      "two, hd otherwise"},
     {"schedule", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_workload, schedule), 0, 0, 0, 0, 0, 0, NULL,
@@ -324,9 +259,9 @@ static const rs_key rs_keys_fault[] = {
      RS_F_REQUIRED, 0, 0, NULL, NULL, NULL, NULL,
      "[from, to]: a link the topology has; nodes as in overrides (switches after the ranks)"},
     {"both", RS_T_BOOL, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_fault, ends.both), 0, 0, 1, 0, 0, 0, "true",
-     NULL, &rs_enum_bool, NULL, "true: both directions; false: from -> to only"},
+     NULL, &rs_scenario_bools, NULL, "true: both directions; false: from -> to only"},
     {"action", RS_T_ENUM, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_fault, kind), 0, 0, 0, RS_F_REQUIRED, 0, 0,
-     NULL, NULL, &rs_enum_action, NULL, "down: the link stops; degrade: new bandwidth and/or latency"},
+     NULL, NULL, &rs_scenario_actions, NULL, "down: the link stops; degrade: new bandwidth and/or latency"},
     {"bandwidth", RS_T_UNIT, RS_UNIT_BANDWIDTH, RS_S_DBL, offsetof(rs_fault, bandwidth), 0, 0, RS_BW_MAX,
      RS_F_MIN_EXCL | RS_F_UNSET, 0, 0, NULL, "unchanged", NULL, NULL, "degrade: new bandwidth"},
     {"latency", RS_T_UNIT, RS_UNIT_TIME, RS_S_DBL, offsetof(rs_fault, latency), 0, 0, 1.0, RS_F_UNSET, 0, 0,
@@ -369,26 +304,10 @@ static const rs_map rs_map_top = {
 const rs_map *const rs_scenario_maps[] = {
     &rs_map_top,      &rs_map_topology, &rs_map_link,     &rs_map_nic,    &rs_map_switch,
     &rs_map_link_item, &rs_map_override, &rs_map_device,  &rs_scenario_map_workload, &rs_scenario_map_sizes,
-    &rs_scenario_map_training, &rs_map_fault, &rs_scenario_map_model_table, &rs_map_tensor, NULL,
-};
-
-/* What links each kind has between ranks, for messages and the reference. */
-const char *const rs_scenario_kind_links[RS_TOPO_KIND_COUNT] = {
-    [RS_TOPO_RING] = "i -> i+1 (mod ranks) only: ring links go one way, so name them with both: false",
-    [RS_TOPO_BIRING] = "neighbours i and i+1 (mod ranks)",
-    [RS_TOPO_FULL_MESH] = "any two different ranks",
-    [RS_TOPO_TORUS2D] = "neighbours in a row or a column, rank = row * columns + column",
-    [RS_TOPO_SWITCH] = "a rank and the switch, node ranks + 0; ranks meet only through it",
-    [RS_TOPO_FAT_TREE] = "a rank r and its leaf, node ranks + r / per_leaf; a leaf and a spine, nodes "
-                         "ranks + leaves + s; ranks meet only through switches",
-    [RS_TOPO_SERVER8] = "two ranks of 0-3, two of 4-7, or a cross pair 0-4, 1-5, 2-6, 3-7",
-    [RS_TOPO_CLUSTER] = "pairs inside one server as in server8 (ranks 8s to 8s+7), and a rank's NIC "
-                        "link to the switch, node ranks + 0",
-    [RS_TOPO_LINKS] = "the links listed in topology.links",
+    &rs_scenario_map_training, &rs_map_fault, &rs_scenario_map_model_table, &rs_scenario_map_tensor, NULL,
 };
 
 /* Which keys apply is decided by topology.kind (`dims` only for torus2d, ...). */
 const rs_schema rs_scenario_schema = {&rs_map_top, "kind", &rs_scenario_kinds,
                                       offsetof(rs_scenario, topo) + offsetof(rs_topology_spec, kind)};
 
-const char *rs_scenario_kind_name(rs_topo_kind kind) { return rs_yaml_enum_name(&rs_scenario_kinds, (int)kind); }
