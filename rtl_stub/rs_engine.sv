@@ -1,7 +1,7 @@
 // rs_engine.sv — the descriptor engine: fetches ring descriptors, checks them strictly, moves data (memory port, link TX, reduce lane) and reports to rs_regfile.
 //
 // Behaviour is rtl_stub/ref/rs_ref_dev.c's rs_ref_dev_step(), descriptor by descriptor (the
-// equivalence test tests/rtl/test_rtl_engine.cpp holds them together); REGISTERS.md gives the
+// equivalence test tests/rtl_stub/test_rtl_engine.cpp holds them together); REGISTERS.md gives the
 // semantics. One descriptor at a time (so FENCE holds trivially): IDLE -> FETCH (8 word reads)
 // -> DECODE (every check before anything moves) -> MOVE / TXHDR+TXDATA+ACK / WAIT -> DONE or ERR.
 // Outputs to the register file are Moore outputs of DONE/ERR (no extra latency, so RING_HEAD and

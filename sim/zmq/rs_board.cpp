@@ -1,6 +1,6 @@
 // rs_board.cpp — an emulated board per agent process: the verilated rs_dev block, its memory, and its link port carried over ZeroMQ as LINK / LINK_ACK wire messages.
 //
-// The clocking follows tests/rtl/rs_dev_harness.hpp (one block instead of several): every output
+// The clocking follows tests/rtl_stub/rs_dev_harness.hpp (one block instead of several): every output
 // the board looks at depends only on flops, so per cycle it reads them as the last edge left
 // them, computes every input (register request, memory response, link beats and acks), evaluates
 // clk = 0, performs this edge's memory transfer, evaluates clk = 1. What the harness's router does

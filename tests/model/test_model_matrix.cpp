@@ -1,7 +1,7 @@
 // test_model_matrix.cpp — the engine's correctness matrix on the SystemC model (issue 4): every
 // registered (collective, algorithm) x counts x dtypes x ops x in/out of place x roots, run with
 // real bytes on model::Cluster and compared bit-exactly with sim/sweep/rs_data's reference, as
-// tests/test_matrix.c does on the host backend.
+// tests/firmware/backends/test_matrix.c does on the host backend.
 //
 // argv[1]: `small` (biring 3, one-way ring 5, the 8-NPU server with its four rings, full mesh 6,
 // and a biring 5 whose DMA reduces inline only int32/uint32/int64 and float:sum at 8-byte
@@ -293,7 +293,7 @@ void fail(Failure &f, Stats &st, const std::string &what)
 
 /* Every rank's input (the same for every root and for in and out of place: generated once, copied
  * into place per case) and the whole collective's result as one array (allreduce / reduce /
- * broadcast: count; reduce_scatter / allgather: p * count), as tests/test_matrix.c has them. */
+ * broadcast: count; reduce_scatter / allgather: p * count), as tests/firmware/backends/test_matrix.c has them. */
 void fill_inputs(Topo &t, ncl_coll coll, uint64_t count, ncl_dtype dt, ncl_op op)
 {
     const int p = t.p();

@@ -4,7 +4,7 @@
 # Included from firmware/CMakeLists.txt. ringsim_regmap (the generated ncl/ncl_mmio_regs.h) is
 # defined later, in rtl_stub/: linking it by name works because CMake resolves target names at
 # generate time. Plain C11 with the firmware rules (no OS calls, no stdio, no globals, no
-# allocation), so the same library builds for a board; tests/rtl/mmio.cmake checks that with the
+# allocation), so the same library builds for a board; tests/firmware/backends/mmio.cmake checks that with the
 # purity script.
 add_library(ncl_mmio STATIC ${CMAKE_CURRENT_LIST_DIR}/ncl_mmio.c)
 target_link_libraries(ncl_mmio PUBLIC ncl_core ringsim_regmap PRIVATE ncl_backend)

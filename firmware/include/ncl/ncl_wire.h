@@ -60,7 +60,7 @@ typedef enum ncl_wire_cmd {
 #define NCL_WIRE_CAP_KNOWN (NCL_WIRE_CAP_WRITE_REDUCE | NCL_WIRE_CAP_CONTROL | NCL_WIRE_CAP_COLL)
 /** Block link transfers: LINK and LINK_ACK (emulated boards; sim/zmq/ZMQ.md "Agents on the mmio
  *  backend"). Agreed by the boards themselves (both announce it), not by ncl_wire_hello_agree:
- *  it is outside NCL_WIRE_CAP_KNOWN, whose value the wire corpus (tests/wire_corpus) records. */
+ *  it is outside NCL_WIRE_CAP_KNOWN, whose value the wire corpus (tests/firmware/core/wire_corpus) records. */
 #define NCL_WIRE_CAP_LINK 0x00000008u
 
 /** Decoder / encoder verdicts. Every rejection has its own value; names from ncl_wire_result_name(). */

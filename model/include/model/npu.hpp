@@ -32,7 +32,7 @@ namespace model {
  *    route (it pays the latency: on a one-way ring the route back to the predecessor is p-1 hops,
  *    which is what the engine's READY handshake costs there). To self it is immediate.
  *    NOTIFY_WAIT costs nothing.
- * Checked against the REFERENCE.md alpha-beta formulas by tests/accuracy (model/README.md). */
+ * Checked against the REFERENCE.md alpha-beta formulas by tests/model/accuracy (model/README.md). */
 /** What a device has done so far (see Npu::info() for the table). */
 struct NpuStats {
     uint64_t tasks = 0;        // data tasks completed

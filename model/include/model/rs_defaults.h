@@ -6,7 +6,7 @@
  * What a scenario gets when it leaves a key out is what `ringsim params` says it gets: both read
  * these. The texts are the truth (scenarios/README.md documents them; the scenario loader parses
  * them with its unit parser); the numbers beside some are the same values for the model's own
- * builders (Link::defaults(), Switch::defaults(), the RTL clock), and tests/scenario/test_defaults
+ * builders (Link::defaults(), Switch::defaults(), the RTL clock), and tests/sim/scenario/test_defaults
  * checks that each number is what its text parses to.
  *
  * Figures: 30 GB/s is the raw HCCS per-link figure that circulates (unconfirmed), 100 Gb/s a

@@ -1,0 +1,779 @@
+/* test_algos.c — every registered algorithm over ranks x counts x roots x dtypes x ops x
+ * in-place, proven by the schedule checker; plus scratch refusal and chain segment counts. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ncl/ncl_check.h"
+#include "ncl_algo.h"
+
+/* The plan parameters every case uses (the engine's defaults). */
+#define SLICE_BYTES (1ull << 20)
+#define CHANNELS 2u
+#define SCRATCH_BYTES (4ull << 20)
+#define ALPHA_NS 2000u
+#define GBPS 20u
+#define BIG_COUNT (1048576ull + 3) /* >= 4 MiB of fp32, not a multiple of anything */
+
+static void *malloc_wrapper(void *ud, size_t bytes)
+{
+    (void)ud;
+    return malloc(bytes);
+}
+
+static void free_wrapper(void *ud, void *ptr)
+{
+    (void)ud;
+    free(ptr);
+}
+
+static const int rank_counts[] = {1, 2, 3, 4, 5, 7, 8, 16};
+static const ncl_dtype dtypes[] = {NCL_INT8, NCL_FLOAT16, NCL_FLOAT32, NCL_FLOAT64};
+
+static int rooted(ncl_coll c)
+{
+    return c == NCL_COLL_BROADCAST || c == NCL_COLL_REDUCE;
+}
+
+static int reducing(ncl_coll c)
+{
+    return c != NCL_COLL_BROADCAST && c != NCL_COLL_ALLGATHER;
+}
+
+/* Queues the "backend" runs at once: algorithms with helper queues use them only when there is
+ * room beyond the channels; the small-slice matrix runs once each way. */
+static uint32_t g_max_queues = NCL_MAX_QUEUES;
+
+/* The two-level topology the plans are made for (hier): ranks per server (0: one level), the
+ * inter-server algorithm and the local rings (NULL: identity). */
+static uint32_t g_local_size = 0;
+static uint8_t g_inter_algo = NCL_ALGO_AUTO;
+static const int32_t *g_local_order = NULL, *g_local_pos = NULL;
+static uint32_t g_local_ring_count = 0;
+
+/* Weighted rings (test_ring_weights): the channels asked for, and g_weight_rings rings with
+ * these weights (0: the identity ring, no weights). Ring k is the identity rotated by k, odd k
+ * reversed, so that channels on different rings also run different orders. */
+static uint32_t g_channels = CHANNELS;
+static const uint32_t *g_ring_weights = NULL;
+static uint32_t g_weight_rings = 0;
+static int g_fp32_only = 0; /* the weighted matrix: the split is per element, fp32 stands for all */
+
+static void weighted_rings(int nranks, int32_t *order, int32_t *pos)
+{
+    for (uint32_t k = 0; k < g_weight_rings; k++)
+        for (int i = 0; i < nranks; i++) {
+            int r = (int)(((uint32_t)i + k) % (uint32_t)nranks);
+            r = k % 2 ? nranks - 1 - r : r;
+            order[k * (uint32_t)nranks + (uint32_t)i] = r;
+            pos[k * (uint32_t)nranks + (uint32_t)r] = i;
+        }
+}
+
+static ncl_result make_plan_sized(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nranks,
+                                  int root, uint64_t count, ncl_dtype dtype, ncl_op op, int inplace,
+                                  uint64_t slice_bytes, uint64_t scratch_bytes)
+{
+    static int32_t order[NCL_MAX_QUEUES * 16], pos[NCL_MAX_QUEUES * 16]; /* the plan points here */
+    ncl_plan_env env = {slice_bytes, g_channels, g_max_queues, scratch_bytes, ALPHA_NS, GBPS,
+                        NULL, NULL, 0, NULL, 0, 0, g_local_size, g_inter_algo, g_local_order,
+                        g_local_pos, g_local_ring_count, NULL, NULL, 0, NULL, 0, 0, 0};
+    if (g_weight_rings && nranks <= 16) {
+        weighted_rings(nranks, order, pos);
+        env.ring_order = order, env.ring_pos = pos, env.ring_count = g_weight_rings;
+        env.ring_weights = g_ring_weights;
+    }
+    return ncl_plan_make(plan, coll, algo, nranks, 0, root, count, dtype, op, inplace, &env);
+}
+
+static ncl_result make_plan(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nranks, int root,
+                            uint64_t count, ncl_dtype dtype, ncl_op op, int inplace,
+                            uint64_t scratch_bytes)
+{
+    return make_plan_sized(plan, coll, algo, nranks, root, count, dtype, op, inplace, SLICE_BYTES,
+                           scratch_bytes);
+}
+
+/* Walks every stream of the plan's algorithm; returns 1 and the first data task bigger than a
+ * slice in *big, or 0. The checker bounds regions, not task sizes, so this is checked here. */
+static int oversized_task(const ncl_plan *plan, ncl_task *big)
+{
+    const ncl_algo_desc *d = ncl_algo_find((ncl_coll)plan->coll, (ncl_algo)plan->algo);
+    for (int r = 0; r < plan->nranks; r++) {
+        ncl_plan pr = *plan;
+        pr.rank = r;
+        for (uint32_t q = 0; q < plan->queues; q++) {
+            ncl_gen g;
+            memset(&g, 0, sizeof g);
+            while (d->next(&pr, q, &g, big))
+                if (big->kind <= NCL_TASK_LOCAL_DIV && big->bytes > plan->slice_elems * plan->esize) {
+                    big->peer = r; /* report the issuing rank */
+                    return 1;
+                }
+        }
+    }
+    return 0;
+}
+
+typedef struct pair {
+    ncl_coll coll;
+    ncl_algo algo;
+} pair;
+
+/* One case: plan, check, report. Returns 1 on failure, 0 on success, -1 when `may_refuse` and
+ * the algorithm refused the resources (NCL_ERR_UNSUPPORTED from prepare). */
+static int run_case(const pair *pp, int nranks, int root, uint64_t count, ncl_dtype dt, ncl_op op,
+                    int inplace, uint64_t slice_bytes, uint64_t scratch_bytes, int may_refuse,
+                    int *printed)
+{
+    ncl_plan plan;
+    char msg[512];
+    const char *what = "";
+    ncl_result rc = make_plan_sized(&plan, pp->coll, pp->algo, nranks, root, count, dt, op,
+                                    inplace, slice_bytes, scratch_bytes);
+    if (rc == NCL_ERR_UNSUPPORTED && may_refuse)
+        return -1;
+    if (rc != NCL_SUCCESS) {
+        what = "ncl_plan_make";
+        snprintf(msg, sizeof msg, "%s", ncl_strerror(rc));
+    } else {
+        rc = ncl_check(&plan, NULL, malloc_wrapper, free_wrapper, NULL, msg, sizeof msg);
+        what = "ncl_check";
+        if (rc == NCL_SUCCESS) {
+            static const char *const kinds[] = {"WRITE", "WRITE_REDUCE", "LOCAL_COPY",
+                                                "LOCAL_REDUCE", "LOCAL_DIV"};
+            ncl_task big;
+            if (oversized_task(&plan, &big)) {
+                rc = NCL_ERR_SCHEDULE;
+                what = "slice";
+                snprintf(msg, sizeof msg, "rank %d step %u: %s of %llu bytes exceeds the %llu-byte slice",
+                         big.peer, big.step, kinds[big.kind], (unsigned long long)big.bytes,
+                         (unsigned long long)(plan.slice_elems * plan.esize));
+            }
+        }
+    }
+    if (rc == NCL_SUCCESS)
+        return 0;
+    char topo[64] = "";
+    if (g_local_size)
+        snprintf(topo, sizeof topo, " L=%u inter=%s%s", g_local_size, ncl_algo_name((ncl_algo)g_inter_algo),
+                 g_local_ring_count ? " local-rings" : "");
+    if ((*printed)++ < 20)
+        print_message("FAIL %s/%s nranks=%d root=%d count=%llu %s %s %s slice=%llu scratch=%llu"
+                      "%s: %s: %s\n",
+                      ncl_coll_name(pp->coll), ncl_algo_name(pp->algo), nranks, root,
+                      (unsigned long long)count, ncl_dtype_name(dt), ncl_op_name(op),
+                      inplace ? "in-place" : "out-of-place", (unsigned long long)slice_bytes,
+                      (unsigned long long)scratch_bytes, topo, what, msg);
+    return 1;
+}
+
+/* The matrix for one (collective, algorithm), one rank count and one slice/scratch size. */
+static int run_ranks(const pair *pp, int p, uint64_t slice_bytes, uint64_t scratch_bytes, int with_big,
+                     int *cases, int *refused, int *printed)
+{
+    int fails = 0;
+    const uint64_t counts[] = {0, 1, (uint64_t)p - 1, (uint64_t)p + 1, 1009, BIG_COUNT};
+    /* RINGSIM_MATRIX=quick (the sanitizer pass, ~10x slower): tiny slices stop at p + 1 elements,
+     * still several rounds each; the Release pass proves the 1009-element rounds too */
+    const char *mode = getenv("RINGSIM_MATRIX");
+    int quick_small = mode && !strcmp(mode, "quick") && slice_bytes < 1024;
+    for (size_t ci = 0; ci < sizeof counts / sizeof counts[0] - !with_big - (quick_small ? 1 : 0); ci++) {
+        for (int root = 0; root < (rooted(pp->coll) ? p : 1); root++) {
+            for (int inplace = 0; inplace < 2; inplace++) {
+                for (size_t di = 0; di < sizeof dtypes / sizeof dtypes[0]; di++) {
+                    if (g_fp32_only && dtypes[di] != NCL_FLOAT32)
+                        continue;
+                    const ncl_op ops[] = {NCL_SUM, NCL_AVG, NCL_MAX};
+                    for (size_t oi = 0; oi < 3; oi++) {
+                        if (oi > 0 && !reducing(pp->coll))
+                            break;
+                        if (ops[oi] == NCL_MAX && dtypes[di] != NCL_FLOAT32)
+                            continue;
+                        (*cases)++;
+                        int rc = run_case(pp, p, root, counts[ci], dtypes[di], ops[oi], inplace,
+                                          slice_bytes, scratch_bytes, refused != NULL, printed);
+                        if (rc < 0)
+                            (*refused)++;
+                        else
+                            fails += rc;
+                    }
+                }
+            }
+        }
+    }
+    return fails;
+}
+
+/* Two-level shapes (nranks, ranks per server): powers of two and not, on both levels. */
+static const int hier_shapes[][2] = {{4, 2}, {6, 2}, {6, 3}, {8, 2}, {8, 4},
+                                     {12, 4}, {16, 4}, {16, 8}, {9, 3}};
+
+/* Local rings for L = 4: channel 0 on {0,2,3,1}, channel 1 on {3,1,0,2}. */
+static const int32_t hier_rings4[2 * 4] = {0, 2, 3, 1, 3, 1, 0, 2};
+static const int32_t hier_pos4[2 * 4] = {0, 3, 1, 2, 2, 1, 3, 0};
+
+/* hier needs a two-level topology: every shape with the inter algorithm AUTO (ring when the
+ * server count is not a power of two, halving-doubling otherwise) and the other one forced (ring
+ * for power-of-two server counts; hd elsewhere, which prepare must refuse: no inter folding);
+ * with L = 4 both again on two local rings. */
+static int run_hier(const pair *pp, uint64_t slice_bytes, uint64_t scratch_bytes, int with_big,
+                    int *cases, int *refused, int *printed)
+{
+    int fails = 0;
+    for (size_t si = 0; si < sizeof hier_shapes / sizeof hier_shapes[0]; si++) {
+        const int p = hier_shapes[si][0], L = hier_shapes[si][1], S = p / L;
+        const int pow2 = (S & (S - 1)) == 0;
+        for (int variant = 0; variant < (L == 4 ? 4 : 2); variant++) {
+            const int other = variant % 2 == 1;
+            if (other && !pow2 && variant > 1)
+                continue; /* the refusal is checked once */
+            g_local_size = (uint32_t)L;
+            g_inter_algo = other ? (pow2 ? NCL_ALGO_RING : NCL_ALGO_HD) : NCL_ALGO_AUTO;
+            if (variant >= 2) /* channel c on local ring c */
+                g_local_order = hier_rings4, g_local_pos = hier_pos4, g_local_ring_count = 2;
+            if (other && !pow2) {
+                ncl_plan plan;
+                (*cases)++;
+                ncl_result rc = make_plan_sized(&plan, pp->coll, pp->algo, p, 0, 1009, NCL_FLOAT32, NCL_SUM,
+                                                0, slice_bytes, scratch_bytes);
+                if (rc != NCL_ERR_UNSUPPORTED) {
+                    fails++;
+                    if ((*printed)++ < 20)
+                        print_message("FAIL %s/hier nranks=%d L=%d inter hd over %d servers: prepare gave %s, "
+                                      "not unsupported\n", ncl_coll_name(pp->coll), p, L, S, ncl_strerror(rc));
+                }
+            } else {
+                fails += run_ranks(pp, p, slice_bytes, scratch_bytes, with_big, cases, refused, printed);
+            }
+            g_local_size = 0, g_inter_algo = NCL_ALGO_AUTO;
+            g_local_order = g_local_pos = NULL, g_local_ring_count = 0;
+        }
+    }
+    return fails;
+}
+
+/* The matrix for one (collective, algorithm) and one slice/scratch size. */
+static int run_matrix(const pair *pp, uint64_t slice_bytes, uint64_t scratch_bytes, int with_big,
+                      int *cases, int *refused, int *printed)
+{
+    if (pp->algo == NCL_ALGO_HIER)
+        return run_hier(pp, slice_bytes, scratch_bytes, with_big, cases, refused, printed);
+    int fails = 0;
+    for (size_t ri = 0; ri < sizeof rank_counts / sizeof rank_counts[0]; ri++)
+        fails += run_ranks(pp, rank_counts[ri], slice_bytes, scratch_bytes, with_big, cases, refused,
+                           printed);
+    return fails;
+}
+
+/* The engine's defaults (1 MiB slices, 4 MiB scratch), every shape including >= 4 MiB. */
+static void test_matrix(void **state)
+{
+    const pair *pp = (const pair *)*state;
+    int cases = 0, printed = 0;
+    int fails = run_matrix(pp, SLICE_BYTES, SCRATCH_BYTES, 1, &cases, NULL, &printed);
+    print_message("%s/%s: %d cases, %d failed\n", ncl_coll_name(pp->coll), ncl_algo_name(pp->algo),
+                  cases, fails);
+    assert_int_equal(fails, 0);
+}
+
+/* Tiny slices and scratch: every count below 4 MiB becomes many rounds/segments, so pipelining,
+ * credits and scratch-slot reuse are exercised on every shape (at 1 MiB slices they are only
+ * reached by the largest count). An algorithm may refuse too little scratch. The second size
+ * leaves no room for helper queues. */
+static void test_matrix_small_slices(void **state)
+{
+    const pair *pp = (const pair *)*state;
+    static const uint64_t sizes[][2] = {{64, 96}, {24, 16}};
+    int cases = 0, refused = 0, printed = 0, fails = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        g_max_queues = i == 0 ? NCL_MAX_QUEUES : CHANNELS;
+        fails += run_matrix(pp, sizes[i][0], sizes[i][1], 0, &cases, &refused, &printed);
+    }
+    g_max_queues = NCL_MAX_QUEUES;
+    print_message("%s/%s small slices: %d cases, %d refused for scratch, %d failed\n",
+                  ncl_coll_name(pp->coll), ncl_algo_name(pp->algo), cases, refused, fails);
+    assert_int_equal(fails, 0);
+}
+
+static void expect_checked(ncl_coll coll, ncl_algo algo, int nranks, uint64_t count,
+                           ncl_dtype dt, uint64_t scratch)
+{
+    for (int inplace = 0; inplace < 2; inplace++) {
+        ncl_plan plan;
+        char msg[512];
+        assert_int_equal(make_plan(&plan, coll, algo, nranks, nranks - 1, count, dt, NCL_AVG,
+                                   inplace, scratch),
+                         NCL_SUCCESS);
+        ncl_result rc = ncl_check(&plan, NULL, malloc_wrapper, free_wrapper, NULL, msg, sizeof msg);
+        if (rc != NCL_SUCCESS)
+            print_message("%s/%s nranks=%d scratch=%llu: %s\n", ncl_coll_name(coll),
+                          ncl_algo_name(algo), nranks, (unsigned long long)scratch, msg);
+        assert_int_equal(rc, NCL_SUCCESS);
+    }
+}
+
+/* Logical rings: every channel on its own permutation of the ranks (as on a server with several
+ * rings over disjoint links), proven by the checker for every ring algorithm, with few and many
+ * rounds, both ways of filling reduce-scatter targets. */
+static void test_rings(void **state)
+{
+    (void)state;
+    static const pair ring_algos[] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING},
+                                      {NCL_COLL_REDUCE_SCATTER, NCL_ALGO_RING},
+                                      {NCL_COLL_ALLGATHER, NCL_ALGO_RING},
+                                      {NCL_COLL_BROADCAST, NCL_ALGO_CHAIN}};
+    enum { MAXR = 8, NRINGS = 3 };
+    int32_t order[NRINGS * MAXR], pos[NRINGS * MAXR];
+    uint32_t seed = 12345;
+    int cases = 0, fails = 0, printed = 0;
+    for (int p = 1; p <= MAXR; p++) {
+        for (int k = 0; k < NRINGS; k++) { /* ring 0: reversed; others: shuffled */
+            int32_t *o = order + k * p;
+            for (int i = 0; i < p; i++)
+                o[i] = k == 0 ? p - 1 - i : i;
+            for (int i = p - 1; k > 0 && i > 0; i--) {
+                seed = seed * 1103515245u + 12345u;
+                int j = (int)((seed >> 16) % (uint32_t)(i + 1));
+                int32_t tmp = o[i];
+                o[i] = o[j], o[j] = tmp;
+            }
+            for (int i = 0; i < p; i++)
+                pos[k * p + o[i]] = i;
+        }
+        for (size_t a = 0; a < sizeof ring_algos / sizeof ring_algos[0]; a++) {
+            for (int many_rounds = 0; many_rounds < 2; many_rounds++) {
+                for (int inplace = 0; inplace < 2; inplace++) {
+                    g_max_queues = many_rounds ? CHANNELS : NCL_MAX_QUEUES;
+                    ncl_plan plan;
+                    char msg[512];
+                    uint64_t count = many_rounds ? 1009 : (uint64_t)p + 1;
+                    ncl_result rc = make_plan_sized(&plan, ring_algos[a].coll, ring_algos[a].algo, p, p / 2, count,
+                                                    NCL_FLOAT32, NCL_AVG, inplace, many_rounds ? 64 : SLICE_BYTES,
+                                                    many_rounds ? 4096 : SCRATCH_BYTES);
+                    if (rc == NCL_SUCCESS) {
+                        plan.ring_order = order;
+                        plan.ring_pos = pos;
+                        plan.ring_count = NRINGS;
+                        rc = ncl_check(&plan, NULL, malloc_wrapper, free_wrapper, NULL, msg, sizeof msg);
+                    } else {
+                        snprintf(msg, sizeof msg, "%s", ncl_strerror(rc));
+                    }
+                    cases++;
+                    if (rc != NCL_SUCCESS) {
+                        fails++;
+                        if (printed++ < 10)
+                            print_message("FAIL rings %s p=%d count=%llu %s: %s\n",
+                                          ncl_coll_name(ring_algos[a].coll), p, (unsigned long long)count,
+                                          inplace ? "in-place" : "out-of-place", msg);
+                    }
+                }
+            }
+        }
+    }
+    g_max_queues = NCL_MAX_QUEUES;
+    print_message("rings: %d cases, %d failed\n", cases, fails);
+    assert_int_equal(fails, 0);
+}
+
+/* The weighted split: every element in exactly one channel, in order, each channel at least one
+ * element (count >= channels), shares in proportion to the weights (within one element of the
+ * exact share, besides the reserved one), equal weights exactly ncl_part, no overflow at 2^50 or
+ * with the largest weights. */
+static void test_channel_part(void **state)
+{
+    (void)state;
+    static const uint32_t w13[] = {1, 3}, w5112[] = {5, 1, 1, 2}, w77[] = {7, 7, 7},
+                          wbig[] = {UINT32_MAX, 1, UINT32_MAX - 1, 12345};
+    static const struct {
+        const uint32_t *w;
+        uint32_t rings;
+    } sets[] = {{w13, 2}, {w5112, 4}, {w77, 3}, {wbig, 4}};
+    static const uint64_t counts[] = {0, 1, 2, 3, 7, 8, 9, 1009, 1048579, 1ull << 50, (1ull << 50) + 12345};
+    int32_t order[8] = {0}, pos[8] = {0};
+    for (size_t si = 0; si < sizeof sets / sizeof sets[0]; si++) {
+        for (uint32_t ch = 1; ch <= NCL_MAX_QUEUES; ch++) {
+            for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
+                ncl_plan p;
+                memset(&p, 0, sizeof p);
+                p.nranks = 1, p.ring_order = order, p.ring_pos = pos;
+                p.ring_count = sets[si].rings, p.ring_weights = sets[si].w;
+                const uint64_t count = counts[ci];
+                uint64_t next = 0, total = 0, off, e;
+                int equal = si == 2 || ch == 1 || (si == 0 && ch == 1);
+                for (uint32_t c = 0; c < ch; c++)
+                    total += ncl_channel_weight(&p, ch, c);
+                for (uint32_t q = 0; q < ch; q++) {
+                    uint64_t len = ncl_channel_part(&p, count, ch, q, &off);
+                    assert_int_equal(off, next);
+                    next = off + len;
+                    if (count >= ch)
+                        assert_true(len >= 1);
+                    if (equal || count < ch) {
+                        assert_int_equal(len, ncl_part(count, ch, q, &e));
+                        assert_int_equal(off, e);
+                    } else if (si != 3 && count < (1ull << 40)) { /* proportional (exact weights) */
+                        double share = (double)(count - ch) * (double)ncl_channel_weight(&p, ch, q) / (double)total;
+                        assert_true((double)len - 1.0 >= share - 1.0 && (double)len - 1.0 <= share + 1.0);
+                    }
+                }
+                assert_int_equal(next, count);
+            }
+        }
+    }
+}
+
+/* The ring family with the buffer split over channels by ring weights (some rings slower), over
+ * the matrix (fp32) at the default and at tiny slices (64 bytes: many rounds per channel, scratch
+ * for a few elements per reduce-scatter slot, so the case count stays affordable): two rings {1, 3} on 2 channels and on 3 (ring 0
+ * then carries two channels, each half its weight), four rings {5, 1, 1, 2} on 4 channels. */
+static void test_ring_weights(void **state)
+{
+    (void)state;
+    static const pair ring_algos[] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING},
+                                      {NCL_COLL_REDUCE_SCATTER, NCL_ALGO_RING},
+                                      {NCL_COLL_ALLGATHER, NCL_ALGO_RING},
+                                      {NCL_COLL_BROADCAST, NCL_ALGO_CHAIN}};
+    static const uint32_t w13[] = {1, 3}, w5112[] = {5, 1, 1, 2};
+    static const struct {
+        const uint32_t *w;
+        uint32_t rings, channels;
+    } sets[] = {{w13, 2, 2}, {w13, 2, 3}, {w5112, 4, 4}};
+    int cases = 0, refused = 0, printed = 0, fails = 0;
+    for (size_t si = 0; si < sizeof sets / sizeof sets[0]; si++) {
+        g_ring_weights = sets[si].w, g_weight_rings = sets[si].rings, g_channels = sets[si].channels;
+        g_fp32_only = 1;
+        for (size_t a = 0; a < sizeof ring_algos / sizeof ring_algos[0]; a++) {
+            fails += run_matrix(&ring_algos[a], SLICE_BYTES, SCRATCH_BYTES, 0, &cases, NULL, &printed);
+            fails += run_matrix(&ring_algos[a], 64, 2048 * sets[si].channels, 0, &cases, &refused, &printed);
+        }
+    }
+    /* the plan carries the weights: {1, 3} gives channel 1 three times channel 0's share */
+    g_ring_weights = w13, g_weight_rings = 2, g_channels = 2;
+    ncl_plan plan;
+    uint64_t off;
+    assert_int_equal(make_plan(&plan, NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 4, 0, 1002, NCL_FLOAT32, NCL_SUM, 0,
+                               SCRATCH_BYTES),
+                     NCL_SUCCESS);
+    assert_int_equal(ncl_channel_part(&plan, plan.count, plan.queues - plan.helper_queues, 0, &off), 251);
+    assert_int_equal(ncl_channel_part(&plan, plan.count, plan.queues - plan.helper_queues, 1, &off), 751);
+    assert_int_equal(off, 251);
+    g_ring_weights = NULL, g_weight_rings = 0, g_channels = CHANNELS, g_fp32_only = 0;
+    print_message("ring weights: %d cases, %d refused for scratch, %d failed\n", cases, refused, fails);
+    assert_int_equal(fails, 0);
+}
+
+/* Reduce accumulates in scratch on intermediate ranks: too little scratch is refused by prepare,
+ * just enough works (one-element slots), and none is needed where no rank accumulates there. */
+static void test_small_scratch(void **state)
+{
+    (void)state;
+    ncl_plan plan;
+    /* ring: two slots of at least one element */
+    assert_int_equal(make_plan(&plan, NCL_COLL_REDUCE, NCL_ALGO_RING, 4, 0, 100, NCL_FLOAT64, NCL_SUM,
+                               0, 8),
+                     NCL_ERR_UNSUPPORTED);
+    assert_int_equal(make_plan(&plan, NCL_COLL_REDUCE, NCL_ALGO_RING, 3, 1, 100, NCL_FLOAT64, NCL_SUM,
+                               1, 15),
+                     NCL_ERR_UNSUPPORTED);
+    expect_checked(NCL_COLL_REDUCE, NCL_ALGO_RING, 4, 100, NCL_FLOAT64, 16);
+    expect_checked(NCL_COLL_REDUCE, NCL_ALGO_RING, 5, 37, NCL_FLOAT16, 7); /* 3-byte slots: 1 elem */
+    expect_checked(NCL_COLL_REDUCE, NCL_ALGO_RING, 2, 100, NCL_FLOAT64, 0); /* no intermediates */
+    /* tree: one element of scratch on the ranks with children */
+    assert_int_equal(make_plan(&plan, NCL_COLL_REDUCE, NCL_ALGO_TREE, 4, 0, 100, NCL_FLOAT64, NCL_SUM,
+                               0, 4),
+                     NCL_ERR_UNSUPPORTED);
+    expect_checked(NCL_COLL_REDUCE, NCL_ALGO_TREE, 8, 100, NCL_FLOAT64, 8);
+    expect_checked(NCL_COLL_REDUCE, NCL_ALGO_TREE, 3, 100, NCL_FLOAT64, 0); /* only leaves below */
+    /* count 0 needs nothing */
+    assert_int_equal(make_plan(&plan, NCL_COLL_REDUCE, NCL_ALGO_RING, 4, 0, 0, NCL_FLOAT64, NCL_SUM, 0, 0),
+                     NCL_SUCCESS);
+}
+
+/* hier needs two real levels and an inter algorithm it runs: prepare refuses one level
+ * (local_size 0, 1 or nranks), a local size that does not divide the ranks, halving-doubling
+ * over a server count that is not a power of two, and any other inter algorithm. */
+static void test_hier_refusals(void **state)
+{
+    (void)state;
+    static const struct {
+        int nranks;
+        uint32_t local_size;
+        uint8_t inter;
+        ncl_result want;
+    } cases[] = {
+        {8, 0, NCL_ALGO_AUTO, NCL_ERR_UNSUPPORTED},  {8, 1, NCL_ALGO_AUTO, NCL_ERR_UNSUPPORTED},
+        {8, 8, NCL_ALGO_AUTO, NCL_ERR_UNSUPPORTED},  {8, 3, NCL_ALGO_AUTO, NCL_ERR_UNSUPPORTED},
+        {8, 16, NCL_ALGO_AUTO, NCL_ERR_UNSUPPORTED}, {6, 4, NCL_ALGO_RING, NCL_ERR_UNSUPPORTED},
+        {6, 2, NCL_ALGO_HD, NCL_ERR_UNSUPPORTED},    {12, 2, NCL_ALGO_HD, NCL_ERR_UNSUPPORTED},
+        {8, 2, NCL_ALGO_MESH, NCL_ERR_UNSUPPORTED},  {1, 1, NCL_ALGO_AUTO, NCL_ERR_UNSUPPORTED},
+        {6, 2, NCL_ALGO_RING, NCL_SUCCESS},          {8, 2, NCL_ALGO_HD, NCL_SUCCESS},
+        {8, 4, NCL_ALGO_AUTO, NCL_SUCCESS},          {12, 4, NCL_ALGO_AUTO, NCL_SUCCESS},
+    };
+    static const ncl_coll colls[] = {NCL_COLL_ALLREDUCE, NCL_COLL_BROADCAST};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        for (size_t c = 0; c < 2; c++) {
+            for (int count = 0; count < 2; count++) { /* refused even with nothing to move */
+                ncl_plan plan;
+                g_local_size = cases[i].local_size;
+                g_inter_algo = cases[i].inter;
+                ncl_result rc = make_plan(&plan, colls[c], NCL_ALGO_HIER, cases[i].nranks, 0,
+                                          count ? 1009 : 0, NCL_FLOAT32, NCL_SUM, 0, SCRATCH_BYTES);
+                g_local_size = 0, g_inter_algo = NCL_ALGO_AUTO;
+                if (rc != cases[i].want)
+                    print_message("hier %s nranks=%d L=%u inter=%s count=%d: %s, want %s\n",
+                                  ncl_coll_name(colls[c]), cases[i].nranks, cases[i].local_size,
+                                  ncl_algo_name((ncl_algo)cases[i].inter), count ? 1009 : 0,
+                                  ncl_strerror(rc), ncl_strerror(cases[i].want));
+                assert_int_equal(rc, cases[i].want);
+            }
+        }
+    }
+}
+
+/* floor(sqrt(x)) by bisection: an independent reference for the engine's integer sqrt. */
+static uint64_t ref_isqrt(uint64_t x)
+{
+    uint64_t lo = 0, hi = 1ull << 32;
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (mid * mid <= x)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* floor(sqrt((p-2) n / (alpha gbps))), clamped to [ceil(count / slice), count] and >= 1, for one
+ * channel's portion: the largest, ceil(count / channels). */
+static uint64_t expected_segments(int p, uint64_t count, uint64_t esize, uint64_t channels)
+{
+    uint64_t slice = SLICE_BYTES / esize;
+    count = (count + channels - 1) / channels;
+    uint64_t k = p > 2 ? ref_isqrt((uint64_t)(p - 2) * count * esize / ((uint64_t)ALPHA_NS * GBPS)) : 1;
+    if (k < 1)
+        k = 1;
+    if (k > count)
+        k = count;
+    if (k < (count + slice - 1) / slice)
+        k = (count + slice - 1) / slice;
+    return k;
+}
+
+/* The tasks of rank r's queue q in `plan`: how many, how many of each kind, the first's kind, the
+ * bytes the LOCAL_COPYs move and the largest of them. */
+typedef struct {
+    uint64_t tasks, kinds[NCL_TASK_KIND_COUNT], copied, largest_copy;
+    int first;
+} queue_tasks;
+
+static queue_tasks walk_queue(const ncl_algo_desc *d, const ncl_plan *plan, int r, uint32_t q)
+{
+    queue_tasks w;
+    memset(&w, 0, sizeof w);
+    w.first = -1;
+    ncl_plan pr = *plan;
+    ncl_gen g;
+    ncl_task t;
+    pr.rank = r;
+    memset(&g, 0, sizeof g);
+    while (d->next(&pr, q, &g, &t)) {
+        if (w.tasks++ == 0)
+            w.first = t.kind;
+        w.kinds[t.kind]++;
+        if (t.kind == NCL_TASK_LOCAL_COPY) {
+            w.copied += t.bytes;
+            w.largest_copy = t.bytes > w.largest_copy ? t.bytes : w.largest_copy;
+        }
+    }
+    return w;
+}
+
+/* The chain broadcast splits the buffer over the channels and cuts each channel's portion into
+ * the cost model's segment count; every rank's stream per channel has exactly the tasks that
+ * implies: the root one WRITE per non-empty segment and one DATA record per segment, a middle
+ * rank wait/WRITE/record per segment, the tail one wait. Out of place the root copies its
+ * portion into its recv: one LOCAL_COPY per slice on a copy queue per channel when there is room
+ * for twice the channels, else one per segment on its chain queue, after that segment's write. */
+static void test_chain_segments(void **state)
+{
+    (void)state;
+    static const int ps[] = {1, 2, 3, 4, 8, 16};
+    static const uint64_t counts[] = {1, 7, 1009, 100000, BIG_COUNT, 5 * 262144ull + 1};
+    const ncl_algo_desc *d = ncl_algo_find(NCL_COLL_BROADCAST, NCL_ALGO_CHAIN);
+    assert_non_null(d);
+    for (int room = 0; room < 2; room++) {
+        g_max_queues = room ? NCL_MAX_QUEUES : CHANNELS;
+        for (size_t pi = 0; pi < sizeof ps / sizeof ps[0]; pi++) {
+            for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
+                for (int inplace = 0; inplace < 2; inplace++) {
+                    const int p = ps[pi], root = p / 2;
+                    const uint64_t channels = counts[ci] < CHANNELS ? counts[ci] : CHANNELS;
+                    const uint64_t helpers = !inplace && p > 1 && 2 * channels <= g_max_queues ? channels : 0;
+                    ncl_plan plan;
+                    assert_int_equal(make_plan(&plan, NCL_COLL_BROADCAST, NCL_ALGO_CHAIN, p, root,
+                                               counts[ci], NCL_FLOAT32, NCL_SUM, inplace, SCRATCH_BYTES),
+                                     NCL_SUCCESS);
+                    const uint64_t k = plan.segments;
+                    assert_int_equal(plan.queues, channels + helpers);
+                    assert_int_equal(k, expected_segments(p, counts[ci], 4, channels));
+                    for (int r = 0; r < p; r++) {
+                        const int v = (r - root + p) % p;
+                        for (uint32_t q = 0; q < plan.queues; q++) {
+                            uint64_t full = 0, off;
+                            const uint64_t portion = ncl_part(counts[ci], channels, q % channels, &off);
+                            const uint64_t slices = inplace ? 0 : (portion + SLICE_BYTES / 4 - 1) / (SLICE_BYTES / 4);
+                            for (uint64_t sg = 0; sg < k; sg++) /* segments with data in this channel */
+                                full += ncl_part(portion, k, sg, &off) != 0;
+                            const queue_tasks w = walk_queue(d, &plan, r, q);
+                            /* the root's copies: one per slice on the copy queue, or without one on
+                             * the chain queue one per segment with data (alone: per slice) */
+                            const uint64_t want_copies = inplace || v != 0 ? 0
+                                                         : helpers        ? (q >= channels ? slices : 0)
+                                                         : p == 1         ? slices
+                                                                          : full;
+                            uint64_t want_tasks, want_writes = v < p - 1 && q < channels ? full : 0;
+                            if (q >= channels)
+                                want_tasks = want_copies;
+                            else if (v == 0)
+                                want_tasks = (p > 1) + (p > 1) * (k + full) + want_copies;
+                            else if (v < p - 1)
+                                want_tasks = 2 + 2 * k + full;
+                            else
+                                want_tasks = 2;
+                            assert_int_equal(w.kinds[NCL_TASK_WRITE], want_writes);
+                            assert_int_equal(w.kinds[NCL_TASK_LOCAL_COPY], want_copies);
+                            assert_int_equal(w.tasks, want_tasks);
+                        }
+                    }
+                    char msg[512];
+                    ncl_result rc = ncl_check(&plan, NULL, malloc_wrapper, free_wrapper, NULL, msg,
+                                              sizeof msg);
+                    if (rc != NCL_SUCCESS)
+                        print_message("chain p=%d count=%llu: %s\n", p, (unsigned long long)counts[ci], msg);
+                    assert_int_equal(rc, NCL_SUCCESS);
+                }
+            }
+        }
+    }
+    g_max_queues = NCL_MAX_QUEUES;
+    /* count 0: no tasks at all */
+    ncl_plan plan;
+    assert_int_equal(make_plan(&plan, NCL_COLL_BROADCAST, NCL_ALGO_CHAIN, 4, 0, 0, NCL_FLOAT32,
+                               NCL_SUM, 0, SCRATCH_BYTES),
+                     NCL_SUCCESS);
+    for (int r = 0; r < 4; r++) {
+        ncl_gen g;
+        ncl_task t;
+        memset(&g, 0, sizeof g);
+        plan.rank = r;
+        assert_int_equal(d->next(&plan, 0, &g, &t), 0);
+    }
+}
+
+/* Out-of-place ring allreduce with room for twice the channels: a fill queue per channel copies
+ * the rank's contributions, each batch followed by a READY (one round: steps 0, 1, 2-3, 4-7, ...;
+ * more rounds: every step of every round), and
+ * the ring queue starts with the wait for the first of them, no copy of its own; the bytes copied
+ * are the same as without the room, where the ring queue copies them all before its one READY. In
+ * place: no fill queue, no copy. (Correctness: the checker, in the matrix tests.) */
+static void test_allreduce_fill_queue(void **state)
+{
+    (void)state;
+    static const int ps[] = {2, 3, 5, 8};
+    static const uint64_t counts[] = {7, 1009, BIG_COUNT};
+    const ncl_algo_desc *d = ncl_algo_find(NCL_COLL_ALLREDUCE, NCL_ALGO_RING);
+    assert_non_null(d);
+    for (size_t pi = 0; pi < sizeof ps / sizeof ps[0]; pi++)
+        for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++)
+            for (int inplace = 0; inplace < 2; inplace++) {
+                const int p = ps[pi];
+                uint64_t copied[2][8] = {{0}};
+                for (int room = 0; room < 2; room++) {
+                    g_max_queues = room ? NCL_MAX_QUEUES : CHANNELS;
+                    ncl_plan plan;
+                    assert_int_equal(make_plan_sized(&plan, NCL_COLL_ALLREDUCE, NCL_ALGO_RING, p, 0, counts[ci],
+                                                     NCL_FLOAT32, NCL_SUM, inplace, 4096, SCRATCH_BYTES),
+                                     NCL_SUCCESS);
+                    const uint32_t channels = ncl_channels_for(CHANNELS, counts[ci] / (uint64_t)p);
+                    const uint32_t helpers = !inplace && 2 * channels <= g_max_queues ? channels : 0;
+                    assert_int_equal(plan.helper_queues, helpers);
+                    assert_int_equal(plan.queues, channels + helpers);
+                    for (int r = 0; r < p; r++)
+                        for (uint32_t q = 0; q < plan.queues; q++) {
+                            uint64_t off, span = ncl_part(counts[ci], channels, q % channels, &off);
+                            uint64_t rounds = ncl_div_ceil(ncl_div_ceil(span, (uint64_t)p), plan.slice_elems);
+                            const queue_tasks w = walk_queue(d, &plan, r, q);
+                            const uint64_t copies = w.kinds[NCL_TASK_LOCAL_COPY];
+                            if (helpers && q < channels && w.tasks)
+                                assert_int_equal(w.first, NCL_TASK_NOTIFY_WAIT);
+                            assert_true(w.largest_copy <= 4096);
+                            copied[room][r] += w.copied;
+                            if (q >= channels) { /* the fill queue: a READY per batch */
+                                uint64_t batches = 0;
+                                for (uint64_t j = 0; j < (uint64_t)(p - 1); j++)
+                                    batches += rounds > 1 || (j & (j - 1)) == 0;
+                                assert_int_equal(w.kinds[NCL_TASK_NOTIFY_RECORD], rounds * batches);
+                                assert_int_equal(w.tasks, copies + w.kinds[NCL_TASK_NOTIFY_RECORD]);
+                            } else if (helpers || inplace) {
+                                assert_int_equal(copies, 0);
+                            }
+                        }
+                }
+                for (int r = 0; r < p; r++)
+                    assert_int_equal(copied[0][r], copied[1][r]);
+            }
+    g_max_queues = NCL_MAX_QUEUES;
+}
+
+/* argv[1], if given, selects tests by cmocka filter pattern (e.g. "matrix_allreduce_hd*"). */
+int main(int argc, char **argv)
+{
+    enum { MAXP = NCL_COLL_COUNT * (NCL_ALGO_COUNT - 1) };
+    static pair pairs[MAXP];
+    static char names[2 * MAXP][64];
+    struct CMUnitTest tests[2 * MAXP + 7];
+    size_t n = 0, np = 0;
+    for (int c = 0; c < NCL_COLL_COUNT; c++) {
+        for (int a = NCL_ALGO_AUTO + 1; a < NCL_ALGO_COUNT; a++) {
+            /* a user schedule is data the plan carries: tests/firmware/algo/test_user.c proves those */
+            if (!ncl_algo_find((ncl_coll)c, (ncl_algo)a) || a == NCL_ALGO_USER)
+                continue;
+            pairs[np].coll = (ncl_coll)c;
+            pairs[np].algo = (ncl_algo)a;
+            for (int small = 0; small < 2; small++) {
+                snprintf(names[n], sizeof names[n], "matrix_%s_%s%s", ncl_coll_name((ncl_coll)c),
+                         ncl_algo_name((ncl_algo)a), small ? "_small_slices" : "");
+                struct CMUnitTest t = {names[n], small ? test_matrix_small_slices : test_matrix,
+                                       NULL, NULL, &pairs[np]};
+                tests[n++] = t;
+            }
+            np++;
+        }
+    }
+    struct CMUnitTest rings = cmocka_unit_test(test_rings);
+    tests[n++] = rings;
+    struct CMUnitTest scratch = cmocka_unit_test(test_small_scratch);
+    struct CMUnitTest chain = cmocka_unit_test(test_chain_segments);
+    tests[n++] = scratch;
+    tests[n++] = chain;
+    struct CMUnitTest hier = cmocka_unit_test(test_hier_refusals);
+    tests[n++] = hier;
+    struct CMUnitTest part = cmocka_unit_test(test_channel_part);
+    struct CMUnitTest weights = cmocka_unit_test(test_ring_weights);
+    tests[n++] = part;
+    tests[n++] = weights;
+    struct CMUnitTest fill = cmocka_unit_test(test_allreduce_fill_queue);
+    tests[n++] = fill;
+    if (argc > 1)
+        cmocka_set_test_filter(argv[1]);
+    return _cmocka_run_group_tests("algos", tests, n, NULL, NULL);
+}

@@ -1,0 +1,25 @@
+# mmio.cmake — tests of the mmio HAL backend against rs_ref_dev, the C reference of the DMA/notify block.
+
+# N reference devices linked by their link callbacks, each rank's communicator on its own mmio
+# backend whose access functions call the device: bring-up (interrupt and polled), collectives
+# bit-exact against rs_data, error paths (bad address, corrupt descriptor, silent peer, refused
+# bring-up). Single-threaded: the wait hooks step the devices. A few seconds in Release.
+add_executable(test_mmio_ref ${CMAKE_CURRENT_SOURCE_DIR}/test_mmio_ref.c)
+target_link_libraries(test_mmio_ref PRIVATE ncl_mmio rs_ref ringsim_regmap ringsim_sweep PkgConfig::CMOCKA)
+add_test(NAME rtl_mmio_ref COMMAND test_mmio_ref)
+set_tests_properties(rtl_mmio_ref PROPERTIES LABELS "rtl;firmware" TIMEOUT 120 ENVIRONMENT "CMOCKA_MESSAGE_OUTPUT=STDOUT")
+
+# The backend keeps the firmware rules (no OS/libc services, no mutable globals): it must build
+# for a board as it is.
+set(_ringsim_mmio_nm ${CMAKE_NM})
+if(NOT _ringsim_mmio_nm)
+  set(_ringsim_mmio_nm nm)
+endif()
+set(_ringsim_mmio_purity_args "")
+if(RINGSIM_SANITIZE)
+  set(_ringsim_mmio_purity_args --sanitize)
+endif()
+add_test(NAME rtl_mmio_purity
+  COMMAND bash ${PROJECT_SOURCE_DIR}/tests/system/purity/check_purity.sh ${_ringsim_mmio_purity_args}
+          ${_ringsim_mmio_nm} $<TARGET_FILE:ncl_mmio>)
+set_tests_properties(rtl_mmio_purity PROPERTIES LABELS rtl TIMEOUT 60)
