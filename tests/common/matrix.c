@@ -201,7 +201,7 @@ uint64_t mx_run(mx_matrix *m, mx_world *w)
 
     mx_group groups[NCL_COLL_COUNT][NCL_ALGO_COUNT];
     memset(groups, 0, sizeof groups);
-    uint64_t failed = 0;
+    uint64_t failed = 0, not_run = 0;
     char line[2 * MX_DETAIL], where[160];
     for (size_t i = 0; i < n; i++) {
         const mx_case *c = &m->cases[i];
@@ -212,6 +212,7 @@ uint64_t mx_run(mx_matrix *m, mx_world *w)
         int bad = r->bad_ranks > 0 || (r->refused && !m->allow_refused);
         if (!bad && (i >= ran || !r->run)) {
             m->not_run++;
+            not_run++;
             continue;
         }
         m->run++;
@@ -234,9 +235,9 @@ uint64_t mx_run(mx_matrix *m, mx_world *w)
         fprintf(stderr, "FAIL %s\n", line);
         mx_first(m, line);
     }
-    if (ran < n) {
-        snprintf(line, sizeof line, "%s: %zu of %zu cases not run (the world was spent after a failure)",
-                 w->name, n - ran, n);
+    if (not_run) {
+        snprintf(line, sizeof line, "%s: %llu of %zu cases not run (the world was spent after a failure)",
+                 w->name, (unsigned long long)not_run, n);
         fprintf(stderr, "FAIL %s\n", line);
         mx_first(m, line);
         failed++;

@@ -123,7 +123,7 @@ typedef struct mx_matrix {
     size_t n, cap;
     int allow_refused; /**< a refused case is counted, not failed (forced algorithms on a topology
                             they cannot serve); a (coll, algo) refused on every case still fails */
-    int print_groups;  /**< a line per (coll, algo): cases, refused, failed, seconds */
+    int print_groups;  /**< a line per (coll, algo): cases, refused, failed; then the world's total and seconds */
     /* after mx_run */
     uint64_t run, refused, failed, not_run;
     char first[2 * MX_DETAIL];

@@ -1,5 +1,5 @@
-/* test_matrix.c — every algorithm x rank count x count x dtype x op x in/out of place x root on
- * the host backend, checked bit-exactly against the plain reference in sim/sweep/rs_data. */
+/* test_matrix.c — the correctness matrix's host world: every algorithm x rank count x count x dtype
+ * x op x in/out of place x root on the host backend (ranks are threads), through tests/common's body. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,188 +14,125 @@
 #include <ncl/ncl.h>
 #include <ncl/ncl_host.h>
 
-#include "sweep/rs_data.h"
+#include "matrix.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
 
 static const int rank_counts[] = {1, 2, 3, 4, 5, 7, 8, 16};
-enum { SEED = 20261130 };
 
-typedef struct world {
-    ncl_coll coll;
-    ncl_algo algo;
-    int nranks;
-    int full;                 /* every root at the large count too (RINGSIM_MATRIX=full) */
-    int quick;                /* sanitizer builds: large count for a subset (RINGSIM_MATRIX=quick) */
-    void *expected;           /* shared: each rank computes a slice */
-    uint64_t expected_bytes;
-    pthread_mutex_t lock;
-    uint64_t cases, wrong_cases;
-    char first_failure[512];
-} world;
+/* ---- the world: a host communicator of threads, configured for one (collective, algorithm) ------- */
 
-static void fail_case(world *w, const char *what, int rank, uint64_t count, ncl_dtype dt, ncl_op op,
-                      int inplace, int root, const char *detail)
+typedef struct host_world {
+    mx_world w;
+    ncl_host_config cfg;
+    const mx_case *cases;
+    mx_result *res;
+    size_t n;
+    void *expected;        /* the whole expected result, shared: each rank computes a slice */
+    uint64_t a_bytes, b_bytes; /* the largest buffers a case needs (rs_shape_a_bytes, _b_bytes) */
+    pthread_mutex_t lock;  /* mx_result_fail is not thread-safe */
+} host_world;
+
+/* A case uses the first `used` bytes of a buffer allocated for the largest case: under ASan the rest
+ * is made unaddressable, so an overrun is caught as it would be in an allocation of the exact size. */
+static void fit(unsigned char *buf, uint64_t used, uint64_t cap)
 {
-    pthread_mutex_lock(&w->lock);
-    if (w->wrong_cases++ == 0)
-        snprintf(w->first_failure, sizeof w->first_failure,
-                 "%s %s p=%d rank %d count %llu %s %s %s root %d: %s", ncl_coll_name(w->coll),
-                 ncl_algo_name(w->algo), w->nranks, rank, (unsigned long long)count,
-                 ncl_dtype_name(dt), ncl_op_name(op), inplace ? "in-place" : "out-of-place", root,
-                 detail ? detail : what);
-    pthread_mutex_unlock(&w->lock);
+#if defined(__SANITIZE_ADDRESS__)
+    ASAN_UNPOISON_MEMORY_REGION(buf, cap);
+    ASAN_POISON_MEMORY_REGION(buf + used, cap - used);
+#else
+    (void)buf, (void)used, (void)cap;
+#endif
 }
 
-static uint64_t div_ceil(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
-
-static int reduces(ncl_coll c)
+/* Whether cases a and b have the same expected result (the in-place twin, reduce's other roots). */
+static int same_result(const mx_case *a, const mx_case *b)
 {
-    return c == NCL_COLL_ALLREDUCE || c == NCL_COLL_REDUCE || c == NCL_COLL_REDUCE_SCATTER;
+    return a->coll == b->coll && a->count == b->count && a->dt == b->dt && a->op == b->op &&
+           (a->coll != NCL_COLL_BROADCAST || a->root == b->root);
 }
 
-/* Fills this rank's slice of the shared expected output (the whole collective's result, as one
- * array: allreduce/reduce: count; reduce_scatter: p*count; broadcast: count; allgather: p*count). */
-static void expected_slice(world *w, int rank, uint64_t count, ncl_dtype dt, ncl_op op, int root)
+static void host_fail(host_world *hw, size_t i, int rank, ncl_result rc, uint64_t wrong, const char *what)
 {
-    int p = w->nranks;
-    size_t es = ncl_dtype_size(dt);
-    uint64_t total = (w->coll == NCL_COLL_ALLGATHER || w->coll == NCL_COLL_REDUCE_SCATTER) ? count * p : count;
-    uint64_t lo = total * rank / p, hi = total * (rank + 1) / p;
-    char *out = (char *)w->expected + lo * es;
-    switch (w->coll) {
-    case NCL_COLL_BROADCAST:
-        rs_data_fill(out, hi - lo, dt, NCL_MAX, p, root, SEED, lo);
-        break;
-    case NCL_COLL_ALLGATHER:
-        /* block k is rank k's input; split the slice at block boundaries */
-        for (uint64_t e = lo; e < hi;) {
-            uint64_t k = e / count, end = (k + 1) * count < hi ? (k + 1) * count : hi;
-            rs_data_fill((char *)w->expected + e * es, end - e, dt, NCL_MAX, p, (int)k, SEED, e - k * count);
-            e = end;
-        }
-        break;
-    default:
-        rs_data_expected(out, hi - lo, dt, op, p, SEED, lo, 1);
-        break;
-    }
+    pthread_mutex_lock(&hw->lock);
+    mx_result_fail(&hw->res[i], rank, rc, wrong, "%s", what);
+    pthread_mutex_unlock(&hw->lock);
 }
 
-/* Runs one case on this rank; returns 0 or records a failure. */
-static void run_case(world *w, ncl_comm *comm, int rank, uint64_t count, ncl_dtype dt, ncl_op op,
-                     int inplace, int root)
+static ncl_result host_rank(ncl_comm *comm, void *arg)
 {
-    const int p = w->nranks;
-    const size_t es = ncl_dtype_size(dt);
-    const ncl_op fill_op = reduces(w->coll) ? op : NCL_MAX; /* full-range values */
-    uint64_t in_count = w->coll == NCL_COLL_REDUCE_SCATTER ? count * p : count;
-    uint64_t out_count = w->coll == NCL_COLL_ALLGATHER ? count * p : count;
-    int has_send = w->coll != NCL_COLL_BROADCAST || rank == root || inplace;
-    int has_recv = w->coll != NCL_COLL_REDUCE || rank == root || inplace;
-
-    /* Allocate: in place, one buffer big enough for both roles. */
-    uint64_t big = (in_count > out_count ? in_count : out_count) * es;
-    char *a = malloc(big ? big : 1), *b = NULL;
-    char *send, *recv;
-    if (inplace) {
-        send = recv = a;
-        if (w->coll == NCL_COLL_ALLGATHER)
-            send = a + (uint64_t)rank * count * es;
-        if (w->coll == NCL_COLL_REDUCE_SCATTER)
-            recv = a + (uint64_t)rank * count * es;
-        memset(a, 0xa5, big);
-    } else {
-        b = malloc(out_count ? out_count * es : 1);
-        memset(b, 0xa5, out_count * es);
-        send = has_send ? a : NULL;
-        recv = has_recv ? b : NULL;
-    }
-    char *input_copy = NULL;
-    if (has_send || inplace) {
-        rs_data_fill(send, in_count, dt, fill_op, p, rank, SEED, 0);
-        if (!inplace && count) {
-            input_copy = malloc(in_count * es);
-            memcpy(input_copy, send, in_count * es);
-        }
-    }
-
-    ncl_result rc = NCL_SUCCESS;
-    switch (w->coll) {
-    case NCL_COLL_ALLREDUCE: rc = ncl_allreduce(send, recv, count, dt, op, comm); break;
-    case NCL_COLL_BROADCAST: rc = ncl_broadcast(send, recv, count, dt, root, comm); break;
-    case NCL_COLL_REDUCE: rc = ncl_reduce(send, recv, count, dt, op, root, comm); break;
-    case NCL_COLL_REDUCE_SCATTER: rc = ncl_reduce_scatter(send, recv, count, dt, op, comm); break;
-    case NCL_COLL_ALLGATHER: rc = ncl_allgather(send, recv, count, dt, comm); break;
-    default: break;
-    }
-    if (rc != NCL_SUCCESS)
-        fail_case(w, ncl_strerror(rc), rank, count, dt, op, inplace, root, ncl_comm_last_error(comm));
-
-    /* Compare against the shared expected result (computed in slices by all ranks). */
-    ncl_host_barrier(comm);
-    if (rc == NCL_SUCCESS && count && has_recv && (w->coll != NCL_COLL_REDUCE || rank == root)) {
-        const char *want = w->expected;
-        if (w->coll == NCL_COLL_REDUCE_SCATTER)
-            want += (uint64_t)rank * count * es;
-        uint64_t n = w->coll == NCL_COLL_REDUCE_SCATTER ? count : out_count;
-        uint64_t wrong = rs_data_count_wrong(recv, want, n, dt, reduces(w->coll) ? op : NCL_MAX);
-        if (wrong) {
-            char detail[64];
-            snprintf(detail, sizeof detail, "%llu wrong elements", (unsigned long long)wrong);
-            fail_case(w, "wrong", rank, count, dt, op, inplace, root, detail);
-        }
-    }
-    /* Out of place, the input must be untouched. */
-    if (rc == NCL_SUCCESS && input_copy && memcmp(input_copy, send, in_count * es))
-        fail_case(w, "sendbuf modified", rank, count, dt, op, inplace, root, NULL);
-    free(input_copy);
-    pthread_mutex_lock(&w->lock);
-    w->cases += rank == 0;
-    pthread_mutex_unlock(&w->lock);
-    free(a);
-    free(b);
-}
-
-static ncl_result matrix_fn(ncl_comm *comm, void *arg)
-{
-    world *w = arg;
+    host_world *hw = arg;
     int rank;
     ncl_comm_rank(comm, &rank);
-    const int p = w->nranks;
-    const uint64_t counts[] = {0, 1, (uint64_t)p - 1, (uint64_t)p + 1, 1009, 0 /* large, per dtype */};
-    const int ncounts = sizeof counts / sizeof counts[0];
-    int rooted = w->coll == NCL_COLL_BROADCAST || w->coll == NCL_COLL_REDUCE;
-    for (int ci = 0; ci < ncounts; ci++) {
-        for (int dt = 0; dt < NCL_DTYPE_COUNT; dt++) {
-            size_t es = ncl_dtype_size((ncl_dtype)dt);
-            int large = ci == ncounts - 1;
-            /* >= 4 MiB in the collective's largest buffer, and not a multiple of anything */
-            uint64_t per = (w->coll == NCL_COLL_ALLGATHER || w->coll == NCL_COLL_REDUCE_SCATTER) ? (uint64_t)p : 1;
-            uint64_t count = large ? div_ceil((4u << 20) / es, per) + 3 : counts[ci];
-            if (!large && ci > 0 && count == 0)
-                continue;
-            /* Under sanitizers (10x slower) the large count takes one type of each width. */
-            if (large && w->quick && dt != NCL_INT8 && dt != NCL_BFLOAT16 && dt != NCL_FLOAT32 &&
-                dt != NCL_FLOAT64)
-                continue;
-            int nops = reduces(w->coll) ? NCL_OP_COUNT : 1;
-            for (int op = 0; op < nops; op++) {
-                int nroots = rooted ? p : 1;
-                for (int root = 0; root < nroots; root++) {
-                    /* At the large count every root is costly: take the first and the last
-                     * unless the full matrix is asked for. */
-                    if (large && !w->full && root != 0 && root != p - 1)
-                        continue;
-                    /* Only broadcast's result depends on the root. */
-                    if (root == 0 || w->coll == NCL_COLL_BROADCAST) {
-                        ncl_host_barrier(comm); /* nobody still compares against the old one */
-                        expected_slice(w, rank, count, (ncl_dtype)dt, (ncl_op)op, root);
-                    }
-                    for (int inplace = 0; inplace < 2; inplace++)
-                        run_case(w, comm, rank, count, (ncl_dtype)dt, (ncl_op)op, inplace, root);
-                }
-            }
+    /* buffers for the largest case, touched once: fresh pages per case would cost more than the cases */
+    unsigned char *a = malloc(hw->a_bytes), *b = malloc(hw->b_bytes);
+    for (size_t i = 0; i < hw->n; i++) {
+        const mx_case *c = &hw->cases[i];
+        rs_shape s;
+        mx_shape(&s, c, hw->w.nranks);
+        if (i == 0 || !same_result(c, &hw->cases[i - 1])) {
+            ncl_host_barrier(comm); /* nobody still compares against the old one */
+            uint64_t lo = s.result_elems * (uint64_t)rank / (uint64_t)s.nranks;
+            uint64_t hi = s.result_elems * (uint64_t)(rank + 1) / (uint64_t)s.nranks;
+            rs_shape_expected(&s, MX_SEED, lo, hi, (char *)hw->expected + lo * s.es);
+            ncl_host_barrier(comm);
         }
+        fit(a, rs_shape_a_bytes(&s), hw->a_bytes);
+        fit(b, rs_shape_b_bytes(&s), hw->b_bytes);
+        const void *send;
+        void *recv;
+        mx_place(&s, rank, a, b, c->inplace, &send, &recv);
+        mx_prepare(&s, rank, NULL, send, recv);
+        uint64_t in_bytes = rs_shape_input_elems(&s, rank) * s.es;
+        void *input = NULL;
+        if (!c->inplace && send && in_bytes) { /* out of place, the input must stay as it was */
+            input = malloc(in_bytes);
+            memcpy(input, send, in_bytes);
+        }
+        ncl_result rc = rs_shape_call(&s, send, recv, comm);
+        if (rc != NCL_SUCCESS) {
+            host_fail(hw, i, rank, rc, 0, ncl_comm_last_error(comm));
+        } else {
+            char what[MX_DETAIL];
+            uint64_t wrong = mx_check(&s, rank, send, recv, input, hw->expected, what, sizeof what);
+            if (wrong)
+                host_fail(hw, i, rank, NCL_SUCCESS, wrong, what);
+        }
+        pthread_mutex_lock(&hw->lock);
+        hw->res[i].run = 1;
+        pthread_mutex_unlock(&hw->lock);
+        free(input);
     }
+    fit(a, hw->a_bytes, hw->a_bytes);
+    fit(b, hw->b_bytes, hw->b_bytes);
+    free(a);
+    free(b);
     return NCL_SUCCESS;
+}
+
+static size_t host_run(mx_world *w, const mx_case *cases, size_t n, mx_result *res)
+{
+    host_world *hw = (host_world *)w;
+    uint64_t most = 1;
+    hw->a_bytes = hw->b_bytes = 1;
+    for (size_t i = 0; i < n; i++) {
+        rs_shape s;
+        mx_shape(&s, &cases[i], w->nranks);
+        most = s.result_elems * s.es > most ? s.result_elems * s.es : most;
+        hw->a_bytes = rs_shape_a_bytes(&s) > hw->a_bytes ? rs_shape_a_bytes(&s) : hw->a_bytes;
+        hw->b_bytes = rs_shape_b_bytes(&s) > hw->b_bytes ? rs_shape_b_bytes(&s) : hw->b_bytes;
+    }
+    hw->cases = cases;
+    hw->res = res;
+    hw->n = n;
+    hw->expected = malloc(most);
+    ncl_result rc = ncl_host_run_cfg(&hw->cfg, host_rank, hw, NULL);
+    free(hw->expected);
+    if (rc != NCL_SUCCESS) /* a rank could not start: no case ran */
+        return 0;
+    return n;
 }
 
 /* A two-level topology (hier): ranks per server, the inter-server algorithm, local rings. */
@@ -211,22 +148,55 @@ typedef struct two_level {
  * second ring three times as fast: channel 1 carries three quarters of the buffer). */
 static const uint32_t *g_ring_weights = NULL;
 
+/* The matrix's axes on p ranks: counts 0, 1, p-1, p+1, 1009 with every root, and a large count
+ * (>= 4 MiB in the collective's largest buffer, a multiple of nothing) with the first and the last
+ * root unless RINGSIM_MATRIX=full; under the sanitizers (RINGSIM_MATRIX=quick, 10x slower) the large
+ * count takes one type of each width. */
+typedef struct axes_ctx {
+    int large, quick;
+} axes_ctx;
+
+static size_t host_counts(const mx_axes *a, int p, ncl_dtype dt, uint64_t out[MX_MAX_COUNTS])
+{
+    const axes_ctx *x = a->ctx;
+    if (x->large) {
+        uint64_t per = a->coll == NCL_COLL_ALLGATHER || a->coll == NCL_COLL_REDUCE_SCATTER ? (uint64_t)p : 1;
+        uint64_t es = ncl_dtype_size(dt);
+        out[0] = ((4u << 20) / es + per - 1) / per + 3;
+        return 1;
+    }
+    size_t n = 0;
+    out[n++] = 0;
+    out[n++] = 1;
+    if (p > 1)
+        out[n++] = (uint64_t)p - 1;
+    out[n++] = (uint64_t)p + 1;
+    out[n++] = 1009;
+    return n;
+}
+
+static int host_keep(const mx_axes *a, int p, const mx_case *c)
+{
+    (void)p;
+    const axes_ctx *x = a->ctx;
+    return !(x->large && x->quick && c->dt != NCL_INT8 && c->dt != NCL_BFLOAT16 && c->dt != NCL_FLOAT32 &&
+             c->dt != NCL_FLOAT64);
+}
+
 /* One rank count (i: its index, for the logical-ring variant), one level or two. */
 static void run_world(ncl_coll coll, ncl_algo algo, size_t i, int nranks, const two_level *tl)
 {
     const char *mode = getenv("RINGSIM_MATRIX");
-    world w = {.coll = coll, .algo = algo, .nranks = nranks,
-               .full = mode && !strcmp(mode, "full"), .quick = mode && !strcmp(mode, "quick")};
-    pthread_mutex_init(&w.lock, NULL);
-    w.expected_bytes = ((4u << 20) + 64) * (uint64_t)w.nranks;
-    w.expected = malloc(w.expected_bytes);
+    int full = mode && !strcmp(mode, "full"), quick = mode && !strcmp(mode, "quick");
+    host_world hw = {.w = {.name = "host", .nranks = nranks, .run = host_run}};
+    pthread_mutex_init(&hw.lock, NULL);
     ncl_host_config cfg = NCL_HOST_CONFIG_INIT;
-    cfg.nranks = w.nranks;
+    cfg.nranks = nranks;
     cfg.comm.algorithm[coll] = (uint8_t)algo;
     /* every other rank count: the ring and chain algorithms on two logical rings, one per
      * channel: reversed, and stepping by a stride coprime with the rank count */
     int32_t rings[2 * 16];
-    int p = w.nranks, stride = 1;
+    int p = nranks, stride = 1;
     for (int k = 2; k < p; k++)
         if (p % k != 0) {
             stride = k;
@@ -246,20 +216,31 @@ static void run_world(ncl_coll coll, ncl_algo algo, size_t i, int nranks, const 
         cfg.comm.local_ring_count = tl->local_ring_count;
     }
     cfg.comm.timeout_ns = 60ull * 1000 * 1000 * 1000;
-    ncl_result rc = ncl_host_run_cfg(&cfg, matrix_fn, &w, NULL);
-    if (rc != NCL_SUCCESS || w.wrong_cases) {
-        char servers[48] = "";
-        if (tl)
-            snprintf(servers, sizeof servers, " (%u per server)", tl->local_size);
-        print_error("%s/%s on %d ranks%s: %llu failing cases; first: %s\n", ncl_coll_name(coll),
-                    ncl_algo_name(algo), w.nranks, servers, (unsigned long long)w.wrong_cases,
-                    w.first_failure);
-    }
-    assert_int_equal(rc, NCL_SUCCESS);
-    assert_int_equal(w.wrong_cases, 0);
-    assert_true(w.cases > 0);
-    free(w.expected);
-    pthread_mutex_destroy(&w.lock);
+    hw.cfg = cfg;
+
+    char name[64] = "host";
+    if (tl)
+        snprintf(name, sizeof name, "host (%u per server)", tl->local_size);
+    hw.w.name = name;
+    mx_matrix m;
+    mx_init(&m);
+    m.print_groups = getenv("RINGSIM_MATRIX_VERBOSE") != NULL;
+    axes_ctx small = {0, quick}, large = {1, quick};
+    mx_axes ax = {.coll = coll, .algo = algo, .counts = host_counts, .roots = MX_ROOTS_ALL,
+                  .places = MX_BOTH_PLACES, .keep = host_keep, .ctx = &small};
+    mx_add_axes(&m, &ax, nranks);
+    ax.ctx = &large;
+    ax.roots = full ? MX_ROOTS_ALL : MX_ROOTS_ENDS;
+    mx_add_axes(&m, &ax, nranks);
+    size_t cases = m.n;
+    uint64_t failed = mx_run(&m, &hw.w);
+    if (failed)
+        print_error("%s/%s on %d ranks: %llu failing cases; first: %s\n", ncl_coll_name(coll),
+                    ncl_algo_name(algo), nranks, (unsigned long long)failed, m.first);
+    assert_int_equal(failed, 0);
+    assert_true(cases > 0 && m.run == cases);
+    mx_free(&m);
+    pthread_mutex_destroy(&hw.lock);
 }
 
 static void run_matrix(ncl_coll coll, ncl_algo algo)
