@@ -1,26 +1,27 @@
-// test_model_matrix.cpp — the engine's correctness matrix on the SystemC model (issue 4): every
-// registered (collective, algorithm) x counts x dtypes x ops x in/out of place x roots, run with
-// real bytes on model::Cluster and compared bit-exactly with sim/sweep/rs_data's reference, as
-// tests/firmware/backends/test_matrix.c does on the host backend.
+// test_model_matrix.cpp — the correctness matrix (tests/common/matrix.h) on the SystemC model: its world is model::Cluster on a topology.
+//
+// The body enumerates every registered (collective, algorithm) x counts x dtypes x ops x in/out of
+// place x roots {0, p-1} and checks each result bit-exactly against sim/sweep's reference, as it
+// does on every backend; this file only builds the clusters and runs a case on one.
 //
 // argv[1]: `small` (biring 3, one-way ring 5, the 8-NPU server with its four rings, full mesh 6,
 // and a biring 5 whose DMA reduces inline only int32/uint32/int64 and float:sum at 8-byte
 // alignment, so the staged scratch + LOCAL_REDUCE paths run and the all-inline algorithms refuse
 // what they cannot do) or `cluster` (2 servers x 8 with hier's inter level on AUTO = hd, and
 // 3 servers x 8 with it on ring, hier only). Message fidelity, 4 KiB slices. Every SystemC Network
-// of a process is built before its first sc_start, so each group builds all its clusters up front.
+// of a process is built before its first sc_start, so each group builds all its clusters up front
+// and only then runs the matrix on them, one world after the other.
 // Optional argv[2]: only the pairs whose "coll/algo" contains it, e.g. `allreduce/hd`.
 //
 // A case a forced algorithm cannot run (the engine's plan refuses: NCL_ERR_UNSUPPORTED on every
-// rank, nothing launched) counts as refused, not failed; an algorithm that refuses every case of a
-// topology fails. Cluster::run's own result is sticky after a first failure, so each rank's
-// outcome is observed through a HAL wrapper (begin / end) instead.
+// rank, nothing launched) is refused, not failed (allow_refused); an algorithm that refuses every
+// case of a topology fails. Cluster::run only says that some rank failed, so each rank's outcome
+// (did its collective begin, did it end, with what) is observed through a HAL wrapper instead.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,30 +33,15 @@
 #include <ncl/ncl_hal.h>
 #include <ncl/ncl_sched.h>
 
+#include "matrix.h"
 #include "model/cluster.hpp"
 #include "model/rings.hpp"
 #include "model/topology.hpp"
-#include "sweep/rs_data.h"
 
 namespace {
 
-constexpr uint64_t k_seed = 20261130;
 constexpr uint64_t k_slice = 4096;         // small, so the large count runs several rounds
 constexpr uint64_t k_scratch = 4ull << 20; // per rank (ringsim run gives min(memory/4, 16 MiB))
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0)
-{
-    return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-bool reduces(ncl_coll c)
-{
-    return c == NCL_COLL_ALLREDUCE || c == NCL_COLL_REDUCE || c == NCL_COLL_REDUCE_SCATTER;
-}
-
-bool rooted(ncl_coll c) { return c == NCL_COLL_BROADCAST || c == NCL_COLL_REDUCE; }
 
 // ---- a HAL wrapper that records what each rank's collective did ---------------------------------
 
@@ -159,12 +145,24 @@ std::vector<int32_t> flatten(const std::vector<std::vector<int>> &rings)
     return t;
 }
 
-struct Stats {
-    uint64_t cases = 0, refused = 0, wrong = 0;
+// ---- the world: a cluster on one topology ---------------------------------------------------------
+
+/* What a case's inputs depend on: consecutive cases that differ only in placement (or in reduce's
+ * root) share them, so they are generated, and the expected result computed, once. */
+struct InputKey {
+    ncl_coll coll = NCL_COLL_COUNT;
+    uint64_t count = 0;
+    ncl_dtype dt = NCL_DTYPE_COUNT;
+    ncl_op op = NCL_OP_COUNT;
+    int root = -1; // broadcast's: its root's input is the result
+    bool operator==(const InputKey &o) const
+    {
+        return coll == o.coll && count == o.count && dt == o.dt && op == o.op && root == o.root;
+    }
 };
 
 struct Topo {
-    std::string name;
+    std::string name, world_name;
     rs_topology_spec sp;
     rs_device_params dev;
     uint32_t local_size = 0;
@@ -175,11 +173,11 @@ struct Topo {
     std::unique_ptr<model::Cluster> cl;
     std::unique_ptr<RankLog[]> logs; // stable addresses: the wrapped HALs point here
     ncl_hal_caps caps{};
-    bool dead = false;
+    ncl_algo forced[NCL_COLL_COUNT]; // what each collective is set to on every rank
     // per-rank buffers (grown on demand), each rank's input, the expected result
     std::vector<std::vector<unsigned char>> a, b, input;
     std::vector<unsigned char> expected;
-    Stats total;
+    InputKey inputs_of;
 
     int p() const { return cl->nranks(); }
 
@@ -221,13 +219,13 @@ struct Topo {
         }
         ncl_hal h = cl->npu(0).hal();
         ncl_hal_caps_get(&h, &caps);
+        std::fill(forced, forced + NCL_COLL_COUNT, NCL_ALGO_AUTO);
         a.resize((size_t)p()), b.resize((size_t)p()), input.resize((size_t)p());
     }
 
     /* What the engine's plan says of a case on `rank` (the environment ncl_api.c's start() gives
      * ncl_plan_make, rings aside: they never decide whether an algorithm runs). */
-    ncl_result plan(ncl_coll coll, ncl_algo algo, int rank, uint64_t count, ncl_dtype dt, ncl_op op,
-                    int root, int inplace) const
+    ncl_result plan(const mx_case &c, int rank) const
     {
         ncl_plan_env env{};
         env.slice_bytes = k_slice;
@@ -241,204 +239,141 @@ struct Topo {
         env.inline_ops = caps.inline_ops;
         env.inline_align = caps.inline_align;
         ncl_plan pl;
-        return ncl_plan_make(&pl, coll, algo, p(), rank, root, count, dt, op, inplace, &env);
+        return ncl_plan_make(&pl, c.coll, c.algo, p(), rank, c.root, c.count, c.dt, c.op, c.inplace, &env);
     }
-};
 
-/* The counts of the matrix: 1, p-1, p+1, 1009 and one that runs several rounds of a slice on every
- * channel (per rank for allgather / reduce-scatter, whose buffers are p times larger). */
-std::vector<uint64_t> counts_for(const Topo &t, ncl_coll coll, ncl_dtype dt)
-{
-    uint64_t p = (uint64_t)t.p(), es = ncl_dtype_size(dt);
-    uint64_t per = (coll == NCL_COLL_ALLGATHER || coll == NCL_COLL_REDUCE_SCATTER) ? 1 : p;
-    uint64_t large = (3 * k_slice * t.channels * per + es - 1) / es + 3;
-    std::vector<uint64_t> c = {1, p - 1, p + 1, 1009, large};
-    c.erase(std::remove(c.begin(), c.end(), 0ull), c.end());
-    std::sort(c.begin(), c.end());
-    c.erase(std::unique(c.begin(), c.end()), c.end());
-    return c;
-}
-
-struct Failure {
-    std::string first;
-    uint64_t n = 0;
-};
-
-struct Case {
-    ncl_coll coll;
-    ncl_algo algo;
-    uint64_t count;
-    ncl_dtype dt;
-    ncl_op op;
-    int root, inplace;
-};
-
-std::string describe(const Topo &t, const Case &c, int rank)
-{
-    char s[256];
-    std::snprintf(s, sizeof s, "%s (p=%d) %s/%s rank %d count %llu %s %s %s root %d", t.name.c_str(), t.p(),
-                  ncl_coll_name(c.coll), ncl_algo_name(c.algo), rank, (unsigned long long)c.count,
-                  ncl_dtype_name(c.dt), reduces(c.coll) ? ncl_op_name(c.op) : "-",
-                  c.inplace ? "in-place" : "out-of-place", c.root);
-    return s;
-}
-
-void fail(Failure &f, Stats &st, const std::string &what)
-{
-    if (f.n++ == 0)
-        f.first = what;
-    st.wrong++;
-    std::fprintf(stderr, "FAIL %s\n", what.c_str());
-}
-
-/* Every rank's input (the same for every root and for in and out of place: generated once, copied
- * into place per case) and the whole collective's result as one array (allreduce / reduce /
- * broadcast: count; reduce_scatter / allgather: p * count), as tests/firmware/backends/test_matrix.c has them. */
-void fill_inputs(Topo &t, ncl_coll coll, uint64_t count, ncl_dtype dt, ncl_op op)
-{
-    const int p = t.p();
-    const size_t es = ncl_dtype_size(dt);
-    const uint64_t in_count = coll == NCL_COLL_REDUCE_SCATTER ? count * p : count;
-    for (int r = 0; r < p; r++) {
-        std::vector<unsigned char> &in = t.input[(size_t)r];
-        if (in.size() < in_count * es)
-            in.resize(in_count * es);
-        rs_data_fill(in.data(), in_count, dt, reduces(coll) ? op : NCL_MAX, p, r, k_seed, 0);
-    }
-    const uint64_t total = (coll == NCL_COLL_ALLGATHER || coll == NCL_COLL_REDUCE_SCATTER) ? count * p : count;
-    if (t.expected.size() < total * es)
-        t.expected.resize(total * es);
-    if (coll == NCL_COLL_ALLGATHER) // block k is rank k's input
-        for (int k = 0; k < p; k++)
-            std::memcpy(t.expected.data() + (uint64_t)k * count * es, t.input[(size_t)k].data(), count * es);
-    else if (reduces(coll)) { // rs_data_expected's arithmetic, from the inputs instead of regenerating them
-        std::memcpy(t.expected.data(), t.input[0].data(), total * es);
-        for (int r = 1; r < p; r++)
-            ncl_reduce_kernel(t.expected.data(), t.input[(size_t)r].data(), total, dt, op);
-        if (op == NCL_AVG)
-            ncl_div_kernel(t.expected.data(), total, dt, (uint32_t)p);
-    }
-}
-
-/* Runs one case on every rank of t and checks it; returns false when the cluster is unusable. */
-bool run_case(Topo &t, const Case &c, Stats &st, Failure &f)
-{
-    const int p = t.p();
-    const size_t es = ncl_dtype_size(c.dt);
-    const uint64_t in_count = c.coll == NCL_COLL_REDUCE_SCATTER ? c.count * p : c.count;
-    const uint64_t out_count = c.coll == NCL_COLL_ALLGATHER ? c.count * p : c.count;
-    const uint64_t big = std::max(in_count, out_count) * es;
-    st.cases++;
-    std::vector<unsigned char *> sends((size_t)p), recvs((size_t)p);
-    for (int r = 0; r < p; r++) {
-        bool has_send = c.coll != NCL_COLL_BROADCAST || r == c.root || c.inplace;
-        bool has_recv = c.coll != NCL_COLL_REDUCE || r == c.root || c.inplace;
-        std::vector<unsigned char> &a = t.a[(size_t)r], &b = t.b[(size_t)r];
-        if (a.size() < big)
-            a.resize(big);
-        unsigned char *send, *recv;
-        if (c.inplace) {
-            send = recv = a.data();
-            if (c.coll == NCL_COLL_ALLGATHER)
-                send = a.data() + (uint64_t)r * c.count * es;
-            if (c.coll == NCL_COLL_REDUCE_SCATTER)
-                recv = a.data() + (uint64_t)r * c.count * es;
-            std::memset(a.data(), 0xa5, big);
-        } else {
-            if (b.size() < out_count * es)
-                b.resize(out_count * es);
-            std::memset(b.data(), 0xa5, out_count * es);
-            send = has_send ? a.data() : nullptr;
-            recv = has_recv ? b.data() : nullptr;
+    /* Every rank's input (the same for in and out of place) and the whole expected result, from the
+     * inputs as they lie in memory; regenerated only when the case needs others. */
+    void inputs(const rs_shape &s, const mx_case &c)
+    {
+        InputKey k{c.coll, c.count, c.dt, c.op, c.coll == NCL_COLL_BROADCAST ? c.root : 0};
+        if (k == inputs_of)
+            return;
+        std::vector<const void *> in((size_t)p());
+        for (int r = 0; r < p(); r++) {
+            std::vector<unsigned char> &v = input[(size_t)r];
+            if (v.size() < s.send_elems * s.es)
+                v.resize(s.send_elems * s.es);
+            rs_shape_input(&s, r, MX_SEED, v.data());
+            in[(size_t)r] = v.data();
         }
-        if (has_send)
-            std::memcpy(send, t.input[(size_t)r].data(), in_count * es);
-        sends[(size_t)r] = send, recvs[(size_t)r] = recv;
-        t.cl->set_buffers(r, send, recv);
-        t.logs[(size_t)r].began = t.logs[(size_t)r].ended = false;
-        t.logs[(size_t)r].end_rc = NCL_SUCCESS;
+        if (expected.size() < s.result_elems * s.es)
+            expected.resize(s.result_elems * s.es);
+        rs_shape_expected_from(&s, in.data(), 0, s.result_elems, expected.data());
+        inputs_of = k;
     }
-    ncl_result planned = t.plan(c.coll, c.algo, 0, c.count, c.dt, c.op, c.root, c.inplace);
+
+    bool run_case(const mx_case &c, mx_result &res);
+};
+
+/* Runs c on every rank and says what came of it in res; false when the cluster is spent (a broken
+ * communicator refuses everything after). */
+bool Topo::run_case(const mx_case &c, mx_result &res)
+{
+    const int np = p();
+    rs_shape s;
+    mx_shape(&s, &c, np);
+    inputs(s, c);
+    if (forced[c.coll] != c.algo) {
+        for (int r = 0; r < np; r++)
+            ncl_comm_set_algorithm(cl->comm(r), c.coll, c.algo);
+        forced[c.coll] = c.algo;
+    }
+    std::vector<const void *> sends((size_t)np);
+    std::vector<void *> recvs((size_t)np);
+    for (int r = 0; r < np; r++) {
+        std::vector<unsigned char> &ba = a[(size_t)r], &bb = b[(size_t)r];
+        if (ba.size() < rs_shape_a_bytes(&s))
+            ba.resize(rs_shape_a_bytes(&s));
+        if (bb.size() < rs_shape_b_bytes(&s))
+            bb.resize(rs_shape_b_bytes(&s));
+        mx_place(&s, r, ba.data(), bb.data(), c.inplace, &sends[(size_t)r], &recvs[(size_t)r]);
+        mx_prepare(&s, r, input[(size_t)r].data(), sends[(size_t)r], recvs[(size_t)r]);
+        cl->set_buffers(r, sends[(size_t)r], recvs[(size_t)r]);
+        RankLog &lg = logs[(size_t)r];
+        lg.began = lg.ended = false;
+        lg.end_rc = NCL_SUCCESS;
+    }
+    ncl_result planned = plan(c, 0);
     double us = 0;
-    t.cl->run(model::Collective{c.coll, c.count, c.dt, c.op, c.root}, 1, &us);
+    cl->run(model::Collective{c.coll, c.count, c.dt, c.op, c.root}, 1, &us);
 
     int began = 0;
-    for (int r = 0; r < p; r++)
-        began += t.logs[(size_t)r].began;
+    for (int r = 0; r < np; r++)
+        began += logs[(size_t)r].began;
     if (began == 0 && planned == NCL_ERR_UNSUPPORTED) {
-        st.refused++;
+        mx_result_refused(&res, ncl_comm_last_error(cl->comm(0)));
         return true;
     }
     if (began == 0) { // refused, but not by the plan (validation or an unexpected code)
-        fail(f, st, describe(t, c, 0) + ": not started: " + ncl_comm_last_error(t.cl->comm(0)));
+        mx_result_fail(&res, 0, cl->failed_result(), 0, "not started: %s", ncl_comm_last_error(cl->comm(0)));
         return true;
     }
     if (planned != NCL_SUCCESS) {
-        fail(f, st, describe(t, c, 0) + ": ran, though the plan says " + ncl_strerror(planned));
+        mx_result_fail(&res, 0, NCL_SUCCESS, 0, "ran, though the plan says %s", ncl_strerror(planned));
         return true;
     }
-    for (int r = 0; r < p; r++) {
-        const RankLog &lg = t.logs[(size_t)r];
-        if (!lg.began || !lg.ended || lg.end_rc != NCL_SUCCESS) {
-            std::string why = !lg.began ? "not started" : !lg.ended ? "never ended" : ncl_strerror(lg.end_rc);
-            std::string fault = t.cl->npu(r).fault();
-            fail(f, st, describe(t, c, r) + ": " + why + ": " + ncl_comm_last_error(t.cl->comm(r)) +
-                            (fault.empty() ? "" : " (device: " + fault + ")"));
-            return false; // a broken communicator refuses everything after: the cluster is spent
-        }
+    bool spent = false;
+    for (int r = 0; r < np; r++) {
+        const RankLog &lg = logs[(size_t)r];
+        if (lg.began && lg.ended && lg.end_rc == NCL_SUCCESS)
+            continue;
+        std::string fault = cl->npu(r).fault();
+        mx_result_fail(&res, r, lg.ended ? lg.end_rc : NCL_SUCCESS, 0, "%s: %s%s%s%s",
+                       !lg.began ? "not started" : !lg.ended ? "never ended" : "ended in error",
+                       ncl_comm_last_error(cl->comm(r)), fault.empty() ? "" : " (device: ", fault.c_str(),
+                       fault.empty() ? "" : ")");
+        spent = true;
     }
+    if (spent)
+        return false;
     // Outputs, bit-exact; out of place, the inputs untouched.
-    uint64_t wrong_ranks = 0;
-    std::string first;
-    for (int r = 0; r < p; r++) {
-        bool has_recv = c.coll != NCL_COLL_REDUCE || r == c.root;
-        std::string what;
-        if (has_recv) {
-            // broadcast: the root's input
-            const unsigned char *want =
-                c.coll == NCL_COLL_BROADCAST ? t.input[(size_t)c.root].data() : t.expected.data();
-            uint64_t n = out_count;
-            if (c.coll == NCL_COLL_REDUCE_SCATTER)
-                want += (uint64_t)r * c.count * es, n = c.count;
-            uint64_t w = rs_data_count_wrong(recvs[(size_t)r], want, n, c.dt, reduces(c.coll) ? c.op : NCL_MAX);
-            if (w)
-                what = std::to_string(w) + " of " + std::to_string(n) + " elements wrong";
-        }
-        if (!c.inplace && sends[(size_t)r] &&
-            std::memcmp(t.input[(size_t)r].data(), sends[(size_t)r], in_count * es))
-            what += what.empty() ? "send buffer modified" : ", send buffer modified";
-        if (!what.empty() && wrong_ranks++ == 0)
-            first = describe(t, c, r) + ": " + what;
+    for (int r = 0; r < np; r++) {
+        char what[MX_DETAIL];
+        uint64_t wrong = mx_check(&s, r, sends[(size_t)r], recvs[(size_t)r],
+                                  c.inplace ? nullptr : input[(size_t)r].data(), expected.data(), what, sizeof what);
+        if (wrong)
+            mx_result_fail(&res, r, NCL_SUCCESS, wrong, "%s", what);
     }
-    if (wrong_ranks)
-        fail(f, st, first + " (" + std::to_string(wrong_ranks) + " rank(s) wrong)");
+    res.run = 1;
     return true;
 }
 
-/* Every case of one (collective, algorithm) on t. false: the cluster is spent. */
-bool run_algo(Topo &t, ncl_coll coll, ncl_algo algo, Failure &f, Stats &st)
+size_t run_cases(mx_world *w, const mx_case *cases, size_t n, mx_result *res)
 {
-    for (int r = 0; r < t.p(); r++)
-        ncl_comm_set_algorithm(t.cl->comm(r), coll, algo);
-    const int p = t.p();
-    std::vector<int> roots = rooted(coll) ? std::vector<int>{0, p - 1} : std::vector<int>{0};
-    for (int d = 0; d < NCL_DTYPE_COUNT; d++) {
-        for (uint64_t count : counts_for(t, coll, (ncl_dtype)d)) {
-            int nops = reduces(coll) ? NCL_OP_COUNT : 1;
-            for (int op = 0; op < nops; op++) {
-                fill_inputs(t, coll, count, (ncl_dtype)d, (ncl_op)op);
-                for (int root : roots) {
-                    Case c{coll, algo, count, (ncl_dtype)d, reduces(coll) ? (ncl_op)op : NCL_SUM, root, 0};
-                    for (int inplace = 0; inplace < 2; inplace++) {
-                        c.inplace = inplace;
-                        if (!run_case(t, c, st, f))
-                            return false;
-                    }
-                }
-            }
-        }
-    }
-    return true;
+    Topo &t = *static_cast<Topo *>(w->ctx);
+    for (size_t i = 0; i < n; i++)
+        if (!t.run_case(cases[i], res[i]))
+            return i + 1; // the rest are reported as not run
+    return n;
+}
+
+/* The counts of the matrix: 1, p-1, p+1, 1009 and one that runs several rounds of a slice on every
+ * channel (per rank for allgather / reduce-scatter, whose buffers are p times larger). */
+size_t counts(const mx_axes *ax, int nranks, ncl_dtype dt, uint64_t out[MX_MAX_COUNTS])
+{
+    const Topo &t = *static_cast<const Topo *>(ax->ctx);
+    uint64_t p = (uint64_t)nranks, es = ncl_dtype_size(dt);
+    uint64_t per = (ax->coll == NCL_COLL_ALLGATHER || ax->coll == NCL_COLL_REDUCE_SCATTER) ? 1 : p;
+    uint64_t large = (3 * k_slice * t.channels * per + es - 1) / es + 3;
+    uint64_t all[] = {1, p - 1, p + 1, 1009, large};
+    size_t n = 0;
+    for (uint64_t c : all)
+        if (c) // p-1 on one rank; the body drops repeats
+            out[n++] = c;
+    std::sort(out, out + n);
+    return n;
+}
+
+void header(const Topo &t)
+{
+    std::printf("# %s: %d ranks, %u channels, %zu ring(s)", t.name.c_str(), t.p(), t.channels, t.rings.size());
+    if (t.local_size)
+        std::printf(", %u per server, inter %s, %zu local ring(s)", t.local_size, ncl_algo_name(t.inter),
+                    t.local_rings.size());
+    if (t.dev.inline_reduce)
+        std::printf(", inline reduce \"%s\" align %u", t.dev.inline_reduce, t.dev.inline_align);
+    std::printf("\n");
 }
 
 int run_group(std::vector<Topo> &topos, const char *filter)
@@ -448,23 +383,17 @@ int run_group(std::vector<Topo> &topos, const char *filter)
     // Elaboration: every Network of the process exists before the first sc_start.
     for (Topo &t : topos)
         t.build();
-    Failure f;
-    uint64_t all_refused = 0, cases = 0;
-    auto t_all = Clock::now();
+    mx_matrix m;
+    mx_init(&m);
+    m.allow_refused = 1; // forced algorithms on topologies they cannot serve
+    m.print_groups = 1;
+    auto t0 = std::chrono::steady_clock::now();
     for (Topo &t : topos) {
-        auto t_topo = Clock::now();
-        std::printf("# %s: %d ranks, %u channels, %zu ring(s)", t.name.c_str(), t.p(), t.channels,
-                    t.rings.size());
-        if (t.local_size)
-            std::printf(", %u per server, inter %s, %zu local ring(s)", t.local_size, ncl_algo_name(t.inter),
-                        t.local_rings.size());
-        if (t.dev.inline_reduce)
-            std::printf(", inline reduce \"%s\" align %u", t.dev.inline_reduce, t.dev.inline_align);
-        std::printf("\n");
-        for (int c = 0; c < NCL_COLL_COUNT && !t.dead; c++) {
-            for (int a = NCL_ALGO_AUTO + 1; a < NCL_ALGO_COUNT && !t.dead; a++) {
+        header(t);
+        for (int c = 0; c < NCL_COLL_COUNT; c++) {
+            for (int al = NCL_ALGO_AUTO + 1; al < NCL_ALGO_COUNT; al++) {
                 ncl_coll coll = (ncl_coll)c;
-                ncl_algo algo = (ncl_algo)a;
+                ncl_algo algo = (ncl_algo)al;
                 if (algo == NCL_ALGO_USER || !ncl_algo_find(coll, algo))
                     continue;
                 if (algo == NCL_ALGO_HIER ? !t.local_size : t.hier_only)
@@ -472,42 +401,35 @@ int run_group(std::vector<Topo> &topos, const char *filter)
                 std::string name = std::string(ncl_coll_name(coll)) + "/" + ncl_algo_name(algo);
                 if (filter && name.find(filter) == std::string::npos)
                     continue;
-                Stats st;
-                auto t0 = Clock::now();
-                t.dead = !run_algo(t, coll, algo, f, st);
-                std::printf("%-9s %-15s %-8s cases %5llu  refused %5llu  wrong %3llu  %6.2f s%s\n", t.name.c_str(),
-                            ncl_coll_name(coll), ncl_algo_name(algo), (unsigned long long)st.cases,
-                            (unsigned long long)st.refused, (unsigned long long)st.wrong, seconds_since(t0),
-                            t.dead ? "  (cluster spent: the rest of this topology is skipped)" : "");
-                std::fflush(stdout);
-                if (st.cases && st.refused == st.cases) {
-                    std::fprintf(stderr, "FAIL %s: %s refused every case\n", t.name.c_str(), name.c_str());
-                    all_refused++;
-                }
-                t.total.cases += st.cases, t.total.refused += st.refused, t.total.wrong += st.wrong;
+                mx_axes ax{};
+                ax.coll = coll;
+                ax.algo = algo;
+                ax.counts = counts;
+                ax.roots = MX_ROOTS_ENDS;
+                ax.places = MX_BOTH_PLACES;
+                ax.ctx = &t;
+                mx_add_axes(&m, &ax, t.p());
             }
         }
-        cases += t.total.cases;
-        std::printf("# %s: %llu cases, %llu refused, %llu wrong, %.2f s\n", t.name.c_str(),
-                    (unsigned long long)t.total.cases, (unsigned long long)t.total.refused,
-                    (unsigned long long)t.total.wrong, seconds_since(t_topo));
+        mx_world w{t.world_name.c_str(), t.p(), run_cases, &t};
+        mx_run(&m, &w);
+        std::fflush(stdout);
     }
-    bool spent = false;
-    for (const Topo &t : topos)
-        spent |= t.dead;
-    std::printf("# %llu cases in %.2f s\n", (unsigned long long)cases, seconds_since(t_all));
-    if (f.n || all_refused || spent || cases == 0) {
-        if (f.n)
-            std::fprintf(stderr, "%llu failing case(s); first: %s\n", (unsigned long long)f.n, f.first.c_str());
-        return 1;
-    }
-    return 0;
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("# %llu cases run (%llu refused) in %.2f s\n", (unsigned long long)m.run,
+                (unsigned long long)m.refused, s);
+    int bad = m.failed || m.run == 0;
+    if (m.failed)
+        std::fprintf(stderr, "%llu failure(s); first: %s\n", (unsigned long long)m.failed, m.first);
+    mx_free(&m);
+    return bad;
 }
 
 Topo topo(const char *name, const rs_topology_spec &sp, bool restricted = false)
 {
     Topo t;
     t.name = name;
+    t.world_name = std::string("model ") + name;
     t.sp = sp;
     t.dev = device(restricted);
     return t;
