@@ -1,4 +1,4 @@
-/* test_zmq_backend.c — the zmq backend across forked processes: bit-exact collectives, dead peers, corrupt frames. */
+/* test_zmq_backend.c — the zmq backend across forked processes: the correctness matrix on its world, dead peers, corrupt frames, fault propagation. */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,53 +14,46 @@
 #include "ncl/ncl_dtype.h"
 #include "zt_world.h"
 
+/* The zmq world's matrix: every collective x these (dtype, op) x four counts x both placements, the
+ * algorithm the communicator chooses, the root the last rank: 160 cases per world. */
 static const ncl_coll colls[] = {NCL_COLL_ALLREDUCE, NCL_COLL_BROADCAST, NCL_COLL_REDUCE_SCATTER,
                                  NCL_COLL_ALLGATHER, NCL_COLL_REDUCE};
-typedef struct dt_op {
-    ncl_dtype dt;
-    ncl_op op;
-} dt_op;
-static const dt_op types[] = {{NCL_INT32, NCL_SUM}, {NCL_FLOAT32, NCL_SUM}, {NCL_FLOAT16, NCL_MAX}, {NCL_FLOAT32, NCL_AVG}};
-static const uint64_t counts[] = {1, 7, 1000, 40961};
+static const mx_type types[] = {{NCL_INT32, NCL_SUM}, {NCL_FLOAT32, NCL_SUM}, {NCL_FLOAT16, NCL_MAX}, {NCL_FLOAT32, NCL_AVG}};
+#define NCOUNTS 4
+static const uint64_t counts[NCOUNTS] = {1, 7, 1000, 40961};
 
-/* Every collective x type x count x placement; the root moves with the rank count. */
-static int matrix_rank(zt_rank *r)
+static size_t world_counts(const mx_axes *a, int nranks, ncl_dtype dt, uint64_t out[MX_MAX_COUNTS])
 {
-    const uint64_t *cs = r->arg ? (const uint64_t *)r->arg : counts;
-    int n = 0;
-    for (size_t c = 0; c < sizeof colls / sizeof colls[0]; c++)
-        for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
-            for (size_t k = 0; k < 4; k++)
-                for (int pl = 0; pl < 2; pl++) {
-                    int64_t w = zt_check(r, colls[c], types[t].dt, types[t].op, cs[k], pl, r->nranks - 1);
-                    if (w != 0)
-                        return w < 0 ? 3 : 1;
-                    n++;
-                }
-    snprintf(r->msg, sizeof r->msg, "%d checks", n);
-    return 0;
-}
-
-static void expect_all_ok(const zt_world *w, const zt_result *res)
-{
-    for (int i = 0; i < w->nranks; i++) {
-        if (!res[i].exited || res[i].status != 0)
-            fail_msg("rank %d: exit %d signal %d: %s", i, res[i].status, res[i].signal, res[i].msg);
-        assert_string_equal(res[i].msg, "160 checks");
-    }
+    (void)nranks;
+    (void)dt;
+    memcpy(out, a->ctx, NCOUNTS * sizeof *out);
+    return NCOUNTS;
 }
 
 static void run_matrix(int nranks, int tcp, uint32_t max_payload, const uint64_t *cs)
 {
-    zt_world w;
-    memset(&w, 0, sizeof w);
-    w.nranks = nranks;
-    w.tcp = tcp;
-    w.max_payload = max_payload;
-    zt_result res[ZT_MAX_RANKS];
-    double s = zt_run(&w, matrix_rank, (void *)cs, res);
-    print_message("%d ranks over %s: 160 collectives each in %.2f s\n", nranks, tcp ? "tcp" : "ipc", s);
-    expect_all_ok(&w, res);
+    zt_world cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.nranks = nranks;
+    cfg.tcp = tcp;
+    cfg.max_payload = max_payload;
+    zt_mx_world z;
+    zt_mx_init(&z, &cfg);
+    mx_matrix m;
+    mx_init(&m);
+    m.print_groups = 1;
+    for (size_t c = 0; c < sizeof colls / sizeof colls[0]; c++) {
+        const mx_axes a = {colls[c], NCL_ALGO_AUTO, world_counts, types, sizeof types / sizeof types[0],
+                           MX_ROOTS_LAST, MX_BOTH_PLACES, NULL, cs ? cs : counts};
+        mx_add_axes(&m, &a, nranks);
+    }
+    size_t n = m.n;
+    uint64_t failed = mx_run(&m, &z.world);
+    mx_free(&m);
+    if (failed)
+        fail_msg("%s", m.first);
+    assert_int_equal(n, 160);
+    assert_int_equal(m.run, 160);
 }
 
 static void test_ipc_2(void **state)
@@ -89,13 +82,29 @@ static void test_tcp_3(void **state)
     run_matrix(3, 1, 0, small);
 }
 
+/* One allreduce out of place, checked as a matrix case is: 0 when it passed, else its words in
+ * r->msg and 3 for an engine error, 1 for a wrong result. */
+static int allreduce_checked(zt_rank *r, ncl_dtype dt, uint64_t count)
+{
+    const mx_case c = {NCL_COLL_ALLREDUCE, NCL_ALGO_AUTO, count, dt, NCL_SUM, 0, 0};
+    ncl_result rc;
+    uint64_t wrong;
+    char what[MX_DETAIL];
+    if (!zt_case(r, &c, &rc, &wrong, what, sizeof what))
+        return 0;
+    snprintf(r->msg, sizeof r->msg, "allreduce %s %llu out of place: %s%s%s", ncl_dtype_name(dt),
+             (unsigned long long)count, rc != NCL_SUCCESS ? ncl_strerror(rc) : "", rc != NCL_SUCCESS ? " | " : "",
+             what);
+    return rc != NCL_SUCCESS ? 3 : 1;
+}
+
 /* Allreduces until something fails; returns 0 only if all 200 passed. */
 static int loop_rank(zt_rank *r)
 {
     for (int i = 0; i < 200; i++) {
-        int64_t w = zt_check(r, NCL_COLL_ALLREDUCE, NCL_FLOAT32, NCL_SUM, 3000, 0, 0);
-        if (w != 0)
-            return w < 0 ? 3 : 1;
+        int st = allreduce_checked(r, NCL_FLOAT32, 3000);
+        if (st != 0)
+            return st;
     }
     snprintf(r->msg, sizeof r->msg, "200 allreduces");
     return 0;
@@ -225,7 +234,7 @@ static int mismatch_rank(zt_rank *r)
 {
     int odd = *(const int *)r->arg;
     for (int i = 0; i < 2; i++)
-        if (zt_check(r, NCL_COLL_ALLREDUCE, NCL_FLOAT32, NCL_SUM, 1000, 0, 0) != 0)
+        if (allreduce_checked(r, NCL_FLOAT32, 1000) != 0)
             return 1;
     static float S[1000], R[1000];
     ncl_result rc = r->rank == odd ? ncl_broadcast(S, R, 1000, NCL_FLOAT32, 0, r->comm)
@@ -341,7 +350,7 @@ static int second_allreduce(zt_rank *r)
 
 static int late_rank(zt_rank *r)
 {
-    if (zt_check(r, NCL_COLL_ALLREDUCE, NCL_INT32, NCL_SUM, 100, 0, 0) != 0)
+    if (allreduce_checked(r, NCL_INT32, 100) != 0)
         return 1;
     if (r->rank == 2) {
         struct timespec ts = {2, 500000000};
@@ -384,7 +393,7 @@ static void test_fault_timeout_abort(void **state)
 /* ncl_zmq_abort (ncclCommAbort): rank 1 aborts between collectives; the others' next one fails. */
 static int abort_api_rank(zt_rank *r)
 {
-    if (zt_check(r, NCL_COLL_ALLREDUCE, NCL_INT32, NCL_SUM, 100, 0, 0) != 0)
+    if (allreduce_checked(r, NCL_INT32, 100) != 0)
         return 1;
     if (r->rank == 1)
         ncl_zmq_abort(r->zmq, "the operator stopped the job");

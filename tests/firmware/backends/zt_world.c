@@ -1,4 +1,5 @@
-/* zt_world.c — forked rank processes over the zmq backend and a bit-exact collective check (tests only). */
+/* zt_world.c — forked rank processes over the zmq backend: one case on a rank, the matrix's zmq world, one function per rank (tests only). */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, with POSIX 2008 */
 #define _POSIX_C_SOURCE 200809L
 #include "zt_world.h"
 
@@ -9,13 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "ncl/ncl_dtype.h"
-#include "sweep/rs_data.h"
+#include "sweep/rs_shape.h"
 
 static double zt_now(void)
 {
@@ -181,84 +182,126 @@ double zt_run(const zt_world *w, zt_fn fn, void *arg, zt_result *res)
     return zt_now() - t0;
 }
 
-static int zt_has_root(ncl_coll c)
+int zt_case(zt_rank *r, const mx_case *c, ncl_result *rc, uint64_t *wrong, char *what, size_t len)
 {
-    return c == NCL_COLL_BROADCAST || c == NCL_COLL_REDUCE;
+    rs_shape s;
+    mx_shape(&s, c, r->nranks);
+    uint64_t in_bytes = rs_shape_input_elems(&s, r->rank) * s.es;
+    unsigned char *a = malloc(rs_shape_a_bytes(&s) + 1), *b = malloc(rs_shape_b_bytes(&s) + 1);
+    unsigned char *in = malloc(in_bytes + 1), *expected = malloc(s.result_elems * s.es + 1);
+    const void *send;
+    void *recv;
+    mx_place(&s, r->rank, a, b, c->inplace, &send, &recv);
+    rs_shape_input(&s, r->rank, MX_SEED, in); /* kept: out of place, send must still hold it */
+    mx_prepare(&s, r->rank, in, send, recv);
+    *wrong = 0;
+    what[0] = 0;
+    *rc = ncl_comm_set_algorithm(r->comm, c->coll, c->algo);
+    if (*rc == NCL_SUCCESS)
+        *rc = rs_shape_call(&s, send, recv, r->comm);
+    if (*rc != NCL_SUCCESS) {
+        snprintf(what, len, "%s | %s", ncl_comm_last_error(r->comm), ncl_zmq_last_error(r->zmq));
+    } else {
+        uint64_t lo, hi;
+        rs_shape_checked(&s, r->rank, &lo, &hi);
+        rs_shape_expected(&s, MX_SEED, lo, hi, expected + lo * s.es);
+        *wrong = mx_check(&s, r->rank, send, recv, c->inplace ? NULL : in, expected, what, len);
+    }
+    free(a);
+    free(b);
+    free(in);
+    free(expected);
+    return *rc != NCL_SUCCESS || *wrong != 0;
 }
 
-int64_t zt_check(zt_rank *r, ncl_coll coll, ncl_dtype dt, ncl_op op, uint64_t count, int inplace, int root)
-{
-    int p = r->nranks, rank = r->rank;
-    uint64_t es = ncl_dtype_size(dt);
-    uint64_t sendn = count, recvn = count, expn = count;
-    if (coll == NCL_COLL_REDUCE_SCATTER)
-        sendn = expn = count * (uint64_t)p;
-    if (coll == NCL_COLL_ALLGATHER)
-        recvn = expn = count * (uint64_t)p;
-    unsigned char *S = malloc(sendn * es + 64), *R = malloc(recvn * es + 64), *E = malloc(expn * es + 64);
-    ncl_op fill = (coll == NCL_COLL_BROADCAST || coll == NCL_COLL_ALLGATHER) ? NCL_MAX : op;
-    uint64_t seed = 7;
-    memset(R, 0xa5, recvn * es);
-    const void *sb = S;
-    void *rb = R;
-    uint64_t off = (uint64_t)rank * count * es;
-    switch (coll) {
-    case NCL_COLL_ALLREDUCE:
-    case NCL_COLL_REDUCE:
-        rs_data_fill(inplace ? R : S, count, dt, op, p, rank, seed, 0);
-        rs_data_expected(E, count, dt, op, p, seed, 0, 1);
-        if (inplace)
-            sb = R;
-        break;
-    case NCL_COLL_BROADCAST:
-        if (rank == root)
-            rs_data_fill(inplace ? R : S, count, dt, fill, p, rank, seed, 0);
-        rs_data_fill(E, count, dt, fill, p, root, seed, 0);
-        if (inplace)
-            sb = R;
-        break;
-    case NCL_COLL_REDUCE_SCATTER:
-        rs_data_fill(S, sendn, dt, op, p, rank, seed, 0);
-        rs_data_expected(E, sendn, dt, op, p, seed, 0, 1);
-        if (inplace)
-            rb = S + off;
-        break;
-    case NCL_COLL_ALLGATHER:
-        for (int k = 0; k < p; k++)
-            rs_data_fill(E + (uint64_t)k * count * es, count, dt, fill, p, k, seed, 0);
-        rs_data_fill(inplace ? R + off : S, count, dt, fill, p, rank, seed, 0);
-        if (inplace)
-            sb = R + off;
-        break;
-    default:
-        break;
-    }
+/* ---- the matrix's world ------------------------------------------------------------------------ */
+
+/* One rank's word on one case, written by the rank process into memory the parent shares. */
+typedef struct zt_report {
+    int failed;
     ncl_result rc;
-    switch (coll) {
-    case NCL_COLL_ALLREDUCE: rc = ncl_allreduce(sb, rb, count, dt, op, r->comm); break;
-    case NCL_COLL_BROADCAST: rc = ncl_broadcast(sb, rb, count, dt, root, r->comm); break;
-    case NCL_COLL_REDUCE: rc = ncl_reduce(sb, rb, count, dt, op, root, r->comm); break;
-    case NCL_COLL_REDUCE_SCATTER: rc = ncl_reduce_scatter(sb, rb, count, dt, op, r->comm); break;
-    default: rc = ncl_allgather(sb, rb, count, dt, r->comm); break;
+    uint64_t wrong;
+    char what[MX_DETAIL];
+} zt_report;
+
+typedef struct zt_shared {
+    size_t done[ZT_MAX_RANKS]; /* cases each rank reported */
+    zt_report rep[];           /* [rank * n + case] */
+} zt_shared;
+
+typedef struct zt_batch {
+    const mx_case *cases;
+    size_t n;
+    zt_shared *sh;
+} zt_batch;
+
+static int zt_cases_rank(zt_rank *r)
+{
+    const zt_batch *b = r->arg;
+    for (size_t i = 0; i < b->n; i++) {
+        zt_report *p = &b->sh->rep[(size_t)r->rank * b->n + i];
+        p->failed = zt_case(r, &b->cases[i], &p->rc, &p->wrong, p->what, sizeof p->what);
+        b->sh->done[r->rank] = i + 1;
+        if (p->failed && p->rc != NCL_SUCCESS)
+            return 3; /* the backend is broken after an engine error: every later call fails at once */
     }
-    int64_t wrong;
-    if (rc != NCL_SUCCESS) {
-        snprintf(r->msg, sizeof r->msg, "%s %s %llu %s: %s | %s | %s", ncl_coll_name(coll), ncl_dtype_name(dt),
-                 (unsigned long long)count, inplace ? "in place" : "out of place", ncl_strerror(rc),
-                 ncl_comm_last_error(r->comm), ncl_zmq_last_error(r->zmq));
-        wrong = -1;
-    } else if (coll == NCL_COLL_REDUCE) {
-        wrong = rank == root ? (int64_t)rs_data_count_wrong(rb, E, count, dt, op) : 0;
-    } else if (coll == NCL_COLL_REDUCE_SCATTER) {
-        wrong = (int64_t)rs_data_count_wrong(rb, E + off, count, dt, op);
-    } else {
-        wrong = (int64_t)rs_data_count_wrong(rb, E, recvn, dt, zt_has_root(coll) || coll == NCL_COLL_ALLGATHER ? NCL_MAX : op);
+    return 0;
+}
+
+static size_t zt_mx_run(mx_world *w, const mx_case *cases, size_t n, mx_result *res)
+{
+    zt_mx_world *z = w->ctx;
+    size_t bytes = sizeof(zt_shared) + (size_t)w->nranks * n * sizeof(zt_report);
+    zt_shared *sh = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (sh == MAP_FAILED) {
+        mx_result_fail(&res[0], 0, NCL_SUCCESS, 0, "mmap of %zu bytes for the ranks' reports failed", bytes);
+        return 0;
     }
-    if (wrong > 0)
-        snprintf(r->msg, sizeof r->msg, "%s %s %llu %s: %lld wrong", ncl_coll_name(coll), ncl_dtype_name(dt),
-                 (unsigned long long)count, inplace ? "in place" : "out of place", (long long)wrong);
-    free(S);
-    free(R);
-    free(E);
-    return wrong;
+    zt_batch b = {cases, n, sh};
+    zt_result pr[ZT_MAX_RANKS];
+    zt_run(&z->cfg, zt_cases_rank, &b, pr);
+    /* The culprit's words first (mx_result keeps the first rank's): a rank process that failed on
+     * its own (not created, killed at the 60 s limit, a crash: charged to the case it was on), then
+     * a rank's own engine error or wrong result, then the ranks it broke (a remote error). Status 3
+     * is a rank that stopped after the engine error it reported. */
+    for (int pass = 0; pass < 3; pass++)
+        for (int rank = 0; rank < w->nranks; rank++) {
+            size_t done = sh->done[rank];
+            if (pass == 0) {
+                if (!pr[rank].exited || (pr[rank].status != 0 && !(pr[rank].status == 3 && done > 0)))
+                    mx_result_fail(&res[done < n ? done : n - 1], rank, NCL_SUCCESS, 0,
+                                   "rank process %s %d after %zu cases%s%s",
+                                   pr[rank].exited ? "exit status" : "killed by signal",
+                                   pr[rank].exited ? pr[rank].status : pr[rank].signal, done,
+                                   pr[rank].msg[0] ? ": " : "", pr[rank].msg);
+                continue;
+            }
+            for (size_t i = 0; i < done; i++) {
+                const zt_report *p = &sh->rep[(size_t)rank * n + i];
+                if (p->failed && (p->rc == NCL_ERR_REMOTE) == (pass == 2))
+                    mx_result_fail(&res[i], rank, p->rc, p->wrong, "%s", p->what);
+            }
+        }
+    size_t ran = n; /* the cases every rank reported */
+    for (int rank = 0; rank < w->nranks; rank++)
+        if (sh->done[rank] < ran)
+            ran = sh->done[rank];
+    for (size_t i = 0; i < ran; i++)
+        res[i].run = 1;
+    munmap(sh, bytes);
+    return ran;
+}
+
+void zt_mx_init(zt_mx_world *z, const zt_world *cfg)
+{
+    memset(z, 0, sizeof *z);
+    z->cfg = *cfg;
+    if (cfg->max_payload)
+        snprintf(z->name, sizeof z->name, "zmq %s %u-byte frames", cfg->tcp ? "tcp" : "ipc", cfg->max_payload);
+    else
+        snprintf(z->name, sizeof z->name, "zmq %s", cfg->tcp ? "tcp" : "ipc");
+    z->world.name = z->name;
+    z->world.nranks = cfg->nranks;
+    z->world.run = zt_mx_run;
+    z->world.ctx = z;
 }

@@ -1,10 +1,11 @@
-/* zt_world.h — runs one function per rank in forked processes joined by the zmq backend (tests only). */
+/* zt_world.h — ranks as forked processes joined by the zmq backend: the correctness matrix's zmq world, and one function per rank for the fault tests (tests only). */
 #ifndef ZT_WORLD_H
 #define ZT_WORLD_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "matrix.h"
 #include "ncl/ncl.h"
 #include "ncl/ncl_zmq.h"
 
@@ -44,8 +45,23 @@ typedef struct zt_world {
  *  for all (killing the rest after 60 s). Returns the wall time in seconds. */
 double zt_run(const zt_world *w, zt_fn fn, void *arg, zt_result *res);
 
-/** Checks `coll` once on r's communicator with rs_data inputs; returns #wrong, or -1 on an engine
- *  error (its text in r->msg). */
-int64_t zt_check(zt_rank *r, ncl_coll coll, ncl_dtype dt, ncl_op op, uint64_t count, int inplace, int root);
+/** Runs case c on r's communicator (its algorithm forced, AUTO unforced) with the matrix's
+ *  rank-side helpers: 0 when it passed, else 1 with the engine's error in *rc (NCL_SUCCESS: it ran
+ *  and *wrong elements differ) and what went wrong in what[len] (an engine error: the
+ *  communicator's and the backend's last errors). */
+int zt_case(zt_rank *r, const mx_case *c, ncl_result *rc, uint64_t *wrong, char *what, size_t len);
+
+/** The matrix's zmq world: cfg's rank processes run the cases in order, each reporting every case
+ *  to the parent through shared memory. A rank stops at its first engine error (the backend is
+ *  broken from then on): the cases after it are not run. */
+typedef struct zt_mx_world {
+    mx_world world;
+    zt_world cfg;
+    char name[48];
+} zt_mx_world;
+
+/** z->world over cfg's processes, named after the transport ("zmq ipc", "zmq tcp", "zmq ipc
+ *  4096-byte frames"). */
+void zt_mx_init(zt_mx_world *z, const zt_world *cfg);
 
 #endif
