@@ -1,4 +1,4 @@
-/* test_mmio_ref.c — the mmio HAL backend driving N linked rs_ref_dev devices (the C reference of the DMA/notify block): bring-up, collectives bit-exact, error paths. */
+/* test_mmio_ref.c — the mmio HAL backend driving N linked rs_ref_dev devices (the C reference of the DMA/notify block): bring-up, collectives bit-exact through the correctness matrix, error paths. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,516 +14,178 @@
 #include <ncl/ncl_mmio.h>
 #include <ncl/ncl_mmio_regs.h>
 
-#include "sweep/rs_data.h"
+#include "matrix.h"
+#include "mmio_world.h"
 #include "rs_ref_dev.h"
 
-/* Device memory map of every rank (symmetric: every rank passes the same addresses). */
-#define MAXR 4
-#define MEM_BYTES (4u << 20)
-#define RING_AT 0x1000u
-#define SCRATCH_AT 0x10000u
-#define SCRATCH_BYTES (1u << 20)
-#define SEND_AT 0x200000u
-#define RECV_AT 0x300000u
-#define BUF_BYTES (1u << 20)
-#define BOUNCE_BYTES 4096u
-#define SEED 0x5eedull
-#define STEP_NS 10u     /* simulated time per executed descriptor */
-#define IDLE_NS 1000u   /* simulated time a hook lets pass when nothing moved */
-#define COMM_TIMEOUT_NS 3000000ull /* engine's notify timeout: 3 ms simulated */
+#define STEP_NS 10u   /* simulated time per executed descriptor */
+#define IDLE_NS 1000u /* simulated time a hook lets pass when nothing moved */
 
-typedef struct world world;
-typedef struct port {
-    world *w;
-    int rank;
-} port;
+/* ---- the devices and their link: the mmio world's device ops ---------------------------------- */
 
-struct world {
+typedef struct refdevs {
     int n;
-    rs_ref_dev *dev[MAXR];
-    port ports[MAXR];
+    rs_ref_dev *dev[MMIO_MAXR];
     uint64_t now;
-    /* bring-up fault injection: nonzero replaces what the register reads */
-    uint32_t fake_id, fake_version, fake_caps;
-    unsigned bus_errors, mem_faults;
-    uint64_t hook_calls;
-    ncl_mmio *mm[MAXR];
-    void *mm_mem[MAXR];
-    _Alignas(16) unsigned char bounce[MAXR][BOUNCE_BYTES];
-    ncl_comm *comm[MAXR];
-    char log[8192];
-    size_t log_len;
-};
-
-static int verbose;
-
-/* ---- the devices and their link ---------------------------------------------------------- */
+} refdevs;
 
 static int net_link(void *ctx, const rs_ref_link_msg *m)
 {
-    world *w = ctx;
-    if (m->peer >= w->n)
+    refdevs *d = ctx;
+    if (m->peer >= d->n)
         return 1;
-    return rs_ref_dev_link_rx(w->dev[m->peer], m);
+    return rs_ref_dev_link_rx(d->dev[m->peer], m);
 }
 
 /* Runs every device until none can execute a descriptor; returns how many executed. */
-static uint64_t world_step(world *w)
+static uint64_t devs_step(void *dev)
 {
+    refdevs *d = dev;
     uint64_t total = 0, k;
     do {
         k = 0;
-        for (int r = 0; r < w->n; r++)
-            k += rs_ref_dev_run(w->dev[r], 1u << 20);
+        for (int r = 0; r < d->n; r++)
+            k += rs_ref_dev_run(d->dev[r], 1u << 20);
         total += k;
     } while (k);
-    w->now += total * STEP_NS;
+    d->now += total * STEP_NS;
     return total;
 }
 
-/* ---- access functions: what a board does with volatile loads/stores -------------------------- */
-
-static uint32_t acc_rd(void *ctx, uint32_t off)
+static void *ref_open(int n)
 {
-    port *p = ctx;
-    world *w = p->w;
-    if (off == NCL_MMIO_ID && w->fake_id)
-        return w->fake_id;
-    if (off == NCL_MMIO_VERSION && w->fake_version)
-        return w->fake_version;
-    if (off == NCL_MMIO_CAPS && w->fake_caps)
-        return w->fake_caps;
-    int err = 0;
-    uint32_t v = rs_ref_dev_read(w->dev[p->rank], off, &err);
-    w->bus_errors += err != 0;
-    return v;
+    refdevs *d = calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    d->n = n;
+    for (int r = 0; r < n; r++)
+        if (!(d->dev[r] = rs_ref_dev_new(MMIO_MEM_BYTES, net_link, d)))
+            return NULL;
+    return d;
 }
 
-static void acc_wr(void *ctx, uint32_t off, uint32_t v)
+static void ref_close(void *dev)
 {
-    port *p = ctx;
-    p->w->bus_errors += rs_ref_dev_write(p->w->dev[p->rank], off, v) != 0;
+    refdevs *d = dev;
+    for (int r = 0; r < d->n; r++)
+        rs_ref_dev_free(d->dev[r]);
+    free(d);
 }
 
-static int acc_mem_write(void *ctx, uint64_t a, const void *src, uint64_t n)
+static uint32_t ref_reg_read(void *dev, int rank, uint32_t off, int *err)
 {
-    port *p = ctx;
-    rs_ref_dev *d = p->w->dev[p->rank];
-    if (a > rs_ref_dev_mem_bytes(d) || n > rs_ref_dev_mem_bytes(d) - a)
-        return p->w->mem_faults++, 1;
-    memcpy(rs_ref_dev_mem(d) + a, src, n);
-    return 0;
+    return rs_ref_dev_read(((refdevs *)dev)->dev[rank], off, err);
 }
 
-static int acc_mem_read(void *ctx, uint64_t a, void *dst, uint64_t n)
+static int ref_reg_write(void *dev, int rank, uint32_t off, uint32_t v)
 {
-    port *p = ctx;
-    rs_ref_dev *d = p->w->dev[p->rank];
-    if (a > rs_ref_dev_mem_bytes(d) || n > rs_ref_dev_mem_bytes(d) - a)
-        return p->w->mem_faults++, 1;
-    memcpy(dst, rs_ref_dev_mem(d) + a, n);
-    return 0;
+    return rs_ref_dev_write(((refdevs *)dev)->dev[rank], off, v);
 }
+
+static uint8_t *ref_mem(void *dev, int rank) { return rs_ref_dev_mem(((refdevs *)dev)->dev[rank]); }
 
 /* Simulation's "sleep until irq": advance every device; if nothing moves, let time pass and
  * return (spuriously) so the other ranks' firmware gets to run. */
-static int acc_wait_irq(void *ctx, uint64_t timeout_ns)
+static int ref_wait_irq(void *dev, int rank, uint64_t timeout_ns)
 {
-    port *p = ctx;
-    world *w = p->w;
+    refdevs *d = dev;
     (void)timeout_ns;
-    w->hook_calls++;
     for (;;) {
-        if (rs_ref_dev_irq(w->dev[p->rank]))
+        if (rs_ref_dev_irq(d->dev[rank]))
             return 1;
-        if (!world_step(w)) {
-            w->now += IDLE_NS;
-            return rs_ref_dev_irq(w->dev[p->rank]);
+        if (!devs_step(d)) {
+            d->now += IDLE_NS;
+            return rs_ref_dev_irq(d->dev[rank]);
         }
     }
 }
 
 /* Polled mode's yield: advance the devices; nothing moved: end the wait (other ranks' turn). */
-static int acc_poll(void *ctx)
+static int ref_poll(void *dev, int rank)
 {
-    port *p = ctx;
-    world *w = p->w;
-    w->hook_calls++;
-    if (world_step(w))
+    refdevs *d = dev;
+    (void)rank;
+    if (devs_step(d))
         return 0;
-    w->now += IDLE_NS;
+    d->now += IDLE_NS;
     return 1;
 }
 
-static uint64_t acc_now(void *ctx) { return ((port *)ctx)->w->now; }
+static uint64_t ref_now(void *dev) { return ((refdevs *)dev)->now; }
 
-static void acc_log(void *ctx, int level, const char *msg)
+static int ref_settle(void *dev)
 {
-    port *p = ctx;
-    world *w = p->w;
-    if (verbose)
-        printf("[rank %d] %d: %s\n", p->rank, level, msg);
-    int n = snprintf(w->log + w->log_len, sizeof w->log - w->log_len, "%s\n", msg);
-    if (n > 0 && (size_t)n < sizeof w->log - w->log_len)
-        w->log_len += (size_t)n;
-}
-
-static void *t_alloc(void *ud, size_t n)
-{
-    (void)ud;
-    return malloc(n);
-}
-static void t_free(void *ud, void *ptr)
-{
-    (void)ud;
-    free(ptr);
-}
-
-/* ---- worlds --------------------------------------------------------------------------------- */
-
-typedef struct wopts {
-    int irq;
-    uint32_t ring_entries, max_queues, channels;
-    uint64_t slice_bytes;
-} wopts;
-
-/* 1 while test_allreduce_wide makes its worlds: deterministic with wide accumulation. */
-static int wide_comms;
-
-static ncl_mmio_config mmio_cfg(world *w, int r, const wopts *o)
-{
-    ncl_mmio_config c = NCL_MMIO_CONFIG_INIT;
-    c.rank = r;
-    c.nranks = w->n;
-    c.ring_base = RING_AT;
-    c.ring_entries = o->ring_entries ? o->ring_entries : 256;
-    c.scratch_base = SCRATCH_AT;
-    c.scratch_bytes = SCRATCH_BYTES;
-    c.irq = o->irq;
-    c.max_queues = o->max_queues ? o->max_queues : 4;
-    c.timeout_ns = 1000000; /* 1 ms simulated for a free ring slot */
-    c.bounce = w->bounce[r];
-    c.bounce_bytes = BOUNCE_BYTES;
-    c.log_level = verbose ? NCL_LOG_DEBUG : NCL_LOG_WARN;
-    return c;
-}
-
-static ncl_mmio_access mmio_access(world *w, int r, int irq)
-{
-    ncl_mmio_access a = {acc_rd, acc_wr, acc_mem_write, acc_mem_read, irq ? acc_wait_irq : NULL,
-                         irq ? NULL : acc_poll, acc_now, acc_log, &w->ports[r]};
-    return a;
-}
-
-/* Devices only (bring-up tests make their own backends). */
-static world *world_devices(int n)
-{
-    world *w = calloc(1, sizeof *w);
-    assert_non_null(w);
-    w->n = n;
-    for (int r = 0; r < n; r++) {
-        w->dev[r] = rs_ref_dev_new(MEM_BYTES, net_link, w);
-        assert_non_null(w->dev[r]);
-        w->ports[r].w = w;
-        w->ports[r].rank = r;
-    }
-    return w;
-}
-
-static ncl_result mmio_make(world *w, int r, const wopts *o)
-{
-    ncl_mmio_config c = mmio_cfg(w, r, o);
-    ncl_mmio_access a = mmio_access(w, r, o->irq);
-    size_t bytes = (ncl_mmio_mem_bytes(&c) + 15u) / 16u * 16u;
-    free(w->mm_mem[r]);
-    w->mm_mem[r] = aligned_alloc(16, bytes);
-    assert_non_null(w->mm_mem[r]);
-    return ncl_mmio_init(&w->mm[r], w->mm_mem[r], bytes, &c, &a);
-}
-
-static void comms_make(world *w, const wopts *o)
-{
-    for (int r = 0; r < w->n; r++) {
-        ncl_comm_destroy(w->comm[r]);
-        ncl_config cc = NCL_CONFIG_INIT;
-        cc.alloc = t_alloc;
-        cc.free = t_free;
-        cc.timeout_ns = COMM_TIMEOUT_NS;
-        cc.channels = o->channels ? o->channels : 2;
-        cc.slice_bytes = o->slice_bytes ? o->slice_bytes : (16u << 10);
-        cc.algorithm[NCL_COLL_ALLREDUCE] = NCL_ALGO_RING;
-        cc.algorithm[NCL_COLL_BROADCAST] = NCL_ALGO_CHAIN;
-        cc.algorithm[NCL_COLL_REDUCE] = NCL_ALGO_RING;
-        cc.algorithm[NCL_COLL_REDUCE_SCATTER] = NCL_ALGO_RING;
-        cc.algorithm[NCL_COLL_ALLGATHER] = NCL_ALGO_RING;
-        cc.deterministic = wide_comms;
-        cc.wide_accumulation = wide_comms;
-        assert_int_equal(ncl_comm_create(&w->comm[r], w->n, r, ncl_mmio_hal(w->mm[r]), &cc), NCL_SUCCESS);
-    }
-}
-
-static world *world_new(int n, const wopts *o)
-{
-    world *w = world_devices(n);
-    for (int r = 0; r < n; r++)
-        assert_int_equal(mmio_make(w, r, o), NCL_SUCCESS);
-    comms_make(w, o);
-    return w;
-}
-
-static void world_free(world *w)
-{
-    for (int r = 0; r < w->n; r++) {
-        ncl_comm_destroy(w->comm[r]);
-        ncl_mmio_fini(w->mm[r]);
-        free(w->mm_mem[r]);
-        rs_ref_dev_free(w->dev[r]);
-    }
-    free(w);
-}
-
-static uint32_t reg(world *w, int r, uint32_t off) { return rs_ref_dev_read(w->dev[r], off, NULL); }
-static uint8_t *mem(world *w, int r, uint64_t a) { return rs_ref_dev_mem(w->dev[r]) + a; }
-
-/* ---- driving collectives --------------------------------------------------------------------- */
-
-/* Every rank's firmware round-robin (ncl_test), then its wait_event (the hooks step the devices).
- * Returns after every started rank finished; fails the test instead of hanging. */
-static void drive(world *w, const int *started, ncl_result *rc)
-{
-    int done[MAXR] = {0}, left = 0;
-    for (int r = 0; r < w->n; r++)
-        left += started[r] && !(done[r] = rc[r] != NCL_SUCCESS);
-    for (long it = 0; left; it++) {
-        assert_true(it < 2000000);
-        for (int r = 0; r < w->n; r++) {
-            if (!started[r] || done[r])
-                continue;
-            int d = 0;
-            ncl_result x = ncl_test(w->comm[r], &d);
-            if (d) {
-                done[r] = 1;
-                rc[r] = x;
-                left--;
-            }
-        }
-        for (int r = 0; r < w->n; r++)
-            if (started[r] && !done[r])
-                ncl_hal_wait_event(ncl_mmio_hal(w->mm[r]), 1000000);
-    }
-    while (world_step(w)) /* the last records still in the rings */
+    while (devs_step(dev))
         ;
+    return 1; /* every step executes a descriptor: a ring always drains */
 }
 
-typedef struct job {
-    ncl_coll coll;
-    ncl_dtype dt;
-    ncl_op op;
-    uint64_t count;
-    int root, inplace;
-    int algo; /* 0: the communicator's (ring; chain for broadcast) */
-} job;
-
-static void *dev_ptr(uint64_t a) { return (void *)(uintptr_t)a; }
-
-/* Runs j on every rank with rs_data inputs; returns the number of wrong elements over all ranks. */
-static uint64_t run_job(world *w, const job *j)
-{
-    const int n = w->n;
-    const uint64_t es = ncl_dtype_size(j->dt), c = j->count, bytes = c * es;
-    const ncl_op fill_op = j->coll == NCL_COLL_BROADCAST || j->coll == NCL_COLL_ALLGATHER ? NCL_MAX : j->op;
-    ncl_result rc[MAXR];
-    int started[MAXR];
-    assert_true(bytes * (uint64_t)n <= BUF_BYTES);
-    for (int r = 0; r < n; r++) {
-        ncl_algo dflt = j->coll == NCL_COLL_BROADCAST ? NCL_ALGO_CHAIN : NCL_ALGO_RING;
-        assert_int_equal(ncl_comm_set_algorithm(w->comm[r], j->coll, j->algo ? (ncl_algo)j->algo : dflt), NCL_SUCCESS);
-        memset(mem(w, r, SEND_AT), 0xAB, BUF_BYTES);
-        memset(mem(w, r, RECV_AT), 0xCD, BUF_BYTES);
-        uint64_t send = j->inplace ? RECV_AT : SEND_AT, recv = RECV_AT;
-        switch (j->coll) {
-        case NCL_COLL_ALLREDUCE:
-        case NCL_COLL_REDUCE:
-            rs_data_fill(mem(w, r, send), c, j->dt, j->op, n, r, SEED, 0);
-            ncl_mmio_set_peer_recv(w->mm[r], RECV_AT); /* reduce non-roots pass no recvbuf to the backend */
-            rc[r] = j->coll == NCL_COLL_ALLREDUCE
-                        ? ncl_allreduce_start(dev_ptr(send), dev_ptr(recv), c, j->dt, j->op, w->comm[r])
-                        : ncl_reduce_start(dev_ptr(send), dev_ptr(recv), c, j->dt, j->op, j->root, w->comm[r]);
-            break;
-        case NCL_COLL_BROADCAST:
-            if (r == j->root)
-                rs_data_fill(mem(w, r, send), c, j->dt, NCL_MAX, n, r, SEED, 0);
-            rc[r] = ncl_broadcast_start(dev_ptr(send), dev_ptr(recv), c, j->dt, j->root, w->comm[r]);
-            break;
-        case NCL_COLL_REDUCE_SCATTER:
-            rs_data_fill(mem(w, r, send), c * (uint64_t)n, j->dt, j->op, n, r, SEED, 0);
-            if (j->inplace)
-                recv = RECV_AT + (uint64_t)r * bytes;
-            rc[r] = ncl_reduce_scatter_start(dev_ptr(send), dev_ptr(recv), c, j->dt, j->op, w->comm[r]);
-            break;
-        case NCL_COLL_ALLGATHER:
-            if (j->inplace)
-                send = RECV_AT + (uint64_t)r * bytes;
-            rs_data_fill(mem(w, r, send), c, j->dt, NCL_MAX, n, r, SEED, (uint64_t)r * c);
-            rc[r] = ncl_allgather_start(dev_ptr(send), dev_ptr(recv), c, j->dt, w->comm[r]);
-            break;
-        default:
-            fail();
-        }
-        started[r] = 1;
-    }
-    drive(w, started, rc);
-    for (int r = 0; r < n; r++)
-        if (rc[r] != NCL_SUCCESS)
-            printf("%s %s %s count %llu ranks %d root %d %s: rank %d: %s: %s\n", ncl_coll_name(j->coll),
-                   ncl_dtype_name(j->dt), ncl_op_name(j->op), (unsigned long long)c, n, j->root,
-                   j->inplace ? "in place" : "out of place", r, ncl_strerror(rc[r]), ncl_comm_last_error(w->comm[r]));
-    for (int r = 0; r < n; r++) {
-        assert_int_equal(rc[r], NCL_SUCCESS);
-        assert_int_equal(reg(w, r, NCL_MMIO_ERR_STATUS), 0);
-    }
-    assert_int_equal(w->bus_errors, 0);
-    assert_int_equal(w->mem_faults, 0);
-
-    uint64_t wrong = 0;
-    void *want = malloc(BUF_BYTES);
-    assert_non_null(want);
-    for (int r = 0; r < n; r++) {
-        const uint8_t *got = mem(w, r, RECV_AT);
-        uint64_t cnt = c;
-        switch (j->coll) {
-        case NCL_COLL_ALLREDUCE:
-            rs_data_expected(want, c, j->dt, j->op, n, SEED, 0, 1);
-            break;
-        case NCL_COLL_REDUCE:
-            if (r != j->root)
-                continue;
-            rs_data_expected(want, c, j->dt, j->op, n, SEED, 0, 1);
-            break;
-        case NCL_COLL_BROADCAST:
-            rs_data_fill(want, c, j->dt, NCL_MAX, n, j->root, SEED, 0);
-            break;
-        case NCL_COLL_REDUCE_SCATTER:
-            rs_data_expected(want, c, j->dt, j->op, n, SEED, (uint64_t)r * c, 1);
-            if (j->inplace)
-                got += (uint64_t)r * bytes;
-            break;
-        case NCL_COLL_ALLGATHER:
-            for (int k = 0; k < n; k++)
-                rs_data_fill((uint8_t *)want + (uint64_t)k * bytes, c, j->dt, NCL_MAX, n, k, SEED, (uint64_t)k * c);
-            cnt = c * (uint64_t)n;
-            break;
-        default:
-            break;
-        }
-        uint64_t bad = rs_data_count_wrong(got, want, cnt, j->dt, fill_op);
-        if (bad)
-            printf("%s %s %s count %llu ranks %d root %d %s: rank %d has %llu wrong\n",
-                   ncl_coll_name(j->coll), ncl_dtype_name(j->dt), ncl_op_name(j->op),
-                   (unsigned long long)c, n, j->root, j->inplace ? "in place" : "out of place", r,
-                   (unsigned long long)bad);
-        wrong += bad;
-    }
-    free(want);
-    return wrong;
-}
-
-static void stats_sum(world *w, ncl_mmio_stats *s)
-{
-    memset(s, 0, sizeof *s);
-    for (int r = 0; r < w->n; r++) {
-        ncl_mmio_stats x;
-        ncl_mmio_get_stats(w->mm[r], &x);
-        s->descriptors += x.descriptors;
-        s->doorbells += x.doorbells;
-        s->controller_ops += x.controller_ops;
-        s->irq_waits += x.irq_waits;
-        s->polls += x.polls;
-        s->ring_full_waits += x.ring_full_waits;
-        s->errors += x.errors;
-        s->bringups += x.bringups;
-        for (int k = 0; k < 8; k++)
-            s->opcodes[k] += x.opcodes[k];
-    }
-}
+static const mmio_dev_ops ref_ops = {"mmio ref", 2000000, ref_open,   ref_close, ref_reg_read, ref_reg_write,
+                                     ref_mem,    ref_wait_irq, ref_poll, ref_now,  ref_settle};
 
 /* ---- bring-up --------------------------------------------------------------------------------- */
-
-static void check_brought_up(world *w, int r, int irq, uint32_t entries)
-{
-    assert_int_equal(reg(w, r, NCL_MMIO_CTRL), NCL_MMIO_CTRL_ENABLE_MASK | (irq ? NCL_MMIO_CTRL_IRQ_EN_MASK : 0));
-    assert_int_equal(reg(w, r, NCL_MMIO_IRQ_MASK), irq ? 0xFu : 0u);
-    assert_int_equal(reg(w, r, NCL_MMIO_RING_BASE_LO), RING_AT);
-    assert_int_equal(reg(w, r, NCL_MMIO_RING_BASE_HI), 0);
-    assert_int_equal(reg(w, r, NCL_MMIO_RING_SIZE), entries);
-    assert_int_equal(reg(w, r, NCL_MMIO_RING_TAIL), 0);
-    assert_int_equal(reg(w, r, NCL_MMIO_RING_HEAD), 0);
-    assert_int_equal(reg(w, r, NCL_MMIO_ERR_STATUS), 0);
-    assert_int_equal(reg(w, r, NCL_MMIO_IRQ_STATUS), 0);
-    assert_int_not_equal(reg(w, r, NCL_MMIO_SCRATCH), 0); /* the write/read-back check's pattern */
-}
 
 static void test_bringup(void **state)
 {
     (void)state;
     for (int irq = 0; irq <= 1; irq++) {
-        wopts o = {irq, 64, 4, 2, 0};
-        world *w = world_new(2, &o);
+        mmio_opts o = {irq, 64, 4, 2, 0, 0};
+        mmio_world *w = mmio_world_new(&ref_ops, 2, &o);
         for (int r = 0; r < 2; r++)
-            check_brought_up(w, r, irq, 64);
+            mmio_world_check_up(w, r, irq, 64);
         /* a doorbell-to-irq round trip through the HAL: a record to ourselves */
         const ncl_hal *h = ncl_mmio_hal(w->mm[0]);
         assert_int_equal(ncl_hal_notify_record(h, 0, 0, 3), NCL_SUCCESS);
-        assert_int_equal(reg(w, 0, NCL_MMIO_RING_TAIL), 1);
+        assert_int_equal(mmio_world_reg(w, 0, NCL_MMIO_RING_TAIL), 1);
         int done = 0;
         assert_int_equal(ncl_hal_notify_try_wait(h, 0, 3, 1, &done), NCL_SUCCESS);
         assert_int_equal(done, 0); /* the block has not run it yet */
         assert_int_equal(ncl_hal_wait_event(h, 1000000), NCL_SUCCESS);
-        assert_int_equal(reg(w, 0, NCL_MMIO_RING_HEAD), 1);
-        assert_int_equal(reg(w, 0, NCL_MMIO_IRQ_STATUS), 0); /* the events were taken */
+        assert_int_equal(mmio_world_reg(w, 0, NCL_MMIO_RING_HEAD), 1);
+        assert_int_equal(mmio_world_reg(w, 0, NCL_MMIO_IRQ_STATUS), 0); /* the events were taken */
         assert_int_equal(ncl_hal_notify_try_wait(h, 0, 3, 1, &done), NCL_SUCCESS);
         assert_int_equal(done, 1);
-        assert_int_equal(reg(w, 0, NCL_MMIO_NOTIFY_CNT(3)), 0); /* consumed */
+        assert_int_equal(mmio_world_reg(w, 0, NCL_MMIO_NOTIFY_CNT(3)), 0); /* consumed */
         ncl_mmio_stats s;
         ncl_mmio_get_stats(w->mm[0], &s);
         assert_int_equal(s.bringups, 1);
         assert_int_equal(s.descriptors, 1);
         assert_true(irq ? s.irq_waits == 1 && s.polls == 0 : s.polls >= 1 && s.irq_waits == 0);
         assert_int_equal(w->bus_errors, 0);
-        world_free(w);
+        mmio_world_free(w);
     }
 }
 
 static void test_bringup_refused(void **state)
 {
     (void)state;
-    wopts o = {1, 64, 4, 2, 0};
-    world *w = world_devices(4);
+    mmio_opts o = {1, 64, 4, 2, 0, 0};
+    mmio_world *w = mmio_world_devices(&ref_ops, 4);
     w->fake_id = 0xDEADBEEFu;
-    assert_int_equal(mmio_make(w, 0, &o), NCL_ERR_BACKEND);
+    assert_int_equal(mmio_world_backend(w, 0, &o), NCL_ERR_BACKEND);
     assert_non_null(strstr(ncl_mmio_last_error(w->mm[0]), "0xdeadbeef"));
     assert_non_null(strstr(ncl_mmio_last_error(w->mm[0]), "RSIM"));
     w->fake_id = 0;
     w->fake_version = 0x00020003u;
-    assert_int_equal(mmio_make(w, 0, &o), NCL_ERR_UNSUPPORTED);
+    assert_int_equal(mmio_world_backend(w, 0, &o), NCL_ERR_UNSUPPORTED);
     assert_non_null(strstr(ncl_mmio_last_error(w->mm[0]), "version 2.3"));
     w->fake_version = 0;
     w->fake_caps = (NCL_MMIO_CAPS_RESET & ~NCL_MMIO_CAPS_NOTIFY_COUNT_MASK) | 7u; /* 7 counters, 4 ranks */
-    assert_int_equal(mmio_make(w, 0, &o), NCL_ERR_UNSUPPORTED);
+    assert_int_equal(mmio_world_backend(w, 0, &o), NCL_ERR_UNSUPPORTED);
     assert_non_null(strstr(ncl_mmio_last_error(w->mm[0]), "too few notify counters"));
     w->fake_caps = (NCL_MMIO_CAPS_RESET & ~NCL_MMIO_CAPS_RING_MAX_LOG2_MASK) | (4u << NCL_MMIO_CAPS_RING_MAX_LOG2_SHIFT);
-    assert_int_equal(mmio_make(w, 0, &o), NCL_ERR_UNSUPPORTED); /* a 64-entry ring on a 16-entry block */
+    assert_int_equal(mmio_world_backend(w, 0, &o), NCL_ERR_UNSUPPORTED); /* a 64-entry ring on a 16-entry block */
     assert_non_null(strstr(ncl_mmio_last_error(w->mm[0]), "2^4"));
     w->fake_caps = 0;
     /* config errors: before any register access */
-    wopts bad = o;
+    mmio_opts bad = o;
     bad.max_queues = 99;
-    assert_int_equal(mmio_make(w, 0, &bad), NCL_ERR_INVALID_ARGUMENT);
+    assert_int_equal(mmio_world_backend(w, 0, &bad), NCL_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(ncl_mmio_last_error(w->mm[0]), "max_queues"));
     /* and a good one still comes up on the same block */
-    assert_int_equal(mmio_make(w, 0, &o), NCL_SUCCESS);
-    check_brought_up(w, 0, 1, 64);
-    world_free(w);
+    assert_int_equal(mmio_world_backend(w, 0, &o), NCL_SUCCESS);
+    mmio_world_check_up(w, 0, 1, 64);
+    mmio_world_free(w);
 }
 
 /* ---- notify mapping -------------------------------------------------------------------------- */
@@ -531,14 +193,14 @@ static void test_bringup_refused(void **state)
 static void test_notify_mapping(void **state)
 {
     (void)state;
-    wopts o = {0, 64, 4, 2, 0};
-    world *w = world_new(4, &o);
+    mmio_opts o = {0, 64, 4, 2, 0, 0};
+    mmio_world *w = mmio_world_new(&ref_ops, 4, &o);
     /* rank 0 records id 5 to rank 1: counter (sender 0, id 5) at rank 1 is d = (0 - 1) mod 4 = 3 */
     assert_int_equal(ncl_hal_notify_record(ncl_mmio_hal(w->mm[0]), 0, 1, 5), NCL_SUCCESS);
     assert_int_equal(ncl_hal_notify_record(ncl_mmio_hal(w->mm[2]), 1, 1, 31), NCL_SUCCESS);
-    world_step(w);
-    assert_int_equal(reg(w, 1, NCL_MMIO_NOTIFY_CNT(3 * 32 + 5)), 1);
-    assert_int_equal(reg(w, 1, NCL_MMIO_NOTIFY_CNT(1 * 32 + 31)), 1); /* sender 2: d = 1 */
+    devs_step(w->dev);
+    assert_int_equal(mmio_world_reg(w, 1, NCL_MMIO_NOTIFY_CNT(3 * 32 + 5)), 1);
+    assert_int_equal(mmio_world_reg(w, 1, NCL_MMIO_NOTIFY_CNT(1 * 32 + 31)), 1); /* sender 2: d = 1 */
     int done = 0;
     const ncl_hal *h1 = ncl_mmio_hal(w->mm[1]);
     assert_int_equal(ncl_hal_notify_try_wait(h1, 2, 5, 1, &done), NCL_SUCCESS);
@@ -550,28 +212,28 @@ static void test_notify_mapping(void **state)
     assert_int_equal(ncl_hal_notify_try_wait(h1, 2, 31, 1, &done), NCL_SUCCESS);
     assert_int_equal(done, 1);
     for (uint32_t i = 0; i < NCL_MMIO_NOTIFY_COUNT; i++)
-        assert_int_equal(reg(w, 1, NCL_MMIO_NOTIFY_CNT(i)), 0);
+        assert_int_equal(mmio_world_reg(w, 1, NCL_MMIO_NOTIFY_CNT(i)), 0);
     /* the FENCE flag on records, the LOCAL flag on self-records */
-    uint32_t w0 = (uint32_t)mem(w, 0, RING_AT)[0] | (uint32_t)mem(w, 0, RING_AT)[1] << 8 |
-                  (uint32_t)mem(w, 0, RING_AT)[2] << 16 | (uint32_t)mem(w, 0, RING_AT)[3] << 24;
+    uint32_t w0 = (uint32_t)mmio_world_mem(w, 0, MMIO_RING_AT)[0] | (uint32_t)mmio_world_mem(w, 0, MMIO_RING_AT)[1] << 8 |
+                  (uint32_t)mmio_world_mem(w, 0, MMIO_RING_AT)[2] << 16 | (uint32_t)mmio_world_mem(w, 0, MMIO_RING_AT)[3] << 24;
     assert_int_equal(NCL_MMIO_GET(NCL_MMIO_DESC_OPCODE, w0), NCL_MMIO_OPC_NOTIFY_RECORD);
     assert_int_equal(NCL_MMIO_GET(NCL_MMIO_DESC_FENCE, w0), 1);
     assert_int_equal(NCL_MMIO_GET(NCL_MMIO_DESC_LOCAL, w0), 0);
-    world_free(w);
+    mmio_world_free(w);
 
     /* 16 counters for 4 ranks: 4 ids each; id 4 is refused with a message, never aliased */
-    world *v = world_devices(4);
+    mmio_world *v = mmio_world_devices(&ref_ops, 4);
     v->fake_caps = (NCL_MMIO_CAPS_RESET & ~NCL_MMIO_CAPS_NOTIFY_COUNT_MASK) | 16u;
     for (int r = 0; r < 4; r++)
-        assert_int_equal(mmio_make(v, r, &o), NCL_SUCCESS);
+        assert_int_equal(mmio_world_backend(v, r, &o), NCL_SUCCESS);
     assert_int_equal(ncl_hal_notify_record(ncl_mmio_hal(v->mm[0]), 0, 1, 3), NCL_SUCCESS);
     assert_int_equal(ncl_hal_notify_record(ncl_mmio_hal(v->mm[0]), 0, 1, 4), NCL_ERR_UNSUPPORTED);
     assert_non_null(strstr(ncl_mmio_last_error(v->mm[0]), "notify id 4"));
     assert_int_equal(ncl_hal_notify_try_wait(ncl_mmio_hal(v->mm[1]), 0, 4, 1, &done), NCL_ERR_UNSUPPORTED);
-    world_step(v);
-    assert_int_equal(reg(v, 1, NCL_MMIO_NOTIFY_CNT(3 * 4 + 3)), 1);
+    devs_step(v->dev);
+    assert_int_equal(mmio_world_reg(v, 1, NCL_MMIO_NOTIFY_CNT(3 * 4 + 3)), 1);
     assert_int_equal(v->bus_errors, 0);
-    world_free(v);
+    mmio_world_free(v);
 }
 
 /* ---- task routing: which tasks become which descriptors, which run on the controller -------- */
@@ -584,7 +246,7 @@ static void st32(uint8_t *p, uint32_t v)
 }
 
 /* Submits t on queue 0 of rank r, lets the devices run, waits for completion. */
-static ncl_result submit_wait(world *w, int r, const ncl_task *t)
+static ncl_result submit_wait(mmio_world *w, int r, const ncl_task *t)
 {
     const ncl_hal *h = ncl_mmio_hal(w->mm[r]);
     ncl_result rc = ncl_hal_dma_submit(h, 0, t);
@@ -621,20 +283,20 @@ static ncl_task mk(uint8_t kind, uint8_t dt, uint8_t op, int peer, uint32_t sbuf
 static void test_task_routing(void **state)
 {
     (void)state;
-    wopts o = {1, 16, 4, 2, 0};
-    world *w = world_devices(2);
+    mmio_opts o = {1, 16, 4, 2, 0, 0};
+    mmio_world *w = mmio_world_devices(&ref_ops, 2);
     for (int r = 0; r < 2; r++)
-        assert_int_equal(mmio_make(w, r, &o), NCL_SUCCESS);
+        assert_int_equal(mmio_world_backend(w, r, &o), NCL_SUCCESS);
     ncl_hal_launch l;
     memset(&l, 0, sizeof l);
     l.seq = 1;
-    l.send = dev_ptr(SEND_AT);
+    l.send = mmio_dev_ptr(MMIO_SEND_AT);
     l.send_bytes = 4096;
-    l.recv = dev_ptr(RECV_AT);
+    l.recv = mmio_dev_ptr(MMIO_RECV_AT);
     l.recv_bytes = 16384;
     for (int r = 0; r < 2; r++)
         assert_int_equal(ncl_hal_begin(ncl_mmio_hal(w->mm[r]), &l), NCL_SUCCESS);
-    uint8_t *s0 = mem(w, 0, SEND_AT), *r0 = mem(w, 0, RECV_AT), *r1 = mem(w, 1, RECV_AT);
+    uint8_t *s0 = mmio_world_mem(w, 0, MMIO_SEND_AT), *r0 = mmio_world_mem(w, 0, MMIO_RECV_AT), *r1 = mmio_world_mem(w, 1, MMIO_RECV_AT);
     for (uint32_t i = 0; i < 256; i++) {
         st32(s0 + 4 * i, i * 3u);
         st32(r0 + 4 * i, 1000u + i);
@@ -655,7 +317,7 @@ static void test_task_routing(void **state)
     /* WRITE to ourselves: a LOCAL_COPY, no link */
     t = mk(NCL_TASK_WRITE, 0, 0, 0, NCL_BUF_SEND, 128, NCL_BUF_SCRATCH, 0, 10);
     assert_int_equal(submit_wait(w, 0, &t), NCL_SUCCESS);
-    assert_memory_equal(mem(w, 0, SCRATCH_AT), s0 + 128, 10);
+    assert_memory_equal(mmio_world_mem(w, 0, MMIO_SCRATCH_AT), s0 + 128, 10);
     ncl_mmio_get_stats(w->mm[0], &b);
     assert_int_equal(b.opcodes[NCL_MMIO_OPC_LOCAL_REDUCE] - a.opcodes[NCL_MMIO_OPC_LOCAL_REDUCE], 1);
     assert_int_equal(b.opcodes[NCL_MMIO_OPC_WRITE_REDUCE] - a.opcodes[NCL_MMIO_OPC_WRITE_REDUCE], 1);
@@ -717,59 +379,87 @@ static void test_task_routing(void **state)
     t = mk(NCL_TASK_WRITE, 0, 0, 1, NCL_BUF_SEND, 0, NCL_BUF_RECV, 0, 4);
     assert_int_equal(ncl_hal_dma_submit(ncl_mmio_hal(w->mm[0]), 3, &t), NCL_ERR_BACKEND);
     assert_non_null(strstr(ncl_mmio_last_error(w->mm[0]), "ncl_mmio_set_peer_recv"));
-    ncl_mmio_set_peer_recv(w->mm[0], RECV_AT + 512);
+    ncl_mmio_set_peer_recv(w->mm[0], MMIO_RECV_AT + 512);
     assert_int_equal(submit_wait(w, 0, &t), NCL_SUCCESS);
     assert_memory_equal(r1 + 512, s0, 4);
     ncl_mmio_get_stats(w->mm[0], &b);
     assert_int_equal(b.descriptors - a.descriptors, 1);
     assert_int_equal(w->bus_errors, 0);
     assert_int_equal(w->mem_faults, 0);
-    world_free(w);
+    mmio_world_free(w);
 }
 
-/* ---- collectives ------------------------------------------------------------------------------ */
+/* ---- collectives: cases of the correctness matrix on the mmio world ---------------------------- */
 
 static const uint64_t counts[] = {1, 7, 1001, 4099, 30000};
 
-typedef struct dtop {
-    ncl_dtype dt;
-    ncl_op op;
-} dtop;
-
-static const dtop reduce_cases[] = {
+static const mx_type reduce_types[] = {
     {NCL_INT32, NCL_SUM},   {NCL_INT32, NCL_MAX},   {NCL_INT32, NCL_AVG},
     {NCL_FLOAT32, NCL_SUM}, {NCL_FLOAT32, NCL_MAX}, {NCL_FLOAT32, NCL_AVG},
     {NCL_FLOAT16, NCL_SUM}, {NCL_FLOAT16, NCL_MAX}, {NCL_FLOAT16, NCL_AVG},
 };
-#define NCASES (sizeof reduce_cases / sizeof reduce_cases[0])
+#define NTYPES (sizeof reduce_types / sizeof reduce_types[0])
+
+static size_t all_counts(const mx_axes *a, int nranks, ncl_dtype dt, uint64_t out[MX_MAX_COUNTS])
+{
+    (void)a, (void)nranks, (void)dt;
+    memcpy(out, counts, sizeof counts);
+    return sizeof counts / sizeof counts[0];
+}
+
+/* counts[1..] / p + 1: reduce_scatter's and allgather's buffers hold p x count. In place, rank r's
+ * block of a reduce_scatter/allgather starts at r * count elements: 2-byte types round the count
+ * up to 4 elements to keep it 4-byte aligned (caps.buf_align; odd counts are covered out of place
+ * and by the 4-byte types). */
+static size_t per_rank_counts(const mx_axes *a, int nranks, ncl_dtype dt, uint64_t out[MX_MAX_COUNTS])
+{
+    size_t k = 0;
+    for (size_t i = 1; i < sizeof counts / sizeof counts[0]; i++) {
+        uint64_t c = counts[i] / (uint64_t)nranks + 1;
+        if (a->places == MX_IN_PLACE && ncl_dtype_size(dt) < 4)
+            c = (c + 3) / 4 * 4;
+        out[k++] = c;
+    }
+    return k;
+}
+
+/* Reduce: root = the type's index mod p; ring reduce needs inline reduce all the way (no fp16 on
+ * the block's lanes), the tree stages the others in scratch. */
+static int reduce_keep(const mx_axes *a, int nranks, const mx_case *c)
+{
+    (void)a;
+    size_t k = 0;
+    while (k < NTYPES && (reduce_types[k].dt != c->dt || reduce_types[k].op != c->op))
+        k++;
+    return c->root == (int)(k % (size_t)nranks) && (c->algo == NCL_ALGO_TREE) == (c->dt == NCL_FLOAT16);
+}
 
 static void test_allreduce_mode(int irq)
 {
-    uint64_t runs = 0, wrong = 0;
+    mx_matrix m;
+    mx_init(&m);
+    m.print_groups = 1;
     ncl_mmio_stats s, all = {0};
     for (int n = 2; n <= 4; n++) {
-        wopts o = {irq, 0, 4, 2, 0};
-        world *w = world_new(n, &o);
-        for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++)
-            for (size_t k = 0; k < NCASES; k++)
-                for (int inplace = 0; inplace <= 1; inplace++) {
-                    job j = {NCL_COLL_ALLREDUCE, reduce_cases[k].dt, reduce_cases[k].op, counts[ci], 0, inplace, 0};
-                    wrong += run_job(w, &j);
-                    runs++;
-                }
-        stats_sum(w, &s);
+        mmio_opts o = {irq, 0, 4, 2, 0, 0};
+        mmio_world *w = mmio_world_new(&ref_ops, n, &o);
+        mx_axes ar = {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, all_counts, reduce_types, NTYPES, MX_ROOTS_ZERO,
+                      MX_BOTH_PLACES, NULL, NULL};
+        mx_add_axes(&m, &ar, n);
+        assert_int_equal(mx_run(&m, &w->mx), 0);
+        mmio_world_stats(w, &s);
         all.descriptors += s.descriptors;
         all.controller_ops += s.controller_ops;
         all.irq_waits += s.irq_waits;
         all.polls += s.polls;
         all.errors += s.errors;
-        world_free(w);
+        mmio_world_free(w);
     }
     printf("allreduce (%s): %llu runs, %llu descriptors, %llu controller tasks, %llu irq waits, %llu polls\n",
-           irq ? "interrupt" : "polled", (unsigned long long)runs, (unsigned long long)all.descriptors,
+           irq ? "interrupt" : "polled", (unsigned long long)m.run, (unsigned long long)all.descriptors,
            (unsigned long long)all.controller_ops, (unsigned long long)all.irq_waits,
            (unsigned long long)all.polls);
-    assert_int_equal(wrong, 0);
+    mx_free(&m);
     assert_int_equal(all.errors, 0);
     assert_true(all.controller_ops > 0); /* fp16 reduces and avg divisions ran on the controller */
     assert_true(irq ? all.irq_waits > 0 && all.polls == 0 : all.polls > 0 && all.irq_waits == 0);
@@ -793,185 +483,116 @@ static void test_allreduce_polled(void **state)
 static void test_allreduce_wide(void **state)
 {
     (void)state;
-    static const dtop wide_cases[] = {{NCL_FLOAT16, NCL_SUM}, {NCL_FLOAT16, NCL_AVG}, {NCL_BFLOAT16, NCL_SUM}};
-    uint64_t runs = 0, wrong = 0, controller = 0;
+    static const mx_type wide_types[] = {{NCL_FLOAT16, NCL_SUM}, {NCL_FLOAT16, NCL_AVG}, {NCL_BFLOAT16, NCL_SUM}};
+    mx_matrix m;
+    mx_init(&m);
+    m.print_groups = 1;
+    uint64_t controller = 0;
     for (int n = 2; n <= 4; n++) {
-        wopts o = {1, 0, 4, 2, 0};
-        wide_comms = 1;
-        world *w = world_new(n, &o);
-        wide_comms = 0;
-        for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++)
-            for (size_t k = 0; k < sizeof wide_cases / sizeof wide_cases[0]; k++)
-                for (int inplace = 0; inplace <= 1; inplace++) {
-                    job j = {NCL_COLL_ALLREDUCE, wide_cases[k].dt, wide_cases[k].op, counts[ci], 0, inplace, 0};
-                    wrong += run_job(w, &j);
-                    runs++;
-                }
+        mmio_opts o = {1, 0, 4, 2, 0, 1};
+        mmio_world *w = mmio_world_new(&ref_ops, n, &o);
+        mx_axes ar = {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, all_counts, wide_types, 3, MX_ROOTS_ZERO,
+                      MX_BOTH_PLACES, NULL, NULL};
+        mx_add_axes(&m, &ar, n);
+        assert_int_equal(mx_run(&m, &w->mx), 0);
         ncl_mmio_stats s;
-        stats_sum(w, &s);
+        mmio_world_stats(w, &s);
         controller += s.controller_ops;
         assert_int_equal(s.errors, 0);
-        world_free(w);
+        mmio_world_free(w);
     }
-    printf("wide det allreduce: %llu runs, %llu controller tasks\n", (unsigned long long)runs,
+    printf("wide det allreduce: %llu runs, %llu controller tasks\n", (unsigned long long)m.run,
            (unsigned long long)controller);
-    assert_int_equal(wrong, 0);
-    assert_true(controller >= runs * 3); /* at least a widen, a reduce and a narrow per run */
+    assert_true(controller >= m.run * 3); /* at least a widen, a reduce and a narrow per run */
+    mx_free(&m);
 }
 
 static void test_other_collectives(void **state)
 {
     (void)state;
-    uint64_t runs = 0, wrong = 0;
-    static const dtop bcast_types[] = {{NCL_INT32, NCL_SUM}, {NCL_FLOAT16, NCL_SUM}, {NCL_INT8, NCL_SUM}};
+    static const mx_type bcast_types[] = {{NCL_INT32, NCL_SUM}, {NCL_FLOAT16, NCL_SUM}, {NCL_INT8, NCL_SUM}};
+    mx_matrix m;
+    mx_init(&m);
+    m.print_groups = 1;
     for (int n = 2; n <= 4; n++) {
-        wopts o = {n % 2, 0, 4, 2, 0}; /* 3 ranks interrupt-driven, 2 and 4 polled */
-        world *w = world_new(n, &o);
-        for (int inplace = 0; inplace <= 1; inplace++)
-            for (size_t ci = 1; ci < sizeof counts / sizeof counts[0]; ci++) {
-                uint64_t c = counts[ci] / (uint64_t)n + 1; /* allgather/reduce_scatter buffers hold n x count */
-                for (int root = 0; root < n; root++)
-                    for (size_t k = 0; k < sizeof bcast_types / sizeof bcast_types[0]; k++) {
-                        job j = {NCL_COLL_BROADCAST, bcast_types[k].dt, NCL_SUM, c, root, inplace, 0};
-                        wrong += run_job(w, &j);
-                        runs++;
-                    }
-                for (size_t k = 0; k < NCASES; k++) {
-                    /* in place, rank r's block of a reduce_scatter/allgather starts at r * count
-                     * elements: keep it 4-byte aligned (caps.buf_align; odd counts are covered
-                     * out of place and by the 4-byte types) */
-                    if (inplace && ncl_dtype_size(reduce_cases[k].dt) < 4)
-                        c = (c + 3) / 4 * 4;
-                    job rs = {NCL_COLL_REDUCE_SCATTER, reduce_cases[k].dt, reduce_cases[k].op, c, 0, inplace, 0};
-                    job ag = {NCL_COLL_ALLGATHER, reduce_cases[k].dt, NCL_SUM, c, 0, inplace, 0};
-                    /* ring reduce needs inline reduce all the way; the tree stages the others in scratch */
-                    int inl = reduce_cases[k].dt != NCL_FLOAT16;
-                    job rd = {NCL_COLL_REDUCE, reduce_cases[k].dt, reduce_cases[k].op, c, (int)(k % (size_t)n), inplace,
-                              inl ? NCL_ALGO_RING : NCL_ALGO_TREE};
-                    wrong += run_job(w, &rs) + run_job(w, &ag) + run_job(w, &rd);
-                    runs += 3;
-                }
-            }
+        mmio_opts o = {n % 2, 0, 4, 2, 0, 0}; /* 3 ranks interrupt-driven, 2 and 4 polled */
+        mmio_world *w = mmio_world_new(&ref_ops, n, &o);
+        mx_axes bc = {NCL_COLL_BROADCAST, NCL_ALGO_CHAIN, per_rank_counts, bcast_types, 3, MX_ROOTS_ALL,
+                      MX_BOTH_PLACES, NULL, NULL};
+        mx_add_axes(&m, &bc, n);
+        for (int place = MX_OUT_OF_PLACE; place <= MX_IN_PLACE; place++) {
+            /* allgather takes the reduce types too: each dtype three times, as it always did */
+            mx_axes rs = {NCL_COLL_REDUCE_SCATTER, NCL_ALGO_RING, per_rank_counts, reduce_types, NTYPES,
+                          MX_ROOTS_ZERO, place, NULL, NULL};
+            mx_axes ag = rs, rd_ring = rs, rd_tree = rs;
+            ag.coll = NCL_COLL_ALLGATHER;
+            rd_ring.coll = rd_tree.coll = NCL_COLL_REDUCE;
+            rd_ring.roots = rd_tree.roots = MX_ROOTS_ALL;
+            rd_ring.keep = rd_tree.keep = reduce_keep;
+            rd_tree.algo = NCL_ALGO_TREE;
+            mx_add_axes(&m, &rs, n);
+            mx_add_axes(&m, &ag, n);
+            mx_add_axes(&m, &rd_ring, n);
+            mx_add_axes(&m, &rd_tree, n);
+        }
+        assert_int_equal(mx_run(&m, &w->mx), 0);
         ncl_mmio_stats st;
-        stats_sum(w, &st);
+        mmio_world_stats(w, &st);
         for (uint32_t op = NCL_MMIO_OPC_WRITE; op <= NCL_MMIO_OPC_NOTIFY_RECORD; op++)
             if (op != NCL_MMIO_OPC_LOCAL_REDUCE) /* the algorithms reduce inline or on the controller */
                 assert_true(st.opcodes[op] > 0);
         assert_int_equal(st.opcodes[NCL_MMIO_OPC_NOTIFY_WAIT], 0); /* waits are software's */
-        world_free(w);
+        mmio_world_free(w);
     }
     printf("broadcast (chain, every root), reduce_scatter, allgather (ring), reduce (ring; tree for fp16): %llu runs\n",
-           (unsigned long long)runs);
-    assert_int_equal(wrong, 0);
+           (unsigned long long)m.run);
+    mx_free(&m);
 }
 
 /* A 4-entry ring under 4 queues: submissions find it full and wait for the block to drain it. */
 static void test_ring_full(void **state)
 {
     (void)state;
-    wopts o = {1, 4, 4, 4, 4096};
-    world *w = world_new(4, &o);
-    job j = {NCL_COLL_ALLREDUCE, NCL_FLOAT32, NCL_SUM, 20000, 0, 0, 0};
-    assert_int_equal(run_job(w, &j), 0);
-    job k = {NCL_COLL_ALLREDUCE, NCL_INT32, NCL_AVG, 20001, 0, 1, 0};
-    assert_int_equal(run_job(w, &k), 0);
+    mmio_opts o = {1, 4, 4, 4, 4096, 0};
+    mmio_world *w = mmio_world_new(&ref_ops, 4, &o);
+    mx_matrix m;
+    mx_init(&m);
+    const mx_case f32 = {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 20000, NCL_FLOAT32, NCL_SUM, 0, 0};
+    const mx_case avg = {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 20001, NCL_INT32, NCL_AVG, 0, 1};
+    mx_add(&m, &f32);
+    mx_add(&m, &avg);
+    assert_int_equal(mx_run(&m, &w->mx), 0);
+    mx_free(&m);
     ncl_mmio_stats s;
-    stats_sum(w, &s);
+    mmio_world_stats(w, &s);
     printf("4-entry ring: %llu descriptors, %llu waits for a free slot\n", (unsigned long long)s.descriptors,
            (unsigned long long)s.ring_full_waits);
     assert_true(s.ring_full_waits > 0);
-    world_free(w);
+    mmio_world_free(w);
 }
 
-/* ---- error paths --------------------------------------------------------------------------------- */
+/* ---- error paths (the bodies are the mmio world's, shared with the RTL) ---------------------------- */
 
-/* A buffer past the end of device memory: the block refuses the descriptor, the backend names it,
- * resets the block and the next collective runs. */
 static void test_bad_address(void **state)
 {
     (void)state;
-    for (int irq = 0; irq <= 1; irq++) {
-        wopts o = {irq, 0, 4, 2, 0};
-        world *w = world_new(2, &o);
-        const uint64_t bad = MEM_BYTES + 0x1000u, count = 1000;
-        ncl_result rc[MAXR];
-        int started[MAXR] = {1, 1};
-        for (int r = 0; r < 2; r++)
-            rc[r] = ncl_allreduce_start(dev_ptr(SEND_AT), dev_ptr(bad), count, NCL_INT32, NCL_SUM, w->comm[r]);
-        drive(w, started, rc);
-        for (int r = 0; r < 2; r++) {
-            const char *e = ncl_mmio_last_error(w->mm[r]);
-            printf("%s rank %d: %s\n  engine: %s\n", irq ? "irq" : "polled", r, e, ncl_comm_last_error(w->comm[r]));
-            assert_int_not_equal(rc[r], NCL_SUCCESS);
-            if (rc[r] == NCL_ERR_BACKEND) {
-                assert_non_null(strstr(e, "descriptor slot"));
-                assert_true(strstr(e, "ADDR_RANGE") || strstr(e, "LINK"));
-                assert_non_null(strstr(e, "address 0x40")); /* past the 4 MiB memory */
-                assert_non_null(strstr(e, "queue"));
-            }
-            assert_int_equal(reg(w, r, NCL_MMIO_ERR_STATUS), 0); /* cleared and reset */
-            check_brought_up(w, r, irq, 256);
-        }
-        assert_true(rc[0] == NCL_ERR_BACKEND || rc[1] == NCL_ERR_BACKEND);
-        ncl_mmio_stats s;
-        stats_sum(w, &s);
-        assert_true(s.errors >= 1);
-        /* a new communicator on the same (recovered) blocks works */
-        w->bus_errors = 0;
-        comms_make(w, &o);
-        job j = {NCL_COLL_ALLREDUCE, NCL_INT32, NCL_SUM, count, 0, 0, 0};
-        assert_int_equal(run_job(w, &j), 0);
-        world_free(w);
-    }
+    mmio_world_test_bad_address(&ref_ops);
 }
 
-/* A descriptor the block cannot decode (a ring slot overwritten behind the backend's back) is
- * named by slot and opcode, and does not hang. */
 static void test_corrupt_descriptor(void **state)
 {
     (void)state;
-    wopts o = {1, 16, 4, 2, 0};
-    world *w = world_new(2, &o);
-    const ncl_hal *h = ncl_mmio_hal(w->mm[0]);
-    assert_int_equal(ncl_hal_notify_record(h, 2, 1, 7), NCL_SUCCESS);
-    mem(w, 0, RING_AT)[3] = 0x80; /* a reserved bit of word 0 */
-    world_step(w);
-    int done = 1;
-    assert_int_equal(ncl_hal_notify_try_wait(h, 1, 0, 1, &done), NCL_ERR_BACKEND);
-    assert_int_equal(done, 0);
-    const char *e = ncl_mmio_last_error(w->mm[0]);
-    printf("%s\n", e);
-    assert_non_null(strstr(e, "descriptor slot 0 (NOTIFY_RECORD"));
-    assert_non_null(strstr(e, "BAD_DESC"));
-    assert_non_null(strstr(e, "a record step 0 (task NOTIFY_RECORD to rank 1)"));
-    check_brought_up(w, 0, 1, 16);
-    world_free(w);
+    mmio_world_test_bad_descriptor(&ref_ops);
 }
 
-/* Rank 1 never starts: rank 0's wait for its record times out with the engine's message. */
 static void test_peer_never_records(void **state)
 {
     (void)state;
-    for (int irq = 0; irq <= 1; irq++) {
-        wopts o = {irq, 0, 4, 2, 0};
-        world *w = world_new(2, &o);
-        ncl_result rc[MAXR] = {NCL_SUCCESS, NCL_SUCCESS};
-        int started[MAXR] = {1, 0};
-        uint64_t t0 = w->now;
-        rc[0] = ncl_allreduce_start(dev_ptr(SEND_AT), dev_ptr(RECV_AT), 1000, NCL_FLOAT32, NCL_SUM, w->comm[0]);
-        drive(w, started, rc);
-        printf("%s: %s\n", irq ? "irq" : "polled", ncl_comm_last_error(w->comm[0]));
-        assert_int_equal(rc[0], NCL_ERR_TIMEOUT);
-        assert_non_null(strstr(ncl_comm_last_error(w->comm[0]), "from rank 1"));
-        assert_true(w->now - t0 >= COMM_TIMEOUT_NS);
-        check_brought_up(w, 0, irq, 256); /* a failed collective resets the block at end() */
-        world_free(w);
-    }
+    mmio_world_test_silent_peer(&ref_ops);
 }
 
 int main(void)
 {
-    verbose = getenv("MMIO_TEST_VERBOSE") != NULL;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bringup),
         cmocka_unit_test(test_bringup_refused),
