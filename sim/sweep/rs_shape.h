@@ -76,6 +76,9 @@ uint64_t rs_shape_count_wrong(const rs_shape *s, int rank, const void *recv, con
 /** The collective call itself. */
 ncl_result rs_shape_call(const rs_shape *s, const void *send, void *recv, ncl_comm *comm);
 
+/** Its non-blocking twin (ncl_*_start), for callers that drive ncl_test themselves. */
+ncl_result rs_shape_start(const rs_shape *s, const void *send, void *recv, ncl_comm *comm);
+
 #ifdef __cplusplus
 }
 #endif

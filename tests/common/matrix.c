@@ -62,18 +62,6 @@ void mx_prepare(const rs_shape *s, int rank, const void *input, const void *send
         rs_shape_poison(s, rank, send ? send : recv, recv);
 }
 
-ncl_result mx_start(const rs_shape *s, const void *send, void *recv, ncl_comm *comm)
-{
-    switch (s->coll) {
-    case NCL_COLL_ALLREDUCE: return ncl_allreduce_start(send, recv, s->count, s->dt, s->op, comm);
-    case NCL_COLL_BROADCAST: return ncl_broadcast_start(send, recv, s->count, s->dt, s->root, comm);
-    case NCL_COLL_REDUCE: return ncl_reduce_start(send, recv, s->count, s->dt, s->op, s->root, comm);
-    case NCL_COLL_REDUCE_SCATTER: return ncl_reduce_scatter_start(send, recv, s->count, s->dt, s->op, comm);
-    case NCL_COLL_ALLGATHER: return ncl_allgather_start(send, recv, s->count, s->dt, comm);
-    default: return NCL_ERR_INVALID_ARGUMENT;
-    }
-}
-
 uint64_t mx_check(const rs_shape *s, int rank, const void *send, const void *recv, const void *input,
                   const void *expected, char *what, size_t len)
 {

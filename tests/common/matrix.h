@@ -81,9 +81,6 @@ void mx_place(const rs_shape *s, int rank, unsigned char *a, unsigned char *b, i
  *  poison in recv wherever the input does not lie (send or recv may be NULL: nothing goes there). */
 void mx_prepare(const rs_shape *s, int rank, const void *input, const void *send, void *recv);
 
-/** rs_shape_call's non-blocking twin (ncl_*_start), for worlds that drive ncl_test themselves. */
-ncl_result mx_start(const rs_shape *s, const void *send, void *recv, ncl_comm *comm);
-
 /** The rank's check: wrong elements of recv against the whole expected result (rs_shape_checked's
  *  slice), and, given its input as it was (`input`, out of place only), whether send still holds it.
  *  Returns the wrong elements (+1 for a modified send buffer) and says what in what[len]. */

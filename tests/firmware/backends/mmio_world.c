@@ -308,7 +308,7 @@ static int run_case(mmio_world *w, const mx_case *c, mx_result *res)
                    recv[r] ? base + (uintptr_t)recv[r] : NULL);
         memset(base + end, GUARD, guard);
         ncl_mmio_set_peer_recv(w->mm[r], MMIO_RECV_AT);
-        rc[r] = mx_start(&s, send[r], recv[r], w->comm[r]);
+        rc[r] = rs_shape_start(&s, send[r], recv[r], w->comm[r]);
         started[r] = 1;
     }
     if (!mmio_world_drive(w, started, rc)) {
