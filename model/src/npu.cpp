@@ -21,6 +21,7 @@ const ParamInfo k_params[] = {
     {"inline_reduce", "", RS_DEFAULT_NPU_INLINE_REDUCE,
      "dtypes (and ops) the DMA reduces as it writes; a WRITE_REDUCE of any other is refused"},
     {"inline_align", "B", RS_DEFAULT_NPU_INLINE_ALIGN, "inline reduce needs offsets and lengths that are multiples of this"},
+    {"scratch", "B", RS_DEFAULT_NPU_SCRATCH, "the engine's scratch (NCL_BUF_SCRATCH), out of memory; by default at most 16 MiB"},
 };
 const PortInfo k_ports[] = {
     {"net", "the network: one channel pair per link of the topology"},

@@ -8,6 +8,7 @@
 
 #include "model/costmodel.hpp"
 #include "model/npu.hpp"
+#include "model/rs_defaults.h"
 #include "model/rings.hpp"
 #include "scenario/rs_usersched.h"
 
@@ -70,7 +71,7 @@ void engine_setup(const rs_scenario &sc, const model::Topology &topo, EngineSetu
     ncl_config cfg = NCL_CONFIG_INIT;
     cfg.check_schedules = 0; // the tests prove every algorithm; launches here are timed
     // Devices take large DMA tasks: slices only bound a task, and every round pays alpha.
-    cfg.slice_bytes = 4u << 20;
+    cfg.slice_bytes = sc.workload.slice_bytes ? sc.workload.slice_bytes : RS_DEFAULT_ENGINE_SLICE_BYTES;
     out.rings = find_scenario_rings(sc, topo);
     out.local_rings = find_local_rings(sc);
     cfg.channels = channels_for(sc, std::max(out.rings.size(), out.local_rings.size()));
@@ -144,7 +145,9 @@ void engine_setup(const rs_scenario &sc, const model::Topology &topo, EngineSetu
 
 uint64_t scenario_scratch(const rs_scenario &sc)
 {
-    return std::min<uint64_t>(sc.device.memory_bytes / 4, 16u << 20);
+    if (sc.device.scratch_bytes)
+        return sc.device.scratch_bytes;
+    return std::min<uint64_t>(sc.device.memory_bytes / 4, RS_DEFAULT_NPU_SCRATCH_MAX_BYTES);
 }
 
 ncl_plan_env EngineSetup::plan_env() const

@@ -519,6 +519,14 @@ int rs_scenario_check_device(rs_schema_ctx *c, yaml_node_t *node, void *base)
             return rs_yaml_fail(c->y, rs_schema_key_line(c, node, "rtl_ranks"), "rtl_ranks",
                                 "is empty (allowed: all, or rank numbers like \"0 2\")");
     }
+    /* scratch comes out of the device's memory */
+    if (d->scratch_bytes > d->memory_bytes) {
+        char scratch[48], memory[48];
+        rs_units_format((double)d->scratch_bytes, RS_UNIT_SIZE, scratch, sizeof scratch);
+        rs_units_format((double)d->memory_bytes, RS_UNIT_SIZE, memory, sizeof memory);
+        return rs_yaml_fail(c->y, rs_schema_key_line(c, node, "scratch"), "scratch",
+                            "%s is more than the device's memory, %s (allowed: 4 KiB up to memory)", scratch, memory);
+    }
     return 0;
 }
 

@@ -150,6 +150,10 @@ static const rs_key rs_keys_device[] = {
     {"memory", RS_T_UNIT, RS_UNIT_SIZE, RS_S_U64, offsetof(rs_device_params, memory_bytes), 0, 1048576,
      1099511627776.0, 0, 0, 0, RS_DEFAULT_NPU_MEMORY, NULL, NULL, NULL,
      "device memory size; with payload real it must hold a rank's send + receive buffers"},
+    {"scratch", RS_T_UNIT, RS_UNIT_SIZE, RS_S_U64, offsetof(rs_device_params, scratch_bytes), 0, 4096,
+     1099511627776.0, 0, 0, 0, NULL, RS_DEFAULT_NPU_SCRATCH " (at most 16 MiB)", NULL, NULL,
+     "the engine's scratch buffer on each device, out of memory: staged reductions land there, and "
+     "reduce-scatter's rounds are cut to fit p-2 slots of it per channel"},
     {"inline_reduce", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_device_params, inline_reduce), 0, 0, 0, 0,
      0, 0, RS_DEFAULT_NPU_INLINE_REDUCE, NULL, NULL, NULL,
      "what the DMA reduces inline as it writes: all, none, or dtypes, each with all ops or dtype:op "
@@ -225,6 +229,10 @@ static const rs_key rs_keys_workload[] = {
     {"channels", RS_T_INT, RS_UNIT_COUNT, RS_S_U32, offsetof(rs_workload, channels), 0, 1, 8, 0, 0, 0, NULL,
      "one per ring, at least 2", NULL, NULL,
      "parallel queues of the ring algorithms (ringsim --channels); channel c runs on ring c mod rings"},
+    {"slice", RS_T_UNIT, RS_UNIT_SIZE, RS_S_U64, offsetof(rs_workload, slice_bytes), 0, 4096, 1073741824.0, 0,
+     0, 0, RS_DEFAULT_ENGINE_SLICE, NULL, NULL, NULL,
+     "the engine's largest DMA task on the simulated machine: a step whose chunk is larger runs in rounds, "
+     "each paying the step's latencies again (host and zmq runs keep the engine's 512 KiB)"},
     {"rings", RS_T_ENUM, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, rings), 0, 0, 0, 0, 0, 0, "auto",
      NULL, &rs_scenario_rings, NULL,
      "auto: rings over direct links found from the topology, no link used twice (the 8-NPU server "

@@ -466,9 +466,11 @@ int rs_schema_is_set(const rs_key *k, const void *base)
 {
     if ((k->flags & RS_F_UNSET) && rs_get_dbl(base, k->offset) < 0)
         return 0;
-    /* a count with no default left at 0 is worked out at run time (a scenario's workload.channels) */
-    if (k->type == RS_T_INT && k->store == RS_S_U32 && !k->def && !(k->flags & RS_F_REQUIRED) &&
-        rs_get_u32(base, k->offset) == 0)
+    /* a count or size with no default left at 0 is worked out at run time (a scenario's
+     * workload.channels, device.scratch) */
+    if (!k->def && !(k->flags & RS_F_REQUIRED) &&
+        ((k->type == RS_T_INT && k->store == RS_S_U32 && rs_get_u32(base, k->offset) == 0) ||
+         (k->type == RS_T_UNIT && k->store == RS_S_U64 && rs_get_u64(base, k->offset) == 0)))
         return 0;
     if (k->type == RS_T_SEQ && rs_get_size(base, k->offset2) == 0)
         return 0;

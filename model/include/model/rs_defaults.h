@@ -53,12 +53,19 @@
 #define RS_DEFAULT_NPU_MEMORY "1 GiB"
 #define RS_DEFAULT_NPU_INLINE_REDUCE "all"
 #define RS_DEFAULT_NPU_INLINE_ALIGN "1 B"
+/* NCL_BUF_SCRATCH per device: staged reductions and reduce-scatter's rounds land there */
+#define RS_DEFAULT_NPU_SCRATCH "memory/4" /* at most RS_DEFAULT_NPU_SCRATCH_MAX_BYTES */
+#define RS_DEFAULT_NPU_SCRATCH_MAX_BYTES (16u << 20)
 
 /* device: the RTL devices of fidelity rtl */
 #define RS_DEFAULT_RTL_FIDELITY "systemc"
 #define RS_DEFAULT_RTL_CLOCK "1 GHz"
 #define RS_DEFAULT_RTL_CLOCK_HZ 1e9
 #define RS_DEFAULT_RTL_RANKS "all"
+
+/* workload: the engine's configuration on the simulated machine */
+#define RS_DEFAULT_ENGINE_SLICE "4 MiB"
+#define RS_DEFAULT_ENGINE_SLICE_BYTES (4u << 20)
 
 /* fidelity: the network's */
 #define RS_DEFAULT_NETWORK_FIDELITY "message"

@@ -90,6 +90,7 @@ typedef struct rs_device_params {
     uint32_t inline_align;
     uint64_t memory_bytes;   /* device memory capacity (checked against a real payload's buffers;
                                 nothing is allocated up front) */
+    uint64_t scratch_bytes;  /* NCL_BUF_SCRATCH per device, out of memory (0: RS_DEFAULT_NPU_SCRATCH) */
     int32_t fidelity;        /* rs_device_fidelity: what every device is (0: the SystemC NPU) */
     double rtl_clock;        /* Hz: the RTL devices' clock (fidelity rtl; 0: 1 GHz) */
     char *rtl_clock_text;    /* device.rtl_clock as written ("1 GHz"), NULL: the default */
@@ -145,6 +146,7 @@ typedef struct rs_workload {
     int32_t iters, warmup;
     uint32_t channels;       /* the engine's parallel ring queues (ncl_config.channels), 1..8;
                                 0: one per ring, at least 2 */
+    uint64_t slice_bytes;    /* ncl_config.slice_bytes, the engine's largest DMA task (0: RS_DEFAULT_ENGINE_SLICE) */
     int32_t rings;           /* rs_rings: the logical rings of the ring algorithms */
     int32_t deterministic;   /* 1: ncl_config.deterministic (one canonical reduction order) */
     int32_t wide_accumulation; /* 1: ncl_config.wide_accumulation (fp16/bf16 sums in fp32, rounded
