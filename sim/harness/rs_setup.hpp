@@ -35,7 +35,8 @@ struct EngineSetup {
     ncl_plan_env plan_env() const;
 };
 
-/** Fills `out` for sc on its topology (rings: auto searches it). */
+/** Fills `out` for sc on its topology (rings: auto searches it); ring weights and costs see the
+ *  degrade faults at 0 s as part of it. */
 void engine_setup(const rs_scenario &sc, const model::Topology &topo, EngineSetup &out);
 
 /** Scratch per device for the engine: what the ring algorithms need for 1 MiB slices, within
