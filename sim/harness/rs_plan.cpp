@@ -1,6 +1,6 @@
-// rs_plan.cpp — `ringsim plan`'s table: for every collective and size of a scenario's sweep, each
-// algorithm's predicted time from the topology's cost model, the one `auto` picks, and with
-// simulate every algorithm run on the model beside its prediction.
+// rs_plan.cpp — `ringsim plan`'s table: for every collective, placement (in place, out of place) and
+// size of a scenario's sweep, each algorithm's predicted time from the topology's cost model, the
+// one `auto` picks, and with simulate every algorithm run on the model beside its prediction.
 #include "rs_plan.h"
 
 #include <cmath>
@@ -19,8 +19,10 @@
 
 namespace {
 
-// Timing-only runs move no bytes: never-dereferenced, distinct addresses (as rs_simrun.cpp).
+// Timing-only runs move no bytes: never-dereferenced, distinct addresses (as rs_simrun.cpp); out of
+// place the receive buffer lies k_apart above the send buffer.
 const uintptr_t k_fake = uintptr_t(1) << 44;
+const uintptr_t k_apart = uintptr_t(1) << 42;
 
 struct Cell {
     bool runs = false;         // the algorithm accepts the call
@@ -31,15 +33,16 @@ struct Cell {
 bool per_rank(ncl_coll c) { return c == NCL_COLL_ALLGATHER || c == NCL_COLL_REDUCE_SCATTER; }
 
 /* The engine's planner on rank 0: does `algo` take the call, and at what predicted cost. */
-Cell predict(const rs_scenario &sc, const rs::EngineSetup &setup, ncl_coll coll, ncl_algo algo, uint64_t count)
+Cell predict(const rs_scenario &sc, const rs::EngineSetup &setup, ncl_coll coll, ncl_algo algo, uint64_t count,
+             int inplace)
 {
     Cell cell;
     ncl_plan_env env = setup.plan_env();
     const rs_workload &w = sc.workload;
     bool reduces = coll == NCL_COLL_ALLREDUCE || coll == NCL_COLL_REDUCE || coll == NCL_COLL_REDUCE_SCATTER;
     ncl_plan plan;
-    if (ncl_plan_make(&plan, coll, algo, sc.topo.nranks, 0, w.root, count, w.dtype, reduces ? w.op : NCL_SUM, 1,
-                      &env) != NCL_SUCCESS)
+    if (ncl_plan_make(&plan, coll, algo, sc.topo.nranks, 0, w.root, count, w.dtype, reduces ? w.op : NCL_SUM,
+                      inplace, &env) != NCL_SUCCESS)
         return cell;
     cell.runs = true;
     uint64_t ns = ncl_plan_cost_ns(&plan, &env);
@@ -47,26 +50,28 @@ Cell predict(const rs_scenario &sc, const rs::EngineSetup &setup, ncl_coll coll,
     return cell;
 }
 
-ncl_algo auto_choice(const rs_scenario &sc, const rs::EngineSetup &setup, ncl_coll coll, uint64_t count)
+ncl_algo auto_choice(const rs_scenario &sc, const rs::EngineSetup &setup, ncl_coll coll, uint64_t count, int inplace)
 {
     ncl_plan_env env = setup.plan_env();
     const rs_workload &w = sc.workload;
     bool reduces = coll == NCL_COLL_ALLREDUCE || coll == NCL_COLL_REDUCE || coll == NCL_COLL_REDUCE_SCATTER;
     ncl_plan plan;
     if (ncl_plan_make(&plan, coll, NCL_ALGO_AUTO, sc.topo.nranks, 0, w.root, count, w.dtype,
-                      reduces ? w.op : NCL_SUM, 1, &env) != NCL_SUCCESS)
+                      reduces ? w.op : NCL_SUM, inplace, &env) != NCL_SUCCESS)
         return NCL_ALGO_AUTO;
     return (ncl_algo)plan.algo;
 }
 
-double simulate(model::Cluster &cl, const rs_scenario &sc, ncl_coll coll, uint64_t count)
+double simulate(model::Cluster &cl, const rs_scenario &sc, ncl_coll coll, uint64_t count, int inplace)
 {
     int p = cl.nranks();
     uint64_t es = ncl_dtype_size(sc.workload.dtype);
-    for (int r = 0; r < p; r++) { // in place, as the predictions assume
+    for (int r = 0; r < p; r++) { // NCCL's placements, as the predictions assume
         unsigned char *a = reinterpret_cast<unsigned char *>(k_fake);
         uint64_t off = (uint64_t)r * count * es;
-        if (coll == NCL_COLL_REDUCE_SCATTER)
+        if (!inplace)
+            cl.set_buffers(r, a, a + k_apart);
+        else if (coll == NCL_COLL_REDUCE_SCATTER)
             cl.set_buffers(r, a, a + off);
         else if (coll == NCL_COLL_ALLGATHER)
             cl.set_buffers(r, a + off, a);
@@ -136,7 +141,7 @@ int plan_body(const rs_scenario &sc, bool sim, FILE *out, FILE *err)
         }
     }
 
-    std::fprintf(out, "# plan: %s, %d ranks, %u channel%s on %s; times in us, in place\n", sc.name, p,
+    std::fprintf(out, "# plan: %s, %d ranks, %u channel%s on %s; times in us, in place and out of place\n", sc.name, p,
                  setup.cfg.channels, setup.cfg.channels == 1 ? "" : "s",
                  setup.rings.empty() ? "the ring 0..p-1"
                                      : (std::to_string(setup.rings.size()) + " ring(s) found from the topology").c_str());
@@ -155,13 +160,15 @@ int plan_body(const rs_scenario &sc, bool sim, FILE *out, FILE *err)
                       "uses); * = auto's choice; - = the algorithm does not take the call or has no cost\n");
     int status = RS_EXIT_OK;
     uint64_t es = ncl_dtype_size(w.dtype);
-    for (int i = 0; i < w.colls_count; i++) {
-        ncl_coll coll = w.colls[i];
+    for (int i = 0; i < w.colls_count * 2; i++) {
+        ncl_coll coll = w.colls[i / 2];
+        int inplace = i % 2 == 0;
+        const char *placement = inplace ? "in place" : "out of place";
         std::vector<ncl_algo> algos;
         for (int a = NCL_ALGO_AUTO + 1; a < NCL_ALGO_COUNT; a++)
             if (ncl_algo_find(coll, (ncl_algo)a) && (a != NCL_ALGO_USER || setup.cfg.schedule))
                 algos.push_back((ncl_algo)a);
-        std::fprintf(out, "#\n# %s\n#%13s  %-9s", ncl_coll_name(coll), "size (B)", "");
+        std::fprintf(out, "#\n# %s, %s\n#%13s  %-9s", ncl_coll_name(coll), placement, "size (B)", "");
         for (ncl_algo a : algos)
             std::fprintf(out, " %12s", ncl_algo_name(a));
         std::fprintf(out, "  %-8s%s\n", "auto", sim ? "  auto vs best simulated" : "");
@@ -170,10 +177,10 @@ int plan_body(const rs_scenario &sc, bool sim, FILE *out, FILE *err)
         for (uint64_t size = w.begin_bytes; size <= w.end_bytes; size *= w.factor) {
             uint64_t count = size / es / (per_rank(coll) ? (uint64_t)p : 1);
             if (count > 0) {
-                ncl_algo choice = auto_choice(sc, setup, coll, count);
+                ncl_algo choice = auto_choice(sc, setup, coll, count, inplace);
                 std::vector<Cell> cells;
                 for (ncl_algo a : algos)
-                    cells.push_back(predict(sc, setup, coll, a, count));
+                    cells.push_back(predict(sc, setup, coll, a, count, inplace));
                 uint64_t shown = count * es * (per_rank(coll) ? (uint64_t)p : 1);
                 std::fprintf(out, " %13llu  %-9s", (unsigned long long)shown, "predicted");
                 for (size_t k = 0; k < algos.size(); k++)
@@ -186,7 +193,7 @@ int plan_body(const rs_scenario &sc, bool sim, FILE *out, FILE *err)
                     for (size_t k = 0; k < algos.size(); k++) {
                         double t = -1;
                         if (cells[k].runs && models[algos[k]]) {
-                            t = simulate(*models[algos[k]], sc, coll, count);
+                            t = simulate(*models[algos[k]], sc, coll, count, inplace);
                             if (t < 0) {
                                 std::fprintf(err, "ringsim: plan: %s with %s failed on the model: %s\n",
                                              ncl_coll_name(coll), ncl_algo_name(algos[k]),
@@ -211,8 +218,8 @@ int plan_body(const rs_scenario &sc, bool sim, FILE *out, FILE *err)
                 break;
         }
         if (sim)
-            std::fprintf(out, "# %s: auto is within %.1f %% of the best simulated algorithm at every size%s\n",
-                         ncl_coll_name(coll), worst,
+            std::fprintf(out, "# %s, %s: auto is within %.1f %% of the best simulated algorithm at every size%s\n",
+                         ncl_coll_name(coll), placement, worst,
                          worst > 0 ? (" (worst at " + std::to_string(worst_size) + " B)").c_str() : "");
     }
     return status;
