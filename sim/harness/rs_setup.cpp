@@ -65,10 +65,6 @@ uint32_t channels_for(const rs_scenario &sc, size_t rings)
     return rings > 2 ? (uint32_t)rings : 2u;
 }
 
-} // namespace
-
-namespace {
-
 // A degrade fault at 0 s is the topology the run starts on, as the equal override would be: the
 // ring weights and the cost table are made on it. (A link down at 0 still fails the collectives
 // that need it: no ring is routed around it.)
@@ -80,9 +76,10 @@ bool degraded_at_start(const rs_scenario &sc)
     return false;
 }
 
-model::Topology starting_topology(const rs_scenario &sc)
+// sc's topology with those faults as overrides (kept in `overrides`, which the spec points into).
+rs_topology_spec starting_spec(const rs_scenario &sc, std::vector<rs_link_override> &overrides)
 {
-    std::vector<rs_link_override> overrides(sc.topo.overrides, sc.topo.overrides + sc.topo.overrides_count);
+    overrides.assign(sc.topo.overrides, sc.topo.overrides + sc.topo.overrides_count);
     for (size_t i = 0; i < sc.faults_count; i++) {
         const rs_fault &f = sc.faults[i];
         if (f.at == 0 && f.kind == RS_FAULT_DEGRADE)
@@ -91,7 +88,7 @@ model::Topology starting_topology(const rs_scenario &sc)
     rs_topology_spec spec = sc.topo;
     spec.overrides = overrides.data();
     spec.overrides_count = overrides.size();
-    return model::Topology(spec);
+    return spec;
 }
 
 } // namespace
@@ -99,8 +96,10 @@ model::Topology starting_topology(const rs_scenario &sc)
 void engine_setup(const rs_scenario &sc, const model::Topology &built, EngineSetup &out)
 {
     std::unique_ptr<model::Topology> degraded;
-    if (degraded_at_start(sc))
-        degraded.reset(new model::Topology(starting_topology(sc)));
+    if (degraded_at_start(sc)) {
+        std::vector<rs_link_override> overrides;
+        degraded.reset(new model::Topology(starting_spec(sc, overrides)));
+    }
     const model::Topology &topo = degraded ? *degraded : built;
     ncl_config cfg = NCL_CONFIG_INIT;
     cfg.check_schedules = 0; // the tests prove every algorithm; launches here are timed

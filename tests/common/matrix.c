@@ -108,6 +108,17 @@ void mx_add(mx_matrix *m, const mx_case *c)
     m->cases[m->n++] = *c;
 }
 
+/* Whether `roots` (MX_ROOTS_*) takes root on p ranks. */
+static int root_taken(int roots, int root, int p)
+{
+    switch (roots) {
+    case MX_ROOTS_ENDS: return root == 0 || root == p - 1;
+    case MX_ROOTS_LAST: return root == p - 1;
+    case MX_ROOTS_ZERO: return root == 0;
+    default: return 1;
+    }
+}
+
 void mx_add_axes(mx_matrix *m, const mx_axes *a, int nranks)
 {
     int reduces = rs_shape_reduces(a->coll), rooted = rs_shape_rooted(a->coll);
@@ -125,13 +136,8 @@ void mx_add_axes(mx_matrix *m, const mx_axes *a, int nranks)
             if (seen)
                 continue;
             for (int op = first_op; op <= last_op; op++) {
-                int root_lo = 0, root_hi = 0;
-                if (rooted && a->roots == MX_ROOTS_ALL)
-                    root_hi = nranks - 1;
-                else if (rooted && (a->roots == MX_ROOTS_ENDS || a->roots == MX_ROOTS_LAST))
-                    root_lo = a->roots == MX_ROOTS_LAST ? nranks - 1 : 0, root_hi = nranks - 1;
-                for (int root = root_lo; root <= root_hi; root++) {
-                    if (a->roots == MX_ROOTS_ENDS && rooted && root != 0 && root != nranks - 1)
+                for (int root = 0; root < (rooted ? nranks : 1); root++) {
+                    if (rooted && !root_taken(a->roots, root, nranks))
                         continue;
                     for (int inplace = 0; inplace < 2; inplace++) {
                         if (!(a->places & (inplace ? MX_IN_PLACE : MX_OUT_OF_PLACE)))
@@ -149,7 +155,8 @@ void mx_add_axes(mx_matrix *m, const mx_axes *a, int nranks)
 
 /* ---- running and accounting -------------------------------------------------------------------- */
 
-void mx_describe(const mx_case *c, int nranks, int rank, char *buf, size_t len)
+/* "allreduce/ring p=4 rank 2 count 1009 float sum in-place root 0" into buf. */
+static void mx_describe(const mx_case *c, int nranks, int rank, char *buf, size_t len)
 {
     snprintf(buf, len, "%s/%s p=%d rank %d count %llu %s %s %s root %d", ncl_coll_name(c->coll),
              ncl_algo_name(c->algo), nranks, rank, (unsigned long long)c->count, ncl_dtype_name(c->dt),
@@ -217,9 +224,9 @@ uint64_t mx_run(mx_matrix *m, mx_world *w)
         if (r->refused)
             snprintf(line, sizeof line, "%s: %s: refused: %s", w->name, where, r->detail);
         else
-            snprintf(line, sizeof line, "%s: %s: %s%s%s (%d rank(s))", w->name, where,
-                     r->rc != NCL_SUCCESS ? ncl_strerror(r->rc) : "", r->rc != NCL_SUCCESS ? ": " : "",
-                     r->detail, r->bad_ranks);
+            snprintf(line, sizeof line, "%s: %s: %s%s%s (%d rank(s), %llu wrong element(s) in all)", w->name,
+                     where, r->rc != NCL_SUCCESS ? ncl_strerror(r->rc) : "", r->rc != NCL_SUCCESS ? ": " : "",
+                     r->detail, r->bad_ranks, (unsigned long long)r->wrong);
         fprintf(stderr, "FAIL %s\n", line);
         mx_first(m, line);
     }

@@ -137,9 +137,6 @@ void mx_add_axes(mx_matrix *m, const mx_axes *a, int nranks);
  *  case, cases not run; prints the first failure and the count. */
 uint64_t mx_run(mx_matrix *m, mx_world *w);
 
-/** "allreduce/ring p=4 rank 2 count 1009 float sum in-place root 0" into buf. */
-void mx_describe(const mx_case *c, int nranks, int rank, char *buf, size_t len);
-
 #ifdef __cplusplus
 }
 #endif

@@ -100,9 +100,6 @@ static ncl_result host_rank(ncl_comm *comm, void *arg)
             if (wrong)
                 host_fail(hw, i, rank, NCL_SUCCESS, wrong, what);
         }
-        pthread_mutex_lock(&hw->lock);
-        hw->res[i].run = 1;
-        pthread_mutex_unlock(&hw->lock);
         free(input);
     }
     fit(a, hw->a_bytes, hw->a_bytes);
@@ -132,6 +129,8 @@ static size_t host_run(mx_world *w, const mx_case *cases, size_t n, mx_result *r
     free(hw->expected);
     if (rc != NCL_SUCCESS) /* a rank could not start: no case ran */
         return 0;
+    for (size_t i = 0; i < n; i++) /* every rank went through every case */
+        res[i].run = 1;
     return n;
 }
 
