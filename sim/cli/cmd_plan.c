@@ -13,7 +13,7 @@ void rs_cmd_plan_usage(FILE *out)
         "\n"
         "For every collective and size of the scenario's workload: each algorithm's predicted time\n"
         "from the cost model over the topology's links and routes (what auto chooses with) and the\n"
-        "one auto picks (*). Times in us, in place.\n"
+        "one auto picks (*), in place and out of place. Times in us.\n"
         "  --simulate   also run every algorithm on the model beside its prediction, and say how far\n"
         "               auto's pick is from the best simulated algorithm\n"
         "  -h, --help   this text\n");
