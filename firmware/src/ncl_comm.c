@@ -15,7 +15,7 @@ ncl_result ncl_comm_create(ncl_comm **out, int nranks, int rank, const ncl_hal *
         return NCL_ERR_INVALID_ARGUMENT;
     if (cfg->size != sizeof(ncl_config) || cfg->version != NCL_CONFIG_VERSION || !cfg->alloc ||
         !cfg->free || cfg->channels < 1 || cfg->channels > NCL_MAX_QUEUES || cfg->timeout_ns == 0 ||
-        cfg->slice_bytes == 0)
+        cfg->slice_bytes == 0 || cfg->in_flight > NCL_MAX_IN_FLIGHT)
         return NCL_ERR_INVALID_ARGUMENT;
     for (int c = 0; c < NCL_COLL_COUNT; c++)
         if (!ncl_algo_supported((ncl_coll)c, (ncl_algo)cfg->algorithm[c]))

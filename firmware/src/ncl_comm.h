@@ -4,16 +4,42 @@
 
 #include "ncl/ncl_hal.h"
 
-/* One queue's progress through its task stream. */
+/* One queue's progress through its task stream. DMA: the stream's next task (or its end) waits
+ * for data tasks in flight to complete. */
 typedef enum ncl_qstate { NCL_Q_FETCH = 0, NCL_Q_READY, NCL_Q_DMA, NCL_Q_WAITING, NCL_Q_DONE } ncl_qstate;
+
+/* A data task the HAL is moving. */
+typedef struct ncl_flight {
+    ncl_task task;
+    uint32_t index;      /* its place in the queue's stream */
+    uint64_t start;      /* when it was submitted */
+} ncl_flight;
 
 typedef struct ncl_queue {
     ncl_gen gen;
-    ncl_task task;        /* current task when state is READY, DMA or WAITING */
+    ncl_task task;        /* the stream's next task when state is READY, DMA or WAITING */
     uint8_t state;        /* ncl_qstate */
+    uint8_t ended;        /* the stream has no more tasks (state DMA: waiting for the last flights) */
     uint32_t index;       /* tasks fetched so far (the current task is index - 1) */
-    uint64_t wait_start;  /* when the current NOTIFY_WAIT started, or the current DMA was issued */
+    uint64_t wait_start;  /* when the current NOTIFY_WAIT started */
+    ncl_flight flight[NCL_MAX_IN_FLIGHT]; /* in flight, oldest at flight_head */
+    uint32_t flight_head, flights;
 } ncl_queue;
+
+/* What a queue is stuck on, for timeouts and hang reports: its oldest data task in flight while
+ * it waits for completions (state DMA), else its current task. */
+static inline const ncl_task *ncl_queue_blocker(const ncl_queue *qs, uint32_t *index, uint64_t *since)
+{
+    if (qs->state == NCL_Q_DMA && qs->flights) {
+        const ncl_flight *f = &qs->flight[qs->flight_head];
+        *index = f->index;
+        *since = f->start;
+        return &f->task;
+    }
+    *index = qs->index ? qs->index - 1 : 0;
+    *since = qs->wait_start;
+    return &qs->task;
+}
 
 struct ncl_comm {
     ncl_config cfg;

@@ -31,14 +31,15 @@ ncl_result ncl_comm_state(const ncl_comm *comm, ncl_rank_state *out)
         if (qs->state != NCL_Q_WAITING && qs->state != NCL_Q_DMA)
             continue;
         ncl_wait_info *w = &out->waits[out->nwaits++];
+        uint64_t since;
+        const ncl_task *t = ncl_queue_blocker(qs, &w->task, &since);
         w->queue = q;
-        w->step = qs->task.step;
-        w->task = qs->index ? qs->index - 1 : 0;
-        w->kind = qs->task.kind;
-        w->peer = qs->task.peer;
-        w->notify = qs->task.notify;
-        w->count = qs->task.count;
-        w->waited_ns = now > qs->wait_start ? now - qs->wait_start : 0;
+        w->step = t->step;
+        w->kind = t->kind;
+        w->peer = t->peer;
+        w->notify = t->notify;
+        w->count = t->count;
+        w->waited_ns = now > since ? now - since : 0;
     }
     return NCL_SUCCESS;
 }

@@ -30,32 +30,93 @@ static ncl_result finish(ncl_comm *comm, ncl_result rc)
 
 static ncl_result task_failed(ncl_comm *comm, uint32_t q, ncl_result rc)
 {
-    const ncl_queue *qs = &comm->queues[q];
-    const char *kind = ncl_task_kind_name(qs->task.kind);
+    uint32_t index;
+    uint64_t since;
+    const ncl_task *t = ncl_queue_blocker(&comm->queues[q], &index, &since);
     return ncl_comm_fail(comm, rc, "%s #%llu (%s): queue %u step %u task %u (%s, peer %d): %s",
                          ncl_coll_name((ncl_coll)comm->plan.coll), (unsigned long long)comm->seq,
-                         ncl_algo_name((ncl_algo)comm->plan.algo), q, qs->task.step, qs->index - 1,
-                         kind, qs->task.peer, ncl_strerror(rc));
+                         ncl_algo_name((ncl_algo)comm->plan.algo), q, t->step, index,
+                         ncl_task_kind_name(t->kind), t->peer, ncl_strerror(rc));
 }
 
 static ncl_result timed_out(ncl_comm *comm, uint32_t q, uint64_t waited_ns)
 {
     const ncl_queue *qs = &comm->queues[q];
+    uint32_t index;
+    uint64_t since;
+    const ncl_task *t = ncl_queue_blocker(qs, &index, &since);
     if (qs->state == NCL_Q_DMA)
         return ncl_comm_fail(comm, NCL_ERR_TIMEOUT,
                              "%s #%llu (%s) timed out: queue %u step %u: %s of %llu bytes to rank %d "
                              "did not complete in %llu ms",
                              ncl_coll_name((ncl_coll)comm->plan.coll), (unsigned long long)comm->seq,
-                             ncl_algo_name((ncl_algo)comm->plan.algo), q, qs->task.step,
-                             ncl_task_kind_name(qs->task.kind), (unsigned long long)qs->task.bytes,
-                             qs->task.peer, (unsigned long long)(waited_ns / 1000000u));
+                             ncl_algo_name((ncl_algo)comm->plan.algo), q, t->step,
+                             ncl_task_kind_name(t->kind), (unsigned long long)t->bytes, t->peer,
+                             (unsigned long long)(waited_ns / 1000000u));
     return ncl_comm_fail(comm, NCL_ERR_TIMEOUT,
                          "%s #%llu (%s) timed out: queue %u step %u waited %llu ms for notify %u "
                          "(x%u) from rank %d, which never recorded it",
                          ncl_coll_name((ncl_coll)comm->plan.coll), (unsigned long long)comm->seq,
-                         ncl_algo_name((ncl_algo)comm->plan.algo), q, qs->task.step,
-                         (unsigned long long)(waited_ns / 1000000u), qs->task.notify, qs->task.count,
-                         qs->task.peer);
+                         ncl_algo_name((ncl_algo)comm->plan.algo), q, t->step,
+                         (unsigned long long)(waited_ns / 1000000u), t->notify, t->count, t->peer);
+}
+
+/* The rank whose memory a data task writes, and the region. */
+static int written_rank(const ncl_task *t, int self)
+{
+    return t->kind == NCL_TASK_WRITE || t->kind == NCL_TASK_WRITE_REDUCE ? t->peer : self;
+}
+
+static int overlap(ncl_ref a, uint64_t alen, ncl_ref b, uint64_t blen)
+{
+    return a.buf == b.buf && alen && blen && a.off < b.off + blen && b.off < a.off + alen;
+}
+
+/* Whether data task b must wait for a (before it on the same queue) to complete: b writes what a
+ * reads or writes, or reads what a writes. Sources are always local. */
+static int depends(const ncl_task *a, const ncl_task *b, int self)
+{
+    const int wa = written_rank(a, self), wb = written_rank(b, self);
+    const uint64_t ra = a->kind == NCL_TASK_LOCAL_DIV ? 0 : ncl_task_src_bytes(a);
+    const uint64_t rb = b->kind == NCL_TASK_LOCAL_DIV ? 0 : ncl_task_src_bytes(b);
+    return (wa == wb && overlap(a->dst, ncl_task_dst_bytes(a), b->dst, ncl_task_dst_bytes(b))) ||
+           (wb == self && overlap(a->src, ra, b->dst, ncl_task_dst_bytes(b))) ||
+           (wa == self && overlap(a->dst, ncl_task_dst_bytes(a), b->src, rb));
+}
+
+/* Whether the queue's next task must wait for its data tasks in flight: a record is ordered after
+ * all of them (a notify says everything before it landed), a data task after those it depends on
+ * and behind a full queue. A wait needs nothing: what it guards comes from the peer. */
+static int held(const ncl_comm *comm, const ncl_queue *qs)
+{
+    if (qs->flights == 0 || qs->task.kind == NCL_TASK_NOTIFY_WAIT)
+        return 0;
+    if (qs->task.kind == NCL_TASK_NOTIFY_RECORD || qs->flights >= comm->plan.in_flight)
+        return 1;
+    for (uint32_t k = 0; k < qs->flights; k++)
+        if (depends(&qs->flight[(qs->flight_head + k) % NCL_MAX_IN_FLIGHT].task, &qs->task, comm->rank))
+            return 1;
+    return 0;
+}
+
+/* Drops the queue's data tasks the HAL reports complete (oldest first). */
+static ncl_result retire(ncl_comm *comm, uint32_t q, int *moved)
+{
+    ncl_queue *qs = &comm->queues[q];
+    int done = 0;
+    ncl_result rc = ncl_hal_dma_poll(&comm->hal, q, &done);
+    if (rc == NCL_SUCCESS && (done < 0 || (uint32_t)done > qs->flights))
+        rc = NCL_ERR_BACKEND;
+    if (rc != NCL_SUCCESS) {
+        qs->state = NCL_Q_DMA; /* name the oldest task in flight */
+        return task_failed(comm, q, rc);
+    }
+    if (done) {
+        qs->flight_head = (qs->flight_head + (uint32_t)done) % NCL_MAX_IN_FLIGHT;
+        qs->flights -= (uint32_t)done;
+        *moved = 1;
+    }
+    return NCL_SUCCESS;
 }
 
 /* Advances one queue as far as it can go now. *moved is set when anything happened. */
@@ -66,17 +127,24 @@ static ncl_result step_queue(ncl_comm *comm, uint32_t q, int *moved)
     for (;;) {
         ncl_result rc = NCL_SUCCESS;
         int done = 0;
+        if (qs->flights && (rc = retire(comm, q, moved)) != NCL_SUCCESS)
+            return rc;
         switch ((ncl_qstate)qs->state) {
         case NCL_Q_FETCH:
             if (!comm->next(&comm->plan, q, &qs->gen, &qs->task)) {
-                qs->state = NCL_Q_DONE;
+                qs->ended = 1;
+                qs->state = NCL_Q_DMA;
                 *moved = 1;
-                return NCL_SUCCESS;
+                continue;
             }
             qs->index++;
             qs->state = NCL_Q_READY;
             continue;
         case NCL_Q_READY:
+            if (held(comm, qs)) {
+                qs->state = NCL_Q_DMA;
+                continue;
+            }
             switch ((ncl_task_kind)qs->task.kind) {
             case NCL_TASK_NOTIFY_RECORD:
                 rc = ncl_hal_notify_record(hal, q, qs->task.peer, qs->task.notify);
@@ -94,20 +162,24 @@ static ncl_result step_queue(ncl_comm *comm, uint32_t q, int *moved)
                 rc = ncl_hal_dma_submit(hal, q, &qs->task);
                 if (rc != NCL_SUCCESS)
                     return task_failed(comm, q, rc);
-                qs->wait_start = ncl_hal_now_ns(hal);
-                qs->state = NCL_Q_DMA;
-                *moved = 1;
-                continue;
+                ncl_flight *f = &qs->flight[(qs->flight_head + qs->flights++) % NCL_MAX_IN_FLIGHT];
+                f->task = qs->task;
+                f->index = qs->index - 1;
+                f->start = ncl_hal_now_ns(hal);
+                done = 1;
+                break;
             }
             break;
         case NCL_Q_DMA:
-            rc = ncl_hal_dma_poll(hal, q, &done);
-            if (rc == NCL_SUCCESS && !done) {
-                uint64_t waited = ncl_hal_now_ns(hal) - qs->wait_start;
-                if (waited > comm->cfg.timeout_ns)
-                    return timed_out(comm, q, waited);
+            if (qs->ended ? qs->flights == 0 : !held(comm, qs)) {
+                qs->state = qs->ended ? NCL_Q_DONE : NCL_Q_READY;
+                *moved = 1;
+                continue;
             }
-            break;
+            uint64_t waited = ncl_hal_now_ns(hal) - qs->flight[qs->flight_head].start;
+            if (waited > comm->cfg.timeout_ns)
+                return timed_out(comm, q, waited);
+            return NCL_SUCCESS;
         case NCL_Q_WAITING:
             rc = ncl_hal_notify_try_wait(hal, qs->task.peer, qs->task.notify, qs->task.count, &done);
             if (rc == NCL_SUCCESS && !done) {
@@ -156,7 +228,10 @@ static uint64_t sleep_budget(const ncl_comm *comm)
         const ncl_queue *qs = &comm->queues[q];
         if (qs->state != NCL_Q_WAITING && qs->state != NCL_Q_DMA)
             continue;
-        uint64_t deadline = qs->wait_start + comm->cfg.timeout_ns + 1;
+        uint32_t index;
+        uint64_t since;
+        ncl_queue_blocker(qs, &index, &since);
+        uint64_t deadline = since + comm->cfg.timeout_ns + 1;
         uint64_t left = deadline > now ? deadline - now : 0;
         if (left < budget)
             budget = left;

@@ -52,6 +52,11 @@ void ncl_plan_env_init(ncl_plan_env *env, const ncl_config *cfg, const ncl_hal_c
     env->inline_ops = caps ? caps->inline_ops : NULL;
     env->inline_align = caps ? caps->inline_align : 0;
     env->dma_engines = caps ? caps->dma_engines : 0;
+    /* what the config asks, within what the backend's queues hold (caps NULL: the config's) */
+    uint32_t depth = caps ? (caps->queue_depth ? caps->queue_depth : 1) : NCL_MAX_IN_FLIGHT;
+    uint32_t want = cfg->in_flight ? cfg->in_flight : depth;
+    want = want < depth ? want : depth;
+    env->in_flight = want < NCL_MAX_IN_FLIGHT ? want : NCL_MAX_IN_FLIGHT;
 }
 
 /* pos[c * n + r] = the position of r on ring c (order[c * n + i] is the one at position i); 0
@@ -222,6 +227,7 @@ ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nrank
     plan->link_gbps = env->link_gbps ? env->link_gbps : 1;
     plan->mem_gbps = env->mem_gbps;
     plan->dma_engines = env->dma_engines;
+    plan->in_flight = env->in_flight ? env->in_flight : 1;
     plan->ring_order = env->ring_order;
     plan->ring_pos = env->ring_pos;
     plan->ring_count = env->ring_order ? env->ring_count : 0;

@@ -41,7 +41,7 @@ Cluster::Cluster(const rs_topology_spec &topo, rs_fidelity fidelity, const rs_de
         ranks_[r].npu.reset(new Npu(r, *net_, device, payload, scratch_bytes, npus_, wake, this));
         npus_[r] = ranks_[r].npu.get();
         if (mixed) // every rank must plan alike: the NPUs report the block's queues and engine
-            npus_[r]->report_caps(RtlDomain::kQueues, 1);
+            npus_[r]->report_caps(RtlDomain::kQueues, 1, 1);
     }
 }
 

@@ -11,7 +11,9 @@ namespace {
 
 const ParamInfo k_params[] = {
     {"dma_engines", "", RS_DEFAULT_NPU_DMA_ENGINES, "data tasks the device runs at once; more wait in FIFO order"},
-    {"queue_depth", "", RS_DEFAULT_NPU_QUEUE_DEPTH, "tasks a queue may have outstanding (the engine keeps one)"},
+    {"queue_depth", "", RS_DEFAULT_NPU_QUEUE_DEPTH,
+     "data tasks a queue may have in flight at once (the engine keeps at most 4): the next is issued "
+     "while the ones before it still move"},
     {"memory_bandwidth", "B/s", RS_DEFAULT_NPU_MEMORY_BANDWIDTH,
      "shared fairly by DMA reads and writes and reductions: a write streams n bytes at each end, "
      "a write-reduce 2n at the destination, a local copy or divide 2n, a local reduce 3n"},
@@ -51,8 +53,6 @@ Npu::Npu(int rank, Network &net, const rs_device_params &dev, bool payload, uint
 {
     if (payload_)
         scratch_.resize(scratch_bytes);
-    for (int &p : last_write_peer_)
-        p = -1;
     counters_.assign(8, Counter{0, 0, false});
 }
 
@@ -84,6 +84,7 @@ void Npu::caps_of(const rs_device_params &dev, uint64_t scratch, ncl_hal_caps *o
     out->inline_align = dev.inline_align;
     out->features = NCL_HAL_FEAT_WIDE; // the vector unit converts like it reduces
     out->dma_engines = dev.dma_engines;
+    out->queue_depth = dev.queue_depth;
 }
 
 ncl_result Npu::caps(ncl_hal_caps *out)
@@ -92,6 +93,8 @@ ncl_result Npu::caps(ncl_hal_caps *out)
     out->max_queues = caps_queues_;
     if (caps_engines_)
         out->dma_engines = caps_engines_;
+    if (caps_depth_)
+        out->queue_depth = caps_depth_;
     return NCL_SUCCESS;
 }
 
@@ -107,8 +110,8 @@ ncl_result Npu::begin(const ncl_hal_launch *l)
     launch_seq_ = l->seq;
     launch_coll_ = l->coll;
     fault_.clear();
-    for (int &p : last_write_peer_)
-        p = -1;
+    for (Queue &q : queues_)
+        q.last_write_peer = -1;
     return NCL_SUCCESS;
 }
 
@@ -122,34 +125,68 @@ ncl_result Npu::dma_submit(uint32_t queue, const ncl_task *task)
 {
     if (queue >= NCL_MAX_QUEUES)
         return NCL_ERR_BACKEND;
+    Queue &qs = queues_[queue];
+    if (qs.count >= std::min(std::max(dev_.queue_depth, 1u), kDepth))
+        return NCL_ERR_BACKEND; // the engine never submits past the depth it was told
     // the reduce unit refuses what it cannot do, as a DMA block flags a bad descriptor
     if (task->kind == NCL_TASK_WRITE_REDUCE &&
         (task->dtype >= NCL_DTYPE_COUNT || task->op >= NCL_OP_COUNT || (dev_.no_inline_ops[task->dtype] >> task->op & 1u) ||
          (dev_.inline_align > 1 && (task->src.off % dev_.inline_align || task->dst.off % dev_.inline_align ||
                                     task->bytes % dev_.inline_align))))
         return NCL_ERR_UNSUPPORTED;
-    done_[queue] = 0;
-    current_[queue] = *task;
-    Dma d{queue, *task};
-    if (busy_engines_ >= dev_.dma_engines) {
-        waiting_.push_back(d);
-        return NCL_SUCCESS;
+    Dma &d = qs.dma[(qs.head + qs.count++) % kDepth];
+    d = Dma{};
+    d.task = *task;
+    qs.last_write_peer = task->kind == NCL_TASK_WRITE || task->kind == NCL_TASK_WRITE_REDUCE ? task->peer : -1;
+    if (!qs.engine && !qs.waiting) {
+        if (busy_engines_ >= dev_.dma_engines) {
+            qs.waiting = true;
+            waiting_.push_back(queue);
+            return NCL_SUCCESS;
+        }
+        busy_engines_++;
+        qs.engine = true;
     }
-    start_dma(d);
+    if (qs.engine)
+        start_dma(queue);
     return NCL_SUCCESS;
 }
 
-void Npu::start_dma(const Dma &d)
+// The queue holds an engine: issue its tasks not issued yet, one task_overhead after another.
+void Npu::start_dma(uint32_t queue)
 {
-    busy_engines_++;
-    sched_.after(Scheduler::to_ps(dev_.task_overhead), ev_issue, this, d.queue);
+    Queue &qs = queues_[queue];
+    for (uint32_t k = 0; k < qs.count; k++) {
+        uint32_t slot = (qs.head + k) % kDepth;
+        if (qs.dma[slot].started)
+            continue;
+        qs.dma[slot].started = true;
+        qs.issue_free_ps = std::max(qs.issue_free_ps, sched_.now()) + Scheduler::to_ps(dev_.task_overhead);
+        sched_.at(qs.issue_free_ps, ev_issue, this, (uint64_t)queue * kDepth + slot);
+    }
 }
 
-// The issue overhead has passed: the data moves now.
-void Npu::ev_issue(void *obj, uint64_t q)
+// The issue overhead has passed: the data moves now, a local task's once the tasks before it
+// have finished.
+void Npu::ev_issue(void *obj, uint64_t id)
 {
     Npu *n = self(obj);
-    const ncl_task &t = n->current_[q];
+    Dma &d = n->dma_of(id);
+    const Queue &qs = n->queues_[id / kDepth];
+    if (d.task.kind != NCL_TASK_WRITE && d.task.kind != NCL_TASK_WRITE_REDUCE) {
+        for (uint32_t slot = qs.head; slot != id % kDepth; slot = (slot + 1) % kDepth)
+            if (!qs.dma[slot].done) {
+                d.deferred = true;
+                return;
+            }
+    }
+    n->move(id);
+}
+
+void Npu::move(uint64_t id)
+{
+    Dma &d = dma_of(id);
+    const ncl_task &t = d.task;
     double bytes = (double)t.bytes;
     bool reduces = t.kind == NCL_TASK_WRITE_REDUCE || t.kind == NCL_TASK_LOCAL_REDUCE;
     // a widening reduce runs through the reduce unit at fp32 width: twice the narrow bytes
@@ -157,74 +194,93 @@ void Npu::ev_issue(void *obj, uint64_t q)
         reduces = true;
         bytes *= 2;
     }
-    n->issued_ps_[q] = n->sched_.now();
-    n->min_ps_[q] = reduces && n->dev_.reduce_bandwidth > 0 ? Scheduler::to_ps(bytes / n->dev_.reduce_bandwidth) : 0;
+    d.issued_ps = sched_.now();
+    d.min_ps = 0;
+    if (reduces && dev_.reduce_bandwidth > 0) { // after the engine's earlier reduces
+        Queue &qs = queues_[id / kDepth];
+        qs.reduce_free_ps = std::max(qs.reduce_free_ps, d.issued_ps) + Scheduler::to_ps(bytes / dev_.reduce_bandwidth);
+        d.min_ps = qs.reduce_free_ps - d.issued_ps;
+    }
     switch ((ncl_task_kind)t.kind) {
     case NCL_TASK_WRITE:
     case NCL_TASK_WRITE_REDUCE:
-        n->src_mem_[q] = n->mem_.start(t.bytes);
-        n->dst_mem_[q] = n->all_[t.peer]->mem_.start(t.kind == NCL_TASK_WRITE ? t.bytes : 2 * t.bytes);
-        n->net_.transfer(n->rank_, t.peer, t.bytes, ev_written, n, q);
+        d.src_mem = mem_.start(t.bytes);
+        d.dst_mem = all_[t.peer]->mem_.start(t.kind == NCL_TASK_WRITE ? t.bytes : 2 * t.bytes);
+        net_.transfer(rank_, t.peer, t.bytes, ev_written, this, id);
         return;
-    case NCL_TASK_LOCAL_REDUCE: n->mem_.start(3 * t.bytes, ev_local_done, n, q); return;
+    case NCL_TASK_LOCAL_REDUCE: mem_.start(3 * t.bytes, ev_local_done, this, id); return;
     // wide accumulation (t.bytes = the narrow side, fp32 twice that): a convert reads one side
     // and writes the other like a copy; a widening reduce reads both and writes the fp32 side
     case NCL_TASK_LOCAL_WIDEN:
-    case NCL_TASK_LOCAL_NARROW: n->mem_.start(3 * t.bytes, ev_local_done, n, q); return;
-    case NCL_TASK_LOCAL_REDUCE_WIDE: n->mem_.start(5 * t.bytes, ev_local_done, n, q); return;
-    default: /* LOCAL_COPY, LOCAL_DIV: read + write */ n->mem_.start(2 * t.bytes, ev_local_done, n, q); return;
+    case NCL_TASK_LOCAL_NARROW: mem_.start(3 * t.bytes, ev_local_done, this, id); return;
+    case NCL_TASK_LOCAL_REDUCE_WIDE: mem_.start(5 * t.bytes, ev_local_done, this, id); return;
+    default: /* LOCAL_COPY, LOCAL_DIV: read + write */ mem_.start(2 * t.bytes, ev_local_done, this, id); return;
     }
 }
 
 // The last byte of a write arrived: done once both memory streams are served too.
-void Npu::ev_written(void *obj, uint64_t q)
+void Npu::ev_written(void *obj, uint64_t id)
 {
     Npu *n = self(obj);
-    Memory &dst = n->all_[n->current_[q].peer]->mem_;
-    n->mem_pending_[q] = 2;
-    if (n->mem_.done_or_wait(n->src_mem_[q], ev_mem_done, n, q))
-        n->mem_pending_[q]--;
-    if (dst.done_or_wait(n->dst_mem_[q], ev_mem_done, n, q))
-        n->mem_pending_[q]--;
-    if (n->mem_pending_[q] == 0)
-        n->finish_dma((uint32_t)q, n->issued_ps_[q], n->min_ps_[q], n->current_[q]);
+    Dma &d = n->dma_of(id);
+    Memory &dst = n->all_[d.task.peer]->mem_;
+    d.mem_pending = 2;
+    if (n->mem_.done_or_wait(d.src_mem, ev_mem_done, n, id))
+        d.mem_pending--;
+    if (dst.done_or_wait(d.dst_mem, ev_mem_done, n, id))
+        d.mem_pending--;
+    if (d.mem_pending == 0)
+        n->finish_dma(id);
 }
 
-void Npu::ev_mem_done(void *obj, uint64_t q)
+void Npu::ev_mem_done(void *obj, uint64_t id)
 {
     Npu *n = self(obj);
-    if (--n->mem_pending_[q] == 0)
-        n->finish_dma((uint32_t)q, n->issued_ps_[q], n->min_ps_[q], n->current_[q]);
+    if (--n->dma_of(id).mem_pending == 0)
+        n->finish_dma(id);
 }
 
-void Npu::ev_local_done(void *obj, uint64_t q)
+void Npu::ev_local_done(void *obj, uint64_t id)
 {
-    Npu *n = self(obj);
-    n->finish_dma((uint32_t)q, n->issued_ps_[q], n->min_ps_[q], n->current_[q]);
+    self(obj)->finish_dma(id);
 }
 
-// The last byte arrived; an inline reduce may still need min_ps from `started` to finish.
-void Npu::finish_dma(uint32_t queue, uint64_t started_ps, uint64_t min_ps, const ncl_task &t)
+// The last byte arrived; an inline reduce may still need min_ps from its start to finish.
+void Npu::finish_dma(uint64_t id)
 {
+    Dma &d = dma_of(id);
     uint64_t now = sched_.now();
-    if (started_ps + min_ps > now) {
-        sched_.at(started_ps + min_ps, ev_finish, this, queue);
+    if (d.issued_ps + d.min_ps > now) {
+        sched_.at(d.issued_ps + d.min_ps, ev_finish, this, id);
         return;
     }
-    if (!apply(t))
-        done_[queue] = 2;
-    else
-        done_[queue] = 1;
-    last_write_peer_[queue] =
-        t.kind == NCL_TASK_WRITE || t.kind == NCL_TASK_WRITE_REDUCE ? t.peer : -1;
+    d.done = apply(d.task) ? 1 : 2;
     tasks_done_++;
-    if (t.kind == NCL_TASK_WRITE || t.kind == NCL_TASK_WRITE_REDUCE)
-        bytes_out_ += t.bytes;
-    busy_engines_--;
-    if (!waiting_.empty()) {
-        Dma d = waiting_.front();
-        waiting_.pop_front();
-        start_dma(d);
+    if (d.task.kind == NCL_TASK_WRITE || d.task.kind == NCL_TASK_WRITE_REDUCE)
+        bytes_out_ += d.task.bytes;
+    // the engine is free once every task of its queue has finished; a deferred local task moves
+    // once the tasks before it have
+    Queue &qs = queues_[id / kDepth];
+    bool busy = false;
+    for (uint32_t k = 0; k < qs.count; k++) {
+        Dma &e = qs.dma[(qs.head + k) % kDepth];
+        if (e.deferred && !busy) {
+            e.deferred = false;
+            move((id / kDepth) * kDepth + (qs.head + k) % kDepth);
+        }
+        busy |= e.done == 0;
+    }
+    if (!busy) {
+        qs.engine = false;
+        busy_engines_--;
+        if (!waiting_.empty()) {
+            uint32_t next = waiting_.front();
+            waiting_.pop_front();
+            queues_[next].waiting = false;
+            queues_[next].engine = true;
+            busy_engines_++;
+            start_dma(next);
+        }
     }
     wake();
 }
@@ -234,10 +290,11 @@ NpuStats Npu::stats()
     return NpuStats{tasks_done_, bytes_out_, mem_.bytes(), mem_.busy_s()};
 }
 
-void Npu::ev_finish(void *obj, uint64_t q)
+void Npu::ev_finish(void *obj, uint64_t id)
 {
     Npu *n = self(obj);
-    n->finish_dma((uint32_t)q, n->sched_.now(), 0, n->current_[q]);
+    n->dma_of(id).min_ps = 0;
+    n->finish_dma(id);
 }
 
 unsigned char *Npu::resolve(const ncl_ref &ref, uint64_t bytes, bool write, const char *what)
@@ -280,14 +337,18 @@ bool Npu::apply(const ncl_task &t)
 
 ncl_result Npu::dma_poll(uint32_t queue, int *done)
 {
+    *done = 0;
     if (queue >= NCL_MAX_QUEUES)
         return NCL_ERR_BACKEND;
-    *done = done_[queue] != 0;
-    if (done_[queue] == 2) {
-        done_[queue] = 0;
-        return NCL_ERR_BACKEND;
+    Queue &qs = queues_[queue];
+    while (qs.count && qs.dma[qs.head].done) { // report completions in submission order
+        bool failed = qs.dma[qs.head].done == 2;
+        qs.head = (qs.head + 1) % kDepth;
+        qs.count--;
+        if (failed)
+            return NCL_ERR_BACKEND;
+        ++*done;
     }
-    done_[queue] = 0;
     return NCL_SUCCESS;
 }
 
@@ -331,10 +392,10 @@ ncl_result Npu::notify_record(uint32_t queue, int peer, uint32_t id)
         return NCL_ERR_BACKEND;
     Npu *dst = all_[peer];
     uint64_t arg = ((uint64_t)(uint32_t)rank_ << 32) | id;
-    if (peer == rank_ || last_write_peer_[queue] == peer) {
+    if (peer == rank_ || queues_[queue].last_write_peer == peer) {
         // Local, or chained behind the write that just landed there: no extra latency. The
         // counter changes now; whoever waits on it runs from its own progress event.
-        last_write_peer_[queue] = -1;
+        queues_[queue].last_write_peer = -1;
         dst->add_record(rank_, id);
         return NCL_SUCCESS;
     }

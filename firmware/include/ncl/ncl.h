@@ -101,6 +101,7 @@ typedef void (*ncl_free_fn)(void *ud, void *ptr);
 
 #define NCL_CONFIG_VERSION 1u
 #define NCL_MAX_QUEUES 8u
+#define NCL_MAX_IN_FLIGHT 4u /* data tasks one queue keeps in flight at most */
 #define NCL_MAX_COSTS 64u /* entries of a cost table */
 
 /** Communicator options. Start from NCL_CONFIG_INIT and change what you need. */
@@ -167,12 +168,19 @@ typedef struct ncl_config {
      *  only a small first copy of the receiver's own contribution delays the ring (see
      *  ncl_lead_piece); without it a whole chunk's copy does. */
     uint32_t mem_gbps;
+    /** Data tasks a queue keeps in flight, 1..NCL_MAX_IN_FLIGHT (0: the backend's queue_depth,
+     *  at most NCL_MAX_IN_FLIGHT). A queue issues its next data task while earlier ones still move
+     *  when their regions do not overlap, so a round's latency hides behind the transfer before
+     *  it; a NOTIFY_RECORD still waits for every data task before it. With more than one, the
+     *  ring algorithms run a step's rounds back to back (one DATA record per step) instead of
+     *  round by round. Every rank must pass the same value. */
+    uint32_t in_flight;
 } ncl_config;
 
 #define NCL_CONFIG_INIT                                                                       \
     {                                                                                         \
         sizeof(ncl_config), NCL_CONFIG_VERSION, 30000000000ull, 2u, (512ull << 10), {0, 0, 0, 0, 0}, \
-            -1, 2000u, 20u, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0                    \
+            -1, 2000u, 20u, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0                 \
     }
 
 struct ncl_hal;

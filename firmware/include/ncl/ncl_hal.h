@@ -26,6 +26,9 @@ typedef struct ncl_hal_caps {
     /** DMA tasks (writes, copies, reduces) the device runs at once; 0: as many as max_queues.
      *  Helper queues that would only queue behind the data channels' DMA are left out. */
     uint32_t dma_engines;
+    /** Data tasks one queue may have outstanding at once (0 or 1: one; the engine uses at most
+     *  NCL_MAX_IN_FLIGHT). Completions are reported in submission order (dma_poll). */
+    uint32_t queue_depth;
 } ncl_hal_caps;
 
 /** The backend runs LOCAL_WIDEN, LOCAL_REDUCE_WIDE and LOCAL_NARROW (ncl_config.wide_accumulation). */
@@ -54,12 +57,14 @@ typedef struct ncl_hal_ops {
     ncl_result (*begin)(void *ctx, const ncl_hal_launch *l);
     /** The collective finished on this rank (with `result`); buffers are unbound. */
     ncl_result (*end)(void *ctx, ncl_result result);
-    /** Starts a data task (WRITE, WRITE_REDUCE, LOCAL_*) on `queue`. At most one is outstanding
-     *  per queue; completion is observed with dma_poll. */
+    /** Starts a data task (WRITE, WRITE_REDUCE, LOCAL_*) on `queue`. At most caps.queue_depth
+     *  (at least one) are outstanding per queue; completion is observed with dma_poll. */
     ncl_result (*dma_submit)(void *ctx, uint32_t queue, const ncl_task *task);
-    /** *done = 1 once the queue's outstanding data task has completed (its writes are visible). */
+    /** *done = how many of the queue's oldest outstanding data tasks completed (their writes are
+     *  visible) since the last poll, counted in submission order: with one outstanding, 0 or 1. */
     ncl_result (*dma_poll)(void *ctx, uint32_t queue, int *done);
-    /** Adds 1 to counter (this rank, id) on rank `peer`; ordered after completed data tasks. */
+    /** Adds 1 to counter (this rank, id) on rank `peer`; ordered after completed data tasks (the
+     *  engine records only when none of the queue's is outstanding). */
     ncl_result (*notify_record)(void *ctx, uint32_t queue, int peer, uint32_t id);
     /** If counter (peer, id) >= count, subtracts count and sets *done = 1; else *done = 0. */
     ncl_result (*notify_try_wait)(void *ctx, int peer, uint32_t id, uint32_t count, int *done);

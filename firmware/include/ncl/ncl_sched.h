@@ -101,6 +101,7 @@ typedef struct ncl_plan {
     uint32_t link_alpha_ns, link_gbps; /**< cost model inputs */
     uint32_t mem_gbps;     /**< device memory bandwidth, GB/s (0: unknown; see ncl_lead_piece) */
     uint32_t dma_engines;  /**< ncl_hal_caps.dma_engines: DMA tasks at once (0: max_queues) */
+    uint32_t in_flight;    /**< data tasks a queue keeps in flight (>= 1; ncl_config.in_flight) */
     /** Logical rings (the communicator's tables; NULL: identity): ring_order[c * nranks + i] is
      *  the rank at position i of ring c, ring_pos the inverse. Channel c uses ring c % count. */
     const int32_t *ring_order, *ring_pos;
@@ -185,6 +186,7 @@ typedef struct ncl_plan_env {
     int wide_accumulation;      /**< ncl_config.wide_accumulation (with deterministic only) */
     uint32_t mem_gbps;          /**< ncl_config.mem_gbps */
     uint32_t dma_engines;       /**< ncl_hal_caps.dma_engines */
+    uint32_t in_flight;         /**< ncl_config.in_flight within ncl_hal_caps.queue_depth (0: 1) */
 } ncl_plan_env;
 
 struct ncl_hal_caps;
@@ -193,10 +195,11 @@ struct ncl_hal_caps;
  *  tool that predicts what the engine does (which algorithm auto picks, what a plan costs) asks
  *  with the engine's own inputs: max_queues is caps->max_queues clamped to NCL_MAX_QUEUES, and
  *  channels cfg->channels clamped to max_queues; scratch_bytes, inline_ops, inline_align and
- *  dma_engines come from caps; slice_bytes, the cost model's inputs (link_alpha_ns, link_gbps,
- *  mem_gbps, costs), deterministic, wide_accumulation, the two-level settings (local_size,
- *  inter_algo) and schedule from cfg. caps NULL: a backend with NCL_MAX_QUEUES queues, no
- *  scratch, every dtype and op reduced inline without alignment. env points into cfg's and
+ *  dma_engines come from caps, in_flight is cfg's within caps->queue_depth; slice_bytes, the
+ *  cost model's inputs (link_alpha_ns, link_gbps, mem_gbps, costs), deterministic,
+ *  wide_accumulation, the two-level settings (local_size, inter_algo) and schedule from cfg.
+ *  caps NULL: a backend with NCL_MAX_QUEUES queues of NCL_MAX_IN_FLIGHT, no scratch, every
+ *  dtype and op reduced inline without alignment. env points into cfg's and
  *  caps' arrays (costs, inline_ops): they must outlive it. The logical rings are left out
  *  (identity): their inverse, each rank's position, is per communicator; ncl_plan_env_rings
  *  adds them into tables the caller provides. Nothing is validated here: ncl_comm_create

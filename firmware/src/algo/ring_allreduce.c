@@ -12,6 +12,12 @@
  * input. Only chunk i-1 needs no copy (sent straight from the input at step 0, never reduced
  * into, overwritten by the allgather).
  *
+ * Order: rounds run in groups (group_rounds). A group runs its steps in order and, within a step,
+ * its rounds back to back under one DATA record, so that with several data tasks in flight per
+ * queue (ncl_plan.in_flight) a round's latency hides behind the transfer before it and a step
+ * costs one latency whatever its rounds. With one task in flight a group is one round: round by
+ * round, a round's data stays hot in cache from its reduce-scatter to its allgather.
+ *
  * Out of place, with room for twice the channels (queues and DMA engines), channel c gets a fill
  * queue (channels + c) that copies those contributions in the order the steps receive them, round
  * by round, in batches (batch_end), and records READY to the predecessor after each batch (on the
@@ -37,6 +43,47 @@ static uint64_t channel_span(const ncl_plan *p, uint32_t c, uint64_t *off)
 static uint64_t rounds_of(const ncl_plan *p, uint64_t span)
 {
     return ncl_div_ceil(ncl_div_ceil(span, (uint64_t)p->nranks), p->slice_elems);
+}
+
+/* Rounds that run their steps together: all of them when a queue keeps several tasks in flight. */
+static uint64_t group_rounds(const ncl_plan *p, uint64_t span)
+{
+    return p->in_flight > 1 ? rounds_of(p, span) : 1;
+}
+
+/* Unit u of a channel's stream (2 (p-1) units per round, in the order the ring runs them) is step
+ * *s of round *r; returns the number of rounds in its group. */
+static uint64_t unit_of(const ncl_plan *p, uint64_t span, uint64_t u, uint64_t *r, uint64_t *s)
+{
+    const uint64_t steps = 2u * (uint64_t)(p->nranks - 1), rounds = group_rounds(p, span);
+    const uint64_t g = u / (steps * rounds), v = u - g * steps * rounds;
+    const uint64_t w = ncl_min_u64(rounds, rounds_of(p, span) - g * rounds);
+    *s = v / w;
+    *r = g * rounds + v % w;
+    return w;
+}
+
+static uint64_t round_of(const ncl_plan *p, uint64_t span, uint64_t u)
+{
+    uint64_t r, s;
+    unit_of(p, span, u, &r, &s);
+    return r;
+}
+
+/* Whether unit u is its step's last round (the step's DATA is recorded after it). */
+static int step_end(const ncl_plan *p, uint64_t span, uint64_t u)
+{
+    const uint64_t rounds = group_rounds(p, span);
+    uint64_t r, s, w = unit_of(p, span, u, &r, &s);
+    return r - (r / rounds) * rounds == w - 1;
+}
+
+/* Reduce-scatter units before unit u (itself in reduce-scatter): its turn of the staged slots. */
+static uint64_t rs_turn(const ncl_plan *p, uint64_t span, uint64_t u)
+{
+    const uint64_t half = (uint64_t)(p->nranks - 1), rounds = group_rounds(p, span);
+    const uint64_t g = u / (2u * half * rounds);
+    return g * half * rounds + (u - g * 2u * half * rounds);
 }
 
 /* Elements of chunk k that round `round` moves, in the channel portion [coff, coff + span);
@@ -187,8 +234,8 @@ static ncl_result prepare(ncl_plan *p)
 }
 
 /* Generator state: n = the channel portion's length, m = its first element (set once: they
- * cost divisions), i = round, j = step, k = piece of the step (step_piece; in the up-front
- * pre-copy k, j: the part and position). */
+ * cost divisions), i = unit (unit_of), j = its step, k = piece of the step (step_piece; in the
+ * up-front pre-copy k, j: the part and position). */
 static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
 {
     const uint32_t channels = channels_of(p), c = q % channels;
@@ -198,7 +245,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     const uint32_t filled = NCL_NOTIFY_READY(channels + c); /* the fill queue's READY id */
     const uint64_t es = p->esize, steps = 2u * (uint64_t)(n - 1);
     const ncl_ref in = ncl_plan_input(p, r), recv = ncl_ref_make(NCL_BUF_RECV, 0);
-    uint64_t off, len;
+    uint64_t off, len, round = 0;
     int inline_step;
 
     NCL_GEN_BEGIN(g);
@@ -207,27 +254,29 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         return g->line = -1, 0;
     if (fill_queue) {
         /* every chunk of every round the ring reduces into, in the order it needs them */
-        for (g->i = 0; g->i < rounds_of(p, g->n); g->i++) {
-            for (g->j = 0; g->j < (uint64_t)(n - 1); g->j = batch_end(p, g->n, g->j)) {
-                if (batch_end(p, g->n, g->j) > g->j + 1) { /* several steps' chunks at once */
-                    for (g->k = 0;;) {
-                        len = batch_task(p, c, g->n, g->m, g->j, batch_end(p, g->n, g->j), g->k, t);
-                        if (len == 0)
-                            break;
-                        g->k += len;
-                        NCL_YIELD(g);
-                    }
-                    ncl_task_record(t, prev_rank, filled, (uint32_t)(g->i * steps + g->j));
-                    NCL_YIELD(g);
-                    continue;
-                }
-                for (g->k = 0; g->k == 0 || step_piece(p, g->n, g->m, ncl_mod(i - 2 - (int)g->j, n), g->i, g->j,
-                                                       g->k, &off) != 0; g->k++) {
-                    if (fill_task(p, c, g->n, g->m, g->i, g->j, g->k, t))
-                        NCL_YIELD(g);
-                    ncl_task_record(t, prev_rank, filled, (uint32_t)(g->i * steps + g->j));
+        for (g->i = 0; g->i < rounds_of(p, g->n) * steps; g->i++) {
+            unit_of(p, g->n, g->i, &round, &g->j);
+            if (g->j >= (uint64_t)(n - 1) || !batch_start(p, g->n, g->j))
+                continue;
+            if (batch_end(p, g->n, g->j) > g->j + 1) { /* several steps' chunks at once */
+                for (g->k = 0;;) {
+                    len = batch_task(p, c, g->n, g->m, g->j, batch_end(p, g->n, g->j), g->k, t);
+                    if (len == 0)
+                        break;
+                    g->k += len;
                     NCL_YIELD(g);
                 }
+                ncl_task_record(t, prev_rank, filled, (uint32_t)g->j);
+                NCL_YIELD(g);
+                continue;
+            }
+            for (g->k = 0; g->k == 0 || step_piece(p, g->n, g->m, ncl_mod(i - 2 - (int)g->j, n),
+                                                   round_of(p, g->n, g->i), g->j, g->k, &off) != 0; g->k++) {
+                round = round_of(p, g->n, g->i);
+                if (fill_task(p, c, g->n, g->m, round, g->j, g->k, t))
+                    NCL_YIELD(g);
+                ncl_task_record(t, prev_rank, filled, (uint32_t)(round_of(p, g->n, g->i) * steps + g->j));
+                NCL_YIELD(g);
             }
         }
         return g->line = -1, 0;
@@ -253,76 +302,79 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         NCL_YIELD(g);
     }
 
-    for (g->i = 0; g->i < rounds_of(p, g->n); g->i++) {
-        /* reduce-scatter, step s: reduce chunk i-1-s into next's copy; step 0 reads our input */
-        for (g->j = 0; g->j < (uint64_t)(n - 1); g->j++) {
-            if (staged(p) && g->i * (uint64_t)(n - 1) + g->j >= 2) { /* next emptied our slot */
-                ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(c), 1, (uint32_t)(g->i * steps + g->j));
+    for (g->i = 0; g->i < rounds_of(p, g->n) * steps; g->i++) {
+        unit_of(p, g->n, g->i, &round, &g->j);
+        if (g->j >= (uint64_t)(n - 1))
+            goto allgather;
+        /* reduce-scatter, step s = j: reduce chunk i-1-s into next's copy; step 0 reads our input */
+        if (staged(p) && rs_turn(p, g->n, g->i) >= 2) { /* next emptied our slot */
+            ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(c), 1, (uint32_t)(round * steps + g->j));
+            NCL_YIELD(g);
+        }
+        for (g->k = 0; g->k == 0 || step_piece(p, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), round_of(p, g->n, g->i),
+                                               g->j, g->k, &off) != 0; g->k++) {
+            if (!fills_here && batch_start(p, g->n, g->j)) {
+                /* next's fill queue has put its contribution there (a READY per batch) */
+                ncl_task_wait(t, next_rank, filled, 1, (uint32_t)(round_of(p, g->n, g->i) * steps + g->j));
                 NCL_YIELD(g);
             }
-            for (g->k = 0; g->k == 0 || step_piece(p, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), g->i, g->j, g->k,
-                                                   &off) != 0; g->k++) {
-                if (!fills_here && batch_start(p, g->n, g->j)) {
-                    /* next's fill queue has put its contribution there (a READY per batch) */
-                    ncl_task_wait(t, next_rank, filled, 1, (uint32_t)(g->i * steps + g->j));
-                    NCL_YIELD(g);
-                }
-                /* the step's whole chunk decides inline or staged (a piece keeps its alignment) */
-                len = chunk_round(p, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), g->i, &off);
-                inline_step = ncl_inline_ok(p, off * es, off * es, len * es);
-                len = step_piece(p, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), g->i, g->j, g->k, &off);
-                if (len) {
-                    if (inline_step)
-                        ncl_task_write_reduce(t, p, next_rank, ncl_ref_add(g->j == 0 ? in : recv, off * es),
-                                              ncl_ref_add(recv, off * es), len * es,
-                                              (uint32_t)(g->i * steps + g->j));
-                    else
-                        ncl_task_write(t, next_rank, ncl_ref_add(g->j == 0 ? in : recv, off * es),
-                                       slot(p, c, g->i * (uint64_t)(n - 1) + g->j), len * es,
-                                       (uint32_t)(g->i * steps + g->j));
-                    NCL_YIELD(g);
-                }
-            }
-            ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(c), (uint32_t)(g->i * steps + g->j));
-            NCL_YIELD(g);
-            ncl_task_wait(t, prev_rank, NCL_NOTIFY_DATA(c), 1, (uint32_t)(g->i * steps + g->j));
-            NCL_YIELD(g);
-            if (staged(p)) {
-                /* prev sent chunk i-2-s: into our copy, or into the slot we now reduce */
-                len = chunk_round(p, g->n, g->m, ncl_mod(i - 2 - (int)g->j, n), g->i, &off);
-                if (len && !ncl_inline_ok(p, off * es, off * es, len * es)) {
-                    ncl_task_reduce(t, p, slot(p, c, g->i * (uint64_t)(n - 1) + g->j),
-                                    ncl_ref_add(recv, off * es), len * es, (uint32_t)(g->i * steps + g->j));
-                    NCL_YIELD(g);
-                }
-                if (g->i * (uint64_t)(n - 1) + g->j + 2 < rounds_of(p, g->n) * (uint64_t)(n - 1)) {
-                    ncl_task_record(t, prev_rank, NCL_NOTIFY_READY(c), (uint32_t)(g->i * steps + g->j));
-                    NCL_YIELD(g);
-                }
+            /* the step's whole chunk decides inline or staged (a piece keeps its alignment) */
+            round = round_of(p, g->n, g->i);
+            len = chunk_round(p, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), round, &off);
+            inline_step = ncl_inline_ok(p, off * es, off * es, len * es);
+            len = step_piece(p, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), round, g->j, g->k, &off);
+            if (len) {
+                if (inline_step)
+                    ncl_task_write_reduce(t, p, next_rank, ncl_ref_add(g->j == 0 ? in : recv, off * es),
+                                          ncl_ref_add(recv, off * es), len * es, (uint32_t)(round * steps + g->j));
+                else
+                    ncl_task_write(t, next_rank, ncl_ref_add(g->j == 0 ? in : recv, off * es),
+                                   slot(p, c, rs_turn(p, g->n, g->i)), len * es, (uint32_t)(round * steps + g->j));
+                NCL_YIELD(g);
             }
         }
+        if (staged(p) || step_end(p, g->n, g->i)) { /* staged: a slot per round, each signalled */
+            ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(c), (uint32_t)(round_of(p, g->n, g->i) * steps + g->j));
+            NCL_YIELD(g);
+            ncl_task_wait(t, prev_rank, NCL_NOTIFY_DATA(c), 1, (uint32_t)(round_of(p, g->n, g->i) * steps + g->j));
+            NCL_YIELD(g);
+        }
+        if (staged(p)) {
+            /* prev sent chunk i-2-s: into our copy, or into the slot we now reduce */
+            round = round_of(p, g->n, g->i);
+            len = chunk_round(p, g->n, g->m, ncl_mod(i - 2 - (int)g->j, n), round, &off);
+            if (len && !ncl_inline_ok(p, off * es, off * es, len * es)) {
+                ncl_task_reduce(t, p, slot(p, c, rs_turn(p, g->n, g->i)), ncl_ref_add(recv, off * es), len * es,
+                                (uint32_t)(round * steps + g->j));
+                NCL_YIELD(g);
+            }
+            if (rs_turn(p, g->n, g->i) + 2 < rounds_of(p, g->n) * (uint64_t)(n - 1)) {
+                ncl_task_record(t, prev_rank, NCL_NOTIFY_READY(c), (uint32_t)(round_of(p, g->n, g->i) * steps + g->j));
+                NCL_YIELD(g);
+            }
+        }
+        continue;
+    allgather:
         /* chunk i is now reduced over all ranks: finish avg once, before it is gathered */
-        if (p->avg) {
-            len = chunk_round(p, g->n, g->m, i, g->i, &off);
+        if (g->j == (uint64_t)(n - 1) && p->avg) {
+            len = chunk_round(p, g->n, g->m, i, round, &off);
             if (len) {
-                ncl_task_div(t, p, ncl_ref_add(recv, off * es), len * es,
-                             (uint32_t)(g->i * steps + (uint64_t)n - 1));
+                ncl_task_div(t, p, ncl_ref_add(recv, off * es), len * es, (uint32_t)(round * steps + g->j));
                 NCL_YIELD(g);
             }
         }
-        /* allgather, step s: copy chunk i-s to next (step 0: our reduced chunk) */
-        for (g->j = 0; g->j < (uint64_t)(n - 1); g->j++) {
-            len = chunk_round(p, g->n, g->m, ncl_mod(i - (int)g->j, n), g->i, &off);
-            if (len) {
-                ncl_task_write(t, next_rank, ncl_ref_add(recv, off * es), ncl_ref_add(recv, off * es),
-                               len * es, (uint32_t)(g->i * steps + (uint64_t)n - 1 + g->j));
-                NCL_YIELD(g);
-            }
-            ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(c),
-                            (uint32_t)(g->i * steps + (uint64_t)n - 1 + g->j));
+        /* allgather, step s = j - (p-1): copy chunk i-s to next (step 0: our reduced chunk) */
+        round = round_of(p, g->n, g->i);
+        len = chunk_round(p, g->n, g->m, ncl_mod(i - (int)(g->j - (uint64_t)(n - 1)), n), round, &off);
+        if (len) {
+            ncl_task_write(t, next_rank, ncl_ref_add(recv, off * es), ncl_ref_add(recv, off * es), len * es,
+                           (uint32_t)(round * steps + g->j));
             NCL_YIELD(g);
-            ncl_task_wait(t, prev_rank, NCL_NOTIFY_DATA(c), 1,
-                          (uint32_t)(g->i * steps + (uint64_t)n - 1 + g->j));
+        }
+        if (step_end(p, g->n, g->i)) {
+            ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(c), (uint32_t)(round_of(p, g->n, g->i) * steps + g->j));
+            NCL_YIELD(g);
+            ncl_task_wait(t, prev_rank, NCL_NOTIFY_DATA(c), 1, (uint32_t)(round_of(p, g->n, g->i) * steps + g->j));
             NCL_YIELD(g);
         }
     }

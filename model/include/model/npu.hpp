@@ -16,8 +16,11 @@
 namespace model {
 
 /* Timing model (documented in model/README.md):
- *  - a data task (WRITE*, LOCAL_*) occupies one of the device's DMA engines; issuing it costs
- *    task_overhead, then its bytes move;
+ *  - a queue's data tasks run on one of the device's DMA engines, held while any of them is
+ *    unfinished (up to queue_depth at once); issuing one costs task_overhead, one after another
+ *    on the engine, then its bytes move, while the writes issued before it may still be moving
+ *    (their latency is on the wire); a local task's bytes wait for the tasks before it (an
+ *    engine streams one local task at a time);
  *  - the device memory (memory_bandwidth, see memory.hpp) is shared fairly by everything that
  *    touches it at once: a WRITE reads n bytes at the source and writes n at the destination,
  *    a WRITE_REDUCE reads n at the source and reads + writes n at the destination, a local copy
@@ -25,8 +28,8 @@ namespace model {
  *  - a WRITE* moves its bytes over the network route to the peer while both memories stream
  *    them; it completes when the last byte has arrived and both memory streams are served, and
  *    a WRITE_REDUCE no earlier than n / reduce_bandwidth after it started (the reduce unit
- *    streams with the data); a local reduce likewise takes at least n / reduce_bandwidth;
- *  - when a data task completes the engine issues the next task of the queue;
+ *    streams with the data); a local reduce likewise takes at least n / reduce_bandwidth; the
+ *    tasks of one queue in flight share its engine's reduce unit, one after another;
  *  - NOTIFY_RECORD is chained to the descriptor before it: right after a write to the same peer
  *    it lands with the data (the channel is in order); otherwise it is a small message over the
  *    route (it pays the latency: on a one-way ring the route back to the predecessor is p-1 hops,
@@ -73,12 +76,14 @@ public:
      *  caps): for tools that plan as its communicators will, without building one. */
     static void caps_of(const rs_device_params &dev, uint64_t scratch, ncl_hal_caps *out);
 
-    /** Mixed fidelity: report these queues and DMA engines to the engine (ncl_hal_caps) instead of
-     *  the device's, so that every rank plans a collective alike (the timing stays the device's). */
-    void report_caps(uint32_t max_queues, uint32_t dma_engines)
+    /** Mixed fidelity: report these queues, DMA engines and queue depth to the engine
+     *  (ncl_hal_caps) instead of the device's, so that every rank plans a collective alike (the
+     *  timing stays the device's). */
+    void report_caps(uint32_t max_queues, uint32_t dma_engines, uint32_t queue_depth)
     {
         caps_queues_ = max_queues;
         caps_engines_ = dma_engines;
+        caps_depth_ = queue_depth;
     }
 
 private:
@@ -87,9 +92,28 @@ private:
         uint64_t size[NCL_BUF_COUNT] = {0, 0, 0};
         bool bound = false;
     };
+    // A data task of a queue, from submission until dma_poll reports it.
     struct Dma {
-        uint32_t queue;
         ncl_task task;
+        uint64_t issued_ps = 0;   // when its data started moving
+        uint64_t min_ps = 0;      // its reduce's minimum duration
+        Memory::Id src_mem = {};  // a write's memory streams: read here ...
+        Memory::Id dst_mem = {};  // ... and write at the peer
+        uint8_t mem_pending = 0;  // streams still unserved after the last byte
+        bool started = false;     // given to the queue's engine
+        bool deferred = false;    // a local task issued while earlier ones still ran
+        uint8_t done = 0;         // 1: finished, 2: failed
+    };
+    static constexpr uint32_t kDepth = NCL_MAX_IN_FLIGHT; // the most the engine keeps in flight
+    // A queue's tasks in flight (oldest at head) and its hold on an engine.
+    struct Queue {
+        Dma dma[kDepth];
+        uint32_t head = 0, count = 0;
+        bool engine = false;       // holds a DMA engine
+        bool waiting = false;      // in waiting_ for one
+        uint64_t issue_free_ps = 0; // when the engine can issue its next task
+        uint64_t reduce_free_ps = 0; // when its reduce unit has finished the tasks issued so far
+        int last_write_peer = -1;  // peer of the last task submitted if it was a write, else -1
     };
 
     // HAL operations
@@ -101,25 +125,27 @@ private:
     ncl_result notify_record(uint32_t queue, int peer, uint32_t id);
     ncl_result notify_try_wait(int peer, uint32_t id, uint32_t count, int *done);
 
-    void start_dma(const Dma &d);
-    void finish_dma(uint32_t queue, uint64_t started_ps, uint64_t min_ps, const ncl_task &t);
+    Dma &dma_of(uint64_t id) { return queues_[id / kDepth].dma[id % kDepth]; }
+    void start_dma(uint32_t queue);
+    void finish_dma(uint64_t id);
     bool apply(const ncl_task &t);
     unsigned char *resolve(const ncl_ref &ref, uint64_t bytes, bool write, const char *what);
     void add_record(int from, uint32_t id);
     void wake() { waker_(waker_ud_, rank_); }
 
     static void ev_issue(void *self, uint64_t arg);
-    static void ev_written(void *self, uint64_t queue);
+    void move(uint64_t id);
+    static void ev_written(void *self, uint64_t id);
     static void ev_record(void *self, uint64_t from_and_id);
     static void ev_local_done(void *self, uint64_t arg);
-    static void ev_mem_done(void *self, uint64_t queue);
+    static void ev_mem_done(void *self, uint64_t id);
     static void ev_finish(void *self, uint64_t arg);
 
     int rank_;
     Network &net_;
     Scheduler &sched_;
     rs_device_params dev_;
-    uint32_t caps_queues_ = NCL_MAX_QUEUES, caps_engines_ = 0; // 0: dev_.dma_engines
+    uint32_t caps_queues_ = NCL_MAX_QUEUES, caps_engines_ = 0, caps_depth_ = 0; // 0: dev_'s
     bool payload_;
     std::vector<unsigned char> scratch_;
     uint64_t scratch_bytes_;
@@ -129,15 +155,8 @@ private:
 
     Region bound_;
     uint32_t busy_engines_ = 0;
-    std::deque<Dma> waiting_;             // data tasks waiting for a free DMA engine
-    ncl_task current_[NCL_MAX_QUEUES];    // the queue's data task in flight
-    uint8_t done_[NCL_MAX_QUEUES] = {};   // 1: finished, not yet polled
-    int last_write_peer_[NCL_MAX_QUEUES]; // peer of the queue's last completed write, or -1
-    uint64_t issued_ps_[NCL_MAX_QUEUES] = {}; // when the queue's data task started moving
-    uint64_t min_ps_[NCL_MAX_QUEUES] = {};    // its reduce's minimum duration
-    Memory::Id src_mem_[NCL_MAX_QUEUES] = {}; // a write's memory streams: read here ...
-    Memory::Id dst_mem_[NCL_MAX_QUEUES] = {}; // ... and write at the peer
-    uint8_t mem_pending_[NCL_MAX_QUEUES] = {}; // streams still unserved after the last byte
+    std::deque<uint32_t> waiting_;        // queues waiting for a free DMA engine, in order
+    Queue queues_[NCL_MAX_QUEUES];
     Memory mem_;
     uint64_t tasks_done_ = 0, bytes_out_ = 0;
 

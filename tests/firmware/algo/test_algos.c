@@ -65,6 +65,8 @@ static uint32_t g_channels = CHANNELS;
 static const uint32_t *g_ring_weights = NULL;
 static uint32_t g_weight_rings = 0;
 static int g_fp32_only = 0; /* the weighted matrix: the split is per element, fp32 stands for all */
+/* Data tasks a queue keeps in flight: the ring family orders rounds differently with more than one */
+static uint32_t g_in_flight = 1;
 
 static void weighted_rings(int nranks, int32_t *order, int32_t *pos)
 {
@@ -84,7 +86,7 @@ static ncl_result make_plan_sized(ncl_plan *plan, ncl_coll coll, ncl_algo algo, 
     static int32_t order[NCL_MAX_QUEUES * 16], pos[NCL_MAX_QUEUES * 16]; /* the plan points here */
     ncl_plan_env env = {slice_bytes, g_channels, g_max_queues, scratch_bytes, ALPHA_NS, GBPS,
                         NULL, NULL, 0, NULL, 0, 0, g_local_size, g_inter_algo, g_local_order,
-                        g_local_pos, g_local_ring_count, NULL, NULL, 0, NULL, 0, 0, 0};
+                        g_local_pos, g_local_ring_count, NULL, NULL, 0, NULL, 0, 0, 0, g_in_flight};
     if (g_weight_rings && nranks <= 16) {
         weighted_rings(nranks, order, pos);
         env.ring_order = order, env.ring_pos = pos, env.ring_count = g_weight_rings;
@@ -287,17 +289,20 @@ static void test_matrix(void **state)
 /* Tiny slices and scratch: every count below 4 MiB becomes many rounds/segments, so pipelining,
  * credits and scratch-slot reuse are exercised on every shape (at 1 MiB slices they are only
  * reached by the largest count). An algorithm may refuse too little scratch. The second size
- * leaves no room for helper queues. */
+ * leaves no room for helper queues; each runs with one data task in flight and with several
+ * (where the ring family runs a step's rounds back to back). */
 static void test_matrix_small_slices(void **state)
 {
     const pair *pp = (const pair *)*state;
     static const uint64_t sizes[][2] = {{64, 96}, {24, 16}};
     int cases = 0, refused = 0, printed = 0, fails = 0;
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        g_max_queues = i == 0 ? NCL_MAX_QUEUES : CHANNELS;
-        fails += run_matrix(pp, sizes[i][0], sizes[i][1], 0, &cases, &refused, &printed);
+    for (size_t i = 0; i < 2 * sizeof sizes / sizeof sizes[0]; i++) {
+        g_max_queues = i % 2 == 0 ? NCL_MAX_QUEUES : CHANNELS;
+        g_in_flight = i < 2 ? 1 : NCL_MAX_IN_FLIGHT;
+        fails += run_matrix(pp, sizes[i % 2][0], sizes[i % 2][1], 0, &cases, &refused, &printed);
     }
     g_max_queues = NCL_MAX_QUEUES;
+    g_in_flight = 1;
     print_message("%s/%s small slices: %d cases, %d refused for scratch, %d failed\n",
                   ncl_coll_name(pp->coll), ncl_algo_name(pp->algo), cases, refused, fails);
     assert_int_equal(fails, 0);
@@ -349,9 +354,10 @@ static void test_rings(void **state)
                 pos[k * p + o[i]] = i;
         }
         for (size_t a = 0; a < sizeof ring_algos / sizeof ring_algos[0]; a++) {
-            for (int many_rounds = 0; many_rounds < 2; many_rounds++) {
+            for (int many_rounds = 0; many_rounds < 3; many_rounds++) { /* 2: rounds back to back */
                 for (int inplace = 0; inplace < 2; inplace++) {
-                    g_max_queues = many_rounds ? CHANNELS : NCL_MAX_QUEUES;
+                    g_max_queues = many_rounds == 1 ? CHANNELS : NCL_MAX_QUEUES;
+                    g_in_flight = many_rounds == 2 ? NCL_MAX_IN_FLIGHT : 1;
                     ncl_plan plan;
                     char msg[512];
                     uint64_t count = many_rounds ? 1009 : (uint64_t)p + 1;
@@ -379,6 +385,7 @@ static void test_rings(void **state)
         }
     }
     g_max_queues = NCL_MAX_QUEUES;
+    g_in_flight = 1;
     print_message("rings: %d cases, %d failed\n", cases, fails);
     assert_int_equal(fails, 0);
 }

@@ -107,12 +107,14 @@ uint64_t lead_pieces(uint64_t bytes, const ncl_config &cfg, uint64_t *first)
 }
 
 /* What the sender's first write waits for beyond the READY: the receiver's fill of the first
- * piece of its target (o + 2 first / M), and every later piece costs its write one more alpha
- * (the queue runs its tasks one after another; the pieces' fills run meanwhile). */
+ * piece of its target (o + 2 first / M). With one data task in flight per queue every later piece
+ * costs its write one more alpha (the queue runs its writes one after another; the pieces' fills
+ * run meanwhile); with several, a piece's write is issued while the one before it still moves. */
 double lead_fill(double bytes, const ncl_config &cfg, const rs_device_params &d, const acc::Terms &t)
 {
     uint64_t first, k = lead_pieces((uint64_t)bytes, cfg, &first);
-    return d.task_overhead + 2.0 * (double)first / d.mem_bandwidth + (double)(k - 1) * t.alpha;
+    double later = d.queue_depth > 1 ? 0.0 : (double)(k - 1) * t.alpha;
+    return d.task_overhead + 2.0 * (double)first / d.mem_bandwidth + later;
 }
 
 /* REFERENCE.md time (gamma hidden: see test_gamma). */
