@@ -39,6 +39,24 @@ static inline int ncl_helper_room(const ncl_plan *p, uint32_t channels)
     return 2 * channels <= p->max_queues && (p->dma_engines == 0 || 2 * channels <= p->dma_engines);
 }
 
+/* The order a ring-family queue runs `rounds` rounds of `steps` steps in. With several data tasks
+ * in flight (ncl_plan.in_flight), a step's rounds back to back under one record, so that a round's
+ * latency hides behind the transfer before it; with one, round by round, so that a round's data
+ * stays in cache from step to step (the host backend). Unit u of the stream is step *step of round
+ * *round; returns 1 when it is the last unit of its step. */
+static inline int ncl_round_step(const ncl_plan *p, uint64_t u, uint64_t rounds, uint64_t steps, uint64_t *round,
+                                 uint64_t *step)
+{
+    if (p->in_flight > 1) {
+        *step = u / rounds;
+        *round = u % rounds;
+        return *round + 1 == rounds;
+    }
+    *round = u / steps;
+    *step = u % steps;
+    return 1;
+}
+
 /* Channels worth a queue: at most `queues`, and no more than `units` (elements per rank or
  * per block) so that every channel moves at least one; at least 1. */
 static inline uint32_t ncl_channels_for(uint32_t queues, uint64_t units)

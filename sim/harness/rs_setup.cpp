@@ -103,8 +103,9 @@ void engine_setup(const rs_scenario &sc, const model::Topology &built, EngineSet
     const model::Topology &topo = degraded ? *degraded : built;
     ncl_config cfg = NCL_CONFIG_INIT;
     cfg.check_schedules = 0; // the tests prove every algorithm; launches here are timed
-    // Devices take large DMA tasks: slices only bound a task, and every round pays alpha.
+    // Devices take large DMA tasks: slices only bound a task; a step's rounds overlap in flight.
     cfg.slice_bytes = sc.workload.slice_bytes ? sc.workload.slice_bytes : RS_DEFAULT_ENGINE_SLICE_BYTES;
+    cfg.in_flight = sc.workload.in_flight; // 0: the device's queue depth
     out.rings = find_scenario_rings(sc, topo);
     out.local_rings = find_local_rings(sc);
     cfg.channels = channels_for(sc, std::max(out.rings.size(), out.local_rings.size()));

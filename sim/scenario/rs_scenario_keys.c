@@ -138,7 +138,7 @@ static const rs_key rs_keys_device[] = {
     {"dma_engines", RS_T_INT, RS_UNIT_COUNT, RS_S_U32, offsetof(rs_device_params, dma_engines), 0, 1, 64, 0,
      0, 0, RS_DEFAULT_NPU_DMA_ENGINES, NULL, NULL, NULL, "DMA tasks a device runs at the same time"},
     {"queue_depth", RS_T_INT, RS_UNIT_COUNT, RS_S_U32, offsetof(rs_device_params, queue_depth), 0, 1, 65536,
-     0, 0, 0, RS_DEFAULT_NPU_QUEUE_DEPTH, NULL, NULL, NULL, "tasks each DMA engine queues"},
+     0, 0, 0, RS_DEFAULT_NPU_QUEUE_DEPTH, NULL, NULL, NULL, "data tasks an engine queue may have in flight at once (the engine keeps at most 4)"},
     {"memory_bandwidth", RS_T_UNIT, RS_UNIT_BANDWIDTH, RS_S_DBL, offsetof(rs_device_params, mem_bandwidth),
      0, 0, RS_BW_MAX, RS_F_MIN_EXCL, 0, 0, RS_DEFAULT_NPU_MEMORY_BANDWIDTH, NULL, NULL, NULL,
      "device memory, shared by DMA reads, writes and reductions"},
@@ -231,8 +231,13 @@ static const rs_key rs_keys_workload[] = {
      "parallel queues of the ring algorithms (ringsim --channels); channel c runs on ring c mod rings"},
     {"slice", RS_T_UNIT, RS_UNIT_SIZE, RS_S_U64, offsetof(rs_workload, slice_bytes), 0, 4096, 1073741824.0, 0,
      0, 0, RS_DEFAULT_ENGINE_SLICE, NULL, NULL, NULL,
-     "the engine's largest DMA task on the simulated machine: a step whose chunk is larger runs in rounds, "
-     "each paying the step's latencies again (host and zmq runs keep the engine's 512 KiB)"},
+     "the engine's largest DMA task on the simulated machine: a step whose chunk is larger runs in rounds "
+     "(host and zmq runs keep the engine's 512 KiB)"},
+    {"in_flight", RS_T_INT, RS_UNIT_COUNT, RS_S_U32, offsetof(rs_workload, in_flight), 0, 1, NCL_MAX_IN_FLIGHT, 0,
+     0, 0, NULL, "the device's queue_depth, at most 4", NULL, NULL,
+     "data tasks an engine queue keeps in flight: with more than one a ring step's rounds run back to back, "
+     "each round's latency hidden behind the transfer before it; 1 runs round by round, each round paying "
+     "the step's latencies again"},
     {"rings", RS_T_ENUM, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, rings), 0, 0, 0, 0, 0, 0, "auto",
      NULL, &rs_scenario_rings, NULL,
      "auto: rings over direct links found from the topology, no link used twice (the 8-NPU server "

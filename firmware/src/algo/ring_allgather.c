@@ -47,7 +47,7 @@ static ncl_result prepare(ncl_plan *p)
 }
 
 /* Generator state: [k, k + n) = the channel's portion of a block, m = copy offset in it,
- * i = round, j = step. */
+ * i = unit of the ring (ncl_round_step), j = its step. */
 static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
 {
     const uint32_t channels = channels_of(p), c = q % channels;
@@ -55,7 +55,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     const int next_rank = ncl_ring_rank(p, c, i + 1), prev_rank = ncl_ring_rank(p, c, i - 1);
     const uint64_t es = p->esize, steps = (uint64_t)(n - 1);
     const ncl_ref in = ncl_plan_input(p, r);
-    uint64_t off, len;
+    uint64_t off, len, round;
     ncl_ref dst;
 
     NCL_GEN_BEGIN(g);
@@ -78,18 +78,20 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         return g->line = -1, 0;
     ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(c), 1, 0);
     NCL_YIELD(g);
-    for (g->i = 0; round_span(p, g->n, g->k, g->i, &off) != 0; g->i++) {
-        /* step s: forward position i-s's block (step 0: ours, from the input; in place the input
-         * is our block), then wait for i-1-s's from prev */
-        for (g->j = 0; g->j < steps; g->j++) {
-            len = round_span(p, g->n, g->k, g->i, &off);
-            dst = block(p, ncl_ring_rank(p, c, i - (int64_t)g->j), off);
-            ncl_task_write(t, next_rank, g->j == 0 ? ncl_ref_add(in, off * es) : dst, dst, len * es,
-                           (uint32_t)(g->i * steps + g->j));
+    /* step s: forward position i-s's block (step 0: ours, from the input; in place the input is
+     * our block), then wait for i-1-s's from prev; rounds in ncl_round_step's order */
+    for (g->i = 0; g->i < ncl_div_ceil(g->n, p->slice_elems) * steps; g->i++) {
+        ncl_round_step(p, g->i, ncl_div_ceil(g->n, p->slice_elems), steps, &round, &g->j);
+        len = round_span(p, g->n, g->k, round, &off);
+        dst = block(p, ncl_ring_rank(p, c, i - (int64_t)g->j), off);
+        ncl_task_write(t, next_rank, g->j == 0 ? ncl_ref_add(in, off * es) : dst, dst, len * es,
+                       (uint32_t)(round * steps + g->j));
+        NCL_YIELD(g);
+        if (ncl_round_step(p, g->i, ncl_div_ceil(g->n, p->slice_elems), steps, &round, &g->j)) {
+            ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(c), (uint32_t)(round * steps + g->j));
             NCL_YIELD(g);
-            ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(c), (uint32_t)(g->i * steps + g->j));
-            NCL_YIELD(g);
-            ncl_task_wait(t, prev_rank, NCL_NOTIFY_DATA(c), 1, (uint32_t)(g->i * steps + g->j));
+            ncl_round_step(p, g->i, ncl_div_ceil(g->n, p->slice_elems), steps, &round, &g->j);
+            ncl_task_wait(t, prev_rank, NCL_NOTIFY_DATA(c), 1, (uint32_t)(round * steps + g->j));
             NCL_YIELD(g);
         }
     }

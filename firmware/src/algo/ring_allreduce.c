@@ -12,11 +12,10 @@
  * input. Only chunk i-1 needs no copy (sent straight from the input at step 0, never reduced
  * into, overwritten by the allgather).
  *
- * Order: rounds run in groups (group_rounds). A group runs its steps in order and, within a step,
- * its rounds back to back under one DATA record, so that with several data tasks in flight per
- * queue (ncl_plan.in_flight) a round's latency hides behind the transfer before it and a step
- * costs one latency whatever its rounds. With one task in flight a group is one round: round by
- * round, a round's data stays hot in cache from its reduce-scatter to its allgather.
+ * Order (ncl_round_step): with several data tasks in flight per queue, the steps in order and each
+ * step's rounds back to back under one DATA record, so that a step costs one latency whatever its
+ * rounds; with one, round by round, a round's data hot in cache from its reduce-scatter to its
+ * allgather. The staged path (below) records DATA after every round, each into its own slot.
  *
  * Out of place, with room for twice the channels (queues and DMA engines), channel c gets a fill
  * queue (channels + c) that copies those contributions in the order the steps receive them, round
@@ -45,22 +44,11 @@ static uint64_t rounds_of(const ncl_plan *p, uint64_t span)
     return ncl_div_ceil(ncl_div_ceil(span, (uint64_t)p->nranks), p->slice_elems);
 }
 
-/* Rounds that run their steps together: all of them when a queue keeps several tasks in flight. */
-static uint64_t group_rounds(const ncl_plan *p, uint64_t span)
+/* Unit u of a channel's stream (ncl_round_step over 2 (p-1) steps a round) is step *s of round
+ * *r; returns 1 when it ends its step. */
+static int unit_of(const ncl_plan *p, uint64_t span, uint64_t u, uint64_t *r, uint64_t *s)
 {
-    return p->in_flight > 1 ? rounds_of(p, span) : 1;
-}
-
-/* Unit u of a channel's stream (2 (p-1) units per round, in the order the ring runs them) is step
- * *s of round *r; returns the number of rounds in its group. */
-static uint64_t unit_of(const ncl_plan *p, uint64_t span, uint64_t u, uint64_t *r, uint64_t *s)
-{
-    const uint64_t steps = 2u * (uint64_t)(p->nranks - 1), rounds = group_rounds(p, span);
-    const uint64_t g = u / (steps * rounds), v = u - g * steps * rounds;
-    const uint64_t w = ncl_min_u64(rounds, rounds_of(p, span) - g * rounds);
-    *s = v / w;
-    *r = g * rounds + v % w;
-    return w;
+    return ncl_round_step(p, u, rounds_of(p, span), 2u * (uint64_t)(p->nranks - 1), r, s);
 }
 
 static uint64_t round_of(const ncl_plan *p, uint64_t span, uint64_t u)
@@ -70,20 +58,18 @@ static uint64_t round_of(const ncl_plan *p, uint64_t span, uint64_t u)
     return r;
 }
 
-/* Whether unit u is its step's last round (the step's DATA is recorded after it). */
 static int step_end(const ncl_plan *p, uint64_t span, uint64_t u)
 {
-    const uint64_t rounds = group_rounds(p, span);
-    uint64_t r, s, w = unit_of(p, span, u, &r, &s);
-    return r - (r / rounds) * rounds == w - 1;
+    uint64_t r, s;
+    return unit_of(p, span, u, &r, &s);
 }
 
-/* Reduce-scatter units before unit u (itself in reduce-scatter): its turn of the staged slots. */
+/* The turn of reduce-scatter unit u among the channel's reduce-scatter units (its staged slot). */
 static uint64_t rs_turn(const ncl_plan *p, uint64_t span, uint64_t u)
 {
-    const uint64_t half = (uint64_t)(p->nranks - 1), rounds = group_rounds(p, span);
-    const uint64_t g = u / (2u * half * rounds);
-    return g * half * rounds + (u - g * 2u * half * rounds);
+    uint64_t r, s;
+    unit_of(p, span, u, &r, &s);
+    return p->in_flight > 1 ? u : r * (uint64_t)(p->nranks - 1) + s;
 }
 
 /* Elements of chunk k that round `round` moves, in the channel portion [coff, coff + span);

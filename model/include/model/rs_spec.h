@@ -147,6 +147,8 @@ typedef struct rs_workload {
     uint32_t channels;       /* the engine's parallel ring queues (ncl_config.channels), 1..8;
                                 0: one per ring, at least 2 */
     uint64_t slice_bytes;    /* ncl_config.slice_bytes, the engine's largest DMA task (0: RS_DEFAULT_ENGINE_SLICE) */
+    uint32_t in_flight;      /* ncl_config.in_flight, data tasks a queue keeps in flight (0: the
+                                device's queue_depth, at most NCL_MAX_IN_FLIGHT) */
     int32_t rings;           /* rs_rings: the logical rings of the ring algorithms */
     int32_t deterministic;   /* 1: ncl_config.deterministic (one canonical reduction order) */
     int32_t wide_accumulation; /* 1: ncl_config.wide_accumulation (fp16/bf16 sums in fp32, rounded
