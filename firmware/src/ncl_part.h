@@ -17,6 +17,7 @@ static inline int ncl_mod(int64_t a, int64_t p)
     return (int)(m < 0 ? m + p : m);
 }
 static inline uint64_t ncl_min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+static inline uint64_t ncl_max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 static inline uint64_t ncl_div_ceil(uint64_t a, uint64_t b) { return b ? (a + b - 1) / b : 0; }
 
 /** Splits n items into `parts` near-equal parts (the first n % parts get one more);

@@ -153,7 +153,7 @@ static const rs_key rs_keys_device[] = {
     {"scratch", RS_T_UNIT, RS_UNIT_SIZE, RS_S_U64, offsetof(rs_device_params, scratch_bytes), 0, 4096,
      1099511627776.0, 0, 0, 0, NULL, RS_DEFAULT_NPU_SCRATCH " (at most 16 MiB)", NULL, NULL,
      "the engine's scratch buffer on each device, out of memory: staged reductions land there, and "
-     "reduce-scatter's rounds are cut to fit p-2 slots of it per channel"},
+     "reduce-scatter's rounds are cut to fit at least 3 slots of it per channel"},
     {"inline_reduce", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_device_params, inline_reduce), 0, 0, 0, 0,
      0, 0, RS_DEFAULT_NPU_INLINE_REDUCE, NULL, NULL, NULL,
      "what the DMA reduces inline as it writes: all, none, or dtypes, each with all ops or dtype:op "

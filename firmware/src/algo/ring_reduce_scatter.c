@@ -6,8 +6,15 @@
 /* Channel c runs on its logical ring (ncl_ring_*): position i holds rank ring_rank(i), and "chunk
  * k" below is the chunk rank ring_rank(k) ends with. Position i sends chunk i-1-s at step s (step
  * 0 straight from its input) and receives chunk i-2-s; the chunk received at the last step, p-2,
- * is its own: its target is the output, the targets of earlier steps are scratch slots 0..p-3.
+ * is its own: its target is the output, the targets of earlier steps are scratch slots.
  * Each round moves at most `round_elems` of every chunk of the channel's portion.
+ *
+ * Slots: with a fill queue, the targets of the steps before the last take turns (round by round,
+ * step by step) on a ring of K slots per channel (ring_slots: from 3 up to p-2, as the scratch
+ * holds rounds of a slice): a slot is refilled once the ring queue has sent on what it held K
+ * turns before, so rounds do not shrink as p grows (at least scratch / 3 per channel) and the
+ * fills run up to K-1 turns ahead. Without one, the ring queue fills a round's p-2 targets up
+ * front, each in its own slot.
  *
  * A target must hold the receiver's own contribution before the sender reduces into it: the
  * receiver copies it there, then records READY to the sender, one READY per step. With room for
@@ -15,7 +22,7 @@
  * while the ring queue c moves data: the ring waits for the first slot only, not for all p-2,
  * and that first one (the first round's step 0) is filled and written in pieces that grow, so
  * the ring waits for the first piece only (ncl_lead_piece): no wait that grows with the buffer.
- * Slot j is refilled for the next round once the ring queue has sent it on (LOCAL record, self).
+ * A slot is refilled once the ring queue has sent it on (LOCAL record, self).
  * Without that room the ring queue fills all targets itself at the start of each round.
  *
  * A step the DMA cannot reduce inline (ncl_inline_ok) is staged: the sender writes its partial
@@ -40,9 +47,32 @@ static uint32_t channels_of(const ncl_plan *p)
     return p->queues - p->helper_queues;
 }
 
+/* Slots the steps before the last take turns on (see the top): as many of a round's size (a
+ * slice, or the channel's whole chunk when smaller) as the scratch holds, up to p-2 (every step
+ * of a round its own, so that short steps never wait for a slot's credit to travel back), and at
+ * least three (rounds shrink to fit). */
+static uint64_t ring_slots(const ncl_plan *p)
+{
+    const uint64_t extra = staged(p) && p->inplace ? 1u : 0u;
+    if (p->nranks <= 2)
+        return 0;
+    if (!p->helper_queues)
+        return (uint64_t)p->nranks - 2;
+    uint64_t want = ncl_min_u64(p->slice_elems, ncl_div_ceil(p->count, channels_of(p)));
+    uint64_t fit = scratch_per_channel(p, channels_of(p)) / p->esize / (want ? want : 1u);
+    fit = fit > extra ? fit - extra : 0;
+    return ncl_min_u64(ncl_max_u64(fit, 3u), ncl_max_u64((uint64_t)p->nranks - 2, 3u));
+}
+
+/* The turn of step s (< p-2) of round `round` on the slots. */
+static uint64_t turn_of(const ncl_plan *p, uint64_t round, uint64_t s)
+{
+    return round * (uint64_t)(p->nranks - 2) + s;
+}
+
 static uint64_t round_elems(const ncl_plan *p)
 {
-    uint64_t slots = (p->nranks > 2 ? (uint64_t)p->nranks - 2 : 0) + (staged(p) && p->inplace ? 1u : 0u);
+    uint64_t slots = ring_slots(p) + (staged(p) && p->inplace ? 1u : 0u);
     uint64_t e = p->slice_elems;
     if (slots)
         e = ncl_min_u64(e, scratch_per_channel(p, channels_of(p)) / p->esize / slots);
@@ -57,13 +87,21 @@ static uint64_t round_span(const ncl_plan *p, uint32_t c, uint64_t round, uint64
     return lo >= span ? 0 : ncl_min_u64(e, span - lo);
 }
 
-/* Where the chunk rank `rank` receives at step s accumulates, for round elements at `off`. */
-static ncl_ref target(const ncl_plan *p, uint32_t c, int rank, uint64_t s, uint64_t off)
+/* Rounds of channel c: its portion cut into round_elems. */
+static uint64_t rounds_of(const ncl_plan *p, uint32_t c)
+{
+    uint64_t coff;
+    return ncl_div_ceil(ncl_channel_part(p, p->count, channels_of(p), c, &coff), round_elems(p));
+}
+
+/* Where the chunk rank `rank` receives at step s of round `round` accumulates, for round elements
+ * at `off`. */
+static ncl_ref target(const ncl_plan *p, uint32_t c, int rank, uint64_t round, uint64_t s, uint64_t off)
 {
     if (s == (uint64_t)p->nranks - 2)
         return ncl_ref_add(ncl_plan_output(p, rank), off * p->esize);
     return ncl_ref_make(NCL_BUF_SCRATCH, c * scratch_per_channel(p, channels_of(p)) +
-                                             s * round_elems(p) * p->esize);
+                                             turn_of(p, round, s) % ring_slots(p) * round_elems(p) * p->esize);
 }
 
 static ncl_ref input_chunk(const ncl_plan *p, int k, uint64_t off)
@@ -71,22 +109,24 @@ static ncl_ref input_chunk(const ncl_plan *p, int k, uint64_t off)
     return ncl_ref_add(ncl_plan_input(p, p->rank), ((uint64_t)k * p->count + off) * p->esize);
 }
 
-/* Whether step s of round elements at `off`, sent by the rank at ring position `from`, reduces
- * inline (sender and receiver both ask). */
-static int step_inline(const ncl_plan *p, uint32_t c, int from, uint64_t s, uint64_t off, uint64_t len)
+/* Whether step s of round `round` (elements at `off`), sent by the rank at ring position `from`,
+ * reduces inline (sender and receiver both ask). */
+static int step_inline(const ncl_plan *p, uint32_t c, int from, uint64_t round, uint64_t s, uint64_t off,
+                       uint64_t len)
 {
-    ncl_ref src = s == 0 ? input_chunk(p, ncl_ring_rank(p, c, from - 1), off) : target(p, c, 0, s - 1, off);
-    ncl_ref dst = target(p, c, ncl_ring_rank(p, c, from + 1), s, off);
+    ncl_ref src = s == 0 ? input_chunk(p, ncl_ring_rank(p, c, from - 1), off) : target(p, c, 0, round, s - 1, off);
+    ncl_ref dst = target(p, c, ncl_ring_rank(p, c, from + 1), round, s, off);
     return ncl_inline_ok(p, src.off, dst.off, len * p->esize);
 }
 
-/* Where a staged step s lands on `rank`: its target, or in place at the last step the extra slot. */
-static ncl_ref staged_target(const ncl_plan *p, uint32_t c, int rank, uint64_t s, uint64_t off)
+/* Where a staged step s lands on `rank`: its target, or in place at the last step the extra slot
+ * (after the ring's). */
+static ncl_ref staged_target(const ncl_plan *p, uint32_t c, int rank, uint64_t round, uint64_t s, uint64_t off)
 {
     if (p->inplace && s == (uint64_t)p->nranks - 2)
         return ncl_ref_make(NCL_BUF_SCRATCH, c * scratch_per_channel(p, channels_of(p)) +
-                                                 s * round_elems(p) * p->esize);
-    return target(p, c, rank, s, off);
+                                                 ring_slots(p) * round_elems(p) * p->esize);
+    return target(p, c, rank, round, s, off);
 }
 
 static ncl_result prepare(ncl_plan *p)
@@ -101,9 +141,9 @@ static ncl_result prepare(ncl_plan *p)
 
 /* Whether the receiver of step s (round elements at `off`, sent by ring position `from`) fills its
  * target first: the step reduces inline, into a target that does not hold the contribution yet. */
-static int filled(const ncl_plan *p, uint32_t c, int from, uint64_t s, uint64_t off, uint64_t len)
+static int filled(const ncl_plan *p, uint32_t c, int from, uint64_t round, uint64_t s, uint64_t off, uint64_t len)
 {
-    return !(p->inplace && s == (uint64_t)p->nranks - 2) && step_inline(p, c, from, s, off, len);
+    return !(p->inplace && s == (uint64_t)p->nranks - 2) && step_inline(p, c, from, round, s, off, len);
 }
 
 /* Piece m of step s of round `round`, sent by ring position `from`: the elements of the round
@@ -119,7 +159,7 @@ static uint64_t step_piece(const ncl_plan *p, uint32_t c, int from, uint64_t rou
         return 0;
     uint64_t off, len = round_span(p, c, round, &off);
     if (round == 0 && s == 0 && p->helper_queues && ncl_helper_room(p, channels_of(p)) &&
-        filled(p, c, from, s, off, len))
+        filled(p, c, from, round, s, off, len))
         return ncl_lead_piece(p, len, m, lo);
     return m == 0 ? len : 0;
 }
@@ -132,7 +172,7 @@ static void fill_task(const ncl_plan *p, uint32_t c, uint64_t round, uint64_t j,
     round_span(p, c, round, &off);
     int k = ncl_ring_rank(p, c, ncl_ring_pos(p, c, p->rank) - 2 - (int64_t)j);
     ncl_task_copy(t, input_chunk(p, k, off + lo),
-                  ncl_ref_add(target(p, c, p->rank, j, off), lo * p->esize), len * p->esize,
+                  ncl_ref_add(target(p, c, p->rank, round, j, off), lo * p->esize), len * p->esize,
                   (uint32_t)(round * (uint64_t)(p->nranks - 1) + j));
 }
 
@@ -164,15 +204,17 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         /* the fill queue: every target of every round, in the order the ring needs them */
         for (g->i = 0; round_span(p, c, g->i, &off) != 0; g->i++) {
             for (g->j = 0; g->j < (uint64_t)(n - 1); g->j++) {
-                /* slot j was sent on last round (in place, staged: the extra slot was reduced) */
-                if (g->i > 0 && (g->j < (uint64_t)n - 2 || (staged(p) && p->inplace))) {
+                /* the slot was sent on K turns ago (in place, staged: the extra slot was reduced
+                 * last round) */
+                if (g->j < (uint64_t)n - 2 ? turn_of(p, g->i, g->j) >= ring_slots(p)
+                                           : g->i > 0 && staged(p) && p->inplace) {
                     ncl_task_wait(t, r, NCL_NOTIFY_LOCAL(c), 1, (uint32_t)g->j);
                     NCL_YIELD(g);
                 }
                 for (g->k = 0; step_piece(p, c, i - 1, g->i, g->j, g->k, &lo) != 0; g->k++) {
                     len = round_span(p, c, g->i, &off);
                     /* in place chunk r is in place; a staged target is not filled */
-                    if (filled(p, c, i - 1, g->j, off, len)) {
+                    if (filled(p, c, i - 1, g->i, g->j, off, len)) {
                         len = step_piece(p, c, i - 1, g->i, g->j, g->k, &lo);
                         fill_task(p, c, g->i, g->j, lo, len, t);
                         NCL_YIELD(g);
@@ -188,7 +230,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         if (fills_here) {
             for (g->j = 0; g->j < (uint64_t)(n - 1); g->j++) {
                 len = round_span(p, c, g->i, &off);
-                if (filled(p, c, i - 1, g->j, off, len)) {
+                if (filled(p, c, i - 1, g->i, g->j, off, len)) {
                     fill_task(p, c, g->i, g->j, 0, len, t);
                     NCL_YIELD(g);
                 }
@@ -202,39 +244,39 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                 ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(c), 1, (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
                 NCL_YIELD(g);
                 len = round_span(p, c, g->i, &off);
-                inline_step = step_inline(p, c, i, g->j, off, len);
+                inline_step = step_inline(p, c, i, g->i, g->j, off, len);
                 len = step_piece(p, c, i, g->i, g->j, g->k, &lo);
                 if (inline_step)
                     ncl_task_write_reduce(t, p, next_rank,
                                           g->j == 0 ? input_chunk(p, ncl_ring_rank(p, c, i - 1), off + lo)
-                                                    : target(p, c, r, g->j - 1, off),
-                                          ncl_ref_add(target(p, c, next_rank, g->j, off), lo * es), len * es,
+                                                    : target(p, c, r, g->i, g->j - 1, off),
+                                          ncl_ref_add(target(p, c, next_rank, g->i, g->j, off), lo * es), len * es,
                                           (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
                 else
                     ncl_task_write(t, next_rank,
                                    g->j == 0 ? input_chunk(p, ncl_ring_rank(p, c, i - 1), off)
-                                             : target(p, c, r, g->j - 1, off),
-                                   staged_target(p, c, next_rank, g->j, off), len * es,
+                                             : target(p, c, r, g->i, g->j - 1, off),
+                                   staged_target(p, c, next_rank, g->i, g->j, off), len * es,
                                    (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
                 NCL_YIELD(g);
             }
             ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(c), (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
             NCL_YIELD(g);
-            if (!fills_here && g->j > 0 && round_span(p, c, g->i + 1, &off) != 0) {
-                /* slot j-1 is sent on: the fill queue may refill it for the next round */
+            if (!fills_here && g->j > 0 && turn_of(p, g->i, g->j - 1) + ring_slots(p) < rounds_of(p, c) * (uint64_t)(n - 2)) {
+                /* the slot of step j-1 is sent on: the fill queue may refill it */
                 ncl_task_record(t, r, NCL_NOTIFY_LOCAL(c), (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
                 NCL_YIELD(g);
             }
             ncl_task_wait(t, prev_rank, NCL_NOTIFY_DATA(c), 1, (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
             NCL_YIELD(g);
             len = round_span(p, c, g->i, &off);
-            if (!step_inline(p, c, i - 1, g->j, off, len)) { /* our share joins the partial */
+            if (!step_inline(p, c, i - 1, g->i, g->j, off, len)) { /* our share joins the partial */
                 if (p->inplace && g->j == (uint64_t)n - 2)
-                    ncl_task_reduce(t, p, staged_target(p, c, r, g->j, off), target(p, c, r, g->j, off),
+                    ncl_task_reduce(t, p, staged_target(p, c, r, g->i, g->j, off), target(p, c, r, g->i, g->j, off),
                                     len * es, (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
                 else
                     ncl_task_reduce(t, p, input_chunk(p, ncl_ring_rank(p, c, i - 2 - (int64_t)g->j), off),
-                                    target(p, c, r, g->j, off), len * es,
+                                    target(p, c, r, g->i, g->j, off), len * es,
                                     (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
                 NCL_YIELD(g);
             }
@@ -246,7 +288,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         }
         if (p->avg) {
             len = round_span(p, c, g->i, &off);
-            ncl_task_div(t, p, target(p, c, r, (uint64_t)n - 2, off), len * es,
+            ncl_task_div(t, p, target(p, c, r, g->i, (uint64_t)n - 2, off), len * es,
                          (uint32_t)(g->i * (uint64_t)(n - 1) + (uint64_t)n - 2));
             NCL_YIELD(g);
         }
