@@ -19,7 +19,8 @@ const ParamInfo k_params[] = {
     {"header", "B", RS_DEFAULT_LINK_HEADER, "header bytes added to every packet: wire = payload + ceil(payload/packet)*header"},
     {"buffer", "B", RS_DEFAULT_LINK_BUFFER,
      "receiver buffer = credits (packet fidelity); must hold one packet + header; throughput "
-     "needs buffer >= bandwidth * (2 * latency) + packet"},
+     "needs buffer >= bandwidth * (2 * latency) + packet (the default holds 30 GB/s x 3 us + 4 KiB "
+     "2.7 times)"},
 };
 const PortInfo k_ports[] = {
     {"tx", "sender end: an NPU (injection, or transit on ring/torus) or a switch output port"},

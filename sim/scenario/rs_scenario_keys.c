@@ -33,7 +33,8 @@ _Static_assert(sizeof(rs_fidelity) == sizeof(int32_t), "enum size");
      4096, 0, 0, 0, HDR, DOC, NULL, NULL, "bytes added to every packet"},                               \
     {"buffer", RS_T_UNIT, RS_UNIT_SIZE, RS_S_U32, OFF + offsetof(rs_link_params, buffer_bytes), 0, 64,  \
      1073741824, 0, 0, 0, BUF, DOC, NULL, NULL,                                                         \
-     "receive buffer (the credits of packet fidelity); holds at least one packet + header"}
+     "receive buffer (the credits of packet fidelity); holds at least one packet + header, and full "   \
+     "bandwidth needs bandwidth x 2 latency + a packet (below it packet fidelity runs slower than message)"}
 
 static const rs_key rs_keys_link[] = {
     RS_LINK_KEYS(rs_link_params, 0, RS_DEFAULT_LINK_BANDWIDTH, RS_DEFAULT_LINK_LATENCY, RS_DEFAULT_LINK_PACKET,

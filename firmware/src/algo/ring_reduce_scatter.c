@@ -208,7 +208,8 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                  * last round) */
                 if (g->j < (uint64_t)n - 2 ? turn_of(p, g->i, g->j) >= ring_slots(p)
                                            : g->i > 0 && staged(p) && p->inplace) {
-                    ncl_task_wait(t, r, NCL_NOTIFY_LOCAL(c), 1, (uint32_t)g->j);
+                    ncl_task_wait(t, r, g->j < (uint64_t)n - 2 ? NCL_NOTIFY_LOCAL(c) : NCL_NOTIFY_LOCAL(channels + c), 1,
+                                  (uint32_t)g->j);
                     NCL_YIELD(g);
                 }
                 for (g->k = 0; step_piece(p, c, i - 1, g->i, g->j, g->k, &lo) != 0; g->k++) {
@@ -281,8 +282,9 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                 NCL_YIELD(g);
             }
             if (!fills_here && staged(p) && p->inplace && g->j == (uint64_t)n - 2 &&
-                round_span(p, c, g->i + 1, &off) != 0) { /* the extra slot is free again */
-                ncl_task_record(t, r, NCL_NOTIFY_LOCAL(c), (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
+                round_span(p, c, g->i + 1, &off) != 0) { /* the extra slot is free again (its own id:
+                                                            * its credits come in another order) */
+                ncl_task_record(t, r, NCL_NOTIFY_LOCAL(channels + c), (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
                 NCL_YIELD(g);
             }
         }

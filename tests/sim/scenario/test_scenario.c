@@ -259,7 +259,7 @@ static void test_library_values(void **state)
     assert_true(sc.topo.link.latency == 1.5e-6);
     assert_int_equal(sc.topo.link.packet_bytes, 4096);
     assert_int_equal(sc.topo.link.header_bytes, 64);
-    assert_int_equal(sc.topo.link.buffer_bytes, 65536);
+    assert_int_equal(sc.topo.link.buffer_bytes, 262144);
     assert_int_equal(sc.workload.colls_count, 2);
     assert_int_equal(sc.workload.colls[0], NCL_COLL_ALLREDUCE);
     assert_int_equal(sc.workload.colls[1], NCL_COLL_BROADCAST);
@@ -340,7 +340,7 @@ static void test_defaults(void **state)
     assert_true(sc.topo.link.latency == 1.5e-6);
     assert_int_equal(sc.topo.link.packet_bytes, 4096);
     assert_int_equal(sc.topo.link.header_bytes, 64);
-    assert_int_equal(sc.topo.link.buffer_bytes, 65536);
+    assert_int_equal(sc.topo.link.buffer_bytes, 262144);
     assert_true(sc.topo.nic.bandwidth == 12.5e9);
     assert_true(sc.topo.nic.latency == 2e-6);
     assert_int_equal(sc.topo.nic.buffer_bytes, 262144);
@@ -727,7 +727,7 @@ static void test_validate_output(void **state)
     /* -v: the resolved scenario, every default filled in */
     char *out = capture(write_dump, &sc);
     assert_non_null(strstr(out, "\ntopology:\n  kind: server8\n  ranks: 8\n  link: {bandwidth: 30 GB/s, latency: "
-                                "1.5 us, packet: 4 KiB, header: 64 B, buffer: 64 KiB}\n"));
+                                "1.5 us, packet: 4 KiB, header: 64 B, buffer: 256 KiB}\n"));
     free(out);
     rs_scenario_free(&sc);
 
