@@ -103,13 +103,14 @@ double CostModel::route_latency(int src, int dst) const
 // the READY that comes back from its destination, for a first step), or — when a device has more
 // writes than DMA engines — its writes' engine time shared over the engines, each engine held
 // until its write has arrived. beta: the most loaded channel's bytes over its payload bandwidth,
-// or a rank's memory traffic (each flow read at its source, written at its destination) over the
-// memory bandwidth if that is slower.
+// a rank's memory traffic (each flow read at its source, written at its destination) over the
+// memory bandwidth, or with more writes than engines their wire time shared over the engines,
+// whichever is slowest.
 CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first) const
 {
     std::map<int, double> load;
     std::vector<double> mem((size_t)t_.nnodes(), 0.0), busy((size_t)t_.nnodes(), 0.0);
-    std::vector<double> first_ready((size_t)t_.nnodes(), -1.0);
+    std::vector<double> first_ready((size_t)t_.nnodes(), -1.0), wire((size_t)t_.nnodes(), 0.0);
     std::vector<int> writes((size_t)t_.nnodes(), 0);
     double o = dev_.task_overhead, alpha = 0;
     for (const Flow &f : flows) {
@@ -122,15 +123,24 @@ CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first
         mem[(size_t)f.src] += f.frac;
         mem[(size_t)f.dst] += f.frac;
         busy[(size_t)f.src] += o + l;
+        double bw = 0; // the route's slowest channel: how long the write holds its engine per byte
+        for (int ch : t_.route(f.src, f.dst)) {
+            double b = payload_bandwidth(t_.channels()[(size_t)ch].params);
+            bw = bw == 0 ? b : std::min(bw, b);
+        }
+        if (bw > 0)
+            wire[(size_t)f.src] += f.frac / bw;
         double &fr = first_ready[(size_t)f.src];
         fr = fr < 0 ? ready : std::min(fr, ready);
         writes[(size_t)f.src]++;
     }
     double engines = dev_.dma_engines ? (double)dev_.dma_engines : 1.0;
-    for (size_t v = 0; v < writes.size(); v++)
-        if (writes[v] > engines)
-            alpha = std::max(alpha, first_ready[v] + busy[v] / engines);
     double beta = 0;
+    for (size_t v = 0; v < writes.size(); v++)
+        if (writes[v] > engines) {
+            alpha = std::max(alpha, first_ready[v] + busy[v] / engines);
+            beta = std::max(beta, wire[v] / engines);
+        }
     for (const auto &kv : load) {
         const rs_link_params &lp = t_.channels()[(size_t)kv.first].params;
         beta = std::max(beta, kv.second / payload_bandwidth(lp));
