@@ -391,6 +391,31 @@ AlgoCost CostModel::mesh(ncl_coll coll) const
     return c;
 }
 
+// Full mesh with its reduce-scatter in several rounds (blocks larger than a slot of at most a
+// slice): a slot is reduced while the next round's writes move, so the reduce-scatter runs at
+// the slower of the writes and the reduces, plus the last round's reduces (a slot per sender: a
+// slice, or its share of the scratch if smaller). With one round mesh()'s sum is
+// cheaper, so auto's least-of-lines takes the right one.
+std::vector<AlgoCost> CostModel::mesh_rounds(ncl_coll coll) const
+{
+    if (p_ < 2 || slice_ == 0 || coll == NCL_COLL_ALLGATHER)
+        return {};
+    AlgoCost c = mesh(coll);
+    std::vector<Flow> all;
+    for (int a = 0; a < p_; a++)
+        for (int b = 0; b < p_; b++)
+            if (a != b)
+                all.push_back(Flow{a, b, 1.0 / p_});
+    double per_byte = std::max(1.0 / dev_.reduce_bandwidth, 3.0 / dev_.mem_bandwidth);
+    double reduce = (double)(p_ - 1) / p_ * per_byte, writes = step(all).beta;
+    c.beta_s += std::max(writes, reduce) - writes - reduce;
+    double slot = (double)slice_;
+    if (scratch_)
+        slot = std::min(slot, (double)scratch_ / (p_ - 1));
+    c.alpha_s += (double)(p_ - 1) * slot * per_byte;
+    return {c};
+}
+
 // Scatter (binomial, farthest child first, a parent sends a child its whole subtree's blocks)
 // then allgather of the p blocks: recursive doubling for a power of two, else a ring (rank 0 the
 // root: v = rank).
@@ -652,6 +677,8 @@ std::vector<AlgoCost> CostModel::costs(ncl_coll coll) const
         }
         if (all_pairs) {
             out.push_back(mesh(coll));
+            for (const AlgoCost &m : mesh_rounds(coll))
+                out.push_back(m);
             for (const AlgoCost &d : deterministic())
                 out.push_back(d);
         }
@@ -669,8 +696,11 @@ std::vector<AlgoCost> CostModel::costs(ncl_coll coll) const
         }
         if (pairwise)
             out.push_back(halving_doubling(coll));
-        if (all_pairs)
+        if (all_pairs) {
             out.push_back(mesh(coll));
+            for (const AlgoCost &m : mesh_rounds(coll))
+                out.push_back(m);
+        }
         break;
     case NCL_COLL_BROADCAST:
         out.push_back(chain(coll));

@@ -55,6 +55,8 @@ public:
     /** The engine's largest DMA task (ncl_config.slice_bytes): algorithms that move a buffer in
      *  rounds of a slice pay their per-round terms once per slice (0: not priced). */
     void set_slice(uint64_t bytes) { slice_ = bytes; }
+    /** The engine's scratch per rank (ncl_hal_caps.scratch_bytes): it bounds the full mesh's slots. */
+    void set_scratch(uint64_t bytes) { scratch_ = bytes; }
     /** Deterministic allreduce accumulates in fp32 (ncl_config.wide_accumulation on fp16/bf16). */
     void set_wide(bool wide) { wide_ = wide; }
 
@@ -78,6 +80,7 @@ private:
     AlgoCost ring(ncl_coll coll, bool pieced = false) const;
     bool fill_queues() const;
     std::vector<AlgoCost> ring_rs_floors() const;
+    std::vector<AlgoCost> mesh_rounds(ncl_coll coll) const;
     std::vector<AlgoCost> ring_rs_pieced() const;
     AlgoCost chain(ncl_coll coll) const;
     AlgoCost tree(ncl_coll coll) const;
@@ -101,7 +104,7 @@ private:
     ncl_algo inter_ = NCL_ALGO_AUTO;
     bool staged_ = false;
     bool wide_ = false;
-    uint64_t slice_ = 0;
+    uint64_t slice_ = 0, scratch_ = 0;
 };
 
 } // namespace model
