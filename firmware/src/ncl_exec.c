@@ -61,7 +61,7 @@ static ncl_result timed_out(ncl_comm *comm, uint32_t q, uint64_t waited_ns)
                          (unsigned long long)(waited_ns / 1000000u), t->notify, t->count, t->peer);
 }
 
-/* The rank whose memory a data task writes, and the region. */
+/* The rank whose memory a data task writes (its dst). */
 static int written_rank(const ncl_task *t, int self)
 {
     return t->kind == NCL_TASK_WRITE || t->kind == NCL_TASK_WRITE_REDUCE ? t->peer : self;
