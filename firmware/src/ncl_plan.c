@@ -127,13 +127,21 @@ static uint64_t cost_ring(const ncl_plan *p, uint64_t bytes)
     return passes * ((n - 1) * p->link_alpha_ns + (n - 1) * (bytes / n) / p->link_gbps);
 }
 
-/* A cost table entry at `bytes`: linear, or the best segment count of a pipeline. */
-static uint64_t cost_entry(const ncl_cost *c, uint64_t bytes)
+/* n beta in ns, beta in fs per byte */
+static uint64_t per_byte_ns(uint64_t bytes, uint64_t beta_fs)
 {
-    uint64_t nbeta = bytes / 1000u * c->beta_fs / 1000u + bytes % 1000u * c->beta_fs / 1000000u; /* ns */
+    return bytes / 1000u * beta_fs / 1000u + bytes % 1000u * beta_fs / 1000000u;
+}
+
+/* A cost table entry at `bytes`, in or out of place: linear, or the best segment count of a
+ * pipeline. */
+static uint64_t cost_entry(const ncl_cost *c, uint64_t bytes, int inplace)
+{
+    uint64_t nbeta = per_byte_ns(bytes, c->beta_fs);
+    uint64_t oop = inplace ? 0 : c->oop_ns + per_byte_ns(bytes, c->oop_beta_fs);
     if (c->hops == 0)
-        return c->fixed_ns + c->alpha_ns + nbeta;
-    uint64_t extra = bytes / 1000u * c->extra_beta_fs / 1000u + bytes % 1000u * c->extra_beta_fs / 1000000u;
+        return oop + c->fixed_ns + c->alpha_ns + nbeta;
+    uint64_t extra = per_byte_ns(bytes, c->extra_beta_fs);
     uint64_t head = c->hops > 1 ? c->hops - 1u : 0u, alpha = c->alpha_ns ? c->alpha_ns : 1;
     uint64_t k = ncl_isqrt(head * nbeta / alpha); /* the optimum of the convex cost, rounded */
     uint64_t best = UINT64_MAX;
@@ -141,7 +149,7 @@ static uint64_t cost_entry(const ncl_cost *c, uint64_t bytes)
         uint64_t t = (head + j) * (c->alpha_ns + nbeta / j);
         best = t < best ? t : best;
     }
-    return c->fixed_ns + extra + best;
+    return oop + c->fixed_ns + extra + best;
 }
 
 /* The size a cost line is priced at: nccl-tests' size (allgather/reduce-scatter: the gathered). */
@@ -158,7 +166,7 @@ uint64_t ncl_plan_cost_ns(const ncl_plan *p, const ncl_plan_env *env)
     uint64_t best = UINT64_MAX, floor = 0;
     for (uint32_t i = 0; env && i < env->cost_count; i++)
         if (env->costs[i].coll == p->coll && env->costs[i].algo == p->algo) {
-            uint64_t c = cost_entry(&env->costs[i], bytes);
+            uint64_t c = cost_entry(&env->costs[i], bytes, p->inplace);
             if (env->costs[i].floor)
                 floor = c > floor ? c : floor;
             else
@@ -272,7 +280,7 @@ ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nrank
         const ncl_cost *c = &env->costs[i];
         if (c->coll != coll || c->algo != algo || c->floor)
             continue;
-        uint64_t t = cost_entry(c, bytes);
+        uint64_t t = cost_entry(c, bytes, plan->inplace);
         if (t < best) {
             best = t;
             plan->cost_line = (uint8_t)line;

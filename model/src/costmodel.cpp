@@ -182,6 +182,16 @@ AlgoCost CostModel::ring(ncl_coll coll, bool pieced) const
         c.alpha_s += (p_ - 1) * dev_.task_overhead;
         c.beta_s += (p_ - 1) * reduce;
     }
+    if (coll == NCL_COLL_ALLREDUCE) {
+        // out of place the chunks it reduces into first hold the rank's own contribution: with a
+        // fill queue per channel only the first piece's copy is on the path; without room for
+        // them (ncl_helper_room) every channel copies its span but one chunk up front, all
+        // channels at once through the memory (2 bytes moved per byte)
+        double E = dev_.dma_engines ? (double)dev_.dma_engines : NCL_MAX_QUEUES;
+        bool fill = 2.0 * channels_ <= std::min((double)NCL_MAX_QUEUES, E);
+        c.oop_alpha_s = dev_.task_overhead + (fill ? s.alpha : 0.0);
+        c.oop_beta_s = fill ? 0.0 : 2.0 * (p_ - 1) / p_ / dev_.mem_bandwidth;
+    }
     if (coll == NCL_COLL_REDUCE_SCATTER && !staged_ && pieced) {
         c.alpha_s += dev_.task_overhead + 3 * s.alpha; // see ring_rs_pieced
     } else if (coll == NCL_COLL_REDUCE_SCATTER && !staged_) {

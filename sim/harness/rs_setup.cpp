@@ -156,7 +156,8 @@ void engine_setup(const rs_scenario &sc, const model::Topology &built, EngineSet
                                          (uint64_t)(a.alpha_s * 1e9 + 0.5), (uint64_t)(a.beta_s * 1e15 + 0.5),
                                          (uint64_t)(a.fixed_s * 1e9 + 0.5),
                                          (uint64_t)(a.extra_beta_s * 1e15 + 0.5), (uint32_t)a.chain_div,
-                                         (uint8_t)a.floor});
+                                         (uint8_t)a.floor, (uint64_t)(a.oop_alpha_s * 1e9 + 0.5),
+                                         (uint64_t)(a.oop_beta_s * 1e15 + 0.5)});
     if (out.costs.size() > NCL_MAX_COSTS)
         out.costs.resize(NCL_MAX_COSTS);
     cfg.costs = out.costs.data();

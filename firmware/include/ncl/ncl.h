@@ -80,7 +80,8 @@ typedef enum ncl_algo {
 /** One entry of the cost table `algorithm: auto` chooses with: the predicted time of a collective
  *  of n bytes (nccl-tests' size) with one algorithm on this communicator's topology. Linear
  *  (hops 0): fixed + alpha + n beta. A pipeline over `hops` links (chain): fixed + the best
- *  segment count k of (hops - 1 + k)(alpha + n beta / k). Built by whoever knows the topology (ringsim's model, a
+ *  segment count k of (hops - 1 + k)(alpha + n beta / k). Out of place either form adds
+ *  oop + n oop_beta. Built by whoever knows the topology (ringsim's model, a
  *  board's agent from its links) and copied at creation. */
 typedef struct ncl_cost {
     uint8_t coll, algo;     /**< ncl_coll, ncl_algo */
@@ -93,6 +94,8 @@ typedef struct ncl_cost {
                                  the segment count's per-chain bandwidth */
     uint8_t floor;          /**< 1: a lower bound: the cost is at least this line (an algorithm's
                                  cost is the least of its other lines, raised to its highest floor) */
+    uint64_t oop_ns;        /**< out of place only: added (a copy of the input the schedule waits for) */
+    uint64_t oop_beta_fs;   /**< out of place only: added per byte of n */
 } ncl_cost;
 
 /** Allocator injected at communicator creation (Lua-style). The engine never calls malloc. */

@@ -28,6 +28,7 @@ struct AlgoCost {
     double extra_beta_s = 0; // pipelines: per byte of n in phases around the pipeline
     int chain_div = 0;       // pipelines: one chain carries n / chain_div (0: n / channels)
     bool floor = false;      // a lower bound on the algorithm's other lines (ncl_cost.floor)
+    double oop_alpha_s = 0, oop_beta_s = 0; // out of place only: added (ncl_cost.oop_*)
     double predict(uint64_t bytes) const;
 };
 

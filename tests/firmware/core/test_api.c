@@ -383,7 +383,7 @@ static void test_checked_launch(void **state)
 static void test_plan_env_from_config(void **state)
 {
     (void)state;
-    static const ncl_cost costs[1] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_HD, 0, 100, 1000, 0, 0, 0, 0}};
+    static const ncl_cost costs[1] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_HD, 0, 100, 1000, 0, 0, 0, 0, 0, 0}};
     ncl_config cfg = NCL_CONFIG_INIT;
     cfg.channels = 4;
     cfg.slice_bytes = 12345;
@@ -536,8 +536,8 @@ static void test_plan_env_predicts_auto(void **state)
 {
     (void)state;
     /* ring costs a lot of latency, hd a lot per byte: small buffers go hd, large ones ring */
-    static const ncl_cost costs[2] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000000, 1000, 0, 0, 0, 0},
-                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_HD, 0, 1000, 100000000, 0, 0, 0, 0}};
+    static const ncl_cost costs[2] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000000, 1000, 0, 0, 0, 0, 0, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_HD, 0, 1000, 100000000, 0, 0, 0, 0, 0, 0}};
     static const int32_t rings[8] = {0, 1, 2, 3, 3, 2, 1, 0};
     ncl_host_config cfg = NCL_HOST_CONFIG_INIT;
     cfg.nranks = 4;
@@ -550,6 +550,28 @@ static void test_plan_env_predicts_auto(void **state)
     assert_int_equal(atomic_load(&w.runs), 4 * 5);
     assert_int_equal(atomic_load(&w.mismatches), 0);
     assert_int_equal(atomic_load(&w.seen), (1 << NCL_ALGO_HD) | (1 << NCL_ALGO_RING)); /* both regimes ran */
+}
+
+/* A cost line's out-of-place terms count only out of place: there auto may choose otherwise. */
+static void test_cost_placement(void **state)
+{
+    (void)state;
+    static const ncl_cost costs[2] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000, 0, 0, 0, 0, 0, 5000, 1000},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_DBTREE, 0, 3000, 0, 0, 0, 0, 0, 0, 0}};
+    ncl_config cfg = NCL_CONFIG_INIT;
+    cfg.costs = costs;
+    cfg.cost_count = 2;
+    ncl_plan_env env;
+    ncl_plan_env_init(&env, &cfg, NULL);
+    for (int inplace = 0; inplace < 2; inplace++) {
+        ncl_plan plan;
+        assert_int_equal(ncl_plan_make(&plan, NCL_COLL_ALLREDUCE, NCL_ALGO_AUTO, 4, 0, 0, 1000, NCL_FLOAT32, NCL_SUM,
+                                       inplace, &env),
+                         NCL_SUCCESS);
+        assert_int_equal(plan.algo, inplace ? NCL_ALGO_RING : NCL_ALGO_DBTREE); /* no scratch: no hd */
+        plan.algo = NCL_ALGO_RING; /* 4000 bytes: 1000 ns, out of place + 5000 + 4 ns */
+        assert_int_equal(ncl_plan_cost_ns(&plan, &env), inplace ? 1000u : 6004u);
+    }
 }
 
 int main(void)
@@ -565,6 +587,7 @@ int main(void)
         cmocka_unit_test(test_plan_env_from_config),
         cmocka_unit_test(test_plan_env_rings),
         cmocka_unit_test(test_plan_env_predicts_auto),
+        cmocka_unit_test(test_cost_placement),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
