@@ -376,8 +376,9 @@ AlgoCost CostModel::halving_doubling(ncl_coll coll) const
 
 // Full mesh: every rank writes its block for each peer at once; reduce-scatter then reduces the
 // p-1 received blocks locally, one task each (3 bytes of memory traffic per byte, or the reduce
-// unit's rate).
-AlgoCost CostModel::mesh(ncl_coll coll) const
+// unit's rate). `rounds`: the line for a reduce-scatter in several rounds (mesh_rounds); `waves`:
+// the reduces may follow the blocks as they land (not det's rank order).
+AlgoCost CostModel::mesh(ncl_coll coll, bool rounds, bool waves) const
 {
     AlgoCost c{coll, NCL_ALGO_MESH, 0, 0, 0};
     if (p_ < 2)
@@ -394,9 +395,21 @@ AlgoCost CostModel::mesh(ncl_coll coll) const
     // allreduce: the local queue's record (a task) hands the reduced block to the send queues
     c.alpha_s = s0.alpha + (phases - 1) * (s.alpha + dev_.task_overhead);
     c.beta_s = phases * s.beta;
-    if (coll != NCL_COLL_ALLGATHER) { // the receiver's p-1 local reduces run one after another
+    if (coll != NCL_COLL_ALLGATHER) { // the receiver's p-1 local reduces, one task each
         c.alpha_s += (p_ - 1) * dev_.task_overhead;
-        c.beta_s += reduce;
+        if (rounds) {
+            // each round's reduces run behind the next round's writes, the last round's after them
+            double per_byte = std::max(1.0 / dev_.reduce_bandwidth, 3.0 / dev_.mem_bandwidth);
+            double slot = scratch_ ? std::min((double)slice_, (double)scratch_ / (p_ - 1)) : (double)slice_;
+            c.beta_s += std::max(s.beta, reduce) - s.beta;
+            c.alpha_s += (double)(p_ - 1) * slot * per_byte;
+        } else {
+            // one round: with more writes than DMA engines the blocks land in waves, and the
+            // reduces of all but the last wave run while the later waves move
+            double E = dev_.dma_engines && waves ? (double)dev_.dma_engines : (double)(p_ - 1);
+            double landings = std::ceil((p_ - 1) / E), hidden = reduce * (landings - 1) / landings;
+            c.beta_s += std::max(0.0, hidden - s.beta) + reduce - hidden;
+        }
     }
     return c;
 }
@@ -410,20 +423,7 @@ std::vector<AlgoCost> CostModel::mesh_rounds(ncl_coll coll) const
 {
     if (p_ < 2 || slice_ == 0 || coll == NCL_COLL_ALLGATHER)
         return {};
-    AlgoCost c = mesh(coll);
-    std::vector<Flow> all;
-    for (int a = 0; a < p_; a++)
-        for (int b = 0; b < p_; b++)
-            if (a != b)
-                all.push_back(Flow{a, b, 1.0 / p_});
-    double per_byte = std::max(1.0 / dev_.reduce_bandwidth, 3.0 / dev_.mem_bandwidth);
-    double reduce = (double)(p_ - 1) / p_ * per_byte, writes = step(all).beta;
-    c.beta_s += std::max(writes, reduce) - writes - reduce;
-    double slot = (double)slice_;
-    if (scratch_)
-        slot = std::min(slot, (double)scratch_ / (p_ - 1));
-    c.alpha_s += (double)(p_ - 1) * slot * per_byte;
-    return {c};
+    return {mesh(coll, true)};
 }
 
 // Scatter (binomial, farthest child first, a parent sends a child its whole subtree's blocks)
@@ -506,7 +506,7 @@ std::vector<AlgoCost> CostModel::double_tree() const
 // det_allreduce.c which: the order gather, split is part of the contract).
 std::vector<AlgoCost> CostModel::deterministic() const
 {
-    AlgoCost split = mesh(NCL_COLL_ALLREDUCE);
+    AlgoCost split = mesh(NCL_COLL_ALLREDUCE, false, false);
     split.algo = NCL_ALGO_DET;
     if (p_ < 2)
         return {split};

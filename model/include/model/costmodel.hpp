@@ -86,7 +86,7 @@ private:
     AlgoCost chain(ncl_coll coll) const;
     AlgoCost tree(ncl_coll coll) const;
     AlgoCost halving_doubling(ncl_coll coll) const;
-    AlgoCost mesh(ncl_coll coll) const;
+    AlgoCost mesh(ncl_coll coll, bool rounds = false, bool waves = true) const;
     AlgoCost scatter_allgather() const;
     std::vector<AlgoCost> double_tree() const;
     std::vector<AlgoCost> deterministic() const;
