@@ -118,16 +118,15 @@ CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first
             continue;
         double l = route_latency(f.src, f.dst), ready = ready_first ? route_latency(f.dst, f.src) : 0.0;
         alpha = std::max(alpha, ready + o + l);
-        for (int ch : t_.route(f.src, f.dst))
-            load[ch] += f.frac;
-        mem[(size_t)f.src] += f.frac;
-        mem[(size_t)f.dst] += f.frac;
-        busy[(size_t)f.src] += o + l;
         double bw = 0; // the route's slowest channel: how long the write holds its engine per byte
         for (int ch : t_.route(f.src, f.dst)) {
+            load[ch] += f.frac;
             double b = payload_bandwidth(t_.channels()[(size_t)ch].params);
             bw = bw == 0 ? b : std::min(bw, b);
         }
+        mem[(size_t)f.src] += f.frac;
+        mem[(size_t)f.dst] += f.frac;
+        busy[(size_t)f.src] += o + l;
         if (bw > 0)
             wire[(size_t)f.src] += f.frac / bw;
         double &fr = first_ready[(size_t)f.src];
