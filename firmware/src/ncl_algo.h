@@ -30,6 +30,8 @@
 #define NCL_NOTIFY_DATA(ch) (2u * (ch))
 #define NCL_NOTIFY_READY(ch) (2u * (ch) + 1u)
 #define NCL_NOTIFY_LOCAL(ch) (2u * NCL_MAX_QUEUES + (ch))
+/* A landing zone's credit: its reader tells the writer it has read the zone (ncl_zone_*). */
+#define NCL_NOTIFY_CREDIT(ch) (3u * NCL_MAX_QUEUES + (ch))
 
 /* Room for a helper queue per data channel (a fill or copy queue beside the ring): a queue each,
  * and a DMA engine each (ncl_hal_caps.dma_engines; 0: unknown), since with every engine busy with
@@ -55,6 +57,36 @@ static inline int ncl_round_step(const ncl_plan *p, uint64_t u, uint64_t rounds,
     *round = u / steps;
     *step = u % steps;
     return 1;
+}
+
+/* Landing zones (ncl_plan.zone_*): channel c's zone on a rank is where its ring predecessor writes
+ * the first `slots` units of a collective without a READY from it. The writer waits for the
+ * credit of the zone's previous use first (ncl_zone_credit_due); the reader records one credit
+ * per use, once it has read the zone for the last time, so that the writer may use it again two
+ * collectives later. Slots of slot_bytes each, as many as the zone holds, at most `units`; 0 when
+ * the channel has no zone in this plan. */
+static inline uint64_t ncl_zone_slots(const ncl_plan *p, uint32_t c, uint64_t slot_bytes, uint64_t units)
+{
+    if (c >= p->zone_channels || slot_bytes == 0)
+        return 0;
+    uint64_t n = p->zone_bytes / slot_bytes;
+    return n < units ? n : units;
+}
+
+/* Slot k of channel c's zone (this collective's one of the two). */
+static inline ncl_ref ncl_zone_slot(const ncl_plan *p, uint32_t c, uint64_t slot_bytes, uint64_t k)
+{
+    uint64_t zone = 2u * c + (p->zone_state[c] & NCL_ZONE_ODD ? 1u : 0u);
+    ncl_ref r;
+    r.buf = NCL_BUF_SCRATCH;
+    r.off = p->zone_base + zone * p->zone_bytes + k * slot_bytes;
+    return r;
+}
+
+/* The writer of channel c's zone must wait for the credit of its previous use. */
+static inline int ncl_zone_credit_due(const ncl_plan *p, uint32_t c)
+{
+    return c < p->zone_channels && (p->zone_state[c] & NCL_ZONE_CREDIT);
 }
 
 /* Channels worth a queue: at most `queues`, and no more than `units` (elements per rank or

@@ -78,7 +78,9 @@ ncl_result ncl_comm_create(ncl_comm **out, int nranks, int rank, const ncl_hal *
     own.local_rings = ltable ? local_order : NULL;
     c->caps = caps;
     ncl_plan_env_init(&c->env, &own, &c->caps);
-    if (ncl_plan_env_rings(&c->env, &own, nranks, ring_pos, local_pos) != NCL_SUCCESS) {
+    c->env.zone_uses = c->zone_uses;
+    if (ncl_plan_env_rings(&c->env, &own, nranks, ring_pos, local_pos) != NCL_SUCCESS ||
+        ncl_plan_env_zones(&c->env, &own, &c->caps, nranks) != NCL_SUCCESS) {
         cfg->free(cfg->alloc_ud, c);
         return NCL_ERR_INVALID_ARGUMENT;
     }

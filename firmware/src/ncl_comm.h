@@ -51,6 +51,7 @@ struct ncl_comm {
      * (one allocation): the caller's arrays may go away. */
     ncl_plan_env env;
     uint64_t seq;              /* sequence number of the last launched collective */
+    uint32_t zone_uses[NCL_MAX_QUEUES]; /* launched collectives that used each channel's zones */
     /* the running collective */
     int active;
     int broken;                /* a collective failed mid-way: peers' state is unknown */

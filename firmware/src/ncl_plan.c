@@ -59,6 +59,33 @@ void ncl_plan_env_init(ncl_plan_env *env, const ncl_config *cfg, const ncl_hal_c
     env->in_flight = want < NCL_MAX_IN_FLIGHT ? want : NCL_MAX_IN_FLIGHT;
 }
 
+ncl_result ncl_plan_env_zones(ncl_plan_env *env, const ncl_config *cfg, const ncl_hal_caps *caps, int nranks)
+{
+    env->zone_bytes = 0;
+    if (!caps || !(caps->features & NCL_HAL_FEAT_ZONES) || cfg->landing_zone_bytes == NCL_ZONES_OFF || nranks < 2)
+        return NCL_SUCCESS;
+    /* their users copy out of them on a helper queue per channel (ncl_helper_room): without room
+     * for one none would, and the scratch is better left to the algorithms */
+    if (2 * env->channels > env->max_queues || (env->dma_engines && 2 * env->channels > env->dma_engines))
+        return NCL_SUCCESS;
+    const uint64_t zones = 2ull * env->channels, scratch = env->scratch_bytes;
+    uint64_t each = cfg->landing_zone_bytes / 64 * 64; /* whole elements of every dtype, aligned */
+    if (cfg->landing_zone_bytes) {
+        if (each == 0 || each > scratch / 2 / zones)
+            return NCL_ERR_INVALID_ARGUMENT;
+    } else {
+        /* what arrives while a notify travels p-1 links back: (p-1) alpha x bandwidth */
+        uint64_t want = (uint64_t)(nranks - 1) * (cfg->link_alpha_ns ? cfg->link_alpha_ns : 1) *
+                        (cfg->link_gbps ? cfg->link_gbps : 1);
+        want = (want + 4095) / 4096 * 4096;
+        each = ncl_min_u64(want, scratch / 4 / zones / 64 * 64);
+        if (each < 4096) /* too small to carry a useful first step */
+            each = 0;
+    }
+    env->zone_bytes = each;
+    return NCL_SUCCESS;
+}
+
 /* pos[c * n + r] = the position of r on ring c (order[c * n + i] is the one at position i); 0
  * when a ring does not name each of 0..n-1 exactly once. */
 static int ring_inverse(const int32_t *order, uint32_t count, size_t n, int32_t *pos)
@@ -231,6 +258,15 @@ ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nrank
     plan->queues = env->channels; /* an upper bound; prepare() settles the real number */
     plan->max_queues = env->max_queues;
     plan->scratch_bytes = env->scratch_bytes;
+    if (env->zone_bytes) { /* the zones sit at the top of scratch, out of every algorithm's reach */
+        plan->zone_bytes = env->zone_bytes;
+        plan->zone_base = env->scratch_bytes - 2ull * env->channels * env->zone_bytes;
+        plan->scratch_bytes = plan->zone_base;
+        for (uint32_t c = 0; c < env->channels; c++) {
+            uint32_t uses = env->zone_uses ? env->zone_uses[c] : 0;
+            plan->zone_state[c] = (uint8_t)((uses & 1u ? NCL_ZONE_ODD : 0u) | (uses >= 2 ? NCL_ZONE_CREDIT : 0u));
+        }
+    }
     plan->link_alpha_ns = env->link_alpha_ns ? env->link_alpha_ns : 1;
     plan->link_gbps = env->link_gbps ? env->link_gbps : 1;
     plan->mem_gbps = env->mem_gbps;

@@ -53,6 +53,8 @@ Npu::Npu(int rank, Network &net, const rs_device_params &dev, bool payload, uint
 {
     if (payload_)
         scratch_.resize(scratch_bytes);
+    bound_.base[NCL_BUF_SCRATCH] = payload_ ? scratch_.data() : nullptr;
+    bound_.size[NCL_BUF_SCRATCH] = scratch_bytes_;
     counters_.assign(8, Counter{0, 0, false});
 }
 
@@ -82,7 +84,7 @@ void Npu::caps_of(const rs_device_params &dev, uint64_t scratch, ncl_hal_caps *o
     for (int d = 0; d < NCL_DTYPE_COUNT; d++)
         out->inline_ops[d] = (uint16_t)(NCL_INLINE_ALL_OPS & ~dev.no_inline_ops[d]);
     out->inline_align = dev.inline_align;
-    out->features = NCL_HAL_FEAT_WIDE; // the vector unit converts like it reduces
+    out->features = NCL_HAL_FEAT_WIDE | NCL_HAL_FEAT_ZONES; // the vector unit converts like it reduces; scratch is kept
     out->dma_engines = dev.dma_engines;
     out->queue_depth = dev.queue_depth;
 }
@@ -95,6 +97,8 @@ ncl_result Npu::caps(ncl_hal_caps *out)
         out->dma_engines = caps_engines_;
     if (caps_depth_)
         out->queue_depth = caps_depth_;
+    if (!caps_zones_)
+        out->features &= ~NCL_HAL_FEAT_ZONES;
     return NCL_SUCCESS;
 }
 
@@ -299,7 +303,7 @@ void Npu::ev_finish(void *obj, uint64_t id)
 
 unsigned char *Npu::resolve(const ncl_ref &ref, uint64_t bytes, bool write, const char *what)
 {
-    if (!bound_.bound || ref.buf >= NCL_BUF_COUNT || ref.off > bound_.size[ref.buf] ||
+    if (!addressable(ref.buf) || ref.buf >= NCL_BUF_COUNT || ref.off > bound_.size[ref.buf] ||
         bytes > bound_.size[ref.buf] - ref.off || (write && ref.buf == NCL_BUF_SEND)) {
         if (fault_.empty())
             fault_ = std::string(what) + " " +
@@ -429,7 +433,7 @@ bool Npu::deliver_external(int from, uint32_t kind, const ncl_ref &dst, const vo
         add_record(from, id);
         return true;
     }
-    if (!bound_.bound || dst.buf >= NCL_BUF_COUNT || dst.buf == NCL_BUF_SEND || dst.off > bound_.size[dst.buf] ||
+    if (!addressable(dst.buf) || dst.buf >= NCL_BUF_COUNT || dst.buf == NCL_BUF_SEND || dst.off > bound_.size[dst.buf] ||
         bytes > bound_.size[dst.buf] - dst.off) {
         resolve(dst, bytes, true, "destination"); // names the fault
         return false;

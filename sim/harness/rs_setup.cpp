@@ -93,6 +93,18 @@ rs_topology_spec starting_spec(const rs_scenario &sc, std::vector<rs_link_overri
 
 } // namespace
 
+namespace {
+// The scratch the algorithms get: the device's, less the landing zones a communicator sets aside.
+uint64_t algorithm_scratch(const ncl_config &cfg, const ncl_hal_caps &caps, int nranks)
+{
+    ncl_plan_env env;
+    ncl_plan_env_init(&env, &cfg, &caps);
+    if (ncl_plan_env_zones(&env, &cfg, &caps, nranks) != NCL_SUCCESS)
+        return env.scratch_bytes;
+    return env.scratch_bytes - 2 * env.channels * env.zone_bytes;
+}
+} // namespace
+
 void engine_setup(const rs_scenario &sc, const model::Topology &built, EngineSetup &out)
 {
     std::unique_ptr<model::Topology> degraded;
@@ -136,6 +148,13 @@ void engine_setup(const rs_scenario &sc, const model::Topology &built, EngineSet
     }
     // The devices' caps (inline reduce, DMA engines, scratch): the planner sees what the HAL reports.
     model::Npu::caps_of(sc.device, scenario_scratch(sc), &out.caps);
+    // The built-in cost model (chain segments, landing zones) sees the scenario's links.
+    cfg.link_alpha_ns = (uint32_t)((sc.topo.link.latency + sc.device.task_overhead) * 1e9);
+    cfg.link_gbps = (uint32_t)(sc.topo.link.bandwidth / 1e9) ? (uint32_t)(sc.topo.link.bandwidth / 1e9) : 1;
+    cfg.mem_gbps = (uint32_t)(sc.device.mem_bandwidth / 1e9);
+    const double zone = sc.workload.landing_zone;
+    cfg.landing_zone_bytes = zone < 0 ? 0 : zone == 0 ? NCL_ZONES_OFF : (uint64_t)zone;
+    out.nranks = sc.topo.nranks;
     // The cost table: every algorithm's alpha and beta on this topology.
     model::CostModel cm(topo, sc.device, out.rings, cfg.channels);
     {
@@ -148,7 +167,7 @@ void engine_setup(const rs_scenario &sc, const model::Topology &built, EngineSet
     }
     cm.set_levels((int)cfg.local_size, out.local_rings, sc.workload.inter_algo);
     cm.set_slice(cfg.slice_bytes);
-    cm.set_scratch(out.caps.scratch_bytes);
+    cm.set_scratch(algorithm_scratch(cfg, out.caps, out.nranks));
     out.costs.clear();
     for (int c = 0; c < NCL_COLL_COUNT; c++)
         for (const model::AlgoCost &a : cm.costs((ncl_coll)c))
@@ -166,10 +185,6 @@ void engine_setup(const rs_scenario &sc, const model::Topology &built, EngineSet
         for (int c = 0; c < NCL_COLL_COUNT; c++)
             if (ncl_algo_supported((ncl_coll)c, sc.workload.algo))
                 cfg.algorithm[c] = (uint8_t)sc.workload.algo;
-    // The built-in cost model (chain segments) sees the scenario's links.
-    cfg.link_alpha_ns = (uint32_t)((sc.topo.link.latency + sc.device.task_overhead) * 1e9);
-    cfg.link_gbps = (uint32_t)(sc.topo.link.bandwidth / 1e9) ? (uint32_t)(sc.topo.link.bandwidth / 1e9) : 1;
-    cfg.mem_gbps = (uint32_t)(sc.device.mem_bandwidth / 1e9);
     cfg.deterministic = sc.workload.deterministic;
     cfg.wide_accumulation = sc.workload.wide_accumulation;
     if (sc.workload.usersched) { // a schedule given as data is the algorithm of its one collective
@@ -190,6 +205,7 @@ ncl_plan_env EngineSetup::plan_env() const
 {
     ncl_plan_env env;
     ncl_plan_env_init(&env, &cfg, &caps);
+    env.scratch_bytes = algorithm_scratch(cfg, caps, nranks);
     return env; // rings: the communicator's copies hold the positions; plan only needs costs
 }
 

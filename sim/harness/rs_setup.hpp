@@ -26,12 +26,15 @@ struct EngineSetup {
     std::vector<ncl_cost> costs;
     ncl_config cfg;
     ncl_hal_caps caps; // what the devices' HAL reports (scratch: scenario_scratch)
+    int nranks = 0;
 
     EngineSetup() = default;
     EngineSetup(const EngineSetup &) = delete;
     EngineSetup &operator=(const EngineSetup &) = delete;
 
-    /** The planner's view of the same configuration (for ncl_plan_make). */
+    /** The planner's view of the same configuration (for ncl_plan_make): its scratch is what the
+     *  algorithms get once the communicators set their landing zones aside (no zones here: a
+     *  plan that prices or chooses needs none). */
     ncl_plan_env plan_env() const;
 };
 

@@ -145,6 +145,10 @@ int Driver::build()
     ncl_result rc = cl_->connect(setup_.cfg, wrap);
     if (rc != NCL_SUCCESS) {
         std::fprintf(err_, "ringsim: cannot create the communicators: %s\n", ncl_strerror(rc));
+        if (rc == NCL_ERR_INVALID_ARGUMENT && sc_.workload.landing_zone > 0)
+            std::fprintf(err_, "ringsim:   workload.landing_zone: two zones per channel on %u channels must fit in "
+                               "half of device.scratch (%llu bytes)\n",
+                         setup_.cfg.channels, (unsigned long long)setup_.caps.scratch_bytes);
         for (int r = 0; r < cl_->nranks(); r++)
             if (cl_->is_rtl(r) && !cl_->device_fault(r).empty())
                 std::fprintf(err_, "ringsim:   rank %d device (rtl): %s\n", r, cl_->device_fault(r).c_str());

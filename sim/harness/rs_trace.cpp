@@ -16,16 +16,30 @@ struct Tracer::Rank {
     ncl_hal in;      // the device's HAL every op is forwarded to
     ncl_hal_ops ops; // the trampolines, NULL where the device's op is NULL
     int rank;
-    uint32_t named = 0; // bit tid: thread_name emitted
+    uint64_t named = 0; // bit tid: thread_name emitted
     uint8_t coll = 0;
     uint64_t seq = 0, begin_ps = 0, bytes = 0;
     bool in_coll = false;
-    struct Q {
-        bool pending = false;
+    // A queue's data tasks in flight, oldest first; each drawn on a lane of its own (lane 0: the
+    // queue's track, lane k: "queue q +k"), so that overlapping tasks never share a track.
+    struct Flight {
         ncl_task task{};
         uint64_t submit_ps = 0;
+        unsigned lane = 0;
+    };
+    struct Q {
+        Flight f[NCL_MAX_IN_FLIGHT];
+        unsigned head = 0, count = 0;
     } q[NCL_MAX_QUEUES];
 };
+
+namespace {
+// The track of lane `lane` of queue q: lane 0 is tid q + 1, the others follow every queue's.
+unsigned lane_tid(uint32_t q, unsigned lane)
+{
+    return lane == 0 ? q + 1 : 1 + NCL_MAX_QUEUES + q * (NCL_MAX_IN_FLIGHT - 1) + (lane - 1);
+}
+} // namespace
 
 namespace {
 
@@ -76,10 +90,16 @@ struct TraceOps {
     {
         Tracer::Rank &r = R(ctx);
         ncl_result rc = r.in.ops->dma_submit(r.in.ctx, queue, task);
-        if (rc == NCL_SUCCESS && queue < NCL_MAX_QUEUES) {
-            r.q[queue].pending = true;
-            r.q[queue].task = *task;
-            r.q[queue].submit_ps = r.t->sched_.now();
+        Tracer::Rank::Q &q = r.q[queue < NCL_MAX_QUEUES ? queue : 0];
+        if (rc == NCL_SUCCESS && queue < NCL_MAX_QUEUES && q.count < NCL_MAX_IN_FLIGHT) {
+            unsigned used = 0;
+            for (unsigned k = 0; k < q.count; k++)
+                used |= 1u << q.f[(q.head + k) % NCL_MAX_IN_FLIGHT].lane;
+            Tracer::Rank::Flight &f = q.f[(q.head + q.count++) % NCL_MAX_IN_FLIGHT];
+            f.task = *task;
+            f.submit_ps = r.t->sched_.now();
+            for (f.lane = 0; used >> f.lane & 1u; f.lane++) {
+            }
         }
         return rc;
     }
@@ -87,16 +107,19 @@ struct TraceOps {
     {
         Tracer::Rank &r = R(ctx);
         ncl_result rc = r.in.ops->dma_poll(r.in.ctx, queue, done);
-        if (rc == NCL_SUCCESS && *done && queue < NCL_MAX_QUEUES && r.q[queue].pending) {
+        for (int n = 0; rc == NCL_SUCCESS && queue < NCL_MAX_QUEUES && n < *done && r.q[queue].count; n++) {
             Tracer::Rank::Q &q = r.q[queue];
-            q.pending = false;
+            const Tracer::Rank::Flight f = q.f[q.head];
+            q.head = (q.head + 1) % NCL_MAX_IN_FLIGHT;
+            q.count--;
             if (r.t->room()) {
-                r.t->thread_name(r, queue + 1);
-                const ncl_task &t = q.task;
+                const unsigned tid = lane_tid(queue, f.lane);
+                r.t->thread_name(r, tid);
+                const ncl_task &t = f.task;
                 r.t->emit("{\"ph\":\"X\",\"pid\":%d,\"tid\":%u,\"ts\":%s,\"dur\":%s,\"name\":\"%s\","
                           "\"args\":{\"peer\":%d,\"bytes\":%llu,\"collective\":\"%s\",\"seq\":%llu,"
                           "\"step\":%u}}",
-                          r.rank, queue + 1, Us(q.submit_ps).s, Us(r.t->sched_.now() - q.submit_ps).s,
+                          r.rank, tid, Us(f.submit_ps).s, Us(r.t->sched_.now() - f.submit_ps).s,
                           kind_name(t.kind), (int)t.peer, (unsigned long long)t.bytes,
                           ncl_coll_name((ncl_coll)r.coll), (unsigned long long)r.seq, (unsigned)t.step);
             }
@@ -257,14 +280,18 @@ void Tracer::on_transfer(void *self, int src, int dst, uint64_t bytes, uint64_t 
 
 void Tracer::thread_name(Rank &r, unsigned tid)
 {
-    if (tid >= 32 || (r.named >> tid & 1u))
+    if (tid >= 64 || (r.named >> tid & 1u))
         return;
-    r.named |= 1u << tid;
+    r.named |= 1ull << tid;
     if (tid == 0)
         emit("{\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"name\":\"thread_name\",\"args\":{\"name\":\"collectives\"}}", r.rank);
-    else
+    else if (tid <= NCL_MAX_QUEUES)
         emit("{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_name\",\"args\":{\"name\":\"queue %u\"}}",
              r.rank, tid, tid - 1);
+    else // a lane for the queue's overlapping tasks (lane_tid)
+        emit("{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_name\",\"args\":{\"name\":\"queue %u +%u\"}}",
+             r.rank, tid, (tid - 1 - NCL_MAX_QUEUES) / (NCL_MAX_IN_FLIGHT - 1),
+             (tid - 1 - NCL_MAX_QUEUES) % (NCL_MAX_IN_FLIGHT - 1) + 1);
 }
 
 bool Tracer::room()

@@ -724,6 +724,25 @@ int rs_scenario_check_top(rs_schema_ctx *c, yaml_node_t *node, void *base)
                                 "(allowed: sum, max, min)",
                                 ncl_op_name(w->op));
     }
+    if (sc->workload.landing_zone > 0) { /* ncl_plan_env_zones: two zones per channel, at most half the scratch */
+        const rs_device_params *d = &sc->device;
+        uint64_t scratch = d->scratch_bytes ? d->scratch_bytes
+                           : d->memory_bytes / 4 < RS_DEFAULT_NPU_SCRATCH_MAX_BYTES ? d->memory_bytes / 4
+                                                                                    : RS_DEFAULT_NPU_SCRATCH_MAX_BYTES;
+        uint32_t channels = sc->workload.channels ? sc->workload.channels : 2; /* at least 2 by default */
+        uint64_t most = scratch / 2 / (2ull * channels) / 64 * 64;
+        if (sc->workload.landing_zone > (double)most) {
+            char zone[48], have[48], top[48];
+            rs_units_format(sc->workload.landing_zone, RS_UNIT_SIZE, zone, sizeof zone);
+            rs_units_format((double)scratch, RS_UNIT_SIZE, have, sizeof have);
+            rs_units_format((double)most, RS_UNIT_SIZE, top, sizeof top);
+            return rs_yaml_fail(c->y, rs_schema_sub_key_line(c, node, "workload", "landing_zone"),
+                                "workload.landing_zone",
+                                "%s: two zones per channel on %u channels take more than half of device.scratch "
+                                "(%s) (allowed: 0 B to %s, or a larger device.scratch)",
+                                zone, channels, have, top);
+        }
+    }
     if (sc->payload_real) {
         const char *coll = "";
         uint64_t need = rs_memory_need(sc, &coll);

@@ -239,6 +239,13 @@ static const rs_key rs_keys_workload[] = {
      "data tasks an engine queue keeps in flight: with more than one a ring step's rounds run back to back, "
      "each round's latency hidden behind the transfer before it; 1 runs round by round, each round paying "
      "the step's latencies again"},
+    {"landing_zone", RS_T_UNIT, RS_UNIT_SIZE, RS_S_DBL, offsetof(rs_workload, landing_zone), 0, 0, 1073741824.0,
+     RS_F_UNSET, 0, 0, NULL, "the engine's: (p-1) x (link latency + task overhead) x link bandwidth, in all at most "
+     "a quarter of device.scratch", NULL, NULL,
+     "bytes of each landing zone, two per channel at the top of device.scratch: a ring allgather's first steps "
+     "land there before the receiver has entered the collective, so they wait for no READY (on a one-way ring "
+     "that notify travels the whole ring back); 0 B: none. Used where a helper queue copies out of them "
+     "(twice the channels in DMA engines)"},
     {"rings", RS_T_ENUM, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, rings), 0, 0, 0, 0, 0, 0, "auto",
      NULL, &rs_scenario_rings, NULL,
      "auto: rings over direct links found from the topology, no link used twice (the 8-NPU server "

@@ -17,10 +17,20 @@ void ncl_bk_bind(ncl_bk_bufs *b, const ncl_hal_launch *l, uint64_t scratch, uint
     b->bound = 1;
 }
 
+void ncl_bk_keep_scratch(ncl_bk_bufs *b, uint64_t scratch, uint64_t scratch_bytes)
+{
+    b->base[NCL_BUF_SCRATCH] = scratch;
+    b->size[NCL_BUF_SCRATCH] = scratch_bytes;
+    b->scratch_kept = 1;
+}
+
 void ncl_bk_unbind(ncl_bk_bufs *b)
 {
+    uint64_t scratch = b->base[NCL_BUF_SCRATCH], scratch_bytes = b->size[NCL_BUF_SCRATCH];
     memset(b->base, 0, sizeof b->base);
     memset(b->size, 0, sizeof b->size);
+    if (b->scratch_kept)
+        ncl_bk_keep_scratch(b, scratch, scratch_bytes);
     b->bound = 0;
 }
 
@@ -33,7 +43,7 @@ int ncl_bk_region(const ncl_bk_bufs *b, ncl_ref ref, uint64_t bytes, int write, 
     }
     const char *name = ncl_buf_name(ref.buf);
     const unsigned long long off = ref.off, n = bytes;
-    if (!b->bound) {
+    if (!b->bound && !(ref.buf == NCL_BUF_SCRATCH && b->scratch_kept)) {
         ncl_fmt(why, why_len, "%s[%llu..+%llu): no collective is running (buffers unbound)", name, off, n);
         return 0;
     }

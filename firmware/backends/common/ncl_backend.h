@@ -29,12 +29,18 @@ typedef struct ncl_bk_bufs {
     /** 1: buffers may have no address (a backend that moves no bytes, such as a timing-only
      *  model): a region of one resolves to address 0 instead of failing. Kept by bind/unbind. */
     int addressless;
+    /** 1: SCRATCH stays bound between collectives (ncl_bk_keep_scratch; NCL_HAL_FEAT_ZONES). */
+    int scratch_kept;
 } ncl_bk_bufs;
+
+/** Binds SCRATCH for the rank's lifetime, before any collective and across them, so that peers
+ *  may write its landing zones at any time; bind and unbind leave it. */
+void ncl_bk_keep_scratch(ncl_bk_bufs *b, uint64_t scratch, uint64_t scratch_bytes);
 
 /** Binds a launch's buffers: SEND and RECV from l (size 0 where the pointer is NULL: a reduce
  *  non-root's recv), SCRATCH at `scratch` (scratch_bytes). */
 void ncl_bk_bind(ncl_bk_bufs *b, const ncl_hal_launch *l, uint64_t scratch, uint64_t scratch_bytes);
-/** Unbinds them: every later region fails until the next bind. */
+/** Unbinds them: every later region fails until the next bind (but a kept SCRATCH's). */
 void ncl_bk_unbind(ncl_bk_bufs *b);
 
 /** Resolves `bytes` at `ref` of the bound buffers to an address: the buffer exists, a collective

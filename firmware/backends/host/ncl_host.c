@@ -230,7 +230,7 @@ static void host_caps_of(uint64_t scratch_bytes, const uint16_t *no_inline_ops, 
     for (int d = 0; d < NCL_DTYPE_COUNT; d++)
         out->inline_ops[d] = (uint16_t)(NCL_INLINE_ALL_OPS & ~no_inline_ops[d]);
     out->inline_align = inline_align;
-    out->features = NCL_HAL_FEAT_WIDE; /* the wide kinds run on the CPU like every local task */
+    out->features = NCL_HAL_FEAT_WIDE | NCL_HAL_FEAT_ZONES; /* wide kinds on the CPU; scratch kept */
 }
 
 void ncl_host_caps(const ncl_host_config *cfg, ncl_hal_caps *out)
@@ -635,6 +635,7 @@ static int host_rank_init(host_world *w, int rank)
         if (!r->scratch)
             return 0;
     }
+    ncl_bk_keep_scratch(&r->bufs, (uint64_t)(uintptr_t)r->scratch, cfg->scratch_bytes); /* landing zones */
     if (!host_ctrs_init(&r->ctrs, HOST_CTR_INIT_CAP)) {
         free(r->scratch);
         return 0;

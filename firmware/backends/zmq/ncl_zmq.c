@@ -607,7 +607,7 @@ static ncl_result zq_caps(void *ctx, ncl_hal_caps *out)
     for (int d = 0; d < NCL_DTYPE_COUNT; d++)
         out->inline_ops[d] = NCL_INLINE_ALL_OPS; /* the receiver reduces with ncl_reduce_kernel */
     out->inline_align = 0;
-    out->features = NCL_HAL_FEAT_WIDE; /* the wide kinds are local: the CPU runs them like a reduce */
+    out->features = NCL_HAL_FEAT_WIDE | NCL_HAL_FEAT_ZONES; /* wide kinds on the CPU; scratch kept */
     return NCL_SUCCESS;
 }
 
@@ -967,6 +967,7 @@ ncl_result ncl_zmq_create(ncl_zmq **out, const ncl_zmq_config *cfg, char *err, s
         zq_close_all(z, 0);
         return NCL_ERR_OUT_OF_MEMORY;
     }
+    ncl_bk_keep_scratch(&z->bufs, (uint64_t)(uintptr_t)z->scratch, z->scratch_bytes); /* landing zones */
     for (int i = 0; i < z->nranks; i++) {
         const char *ep = cfg->endpoints[i];
         if (!ep || !*ep) {

@@ -178,12 +178,28 @@ typedef struct ncl_config {
      *  ring algorithms run a step's rounds back to back (one DATA record per step) instead of
      *  round by round. Every rank must pass the same value. */
     uint32_t in_flight;
+    /** Landing zones: bytes of each persistent zone in a rank's scratch where its ring
+     *  predecessor's first writes of a collective land before this rank has even entered it, so a
+     *  ring's first steps need no READY round trip (which on a one-way ring travels all p-1 hops
+     *  back). Two zones per channel, used by alternate collectives; a zone is credited back to its
+     *  writer (a notify) once read, and written again only with that credit. They sit at the top
+     *  of scratch and are not available to anything else. 0: sized from the cost inputs, about
+     *  what a link carries during a notify's trip around the ring ((p-1) link_alpha_ns x link_gbps),
+     *  at most scratch / 4 in all; NCL_ZONES_OFF: none (every first write waits for READY). An
+     *  explicit size must leave half the scratch (else ncl_comm_create: NCL_ERR_INVALID_ARGUMENT).
+     *  Only on backends that keep scratch addressable between collectives (NCL_HAL_FEAT_ZONES) and
+     *  run twice the channels in queues and DMA engines (a helper queue per channel copies out of
+     *  the zone). Used by ring allgather. Every rank must pass the same value. */
+    uint64_t landing_zone_bytes;
 } ncl_config;
+
+/** ncl_config.landing_zone_bytes: no landing zones. */
+#define NCL_ZONES_OFF UINT64_MAX
 
 #define NCL_CONFIG_INIT                                                                       \
     {                                                                                         \
         sizeof(ncl_config), NCL_CONFIG_VERSION, 30000000000ull, 2u, (512ull << 10), {0, 0, 0, 0, 0}, \
-            -1, 2000u, 20u, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0                 \
+            -1, 2000u, 20u, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0              \
     }
 
 struct ncl_hal;

@@ -33,6 +33,10 @@ typedef struct ncl_hal_caps {
 
 /** The backend runs LOCAL_WIDEN, LOCAL_REDUCE_WIDE and LOCAL_NARROW (ncl_config.wide_accumulation). */
 #define NCL_HAL_FEAT_WIDE 1u
+/** Peers may write a rank's scratch at any time, between and across collectives (not only while
+ *  it runs the same one), and every notify id below NCL_NOTIFY_IDS reaches every peer: what
+ *  landing zones need (ncl_config.landing_zone_bytes). */
+#define NCL_HAL_FEAT_ZONES 2u
 
 /** Every op inline: the inline_ops entry of a DMA that reduces a dtype with any op. */
 #define NCL_INLINE_ALL_OPS ((uint16_t)((1u << NCL_SUM) | (1u << NCL_PROD) | (1u << NCL_MAX) | (1u << NCL_MIN)))
@@ -53,7 +57,7 @@ enum { NCL_LOG_ERROR = 0, NCL_LOG_WARN, NCL_LOG_INFO, NCL_LOG_DEBUG };
 typedef struct ncl_hal_ops {
     ncl_result (*caps)(void *ctx, ncl_hal_caps *out);
     /** Binds this rank's buffers for the collective `l`. Peers may address them once this rank
-     *  has recorded its first notify of the collective. */
+     *  has recorded its first notify of the collective (scratch: always, with NCL_HAL_FEAT_ZONES). */
     ncl_result (*begin)(void *ctx, const ncl_hal_launch *l);
     /** The collective finished on this rank (with `result`); buffers are unbound. */
     ncl_result (*end)(void *ctx, ncl_result result);

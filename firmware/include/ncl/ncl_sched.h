@@ -128,7 +128,18 @@ typedef struct ncl_plan {
      *  lines for (coll, algo), in table order, is the cheapest at this size (det: 0 gather, 1
      *  split); NCL_COST_LINE_NONE when the table prices none, and the algorithm decides alone. */
     uint8_t cost_line;
+    /** Landing zones (ncl_config.landing_zone_bytes): bytes of each zone (0: none), where they
+     *  start in scratch (scratch_bytes above is what lies below them), and per channel whether
+     *  this collective's zone is the odd one and whether its writer must first wait for the credit
+     *  of the zone's previous use (NCL_ZONE_*). zone_channels: how many channels' zones the
+     *  algorithm uses (set by prepare; the communicator advances their turns). */
+    uint64_t zone_bytes, zone_base;
+    uint8_t zone_state[NCL_MAX_QUEUES];
+    uint32_t zone_channels;
 } ncl_plan;
+
+#define NCL_ZONE_ODD 1u    /* the channel's second zone */
+#define NCL_ZONE_CREDIT 2u /* used before: its writer waits for the reader's credit first */
 
 #define NCL_COST_LINE_NONE 0xffu
 
@@ -187,6 +198,10 @@ typedef struct ncl_plan_env {
     uint32_t mem_gbps;          /**< ncl_config.mem_gbps */
     uint32_t dma_engines;       /**< ncl_hal_caps.dma_engines */
     uint32_t in_flight;         /**< ncl_config.in_flight within ncl_hal_caps.queue_depth (0: 1) */
+    /** Landing zones: bytes of each (0: none; ncl_plan_env_zones sets it) and how many times each
+     *  channel's zones were used so far (the communicator's counters; NULL: never). */
+    uint64_t zone_bytes;
+    const uint32_t *zone_uses;
 } ncl_plan_env;
 
 struct ncl_hal_caps;
@@ -215,6 +230,13 @@ void ncl_plan_env_init(ncl_plan_env *env, const ncl_config *cfg, const struct nc
  *  cfg's arrays and the tables must outlive env. */
 ncl_result ncl_plan_env_rings(ncl_plan_env *env, const ncl_config *cfg, int nranks, int32_t *ring_pos,
                               int32_t *local_pos);
+
+/** Sizes env's landing zones as a communicator of `nranks` ranks created from cfg on a backend
+ *  offering caps does (ncl_config.landing_zone_bytes): none without NCL_HAL_FEAT_ZONES, with
+ *  NCL_ZONES_OFF, on one rank, or without queues and DMA engines for twice the channels (a helper
+ *  queue per channel copies out of them).
+ *  NCL_ERR_INVALID_ARGUMENT when cfg asks for a size that does not fit. */
+ncl_result ncl_plan_env_zones(ncl_plan_env *env, const ncl_config *cfg, const struct ncl_hal_caps *caps, int nranks);
 
 /** Builds and prepares a plan (algorithm choice for AUTO included). Pure: no HAL, no memory. */
 ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nranks, int rank,

@@ -11,9 +11,9 @@
 
 /* The checker in parts, each one job, none depending on a later one: ck_base.c (messages and
  * memory), ck_sym.c (symbolic memory), ck_order.c (happens-before: vector clocks, access maps
- * and races, notify counters), ck_run.c (validating and executing tasks), ck_verdict.c
- * (deadlock report and final checks), ncl_check.c (setup and the entry point). Functions one part
- * exports to another start with ncl_ck_; the hot little ones are inline below. */
+ * and races, notify counters), ck_zone.c (landing zones), ck_run.c (validating and executing
+ * tasks), ck_verdict.c (deadlock report and final checks), ncl_check.c (setup and the entry
+ * point). Functions one part exports to another start with ncl_ck_; the hot little ones are inline below. */
 
 /* How it works.
  * Threads are (rank, queue) pairs, t = rank * queues + queue. Each thread holds only its current
@@ -156,6 +156,10 @@ typedef struct ck {
     uint32_t rhead, rcount;
     segvec tmp[3];
     uint64_t all[SET_WORDS];
+    /* landing zones (ck_zone.c), per (rank, channel): the queue that took the zone's credit + 1
+     * (as its writer), whether the rank credited its own zone back (as its reader) */
+    uint32_t *zone_taken;
+    uint8_t *zone_done;
 } ck;
 
 #define POOL_HDR 16u
@@ -313,6 +317,26 @@ void ncl_ck_fmt_set(const uint64_t *set, int nranks, char *buf, size_t len);
 int ncl_ck_grow(ck *c, void **v, size_t *cap, size_t n, size_t need, size_t elem);
 void ncl_ck_pool_init(pool *p, size_t size);
 void ncl_ck_pool_destroy(ck *c, pool *p);
+
+/* ---- landing zones (ck_zone.c) ---- */
+
+/* Where scratch ends for the checker: past the zones the plan uses. */
+uint64_t ncl_ck_zone_end(const ck *c);
+/* The credits of earlier uses the collective starts with. */
+ncl_result ncl_ck_zone_setup(ck *c);
+/* Checks an access to (rank, buf) [lo, hi) by thread t against the zone rules (remote_write: a
+ * peer's write, which must be the zone's writer with its credit taken). */
+ncl_result ncl_ck_zone_access(ck *c, uint32_t t, const ncl_task *k, int rank, uint32_t buf, uint64_t lo, uint64_t hi,
+                              int remote_write);
+/* 1 when [lo, hi) is in a zone: a write there needs no READY (its credit stands for it). */
+int ncl_ck_zone_write(const ck *c, uint32_t buf, uint64_t lo, uint64_t hi);
+/* A completed wait: notes a zone credit taken. */
+void ncl_ck_zone_waited(ck *c, uint32_t t, const ncl_task *k);
+/* A record: a zone credit must follow every access to its zone. */
+ncl_result ncl_ck_zone_credit(ck *c, uint32_t t, const ncl_task *k);
+/* The credit counters at the end; ncl_ck_zone_counter: whether x is one of them. */
+ncl_result ncl_ck_zone_balance(ck *c);
+int ncl_ck_zone_counter(const ck *c, const counter *x);
 
 /* ---- symbolic memory (ck_sym.c) ---- */
 

@@ -139,13 +139,16 @@ static ncl_result do_data(ck *c, uint32_t t, const ncl_task *k)
     uint64_t es = c->esize, n = k->bytes / es;
     ncl_result rc;
     ncl_ck_touch(c, t);
+    const uint64_t src_hi = k->src.off + ncl_task_src_bytes(k), dst_hi = k->dst.off + ncl_task_dst_bytes(k);
     if (k->kind != NCL_TASK_LOCAL_DIV &&
-        (rc = ncl_ck_race_check(c, t, k, r, k->src.buf, k->src.off, k->src.off + ncl_task_src_bytes(k), 0)) != NCL_SUCCESS)
+        ((rc = ncl_ck_zone_access(c, t, k, r, k->src.buf, k->src.off, src_hi, 0)) != NCL_SUCCESS ||
+         (rc = ncl_ck_race_check(c, t, k, r, k->src.buf, k->src.off, src_hi, 0)) != NCL_SUCCESS))
         return rc;
-    if ((rc = ncl_ck_race_check(c, t, k, dr, k->dst.buf, k->dst.off, k->dst.off + ncl_task_dst_bytes(k), 1)) !=
-        NCL_SUCCESS)
+    if ((rc = ncl_ck_zone_access(c, t, k, dr, k->dst.buf, k->dst.off, dst_hi, remote)) != NCL_SUCCESS ||
+        (rc = ncl_ck_race_check(c, t, k, dr, k->dst.buf, k->dst.off, dst_hi, 1)) != NCL_SUCCESS)
         return rc;
-    if (remote) {
+    /* a landing zone takes writes before its rank is ready: its credit stands for the READY */
+    if (remote && !ncl_ck_zone_write(c, k->dst.buf, k->dst.off, dst_hi)) {
         /* the destination must have told us (directly or transitively) that it is ready */
         const uint32_t *vc = vc_of(c, t);
         uint32_t q;
@@ -210,8 +213,9 @@ ncl_result ncl_ck_run_thread(ck *c, uint32_t t)
                 return rc;
             if (blocked)
                 return NCL_SUCCESS;
+            ncl_ck_zone_waited(c, t, k);
         } else if (k->kind == NCL_TASK_NOTIFY_RECORD) {
-            if ((rc = ncl_ck_record(c, t, k)) != NCL_SUCCESS)
+            if ((rc = ncl_ck_zone_credit(c, t, k)) != NCL_SUCCESS || (rc = ncl_ck_record(c, t, k)) != NCL_SUCCESS)
                 return rc;
         } else if ((rc = do_data(c, t, k)) != NCL_SUCCESS) {
             return rc;

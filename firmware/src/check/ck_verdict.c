@@ -98,7 +98,7 @@ ncl_result ncl_ck_check_leftovers(ck *c)
     const counter *best = NULL;
     for (size_t i = 0; i < c->ctr_cap; i++) {
         const counter *x = &c->ctr[i];
-        if (!x->used || !x->count)
+        if (!x->used || !x->count || ncl_ck_zone_counter(c, x))
             continue;
         if (!best || x->sender < best->sender || (x->sender == best->sender && x->owner < best->owner) ||
             (x->sender == best->sender && x->owner == best->owner && x->id < best->id))

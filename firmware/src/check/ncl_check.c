@@ -26,7 +26,7 @@ static ncl_result setup_memory(ck *c)
         }
         if (p->inplace)
             send = 0;
-        uint64_t sizes[NCL_BUF_COUNT] = {send * es, recv * es, p->scratch_bytes};
+        uint64_t sizes[NCL_BUF_COUNT] = {send * es, recv * es, ncl_ck_zone_end(c)};
         for (uint32_t b = 0; b < NCL_BUF_COUNT; b++) {
             mem *m = mem_of(c, r, b);
             m->bytes = sizes[b];
@@ -116,7 +116,7 @@ static ncl_result run(ck *c)
     }
     for (int r = 0; r < c->nranks; r++)
         c->all[r / 64] |= 1ull << (r % 64);
-    if ((rc = setup_memory(c)) != NCL_SUCCESS)
+    if ((rc = setup_memory(c)) != NCL_SUCCESS || (rc = ncl_ck_zone_setup(c)) != NCL_SUCCESS)
         return rc;
     while (c->rcount) {
         uint32_t t = c->ready[c->rhead];
@@ -128,7 +128,7 @@ static ncl_result run(ck *c)
     for (uint32_t t = 0; t < T; t++)
         if (c->th[t].state != TH_DONE)
             return ncl_ck_deadlock(c);
-    if ((rc = ncl_ck_check_leftovers(c)) != NCL_SUCCESS || (rc = ncl_ck_check_writes_covered(c)) != NCL_SUCCESS ||
+    if ((rc = ncl_ck_check_leftovers(c)) != NCL_SUCCESS || (rc = ncl_ck_zone_balance(c)) != NCL_SUCCESS || (rc = ncl_ck_check_writes_covered(c)) != NCL_SUCCESS ||
         (rc = ncl_ck_check_result(c)) != NCL_SUCCESS)
         return rc;
     return NCL_SUCCESS;
@@ -152,6 +152,8 @@ static void cleanup(ck *c)
     ck_free(c, c->vc);
     ck_free(c, c->mem);
     ck_free(c, c->ready);
+    ck_free(c, c->zone_taken);
+    ck_free(c, c->zone_done);
 }
 
 ncl_result ncl_check(const ncl_plan *plan, const ncl_check_source *src, ncl_alloc_fn alloc,

@@ -84,6 +84,7 @@ public:
         caps_queues_ = max_queues;
         caps_engines_ = dma_engines;
         caps_depth_ = queue_depth;
+        caps_zones_ = false; // the block's scratch is bound per collective
     }
 
 private:
@@ -146,6 +147,9 @@ private:
     Scheduler &sched_;
     rs_device_params dev_;
     uint32_t caps_queues_ = NCL_MAX_QUEUES, caps_engines_ = 0, caps_depth_ = 0; // 0: dev_'s
+    bool caps_zones_ = true;
+    // Scratch is the device's for good: peers write its landing zones between collectives too.
+    bool addressable(uint32_t buf) const { return bound_.bound || buf == NCL_BUF_SCRATCH; }
     bool payload_;
     std::vector<unsigned char> scratch_;
     uint64_t scratch_bytes_;

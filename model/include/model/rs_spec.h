@@ -149,6 +149,7 @@ typedef struct rs_workload {
     uint64_t slice_bytes;    /* ncl_config.slice_bytes, the engine's largest DMA task (0: RS_DEFAULT_ENGINE_SLICE) */
     uint32_t in_flight;      /* ncl_config.in_flight, data tasks a queue keeps in flight (0: the
                                 device's queue_depth, at most NCL_MAX_IN_FLIGHT) */
+    double landing_zone;     /* ncl_config.landing_zone_bytes: bytes of each zone, 0 none, < 0 the engine's size */
     int32_t rings;           /* rs_rings: the logical rings of the ring algorithms */
     int32_t deterministic;   /* 1: ncl_config.deterministic (one canonical reduction order) */
     int32_t wide_accumulation; /* 1: ncl_config.wide_accumulation (fp16/bf16 sums in fp32, rounded

@@ -67,6 +67,9 @@ static uint32_t g_weight_rings = 0;
 static int g_fp32_only = 0; /* the weighted matrix: the split is per element, fp32 stands for all */
 /* Data tasks a queue keeps in flight: the ring family orders rounds differently with more than one */
 static uint32_t g_in_flight = 1;
+/* Landing zones (test_landing_zones): bytes of each zone (0: none) and every channel's uses so far */
+static uint64_t g_zone_bytes = 0;
+static uint32_t g_zone_uses[NCL_MAX_QUEUES];
 
 static void weighted_rings(int nranks, int32_t *order, int32_t *pos)
 {
@@ -86,7 +89,8 @@ static ncl_result make_plan_sized(ncl_plan *plan, ncl_coll coll, ncl_algo algo, 
     static int32_t order[NCL_MAX_QUEUES * 16], pos[NCL_MAX_QUEUES * 16]; /* the plan points here */
     ncl_plan_env env = {slice_bytes, g_channels, g_max_queues, scratch_bytes, ALPHA_NS, GBPS,
                         NULL, NULL, 0, NULL, 0, 0, g_local_size, g_inter_algo, g_local_order,
-                        g_local_pos, g_local_ring_count, NULL, NULL, 0, NULL, 0, 0, 0, g_in_flight};
+                        g_local_pos, g_local_ring_count, NULL, NULL, 0, NULL, 0, 0, 0, g_in_flight, g_zone_bytes,
+                        g_zone_uses};
     if (g_weight_rings && nranks <= 16) {
         weighted_rings(nranks, order, pos);
         env.ring_order = order, env.ring_pos = pos, env.ring_count = g_weight_rings;
@@ -477,6 +481,45 @@ static void test_ring_weights(void **state)
     assert_int_equal(fails, 0);
 }
 
+/* Landing zones: ring allgather (the one user) on every shape, with zones that hold one small
+ * unit or many, at each turn (first use, second, then credits due on either zone), with one and
+ * several tasks in flight, with and without room for the helper queues that copy out of them
+ * (without, the plan uses none), on the identity and on weighted rings. */
+static void test_landing_zones(void **state)
+{
+    (void)state;
+    static const pair ag = {NCL_COLL_ALLGATHER, NCL_ALGO_RING};
+    static const uint32_t w13[] = {1, 3};
+    int cases = 0, refused = 0, printed = 0, fails = 0;
+    for (int weighted = 0; weighted < 2; weighted++) {
+        g_ring_weights = weighted ? w13 : NULL, g_weight_rings = weighted ? 2 : 0, g_fp32_only = weighted;
+        for (int v = 0; v < 16; v++) {
+            g_zone_bytes = v % 2 ? 1024 : 64;
+            for (uint32_t c = 0; c < NCL_MAX_QUEUES; c++)
+                g_zone_uses[c] = (uint32_t)(v / 2 % 4);
+            g_in_flight = v / 8 ? NCL_MAX_IN_FLIGHT : 1;
+            g_max_queues = v % 3 ? NCL_MAX_QUEUES : CHANNELS;
+            fails += run_matrix(&ag, 64, 4 * CHANNELS * g_zone_bytes, 0, &cases, &refused, &printed);
+        }
+    }
+    /* the plan: zones at the top of scratch, out of the algorithms' reach, at the channel's turn */
+    ncl_plan plan;
+    g_zone_uses[0] = 3, g_zone_uses[1] = 0, g_max_queues = NCL_MAX_QUEUES;
+    assert_int_equal(make_plan(&plan, NCL_COLL_ALLGATHER, NCL_ALGO_RING, 4, 0, 1000, NCL_FLOAT32, NCL_SUM, 0, 8192),
+                     NCL_SUCCESS);
+    assert_int_equal(plan.zone_bytes, 1024);
+    assert_int_equal(plan.zone_base, 8192 - 4 * 1024);
+    assert_int_equal(plan.scratch_bytes, plan.zone_base);
+    assert_int_equal(plan.zone_channels, CHANNELS);
+    assert_int_equal(plan.zone_state[0], NCL_ZONE_ODD | NCL_ZONE_CREDIT);
+    assert_int_equal(plan.zone_state[1], 0);
+    g_zone_bytes = 0, g_in_flight = 1, g_max_queues = NCL_MAX_QUEUES;
+    memset(g_zone_uses, 0, sizeof g_zone_uses);
+    g_ring_weights = NULL, g_weight_rings = 0, g_fp32_only = 0;
+    print_message("landing zones: %d cases, %d refused, %d failed\n", cases, refused, fails);
+    assert_int_equal(fails, 0);
+}
+
 /* Reduce accumulates in scratch on intermediate ranks: too little scratch is refused by prepare,
  * just enough works (one-element slots), and none is needed where no rank accumulates there. */
 static void test_small_scratch(void **state)
@@ -747,7 +790,7 @@ int main(int argc, char **argv)
     enum { MAXP = NCL_COLL_COUNT * (NCL_ALGO_COUNT - 1) };
     static pair pairs[MAXP];
     static char names[2 * MAXP][64];
-    struct CMUnitTest tests[2 * MAXP + 7];
+    struct CMUnitTest tests[2 * MAXP + 8];
     size_t n = 0, np = 0;
     for (int c = 0; c < NCL_COLL_COUNT; c++) {
         for (int a = NCL_ALGO_AUTO + 1; a < NCL_ALGO_COUNT; a++) {
@@ -779,7 +822,9 @@ int main(int argc, char **argv)
     tests[n++] = part;
     tests[n++] = weights;
     struct CMUnitTest fill = cmocka_unit_test(test_allreduce_fill_queue);
+    struct CMUnitTest zones = cmocka_unit_test(test_landing_zones);
     tests[n++] = fill;
+    tests[n++] = zones;
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);
     return _cmocka_run_group_tests("algos", tests, n, NULL, NULL);

@@ -838,6 +838,61 @@ static void test_engine_allreduce(void **state)
     assert_int_equal(ncl_host_run(3, allreduce_fn, NULL), NCL_SUCCESS);
 }
 
+/* Landing zones back to back: ring allgathers whose first units land in the peer's zone (all but
+ * the last step, some, none: the zone holds 8 KiB, slices are 2 KiB), in and out of place,
+ * between allreduces that do not use the zones, with one rank arriving late so that its zone is
+ * written before it enters the collective; from the third use each zone's writer waits for its
+ * credit. Every result checked; the schedules are proven before they run. */
+static ncl_result zones_fn(ncl_comm *comm, void *arg)
+{
+    (void)arg;
+    const int me = rank_of(comm), n = size_of(comm);
+    const size_t counts[] = {200, 3000, 40000}; /* per rank: zoned all but the last group, a step, a few rounds */
+    int32_t *buf = malloc(40000 * sizeof(int32_t) * (size_t)n), *mine = malloc(40000 * sizeof(int32_t));
+    EXPECT(buf && mine);
+    int wrong = 0;
+    for (int it = 0; it < 12 && !wrong; it++) {
+        const size_t count = counts[it % 3];
+        const int inplace = it % 2;
+        if (me == it % n)
+            sleep_ms(5);
+        for (size_t i = 0; i < count; i++)
+            mine[i] = (int32_t)(i * 7 + (size_t)me * 1000003 + (size_t)it);
+        if (inplace)
+            memcpy(buf + (size_t)me * count, mine, count * sizeof *mine);
+        EXPECT_OK(ncl_allgather(inplace ? buf + (size_t)me * count : mine, buf, count, NCL_INT32, comm));
+        for (int r = 0; r < n; r++)
+            for (size_t i = 0; i < count; i++)
+                wrong += buf[(size_t)r * count + i] != (int32_t)(i * 7 + (size_t)r * 1000003 + (size_t)it);
+        if (it % 3 == 2) { /* a collective that leaves the zones alone */
+            EXPECT_OK(ncl_allreduce(mine, buf, 1000, NCL_INT32, NCL_MAX, comm));
+        }
+    }
+    free(buf);
+    free(mine);
+    EXPECT(wrong == 0);
+    return NCL_SUCCESS;
+}
+
+static void test_landing_zones(void **state)
+{
+    (void)state;
+    ncl_host_config cfg = NCL_HOST_CONFIG_INIT;
+    cfg.nranks = 5;
+    cfg.comm.slice_bytes = 2048;
+    cfg.comm.landing_zone_bytes = 8192;
+    cfg.comm.check_schedules = 1;
+    cfg.comm.in_flight = NCL_MAX_IN_FLIGHT;
+    assert_int_equal(ncl_host_run_cfg(&cfg, zones_fn, NULL, NULL), NCL_SUCCESS);
+    cfg.comm.in_flight = 1; /* round by round */
+    assert_int_equal(ncl_host_run_cfg(&cfg, zones_fn, NULL, NULL), NCL_SUCCESS);
+    /* zones that would take more than half the scratch are refused at creation */
+    cfg.comm.landing_zone_bytes = cfg.scratch_bytes / 4;
+    setenv("NCL_HOST_LOG", "off", 1);
+    assert_int_equal(ncl_host_run_cfg(&cfg, zones_fn, NULL, NULL), NCL_ERR_INVALID_ARGUMENT);
+    unsetenv("NCL_HOST_LOG");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -861,6 +916,7 @@ int main(void)
         cmocka_unit_test(test_64_ranks),
         cmocka_unit_test(test_peer_exit_breaks_waits),
         cmocka_unit_test(test_engine_allreduce),
+        cmocka_unit_test(test_landing_zones),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -611,6 +611,72 @@ static void test_unconsumed_record(void **state)
     expect_reject(&s, "rank 1 recorded notify 0 to rank 0 1 more time(s) than it was waited for");
 }
 
+/* ---- landing zones ---- */
+
+enum {
+    ZN_FRESH = 1 << 0,      /* the zone's first use: no credit due, none waited for */
+    ZN_NO_CREDIT_WAIT = 1 << 1, /* a credit is due but the writer does not wait for it */
+    ZN_EARLY_CREDIT = 1 << 2,   /* the reader credits the zone before copying out of it */
+    ZN_NO_CREDIT = 1 << 3,      /* the reader never credits the zone */
+    ZN_OTHER_TURN = 1 << 4,     /* the writer uses the zone of the other turn */
+    ZN_WRONG_WRITER = 1 << 5,   /* rank 0 also writes rank 2's zone */
+};
+
+/* A 3-rank in-place ring allgather of one fp32 per rank on one channel, whose step 0 lands in the
+ * successor's landing zone (scratch 0..64; the odd turn's zone at 64) and step 1 in its recv
+ * after a READY. */
+static void build_zoned_ag3(sched *s, unsigned f)
+{
+    sched_init(s, NCL_COLL_ALLGATHER, 3, 1, 0, 1, 0, 0);
+    s->plan.zone_bytes = 64;
+    s->plan.zone_base = 0;
+    s->plan.zone_channels = 1;
+    s->plan.zone_state[0] = (f & ZN_FRESH) ? 0 : NCL_ZONE_CREDIT;
+    const uint64_t zone = (f & ZN_OTHER_TURN) ? 64 : 0;
+    for (int r = 0; r < 3; r++) {
+        const int next = (r + 1) % 3, prev = (r + 2) % 3;
+        rec_(s, r, 0, prev, NCL_NOTIFY_READY(0), 0);
+        if (!(f & (ZN_FRESH | ZN_NO_CREDIT_WAIT)))
+            wait_(s, r, 0, next, NCL_NOTIFY_CREDIT(0), 1, 0);
+        write_(s, r, 0, next, RECV(4 * (uint64_t)r), SCR(zone), 4, 0);
+        if ((f & ZN_WRONG_WRITER) && r == 0)
+            write_(s, r, 0, 2, RECV(0), SCR(4), 4, 0);
+        rec_(s, r, 0, next, NCL_NOTIFY_DATA(0), 0);
+        wait_(s, r, 0, prev, NCL_NOTIFY_DATA(0), 1, 0);
+        if (f & ZN_EARLY_CREDIT)
+            rec_(s, r, 0, prev, NCL_NOTIFY_CREDIT(0), 0);
+        wait_(s, r, 0, next, NCL_NOTIFY_READY(0), 1, 0);
+        write_(s, r, 0, next, SCR(zone), RECV(4 * (uint64_t)prev), 4, 1);
+        copy_(s, r, 0, SCR(zone), RECV(4 * (uint64_t)prev), 4, 1);
+        rec_(s, r, 0, next, NCL_NOTIFY_DATA(0), 1);
+        if (!(f & (ZN_EARLY_CREDIT | ZN_NO_CREDIT)))
+            rec_(s, r, 0, prev, NCL_NOTIFY_CREDIT(0), 0);
+        wait_(s, r, 0, prev, NCL_NOTIFY_DATA(0), 1, 1);
+    }
+}
+
+/* The credit rule: a zone is written only after its credit, credited once and only after its
+ * last read; the credits balance so that the next use finds what it expects. */
+static void test_landing_zones(void **state)
+{
+    (void)state;
+    sched s;
+    build_zoned_ag3(&s, 0);
+    expect_ok(&s);
+    build_zoned_ag3(&s, ZN_FRESH);
+    expect_ok(&s);
+    build_zoned_ag3(&s, ZN_NO_CREDIT_WAIT);
+    expect_reject(&s, "landing zone before this queue waited for its credit");
+    build_zoned_ag3(&s, ZN_EARLY_CREDIT);
+    expect_reject(&s, "landing zone is accessed after rank");
+    build_zoned_ag3(&s, ZN_NO_CREDIT);
+    expect_reject(&s, "credit(s) left for rank");
+    build_zoned_ag3(&s, ZN_OTHER_TURN);
+    expect_reject(&s, "landing zone of the next collective");
+    build_zoned_ag3(&s, ZN_WRONG_WRITER);
+    expect_reject(&s, "which only its ring predecessor (rank 1) writes");
+}
+
 /* ---- races ---- */
 
 static void test_race(void **state)
@@ -1089,6 +1155,7 @@ int main(void)
         cmocka_unit_test(test_wait_without_record),
         cmocka_unit_test(test_cycle),
         cmocka_unit_test(test_unconsumed_record),
+        cmocka_unit_test(test_landing_zones),
         cmocka_unit_test(test_race),
         cmocka_unit_test(test_contributions),
         cmocka_unit_test(test_malformed),

@@ -5,7 +5,9 @@
 // What the engine adds on top of the formulas (stated explicitly in every expectation):
 //  - READY handshake: before the first write every rank records READY to its predecessor (the
 //    writer) and waits for its successor's. On a one-way ring that notify travels the whole way
-//    round: (p-1) L + (p-2) forwarding. Constant in n; measured with a zero-byte notify.
+//    round: (p-1) L + (p-2) forwarding. Constant in n; measured with a zero-byte notify. Ring
+//    allgather does not wait for it where its first units fit the receiver's landing zone (see
+//    ag_zoned): they land there while the READY travels.
 //  - ring reduce-scatter fills each accumulation target with the rank's own contribution before
 //    the sender reduces into it (the inline reduce needs the receiver's value in place). A fill
 //    queue runs those copies ahead of the ring, and the first target is filled and written in
@@ -27,6 +29,7 @@
 #include <vector>
 
 #include "acc_sim.hpp"
+#include "model/npu.hpp"
 #include "model/rings.hpp"
 
 using acc::Sim;
@@ -130,12 +133,33 @@ double formula(ncl_coll c, int p, double n, const acc::Terms &t, uint64_t k)
     }
 }
 
+/* The bytes of each landing zone the engine sets up on this device (ncl_plan_env_zones), 0: none.
+ * Ring allgather puts its first units there (or the first unit's head, when one does not fit) on
+ * more than 2 ranks (the last group never lands there), and so does not wait for the READY. */
+uint64_t zone_bytes(int p, const rs_device_params &d, const ncl_config &cfg, uint64_t scratch = 4ull << 30)
+{
+    ncl_hal_caps caps{};
+    model::Npu::caps_of(d, scratch, &caps);
+    ncl_plan_env env;
+    ncl_plan_env_init(&env, &cfg, &caps);
+    if (ncl_plan_env_zones(&env, &cfg, &caps, p) != NCL_SUCCESS)
+        return 0;
+    return env.zone_bytes;
+}
+
+bool ag_zoned(int p, const rs_device_params &d, const ncl_config &cfg)
+{
+    return p > 2 && zone_bytes(p, d, cfg) > 0;
+}
+
 /* The engine's schedule terms the formula does not count (see the top of the file). */
 double engine_extra(ncl_coll c, int p, double n, bool inplace, double t_ready,
                     const rs_device_params &d, const acc::Terms &t, const ncl_config &cfg)
 {
     if (p < 2)
         return t_ready;
+    if (c == NCL_COLL_ALLGATHER && ag_zoned(p, d, cfg))
+        return 0;
     if (c == NCL_COLL_REDUCE_SCATTER && !(inplace && p == 2))
         return t_ready + lead_fill(n / p, cfg, d, t); // the first target's fill; the fill queue hides the rest
     if (c == NCL_COLL_ALLREDUCE && !inplace)
@@ -350,7 +374,8 @@ int case_memory()
         ncl_coll coll;
         double pred, slack; // sim in [pred, pred + slack]
     } cases[] = {
-        {NCL_COLL_ALLGATHER, t_ready + ag, 0},
+        // no READY wait (landing zones), but the copy out of the zone reads and writes its bytes
+        {NCL_COLL_ALLGATHER, ag, 2 * (double)zone_bytes(p, dev, s.config()) / M + 2 * o},
         {NCL_COLL_REDUCE_SCATTER, rs_work, (p + 1) * (o + t_ready)},
         {NCL_COLL_ALLREDUCE, t_ready + rs + ag, 0},
     };
