@@ -171,7 +171,9 @@ AlgoCost CostModel::ring(ncl_coll coll, bool pieced) const
     std::vector<Flow> flows = ring_step_flows(share);
     Step s = step(flows), s0 = step(flows, true);
     double steps = coll == NCL_COLL_ALLREDUCE ? 2.0 * (p_ - 1) : (double)(p_ - 1);
-    c.alpha_s = s0.alpha + (steps - 1) * s.alpha;
+    // allgather's first steps land in landing zones (on more than 2 ranks): no READY first
+    bool zoned = zones_ && coll == NCL_COLL_ALLGATHER && p_ > 2;
+    c.alpha_s = (zoned ? s.alpha : s0.alpha) + (steps - 1) * s.alpha;
     c.beta_s = steps * s.beta;
     if (staged_ && coll != NCL_COLL_ALLGATHER) {
         // every reduce-scatter step: the receiver reduces what landed (src + dst read, dst
@@ -272,10 +274,11 @@ AlgoCost CostModel::chain(ncl_coll coll) const
     // the engine sizes segments for its largest portion: one chain carries that share of n
     c.chain_div = (int)std::lround(1.0 / *std::max_element(share.begin(), share.end()));
     // the head waits for its successor's READY before the first segment (broadcast; a reduce's
-    // tail gets the grants of its predecessor the same way)
+    // tail gets the grants of its predecessor the same way); a broadcast's first segments land in
+    // landing zones instead, and where they all do the last rank copies the last out at the end
     int head = coll == NCL_COLL_BROADCAST ? ring_rank(0, 0) : ring_rank(0, 1);
     int second = coll == NCL_COLL_BROADCAST ? ring_rank(0, 1) : ring_rank(0, 0);
-    c.fixed_s = route_latency(second, head);
+    c.fixed_s = zones_ && coll == NCL_COLL_BROADCAST ? dev_.task_overhead : route_latency(second, head);
     return c;
 }
 

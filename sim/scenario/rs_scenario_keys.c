@@ -242,8 +242,8 @@ static const rs_key rs_keys_workload[] = {
     {"landing_zone", RS_T_UNIT, RS_UNIT_SIZE, RS_S_DBL, offsetof(rs_workload, landing_zone), 0, 0, 1073741824.0,
      RS_F_UNSET, 0, 0, NULL, "the engine's: (p-1) x (link latency + task overhead) x link bandwidth, in all at most "
      "a quarter of device.scratch", NULL, NULL,
-     "bytes of each landing zone, two per channel at the top of device.scratch: a ring allgather's first steps "
-     "land there before the receiver has entered the collective, so they wait for no READY (on a one-way ring "
+     "bytes of each landing zone, two per channel at the top of device.scratch: the first steps of a ring "
+     "allgather or chain broadcast land there before the receiver has entered the collective, so they wait for no READY (on a one-way ring "
      "that notify travels the whole ring back); 0 B: none. Used where a helper queue copies out of them "
      "(twice the channels in DMA engines)"},
     {"rings", RS_T_ENUM, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, rings), 0, 0, 0, 0, 0, 0, "auto",

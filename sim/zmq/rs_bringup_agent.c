@@ -10,8 +10,11 @@
 #include "ncl/ncl_sched.h"
 
 /* Notify ids of the link tests. No collective runs while they do, so they only have to be
- * consumed as often as they are recorded (each wait takes one). */
-enum { BU_ID_DATA = 24, BU_ID_ACK, BU_ID_PING, BU_ID_PONG, BU_ID_SKIP, BU_ID_FENCE };
+ * consumed as often as they are recorded (each wait takes one), and must not touch a counter a
+ * collective leaves behind: the landing zones' credits (NCL_NOTIFY_CREDIT, the top ids) carry
+ * over to the next collective. The engine records the LOCAL ids (16..23) only to its own rank, so
+ * a peer's counters of those ids are free. */
+enum { BU_ID_DATA = 16, BU_ID_ACK, BU_ID_PING, BU_ID_PONG, BU_ID_SKIP, BU_ID_FENCE };
 #define BU_POISON 0xa5
 #define BU_PING_BYTES 4096u
 #define BU_MAX_PINGS 1000

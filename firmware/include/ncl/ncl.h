@@ -189,7 +189,7 @@ typedef struct ncl_config {
      *  explicit size must leave half the scratch (else ncl_comm_create: NCL_ERR_INVALID_ARGUMENT).
      *  Only on backends that keep scratch addressable between collectives (NCL_HAL_FEAT_ZONES) and
      *  run twice the channels in queues and DMA engines (a helper queue per channel copies out of
-     *  the zone). Used by ring allgather. Every rank must pass the same value. */
+     *  the zone). Used by ring allgather and chain broadcast. Every rank must pass the same value. */
     uint64_t landing_zone_bytes;
 } ncl_config;
 

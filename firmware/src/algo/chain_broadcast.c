@@ -10,6 +10,21 @@
  * on credits: position v forwards segment s while v-1 already sends s+1. With channels on
  * link-disjoint rings (the 8-NPU server's four) the chains run side by side at full bandwidth.
  *
+ * Landing zones (ncl_zone_*): a receiver's READY travels back to its predecessor, p-1 links on a
+ * one-way ring, and the root waits for it before its first write. Instead the first segments (as
+ * many as a zone holds; when not even one fits, the first segment's head, if others follow) go into
+ * the next
+ * rank's zone on every link of the chain, which needs no READY, only the credit of the zone's use
+ * two collectives ago; the READY has arrived by the time the rest follows. When every segment is
+ * zoned, the last rank's copy of the last one follows the chain's end (a task, o + its copy),
+ * still less than the READY's trip on a one-way ring. A rank forwards a zoned
+ * segment from its zone into next's, and its helper queue copies it into recv: the ring queue
+ * records LOCAL after each zoned segment's DATA wait and once more after the DATA record that
+ * ends its forwards, the helper copies after each LOCAL and then credits the zone. Every rank
+ * takes its successor's credit when one is due and credits its own zone once (the root's, which
+ * nobody writes, at once), whatever its place in the chain, so that the credits balance for any
+ * sequence of roots.
+ *
  * Out of place the root's recv must hold the result too. Its writes read the input and nobody
  * writes or reads its recv, so that copy input -> recv depends on nothing: with room for twice
  * the channels (queues and DMA engines: ncl_helper_room), channel c's part is copied on a helper queue (channels + c) beside the writes and
@@ -18,15 +33,70 @@
  * would wait for the whole pipeline on a device with one DMA engine). Copies move at most a
  * slice each. */
 
+/* Chain queues: the plan's queues without the copy queues. */
+static uint32_t channels_of(const ncl_plan *p)
+{
+    return p->queues - p->helper_queues;
+}
+
+/* Elements of segment s of channel c's portion; its first element in *off. May be 0 when the
+ * portion is shorter than the segment count (the DATA record still marks the step). */
+static uint64_t seg_of(const ncl_plan *p, uint32_t channels, uint32_t c, uint64_t s, uint64_t *off)
+{
+    uint64_t coff, soff;
+    uint64_t len = ncl_part(ncl_channel_part(p, p->count, channels, c, &coff), p->segments, s, &soff);
+    *off = coff + soff;
+    return len;
+}
+
+static uint64_t seg(const ncl_plan *p, uint32_t c, uint64_t s, uint64_t *off)
+{
+    return seg_of(p, channels_of(p), c, s, off);
+}
+
+/* Channel c's zoned segments: the first `zoned` land in the zone in slots of slot_bytes; head > 0:
+ * only the first `head` elements of the one zoned segment do (a segment larger than the zone). */
+typedef struct zoning {
+    uint64_t zoned, slot_bytes, head;
+} zoning;
+
+static zoning zoning_of(const ncl_plan *p, uint32_t channels, uint32_t c)
+{
+    zoning z = {0, 0, 0};
+    uint64_t off, span = ncl_channel_part(p, p->count, channels, c, &off);
+    z.slot_bytes = ncl_div_ceil(span, p->segments) * p->esize;
+    z.zoned = ncl_zone_slots(p, c, z.slot_bytes, p->segments);
+    /* a head needs a segment after it to hide its copy: one segment pays two writes and the copy */
+    if (z.zoned == 0 && c < p->zone_channels && span && p->segments > 1 && p->zone_bytes >= p->esize) {
+        z.head = p->zone_bytes / p->esize;
+        z.zoned = 1;
+    }
+    return z;
+}
+/* Elements of segment s (of len) that land in the zone. */
+static uint64_t zoned_len(const zoning *z, uint64_t s, uint64_t len)
+{
+    return s >= z->zoned ? 0 : z->head ? ncl_min_u64(z->head, len) : len;
+}
+
+/* Every segment lands whole in the zone: no READY needed. */
+static int all_zoned(const zoning *z, uint64_t segments)
+{
+    return z->zoned == segments && !z->head;
+}
+
 static ncl_result prepare(ncl_plan *p)
 {
     p->segments = 1;
     if (p->slice_elems == 0 || p->esize == 0)
         return NCL_ERR_INVALID_ARGUMENT;
     uint32_t channels = ncl_channels_for(p->queues, p->count);
-    /* the root's channel c copies its part of the input on queue channels + c */
-    p->helper_queues = !p->inplace && p->nranks > 1 && p->count != 0 && ncl_helper_room(p, channels)
-                           ? channels : 0;
+    const int room = p->nranks > 1 && p->count != 0 && ncl_helper_room(p, channels);
+    /* zones only with a helper queue to copy out of them: on the chain queue each costs an issue */
+    p->zone_channels = p->zone_bytes && room ? channels : 0;
+    /* the root's channel c copies its part of the input on queue channels + c, as every rank's
+     * copies out of its zone */
+    p->helper_queues = room && (!p->inplace || p->zone_channels) ? channels : 0;
     p->queues = channels + p->helper_queues;
     if (p->count == 0)
         return NCL_SUCCESS;
@@ -41,23 +111,15 @@ static ncl_result prepare(ncl_plan *p)
     }
     ncl_result rc = ncl_pipeline_prepare(&portion, p->slice_elems);
     p->segments = portion.segments;
+    int zoned = 0;
+    for (uint32_t q = 0; q < p->zone_channels; q++)
+        zoned |= zoning_of(p, channels, q).zoned > 0;
+    if (!zoned) { /* the segments are too small to gain from zones (or there are none) */
+        p->zone_channels = 0;
+        p->helper_queues = room && !p->inplace ? channels : 0;
+        p->queues = channels + p->helper_queues;
+    }
     return rc;
-}
-
-/* Chain queues: the plan's queues without the copy queues. */
-static uint32_t channels_of(const ncl_plan *p)
-{
-    return p->queues - p->helper_queues;
-}
-
-/* Elements of segment s of channel c's portion; its first element in *off. May be 0 when the
- * portion is shorter than the segment count (the DATA record still marks the step). */
-static uint64_t seg(const ncl_plan *p, uint32_t c, uint64_t s, uint64_t *off)
-{
-    uint64_t coff, soff;
-    uint64_t len = ncl_part(ncl_channel_part(p, p->count, channels_of(p), c, &coff), p->segments, s, &soff);
-    *off = coff + soff;
-    return len;
 }
 
 /* The root's copy input -> recv of channel c's portion from element m of it on, at most a slice,
@@ -73,7 +135,33 @@ static int copy_task(const ncl_plan *p, uint32_t c, uint64_t m, ncl_task *t)
     return 1;
 }
 
-/* Generator state: i = segment, m = copy offset in the channel's portion. */
+/* The segment whose writes first reach next's recv, before which next's READY is waited for:
+ * the first that is not zoned, or the head-split one; the segment count when all are zoned. */
+static uint64_t first_recv(const ncl_plan *p, uint32_t c)
+{
+    const zoning z = zoning_of(p, channels_of(p), c);
+    return all_zoned(&z, p->segments) ? p->segments : z.zoned - (z.head ? 1u : 0u);
+}
+
+/* Piece `piece` of segment s as a write to next: 0 = the part that lands in next's zone (from our
+ * zone, or the root's input), 1 = the rest (recv to recv, or the root's input). 0: no such piece. */
+static int chain_write(const ncl_plan *p, uint32_t c, uint64_t s, int piece, int root, int nxt, ncl_task *t)
+{
+    const zoning z = zoning_of(p, channels_of(p), c);
+    uint64_t off;
+    const uint64_t len = seg(p, c, s, &off), zl = zoned_len(&z, s, len), es = p->esize;
+    const uint64_t lo = piece ? zl : 0, hi = piece ? len : zl;
+    if (lo >= hi)
+        return 0;
+    const ncl_ref at = ncl_ref_make(NCL_BUF_RECV, (off + lo) * es);
+    const ncl_ref src = root ? ncl_ref_add(ncl_plan_input(p, p->rank), (off + lo) * es)
+                        : piece ? at : ncl_zone_slot(p, c, z.slot_bytes, s);
+    ncl_task_write(t, nxt, src, piece ? at : ncl_zone_slot(p, c, z.slot_bytes, s), (hi - lo) * es, (uint32_t)s);
+    return 1;
+}
+
+/* Generator state: i = segment, m = copy offset in the channel's portion (the helper: the segment
+ * it copies out of the zone). */
 static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
 {
     const uint32_t c = q % channels_of(p);
@@ -81,9 +169,10 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     const int v = ncl_mod((int64_t)ncl_ring_pos(p, c, r) - root_pos, n); /* the root is 0 */
     const int prev = ncl_ring_rank(p, c, (int64_t)root_pos + v - 1);
     const int nxt = ncl_ring_rank(p, c, (int64_t)root_pos + v + 1);
-    const uint64_t es = p->esize, k = p->segments;
-    const ncl_ref in = ncl_plan_input(p, r), recv = ncl_ref_make(NCL_BUF_RECV, 0);
+    const uint64_t k = p->segments;
     const uint32_t data = NCL_NOTIFY_DATA(c), ready = NCL_NOTIFY_READY(c);
+    const int zones = c < p->zone_channels;
+    zoning z = zoning_of(p, channels_of(p), c);
     uint64_t off, len;
 
     NCL_GEN_BEGIN(g);
@@ -92,31 +181,56 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
 
     if (q >= channels_of(p)) {
         /* a copy queue: the root's own result, beside its writes */
-        for (g->m = 0; v == 0 && copy_task(p, c, g->m, t); g->m += p->slice_elems)
+        for (g->m = 0; v == 0 && !p->inplace && copy_task(p, c, g->m, t); g->m += p->slice_elems)
             NCL_YIELD(g);
+        if (v == 0 || !zones || z.zoned == 0)
+            return g->line = -1, 0;
+        /* a receiver's zone: each zoned segment once it arrived, then (a forwarder) once its
+         * forwards are done, then the credit */
+        for (g->i = 0; g->i < zoning_of(p, channels_of(p), c).zoned + (v < n - 1 ? 1u : 0u); g->i++) {
+            ncl_task_wait(t, r, NCL_NOTIFY_LOCAL(c), 1, 0);
+            NCL_YIELD(g);
+            z = zoning_of(p, channels_of(p), c);
+            if (g->i < z.zoned && (len = zoned_len(&z, g->i, seg(p, c, g->i, &off))) != 0) {
+                ncl_task_copy(t, ncl_zone_slot(p, c, z.slot_bytes, g->i), ncl_ref_make(NCL_BUF_RECV, off * p->esize),
+                              len * p->esize, (uint32_t)g->i);
+                NCL_YIELD(g);
+            }
+        }
+        ncl_task_record(t, prev, NCL_NOTIFY_CREDIT(c), 0);
+        NCL_YIELD(g);
         return g->line = -1, 0;
     }
 
+    /* a writer takes its successor's credit first, when one is due (the last rank writes nothing,
+     * but takes it as well: every use balances) */
+    if (n > 1 && ncl_zone_credit_due(p, c)) {
+        ncl_task_wait(t, nxt, NCL_NOTIFY_CREDIT(c), 1, 0);
+        NCL_YIELD(g);
+    }
+    if (zones && (v == 0 || z.zoned == 0)) { /* nothing for us to read in our zone */
+        ncl_task_record(t, prev, NCL_NOTIFY_CREDIT(c), 0);
+        NCL_YIELD(g);
+    }
+
     if (v == 0) {
-        /* root. step 0: wait until the next in the chain has bound its recv (it may take every
-         * segment) */
-        if (n > 1) {
-            ncl_task_wait(t, nxt, ready, 1, 0);
-            NCL_YIELD(g);
-        }
+        /* root: push each segment from our input to next (its first ones into next's zone, the
+         * rest once next has bound its recv), tell it */
         for (g->i = 0; n > 1 && g->i < k; g->i++) {
-            /* step s: push segment s from our input to next, tell it */
-            if ((len = seg(p, c, g->i, &off)) != 0) {
-                ncl_task_write(t, nxt, ncl_ref_add(in, off * es), ncl_ref_add(recv, off * es),
-                               len * es, (uint32_t)g->i);
+            if (chain_write(p, c, g->i, 0, 1, nxt, t))
+                NCL_YIELD(g);
+            if (g->i == first_recv(p, c)) {
+                ncl_task_wait(t, nxt, ready, 1, 0);
                 NCL_YIELD(g);
             }
+            if (chain_write(p, c, g->i, 1, 1, nxt, t))
+                NCL_YIELD(g);
             ncl_task_record(t, nxt, data, (uint32_t)g->i);
             NCL_YIELD(g);
             /* out of place without copy queues: keep segment s too, while next forwards it */
             if (!p->inplace && p->helper_queues == 0 && (len = seg(p, c, g->i, &off)) != 0) {
-                ncl_task_copy(t, ncl_ref_add(in, off * es), ncl_ref_add(recv, off * es), len * es,
-                              (uint32_t)g->i);
+                ncl_task_copy(t, ncl_ref_add(ncl_plan_input(p, r), off * p->esize),
+                              ncl_ref_make(NCL_BUF_RECV, off * p->esize), len * p->esize, (uint32_t)g->i);
                 NCL_YIELD(g);
             }
         }
@@ -126,28 +240,42 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         return g->line = -1, 0;
     }
 
-    /* step 0: our recv is bound: prev may write every segment into it */
-    ncl_task_record(t, prev, ready, 0);
-    NCL_YIELD(g);
-    if (v == n - 1) {
-        /* end of the chain: just wait for all segments to have landed */
-        ncl_task_wait(t, prev, data, (uint32_t)k, (uint32_t)(k - 1));
+    /* step 0: our recv is bound: prev may write the segments our zone does not take into it */
+    if (!all_zoned(&z, k)) {
+        ncl_task_record(t, prev, ready, 0);
         NCL_YIELD(g);
-        return g->line = -1, 0;
     }
-    ncl_task_wait(t, nxt, ready, 1, 0);
-    NCL_YIELD(g);
     for (g->i = 0; g->i < k; g->i++) {
-        /* step s: receive segment s from prev, forward it from our recv to next */
+        /* step s: receive segment s from prev (the last rank: all but the zoned ones at once),
+         * forward it to next as the root does, from our zone or our recv */
+        if (v == n - 1 && g->i >= zoning_of(p, channels_of(p), c).zoned) {
+            ncl_task_wait(t, prev, data, (uint32_t)(k - g->i), (uint32_t)(k - 1));
+            NCL_YIELD(g);
+            break;
+        }
         ncl_task_wait(t, prev, data, 1, (uint32_t)g->i);
         NCL_YIELD(g);
-        if ((len = seg(p, c, g->i, &off)) != 0) {
-            ncl_task_write(t, nxt, ncl_ref_add(recv, off * es), ncl_ref_add(recv, off * es),
-                           len * es, (uint32_t)g->i);
+        if (g->i < zoning_of(p, channels_of(p), c).zoned) { /* it is in our zone: the helper copies it out */
+            ncl_task_record(t, r, NCL_NOTIFY_LOCAL(c), (uint32_t)g->i);
             NCL_YIELD(g);
         }
+        if (v == n - 1)
+            continue;
+        if (chain_write(p, c, g->i, 0, 0, nxt, t))
+            NCL_YIELD(g);
+        if (g->i == first_recv(p, c)) {
+            ncl_task_wait(t, nxt, ready, 1, 0);
+            NCL_YIELD(g);
+        }
+        if (chain_write(p, c, g->i, 1, 0, nxt, t))
+            NCL_YIELD(g);
         ncl_task_record(t, nxt, data, (uint32_t)g->i);
         NCL_YIELD(g);
+        z = zoning_of(p, channels_of(p), c);
+        if (z.zoned && g->i + 1 == z.zoned) { /* our forwards out of the zone are done */
+            ncl_task_record(t, r, NCL_NOTIFY_LOCAL(c), (uint32_t)g->i);
+            NCL_YIELD(g);
+        }
     }
     NCL_GEN_END(g);
 }

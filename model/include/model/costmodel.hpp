@@ -60,6 +60,9 @@ public:
     void set_scratch(uint64_t bytes) { scratch_ = bytes; }
     /** Deterministic allreduce accumulates in fp32 (ncl_config.wide_accumulation on fp16/bf16). */
     void set_wide(bool wide) { wide_ = wide; }
+    /** The communicators have landing zones (ncl_plan_env_zones): ring allgather and chain
+     *  broadcast then wait for no READY before their first write. */
+    void set_zones(bool zones) { zones_ = zones; }
 
     /** Every algorithm the engine has for coll, with its cost on this topology. */
     std::vector<AlgoCost> costs(ncl_coll coll) const;
@@ -105,6 +108,7 @@ private:
     ncl_algo inter_ = NCL_ALGO_AUTO;
     bool staged_ = false;
     bool wide_ = false;
+    bool zones_ = false;
     uint64_t slice_ = 0, scratch_ = 0;
 };
 

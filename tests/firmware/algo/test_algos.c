@@ -481,14 +481,14 @@ static void test_ring_weights(void **state)
     assert_int_equal(fails, 0);
 }
 
-/* Landing zones: ring allgather (the one user) on every shape, with zones that hold one small
- * unit or many, at each turn (first use, second, then credits due on either zone), with one and
- * several tasks in flight, with and without room for the helper queues that copy out of them
- * (without, the plan uses none), on the identity and on weighted rings. */
+/* Landing zones: their users (ring allgather, chain broadcast) on every shape, with zones that
+ * hold one small unit or many, at each turn (first use, second, then credits due on either zone),
+ * with one and several tasks in flight, with and without room for the helper queues that copy out
+ * of them (without, the plan uses none), on the identity and on weighted rings. */
 static void test_landing_zones(void **state)
 {
     (void)state;
-    static const pair ag = {NCL_COLL_ALLGATHER, NCL_ALGO_RING};
+    static const pair users[] = {{NCL_COLL_ALLGATHER, NCL_ALGO_RING}, {NCL_COLL_BROADCAST, NCL_ALGO_CHAIN}};
     static const uint32_t w13[] = {1, 3};
     int cases = 0, refused = 0, printed = 0, fails = 0;
     for (int weighted = 0; weighted < 2; weighted++) {
@@ -499,7 +499,8 @@ static void test_landing_zones(void **state)
                 g_zone_uses[c] = (uint32_t)(v / 2 % 4);
             g_in_flight = v / 8 ? NCL_MAX_IN_FLIGHT : 1;
             g_max_queues = v % 3 ? NCL_MAX_QUEUES : CHANNELS;
-            fails += run_matrix(&ag, 64, 4 * CHANNELS * g_zone_bytes, 0, &cases, &refused, &printed);
+            for (size_t u = 0; u < sizeof users / sizeof users[0]; u++)
+                fails += run_matrix(&users[u], 64, 4 * CHANNELS * g_zone_bytes, 0, &cases, &refused, &printed);
         }
     }
     /* the plan: zones at the top of scratch, out of the algorithms' reach, at the channel's turn */

@@ -839,8 +839,8 @@ static void test_engine_allreduce(void **state)
 }
 
 /* Landing zones back to back: ring allgathers whose first units land in the peer's zone (all but
- * the last step, some, none: the zone holds 8 KiB, slices are 2 KiB), in and out of place,
- * between allreduces that do not use the zones, with one rank arriving late so that its zone is
+ * the last step, some, none: the zone holds 8 KiB, slices are 2 KiB), in and out of place, and
+ * chain broadcasts from moving roots, between allreduces that do not use the zones, with one rank arriving late so that its zone is
  * written before it enters the collective; from the third use each zone's writer waits for its
  * credit. Every result checked; the schedules are proven before they run. */
 static ncl_result zones_fn(ncl_comm *comm, void *arg)
@@ -864,6 +864,12 @@ static ncl_result zones_fn(ncl_comm *comm, void *arg)
         for (int r = 0; r < n; r++)
             for (size_t i = 0; i < count; i++)
                 wrong += buf[(size_t)r * count + i] != (int32_t)(i * 7 + (size_t)r * 1000003 + (size_t)it);
+        const int root = (it * 2) % n; /* a chain broadcast from a moving root uses them too */
+        for (size_t i = 0; i < count; i++)
+            buf[i] = me == root ? (int32_t)(i * 3 + (size_t)it) : -1;
+        EXPECT_OK(ncl_broadcast(buf, buf, count, NCL_INT32, root, comm));
+        for (size_t i = 0; i < count; i++)
+            wrong += buf[i] != (int32_t)(i * 3 + (size_t)it);
         if (it % 3 == 2) { /* a collective that leaves the zones alone */
             EXPECT_OK(ncl_allreduce(mine, buf, 1000, NCL_INT32, NCL_MAX, comm));
         }
@@ -883,6 +889,8 @@ static void test_landing_zones(void **state)
     cfg.comm.landing_zone_bytes = 8192;
     cfg.comm.check_schedules = 1;
     cfg.comm.in_flight = NCL_MAX_IN_FLIGHT;
+    cfg.comm.algorithm[NCL_COLL_ALLGATHER] = NCL_ALGO_RING;
+    cfg.comm.algorithm[NCL_COLL_BROADCAST] = NCL_ALGO_CHAIN;
     assert_int_equal(ncl_host_run_cfg(&cfg, zones_fn, NULL, NULL), NCL_SUCCESS);
     cfg.comm.in_flight = 1; /* round by round */
     assert_int_equal(ncl_host_run_cfg(&cfg, zones_fn, NULL, NULL), NCL_SUCCESS);

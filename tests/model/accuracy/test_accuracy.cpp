@@ -6,8 +6,8 @@
 //  - READY handshake: before the first write every rank records READY to its predecessor (the
 //    writer) and waits for its successor's. On a one-way ring that notify travels the whole way
 //    round: (p-1) L + (p-2) forwarding. Constant in n; measured with a zero-byte notify. Ring
-//    allgather does not wait for it where its first units fit the receiver's landing zone (see
-//    ag_zoned): they land there while the READY travels.
+//    allgather and chain broadcast do not wait for it: their first units land in the receiver's
+//    landing zone while the READY travels (ag_zoned, bc_zone_extra).
 //  - ring reduce-scatter fills each accumulation target with the rank's own contribution before
 //    the sender reduces into it (the inline reduce needs the receiver's value in place). A fill
 //    queue runs those copies ahead of the ring, and the first target is filled and written in
@@ -152,6 +152,20 @@ bool ag_zoned(int p, const rs_device_params &d, const ncl_config &cfg)
     return p > 2 && zone_bytes(p, d, cfg) > 0;
 }
 
+/* Chain broadcast puts its first segments (or, with more than one, the first one's head) in the
+ * zones too, and waits for no READY. When the zone holds every segment of n / k bytes, the last
+ * rank copies the last one out after the chain's end: a task overhead and the copy's read and
+ * write of its bytes. */
+double bc_zone_extra(int p, double n, uint64_t k, const rs_device_params &d, const ncl_config &cfg, double t_ready)
+{
+    uint64_t zone = zone_bytes(p, d, cfg);
+    double seg = std::ceil(n / 4 / (double)k) * 4; // fp32 elements
+    uint64_t slots = zone / (uint64_t)seg;
+    if (p < 2 || zone == 0 || (slots == 0 && k == 1))
+        return t_ready;
+    return slots >= k ? d.task_overhead + 2 * seg / d.mem_bandwidth : 0;
+}
+
 /* The engine's schedule terms the formula does not count (see the top of the file). */
 double engine_extra(ncl_coll c, int p, double n, bool inplace, double t_ready,
                     const rs_device_params &d, const acc::Terms &t, const ncl_config &cfg)
@@ -160,6 +174,8 @@ double engine_extra(ncl_coll c, int p, double n, bool inplace, double t_ready,
         return t_ready;
     if (c == NCL_COLL_ALLGATHER && ag_zoned(p, d, cfg))
         return 0;
+    if (c == NCL_COLL_BROADCAST)
+        return bc_zone_extra(p, n, engine_k(p, (uint64_t)n, cfg), d, cfg, t_ready);
     if (c == NCL_COLL_REDUCE_SCATTER && !(inplace && p == 2))
         return t_ready + lead_fill(n / p, cfg, d, t); // the first target's fill; the fill queue hides the rest
     if (c == NCL_COLL_ALLREDUCE && !inplace)
