@@ -74,11 +74,11 @@ ncl_result ncl_plan_env_zones(ncl_plan_env *env, const ncl_config *cfg, const nc
         if (each == 0 || each > scratch / 2 / zones)
             return NCL_ERR_INVALID_ARGUMENT;
     } else {
-        /* what arrives while a notify travels p-1 links back: (p-1) alpha x bandwidth */
-        uint64_t want = (uint64_t)(nranks - 1) * (cfg->link_alpha_ns ? cfg->link_alpha_ns : 1) *
-                        (cfg->link_gbps ? cfg->link_gbps : 1);
-        want = (want + 4095) / 4096 * 4096;
-        each = ncl_min_u64(want, scratch / 4 / zones / 64 * 64);
+        /* what arrives while a notify travels p-1 links back: (p-1) alpha x bandwidth (ns x GB/s
+         * = bytes; each factor below 2^32, so one product cannot wrap), within the cap */
+        const uint64_t cap = scratch / 4 / zones / 64 * 64;
+        const uint64_t hop = (uint64_t)(cfg->link_alpha_ns ? cfg->link_alpha_ns : 1) * (cfg->link_gbps ? cfg->link_gbps : 1);
+        each = hop > cap / (uint64_t)(nranks - 1) ? cap : ncl_min_u64((hop * (uint64_t)(nranks - 1) + 4095) / 4096 * 4096, cap);
         if (each < 4096) /* too small to carry a useful first step */
             each = 0;
     }

@@ -90,6 +90,13 @@ static ncl_result validate_args(ck *c, const ncl_plan *p, const ncl_check_source
     }
     if (queues < 1)
         return ncl_ck_fail(c, NCL_ERR_INVALID_ARGUMENT, "schedule checker: 0 queues");
+    if (p->zone_channels && (p->zone_channels > NCL_MAX_QUEUES || p->zone_bytes == 0 ||
+                             p->zone_base < p->scratch_bytes ||
+                             p->zone_bytes > (UINT64_MAX - p->zone_base) / (2ull * p->zone_channels)))
+        return ncl_ck_fail(c, NCL_ERR_INVALID_ARGUMENT, "schedule checker: landing zones of %llu bytes for %u channels "
+                           "at %llu do not fit (scratch below them: %llu bytes)",
+                           (unsigned long long)p->zone_bytes, p->zone_channels, (unsigned long long)p->zone_base,
+                           (unsigned long long)p->scratch_bytes);
     if (queues > NCL_MAX_QUEUES)
         return ncl_ck_fail(c, NCL_ERR_UNSUPPORTED, "schedule checker: %u queues, at most %u", queues, NCL_MAX_QUEUES);
     c->queues = queues;

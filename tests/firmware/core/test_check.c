@@ -931,6 +931,13 @@ static void test_arguments(void **state)
     assert_int_equal(ncl_check(&s.plan, &nonext, t_alloc, t_free, &a, msg, sizeof msg), NCL_ERR_INVALID_ARGUMENT);
     ncl_check_source many = {sched_next, &s, NCL_MAX_QUEUES + 1};
     assert_int_equal(ncl_check(&s.plan, &many, t_alloc, t_free, &a, msg, sizeof msg), NCL_ERR_UNSUPPORTED);
+    p = s.plan; /* landing zones that do not fit */
+    p.zone_channels = 1;
+    assert_int_equal(ncl_check(&p, &src, t_alloc, t_free, &a, msg, sizeof msg), NCL_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(msg, "landing zones of 0 bytes"));
+    p.zone_bytes = UINT64_MAX / 2;
+    p.zone_base = p.scratch_bytes + 8;
+    assert_int_equal(ncl_check(&p, &src, t_alloc, t_free, &a, msg, sizeof msg), NCL_ERR_INVALID_ARGUMENT);
     p = s.plan;
     p.algo = NCL_ALGO_AUTO; /* src == NULL needs a concrete algorithm */
     assert_int_equal(ncl_check(&p, NULL, t_alloc, t_free, &a, msg, sizeof msg), NCL_ERR_INVALID_ARGUMENT);
