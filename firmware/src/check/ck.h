@@ -368,6 +368,8 @@ ncl_result ncl_ck_race_check(ck *c, uint32_t t, const ncl_task *k, int rank, uin
                              int write);
 /* The counter (sender, id) held by `owner`, created on first use; NULL when out of memory. */
 counter *ncl_ck_ctr_get(ck *c, int owner, int sender, uint32_t id);
+/* Appends a record with clock snapshot s to x's FIFO (s's refs are the caller's); 0 when out of memory. */
+int ncl_ck_ctr_push(ck *c, counter *x, snap *s);
 void ncl_ck_ready_push(ck *c, uint32_t t);
 /* NOTIFY_RECORD and NOTIFY_WAIT (which sets *blocked when the counter is short). */
 ncl_result ncl_ck_record(ck *c, uint32_t t, const ncl_task *k);

@@ -287,6 +287,22 @@ void ncl_ck_ready_push(ck *c, uint32_t t)
     c->rcount++;
 }
 
+int ncl_ck_ctr_push(ck *c, counter *x, snap *s)
+{
+    pend *p = pool_get(c, &c->pends);
+    if (!p)
+        return 0;
+    p->next = NULL;
+    p->s = s;
+    if (x->tail)
+        x->tail->next = p;
+    else
+        x->head = p;
+    x->tail = p;
+    x->count++;
+    return 1;
+}
+
 ncl_result ncl_ck_record(ck *c, uint32_t t, const ncl_task *k)
 {
     thread *th = &c->th[t];
@@ -301,18 +317,9 @@ ncl_result ncl_ck_record(ck *c, uint32_t t, const ncl_task *k)
         s->refs = 1;
         th->cached = s;
     }
-    pend *p = pool_get(c, &c->pends);
-    if (!p)
+    if (!ncl_ck_ctr_push(c, x, th->cached))
         return ncl_ck_oom(c);
-    p->next = NULL;
-    p->s = th->cached;
     th->cached->refs++;
-    if (x->tail)
-        x->tail->next = p;
-    else
-        x->head = p;
-    x->tail = p;
-    x->count++;
     th->released = 1;
     while (x->waiters) {
         uint32_t w = x->waiters - 1;

@@ -57,24 +57,15 @@ ncl_result ncl_ck_zone_setup(ck *c)
     for (int r = 0; r < c->nranks; r++) {
         for (uint32_t ch = 0; ch < p->zone_channels && (p->zone_state[ch] & NCL_ZONE_CREDIT); ch++) {
             counter *x = ncl_ck_ctr_get(c, pred_of(c, r, ch), r, NCL_NOTIFY_CREDIT(ch));
-            for (int k = 0; x && k < 2; k++) { /* the credits of both earlier uses, from before */
+            if (!x)
+                return ncl_ck_oom(c);
+            for (int k = 0; k < 2; k++) { /* the credits of both earlier uses, from before */
                 snap *s = pool_get(c, &c->snaps);
-                pend *e = pool_get(c, &c->pends);
-                if (!s || !e)
+                if (!s || !ncl_ck_ctr_push(c, x, s))
                     return ncl_ck_oom(c);
                 memset(s->vc, 0, c->nthreads * sizeof(uint32_t));
                 s->refs = 1;
-                e->next = NULL;
-                e->s = s;
-                if (x->tail)
-                    x->tail->next = e;
-                else
-                    x->head = e;
-                x->tail = e;
-                x->count++;
             }
-            if (!x)
-                return ncl_ck_oom(c);
         }
     }
     return NCL_SUCCESS;
