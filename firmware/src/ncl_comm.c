@@ -51,7 +51,7 @@ ncl_result ncl_comm_create(ncl_comm **out, int nranks, int rank, const ncl_hal *
     /* the cost and ring tables live right after the communicator: one allocation, one free */
     size_t table = (size_t)cfg->ring_count * (size_t)nranks;
     size_t ltable = (size_t)cfg->local_ring_count * (size_t)cfg->local_size;
-    size_t weights = cfg->ring_weights ? cfg->ring_count : 0;
+    size_t weights = cfg->ring_count; /* room even without weights: ncl_comm_set_ring_weights */
     ncl_comm *c = cfg->alloc(cfg->alloc_ud, sizeof *c + cfg->cost_count * sizeof(ncl_cost) +
                                                 2 * (table + ltable) * sizeof(int32_t) +
                                                 weights * sizeof(uint32_t));
@@ -68,13 +68,13 @@ ncl_result ncl_comm_create(ncl_comm **out, int nranks, int rank, const ncl_hal *
         ring_order[i] = cfg->rings[i];
     for (size_t i = 0; i < ltable; i++)
         local_order[i] = cfg->local_rings[i];
-    for (size_t k = 0; k < weights; k++)
+    for (size_t k = 0; cfg->ring_weights && k < weights; k++)
         ring_weights[k] = cfg->ring_weights[k];
     /* the planner's input, from the copies; the rings must name every rank exactly once */
     ncl_config own = *cfg;
     own.costs = costs;
     own.rings = table ? ring_order : NULL;
-    own.ring_weights = weights ? ring_weights : NULL;
+    own.ring_weights = cfg->ring_weights ? ring_weights : NULL;
     own.local_rings = ltable ? local_order : NULL;
     c->caps = caps;
     ncl_plan_env_init(&c->env, &own, &c->caps);
@@ -84,6 +84,7 @@ ncl_result ncl_comm_create(ncl_comm **out, int nranks, int rank, const ncl_hal *
         cfg->free(cfg->alloc_ud, c);
         return NCL_ERR_INVALID_ARGUMENT;
     }
+    c->ring_weights = weights ? ring_weights : NULL;
     c->cfg = *cfg;
     c->cfg.rings = NULL; /* the caller's arrays may go away: use the copies */
     c->cfg.ring_weights = NULL;
@@ -132,6 +133,25 @@ ncl_result ncl_comm_set_algorithm(ncl_comm *comm, ncl_coll coll, ncl_algo algo)
         return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT, "%s cannot run %s",
                              ncl_algo_name(algo), ncl_coll_name(coll));
     comm->cfg.algorithm[coll] = (uint8_t)algo;
+    return NCL_SUCCESS;
+}
+
+ncl_result ncl_comm_set_ring_weights(ncl_comm *comm, const uint32_t *weights)
+{
+    if (!comm)
+        return NCL_ERR_INVALID_ARGUMENT;
+    if (comm->active)
+        return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT, "ring weights: a collective is running");
+    if (!comm->ring_weights)
+        return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT, "ring weights: the communicator has no rings");
+    for (uint32_t k = 0; weights && k < comm->cfg.ring_count; k++)
+        if (weights[k] == 0)
+            return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT, "ring weights: ring %u has weight 0",
+                                 (unsigned)k);
+    for (uint32_t k = 0; weights && k < comm->cfg.ring_count; k++)
+        comm->ring_weights[k] = weights[k];
+    comm->env.ring_weights = weights ? comm->ring_weights : NULL;
+    comm->checked_valid = 0; /* the proof cache compares the weights' address, not their values */
     return NCL_SUCCESS;
 }
 

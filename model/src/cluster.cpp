@@ -8,6 +8,8 @@
 
 #include <ncl/ncl_dtype.h>
 
+#include "model/costmodel.hpp"
+
 namespace model {
 
 Cluster::Cluster(const rs_topology_spec &topo, rs_fidelity fidelity, const rs_device_params &device,
@@ -166,9 +168,40 @@ void Cluster::rtl_map(int rank, bool in)
         std::memcpy((void *)d, mem + (uintptr_t)r.dev_recv, out_bytes);
 }
 
+void Cluster::rebalance_rings(std::vector<std::vector<int>> rings, std::vector<uint32_t> initial)
+{
+    rings_ = std::move(rings);
+    weights_.assign(1, std::move(initial));
+    call_weights_.clear();
+    faults_seen_ = net_->faults_applied();
+    for (Rank &r : ranks_)
+        r.calls = 0, r.weights = 0;
+}
+
+void Cluster::update_weights(int rank)
+{
+    Rank &r = ranks_[rank];
+    uint64_t call = r.calls++;
+    if (call == call_weights_.size()) { // the first rank to start this call decides its weights
+        if (net_->faults_applied() != faults_seen_) {
+            faults_seen_ = net_->faults_applied();
+            std::vector<rs_link_params> live = net_->link_params();
+            std::vector<uint32_t> w = ring_weights(net_->topology(), rings_, &live);
+            if (w != weights_.back())
+                weights_.push_back(std::move(w));
+        }
+        call_weights_.push_back((uint32_t)(weights_.size() - 1));
+    }
+    uint32_t want = call_weights_[call];
+    if (want != r.weights && ncl_comm_set_ring_weights(r.comm, weights_[want].data()) == NCL_SUCCESS)
+        r.weights = want;
+}
+
 void Cluster::start(int rank)
 {
     Rank &r = ranks_[rank];
+    if (!rings_.empty())
+        update_weights(rank);
     const Collective &c = call_;
     ncl_result rc = NCL_ERR_INTERNAL;
     const void *send = r.send;

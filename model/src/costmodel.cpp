@@ -5,25 +5,28 @@
 #include <cmath>
 #include <map>
 
+#include "model/link.hpp"
+
 namespace model {
 
 namespace {
 
 double payload_bandwidth(const rs_link_params &lp)
 {
-    return lp.bandwidth * (double)lp.packet_bytes / (double)(lp.packet_bytes + lp.header_bytes);
+    return link_rate(lp) * (double)lp.packet_bytes / (double)(lp.packet_bytes + lp.header_bytes);
 }
 
 } // namespace
 
-std::vector<uint32_t> ring_weights(const Topology &t, const std::vector<std::vector<int>> &rings)
+std::vector<uint32_t> ring_weights(const Topology &t, const std::vector<std::vector<int>> &rings,
+                                   const std::vector<rs_link_params> *live)
 {
     std::vector<uint32_t> w;
     for (const std::vector<int> &ring : rings) {
         double slowest = -1;
         for (size_t i = 0; i < ring.size(); i++)
             for (int ch : t.route(ring[i], ring[(i + 1) % ring.size()])) {
-                double bw = payload_bandwidth(t.channels()[(size_t)ch].params);
+                double bw = payload_bandwidth(live ? (*live)[(size_t)ch] : t.channels()[(size_t)ch].params);
                 slowest = slowest < 0 || bw < slowest ? bw : slowest;
             }
         double mbps = slowest < 0 ? 1.0 : std::floor(slowest / 1e6 + 0.5);

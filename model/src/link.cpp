@@ -18,9 +18,9 @@ const ParamInfo k_params[] = {
     {"packet", "B", RS_DEFAULT_LINK_PACKET, "payload bytes per packet (the last packet of a message may be short)"},
     {"header", "B", RS_DEFAULT_LINK_HEADER, "header bytes added to every packet: wire = payload + ceil(payload/packet)*header"},
     {"buffer", "B", RS_DEFAULT_LINK_BUFFER,
-     "receiver buffer = credits (packet fidelity); must hold one packet + header; throughput "
-     "needs buffer >= bandwidth * (2 * latency) + packet (the default holds 30 GB/s x 3 us + 4 KiB "
-     "2.7 times)"},
+     "receiver buffer = credits; must hold one packet + header; a channel runs at most "
+     "buffer / (2 * latency + a packet's time) (both fidelities), so full bandwidth needs buffer "
+     ">= bandwidth * (2 * latency) + packet (the default holds 30 GB/s x 3 us + 4 KiB 2.7 times)"},
 };
 const PortInfo k_ports[] = {
     {"tx", "sender end: an NPU (injection, or transit on ring/torus) or a switch output port"},
@@ -78,6 +78,19 @@ Link::Link(Network &net, Scheduler &sched, int id, int from, int to, const rs_li
     : net_(net), s_(sched), id_(id), from_(from), to_(to), p_(p),
       lat_ps_(Scheduler::to_ps(p.latency)), out_cap_(out_buffer), credits_(p.buffer_bytes)
 {
+    set_rate();
+}
+
+double link_rate(const rs_link_params &p)
+{
+    uint64_t pkt = (uint64_t)p.packet_bytes + p.header_bytes;
+    uint64_t window = std::max<uint64_t>(1, p.buffer_bytes / pkt) * pkt; // whole packets fit
+    return std::min(p.bandwidth, (double)window / ((double)pkt / p.bandwidth + 2 * p.latency));
+}
+
+void Link::set_rate()
+{
+    rate_ = link_rate(p_);
 }
 
 uint64_t Link::wire_bytes(uint64_t payload) const
@@ -112,7 +125,7 @@ void Link::ps_advance(uint64_t now)
 {
     if (!flows_.empty() && up_ && now > last_ps_) {
         double dt = Scheduler::to_s(now - last_ps_);
-        vtime_ += dt * p_.bandwidth / (double)flows_.size();
+        vtime_ += dt * rate_ / (double)flows_.size();
         st_.busy_s += dt;
     }
     last_ps_ = now;
@@ -124,7 +137,7 @@ void Link::ps_reschedule(uint64_t now)
     if (flows_.empty() || !up_)
         return;
     double rem = std::max(0.0, flows_.front().finish - vtime_);
-    double dt = rem * (double)flows_.size() / p_.bandwidth;
+    double dt = rem * (double)flows_.size() / rate_;
     s_.at(now + Scheduler::to_ps(dt), &Link::ps_event, this, gen_);
 }
 
@@ -246,8 +259,7 @@ void Link::try_send()
         uint32_t m = inject_.front();
         inject_.pop_front();
         net_.msgs_[m].inject_left -= payload;
-        if (net_.msgs_[m].inject_left > 0)
-            inject_.push_back(m); // round robin among messages injecting here
+        cur_msg_ = m;
         pkt = net_.new_packet(m, payload);
     }
     prefer_fwd_ = !fwd;
@@ -280,6 +292,11 @@ void Link::tx_done(void *self, uint64_t pkt)
             l.admit(w.first, *w.second);
         }
     }
+    // Round robin among the messages injecting here: the one just sent goes behind every message
+    // that asked meanwhile (the arbiter's pointer moves past the last grant), so a newcomer is
+    // never made to wait an extra packet behind the incumbent.
+    if (!l.cur_fwd_ && l.net_.msgs_[l.cur_msg_].inject_left > 0)
+        l.inject_.push_back(l.cur_msg_);
     (void)pkt;
     l.try_send();
 }
@@ -303,6 +320,7 @@ void Link::degrade(double bandwidth, double latency)
         p_.latency = latency;
         lat_ps_ = Scheduler::to_ps(latency);
     }
+    set_rate();
     if (net_.fidelity() == RS_FIDELITY_MESSAGE)
         ps_reschedule(now);
 }

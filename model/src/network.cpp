@@ -294,12 +294,21 @@ void Network::fault_ev(void *self, uint64_t idx)
 {
     Network &n = *static_cast<Network *>(self);
     const rs_fault &f = n.faults_[idx];
+    n.faults_applied_++;
     for (int ch : n.topo_.match(f.ends, "fault")) {
         if (f.kind == RS_FAULT_DOWN)
             n.links_[ch]->set_down();
         else
             n.links_[ch]->degrade(f.bandwidth, f.latency);
     }
+}
+
+std::vector<rs_link_params> Network::link_params() const
+{
+    std::vector<rs_link_params> out;
+    for (const auto &l : links_)
+        out.push_back(l->params());
+    return out;
 }
 
 std::vector<int> Network::down_channels() const

@@ -128,8 +128,8 @@ void engine_setup(const rs_scenario &sc, const model::Topology &built, EngineSet
         out.ring_table.insert(out.ring_table.end(), ring.begin(), ring.end());
     if (!out.rings.empty()) {
         // each ring's weight (its slowest link's payload bandwidth at the start of the run): the
-        // channel split follows it, so a slow link costs only its ring's share. Faults later in
-        // the run are not seen.
+        // channel split follows it, so a slow link costs only its ring's share. A fault later in
+        // the run reweights the rings at the next collective (model::Cluster::rebalance_rings).
         out.ring_weights = model::ring_weights(topo, out.rings);
         cfg.rings = out.ring_table.data();
         cfg.ring_count = (uint32_t)out.rings.size();

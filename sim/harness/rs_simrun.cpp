@@ -154,6 +154,8 @@ int Driver::build()
                 std::fprintf(err_, "ringsim:   rank %d device (rtl): %s\n", r, cl_->device_fault(r).c_str());
         return RS_EXIT_ENGINE;
     }
+    if (!setup_.ring_weights.empty()) // a link degraded mid-run reweights the rings at the next call
+        cl_->rebalance_rings(setup_.rings, setup_.ring_weights);
     return RS_EXIT_OK;
 }
 

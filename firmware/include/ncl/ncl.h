@@ -214,6 +214,10 @@ ncl_result ncl_comm_rank(const ncl_comm *comm, int *rank);
 ncl_result ncl_comm_size(const ncl_comm *comm, int *nranks);
 /** Forces an algorithm for one collective on this communicator (NCL_ALGO_AUTO to unforce). */
 ncl_result ncl_comm_set_algorithm(ncl_comm *comm, ncl_coll coll, ncl_algo algo);
+/** Replaces the ring weights (see ncl_config.ring_weights; NULL: equal shares) from the next
+ *  collective on, e.g. after a link degraded. Every rank must set the same weights between the
+ *  same two collectives. Invalid argument while a collective runs, without rings, or for a 0. */
+ncl_result ncl_comm_set_ring_weights(ncl_comm *comm, const uint32_t *weights);
 /** Human-readable detail of the last failed call on this communicator ("" if none). */
 const char *ncl_comm_last_error(const ncl_comm *comm);
 

@@ -60,6 +60,11 @@ public:
     void set_waker(std::function<void(int rank)> waker) { waker_ = std::move(waker); }
     uint64_t timeout_ns() const { return timeout_ns_; }
 
+    /** Keeps the rings' weights (ncl_comm_set_ring_weights) following the links: a collective
+     *  that starts after a fault runs with weights from the links as they are then, the same on
+     *  every rank. `initial`: the weights the communicators were created with. */
+    void rebalance_rings(std::vector<std::vector<int>> rings, std::vector<uint32_t> initial);
+
     /** The buffers `rank` passes to the next run(). */
     void set_buffers(int rank, const void *send, void *recv);
 
@@ -83,12 +88,15 @@ private:
         int remaining = 0;    // calls left in this run
         bool pending = false; // a progress callback is scheduled
         uint64_t end_ps = 0;
+        uint64_t calls = 0;       // collectives started (rebalance_rings)
+        uint32_t weights = 0;     // index in weights_ of the ring weights its communicator has
         // an RTL rank's call: device addresses, and what is copied in before and out after
         const void *dev_send = nullptr;
         void *dev_recv = nullptr;
     };
 
     void start(int rank);
+    void update_weights(int rank);
     void rtl_map(int rank, bool in);
     void progress(int rank);
     void fail(int rank, ncl_result rc);
@@ -105,6 +113,12 @@ private:
     Collective call_{};
     uint64_t timeout_ns_ = 0;
     std::function<void(int)> waker_;
+    // rebalance_rings: the rings, every set of weights used so far, and which one each call uses
+    // (decided by the first rank to start it, so a fault between two ranks' starts cannot split them)
+    std::vector<std::vector<int>> rings_;
+    std::vector<std::vector<uint32_t>> weights_;
+    std::vector<uint32_t> call_weights_;
+    uint64_t faults_seen_ = 0;
     int failed_rank_ = -1;
     ncl_result failed_rc_ = NCL_SUCCESS;
 };

@@ -33,10 +33,12 @@ struct AlgoCost {
 };
 
 /** Each ring's weight for the engine's channel split (ncl_config.ring_weights): the payload
- *  bandwidth of its slowest link (every channel of every hop's route), in MB/s, at least 1; the
- *  links as built (overrides applied; faults come later in the run). The cost model prices the
+ *  bandwidth of its slowest link (every channel of every hop's route), in MB/s, at least 1. The
+ *  links as built (overrides applied), or `live`: every channel's parameters now, faults
+ *  included (Network::link_params; the Cluster rebalances with it). The cost model prices the
  *  split with the same weights. */
-std::vector<uint32_t> ring_weights(const Topology &t, const std::vector<std::vector<int>> &rings);
+std::vector<uint32_t> ring_weights(const Topology &t, const std::vector<std::vector<int>> &rings,
+                                   const std::vector<rs_link_params> *live = nullptr);
 
 class CostModel {
 public:

@@ -1,7 +1,8 @@
 // link.hpp — one unidirectional channel (a full-duplex link is two). Message fidelity: a transfer
-// is one flow, bandwidth shared fairly (processor sharing, virtual-time finish tags). Packet
-// fidelity: packets serialised one at a time with credit-based flow control against the
-// receiver's buffer. Holds its state (up/down, degraded) and statistics.
+// is one flow, bandwidth shared fairly (processor sharing, virtual-time finish tags) at the rate
+// the credits allow (link_rate). Packet fidelity: packets serialised one at a time with
+// credit-based flow control against the receiver's buffer. Holds its state (up/down, degraded)
+// and statistics.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,13 @@
 namespace model {
 
 class Network;
+
+/** The wire bytes per second a channel sustains: its bandwidth, or what its credits allow when
+ *  the receiver's buffer holds less than the bandwidth-delay product. A credit comes back a
+ *  packet's time plus a round trip after its packet started, so a window of the whole packets the
+ *  buffer holds sends at most window / (packet time + 2 latency): where packet fidelity's credit
+ *  loop settles, what message fidelity serves at and what the cost model prices. */
+double link_rate(const rs_link_params &p);
 
 /** What a channel has done so far. */
 struct LinkStats {
@@ -83,6 +91,7 @@ private:
             return a.finish != b.finish ? a.finish > b.finish : a.seq > b.seq;
         }
     };
+    void set_rate();
     void ps_advance(uint64_t now);
     void ps_reschedule(uint64_t now);
     static void ps_event(void *self, uint64_t gen);
@@ -103,6 +112,7 @@ private:
     // message fidelity: processor sharing
     std::vector<Flow> flows_; // min-heap on finish tag
     double vtime_ = 0;        // bytes served to each active flow so far
+    double rate_ = 0;         // wire bytes per second: bandwidth, capped by the credit window
     uint64_t last_ps_ = 0;
     uint64_t gen_ = 0, fseq_ = 0;
 
@@ -114,7 +124,7 @@ private:
     uint32_t out_cap_;
     int64_t credits_;
     bool busy_ = false, prefer_fwd_ = false, cur_fwd_ = false;
-    uint32_t cur_wire_ = 0;
+    uint32_t cur_wire_ = 0, cur_msg_ = 0;
     uint64_t cur_start_ = 0;
 };
 

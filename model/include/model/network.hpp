@@ -53,6 +53,10 @@ public:
     void schedule_fault(const rs_fault &f);
 
     void for_each_channel(const std::function<void(const ChannelInfo &)> &fn);
+    /** Every channel's parameters now (faults that happened included), by channel id. */
+    std::vector<rs_link_params> link_params() const;
+    /** How many faults have happened so far. */
+    uint64_t faults_applied() const { return faults_applied_; }
     std::string describe() const { return topo_.describe(); }
     const Topology &topology() const { return topo_; }
     Scheduler &scheduler() { return *sched_; }
@@ -142,6 +146,7 @@ private:
     std::vector<uint32_t> free_msgs_;
     std::vector<Packet> pkts_;
     std::vector<uint32_t> free_pkts_;
+    uint64_t faults_applied_ = 0;
     std::vector<rs_fault> faults_;
     uint64_t started_ = 0, delivered_ = 0;
     Observer observer_ = nullptr;

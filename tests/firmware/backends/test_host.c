@@ -901,10 +901,69 @@ static void test_landing_zones(void **state)
     unsetenv("NCL_HOST_LOG");
 }
 
+/* Ring weights replaced between collectives (a link degraded mid-run): every rank sets the same
+ * weights, the next ring allreduce, reduce-scatter and allgather split the buffer by them (the
+ * schedules are proven again, not taken from the proof cache), and the results stay right; NULL
+ * goes back to equal shares. A 0 weight is refused and leaves the weights as they were. */
+static ncl_result weights_fn(ncl_comm *comm, void *arg)
+{
+    (void)arg;
+    const int me = rank_of(comm), n = size_of(comm);
+    const uint32_t slow[] = {1000, 7000}, zero[] = {5, 0};
+    const size_t count = 6000;
+    int32_t *in = malloc(count * (size_t)n * sizeof(int32_t)), *out = malloc(count * (size_t)n * sizeof(int32_t));
+    EXPECT(in && out);
+    int wrong = 0;
+    for (int it = 0; it < 3; it++) {
+        const uint32_t *w = it == 0 ? NULL : it == 1 ? slow : NULL;
+        if (it > 0)
+            EXPECT_OK(ncl_comm_set_ring_weights(comm, w));
+        EXPECT(ncl_comm_set_ring_weights(comm, zero) == NCL_ERR_INVALID_ARGUMENT);
+        for (size_t i = 0; i < count * (size_t)n; i++)
+            in[i] = (int32_t)(i * 5 + (size_t)me * 11 + (size_t)it);
+        EXPECT_OK(ncl_allreduce(in, out, count, NCL_INT32, NCL_SUM, comm));
+        for (size_t i = 0; i < count; i++)
+            wrong += out[i] != (int32_t)((int64_t)n * (int64_t)(i * 5 + (size_t)it) + 11 * (int64_t)n * (n - 1) / 2);
+        EXPECT_OK(ncl_reduce_scatter(in, out, count, NCL_INT32, NCL_SUM, comm));
+        for (size_t i = 0; i < count; i++) {
+            size_t g = (size_t)me * count + i;
+            wrong += out[i] != (int32_t)((int64_t)n * (int64_t)(g * 5 + (size_t)it) + 11 * (int64_t)n * (n - 1) / 2);
+        }
+        EXPECT_OK(ncl_allgather(in, out, count, NCL_INT32, comm));
+        for (int r = 0; r < n; r++)
+            for (size_t i = 0; i < count; i++)
+                wrong += out[(size_t)r * count + i] != (int32_t)(i * 5 + (size_t)r * 11 + (size_t)it);
+    }
+    free(in);
+    free(out);
+    EXPECT(wrong == 0);
+    return NCL_SUCCESS;
+}
+
+static void test_ring_weights_between_collectives(void **state)
+{
+    (void)state;
+    static const int32_t rings[] = {0, 1, 2, 3, 0, 3, 2, 1};
+    ncl_host_config cfg = NCL_HOST_CONFIG_INIT;
+    cfg.nranks = 4;
+    cfg.comm.channels = 2;
+    cfg.comm.rings = rings;
+    cfg.comm.ring_count = 2;
+    cfg.comm.slice_bytes = 4096;
+    cfg.comm.check_schedules = 1;
+    for (int c = 0; c < NCL_COLL_COUNT; c++)
+        if (ncl_algo_supported((ncl_coll)c, NCL_ALGO_RING))
+            cfg.comm.algorithm[c] = NCL_ALGO_RING;
+    setenv("NCL_HOST_LOG", "off", 1); /* the refused 0 weight logs its error */
+    assert_int_equal(ncl_host_run_cfg(&cfg, weights_fn, NULL, NULL), NCL_SUCCESS);
+    unsetenv("NCL_HOST_LOG");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_caps_and_scratch),
+        cmocka_unit_test(test_ring_weights_between_collectives),
         cmocka_unit_test(test_write_lands_after_handshake),
         cmocka_unit_test(test_write_reduce),
         cmocka_unit_test(test_local_ops),

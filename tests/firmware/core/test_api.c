@@ -163,6 +163,17 @@ static void test_comm_create_rejects_bad_config(void **state)
     assert_int_equal(v, 3);
     assert_int_equal(ncl_comm_set_algorithm(comm, NCL_COLL_BROADCAST, NCL_ALGO_RING), NCL_ERR_INVALID_ARGUMENT);
     assert_int_equal(ncl_comm_set_algorithm(comm, NCL_COLL_BROADCAST, NCL_ALGO_TREE), NCL_SUCCESS);
+    const uint32_t weights[] = {3, 1};
+    assert_int_equal(ncl_comm_set_ring_weights(comm, weights), NCL_ERR_INVALID_ARGUMENT); /* no rings */
+    assert_int_equal(ncl_comm_set_ring_weights(NULL, weights), NCL_ERR_INVALID_ARGUMENT);
+    ncl_comm_destroy(comm);
+    bad = cfg;
+    bad.rings = ok, bad.ring_count = 2; /* rings without weights: they can be set later */
+    assert_int_equal(ncl_comm_create(&comm, 3, 0, &hal, &bad), NCL_SUCCESS);
+    assert_int_equal(ncl_comm_set_ring_weights(comm, weights), NCL_SUCCESS);
+    const uint32_t zero[] = {3, 0};
+    assert_int_equal(ncl_comm_set_ring_weights(comm, zero), NCL_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ncl_comm_set_ring_weights(comm, NULL), NCL_SUCCESS);
     ncl_comm_destroy(comm);
 }
 
