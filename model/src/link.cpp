@@ -76,9 +76,9 @@ rs_link_params Link::nic_defaults()
 Link::Link(Network &net, Scheduler &sched, int id, int from, int to, const rs_link_params &p,
            uint32_t out_buffer)
     : net_(net), s_(sched), id_(id), from_(from), to_(to), p_(p),
-      lat_ps_(Scheduler::to_ps(p.latency)), out_cap_(out_buffer), credits_(p.buffer_bytes)
+      lat_ps_(Scheduler::to_ps(p.latency)), rate_(link_rate(p)), out_cap_(out_buffer),
+      credits_(p.buffer_bytes)
 {
-    set_rate();
 }
 
 double link_rate(const rs_link_params &p)
@@ -86,11 +86,6 @@ double link_rate(const rs_link_params &p)
     uint64_t pkt = (uint64_t)p.packet_bytes + p.header_bytes;
     uint64_t window = std::max<uint64_t>(1, p.buffer_bytes / pkt) * pkt; // whole packets fit
     return std::min(p.bandwidth, (double)window / ((double)pkt / p.bandwidth + 2 * p.latency));
-}
-
-void Link::set_rate()
-{
-    rate_ = link_rate(p_);
 }
 
 uint64_t Link::wire_bytes(uint64_t payload) const
@@ -320,7 +315,7 @@ void Link::degrade(double bandwidth, double latency)
         p_.latency = latency;
         lat_ps_ = Scheduler::to_ps(latency);
     }
-    set_rate();
+    rate_ = link_rate(p_);
     if (net_.fidelity() == RS_FIDELITY_MESSAGE)
         ps_reschedule(now);
 }

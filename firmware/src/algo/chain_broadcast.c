@@ -213,70 +213,58 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         NCL_YIELD(g);
     }
 
-    if (v == 0) {
-        /* root: push each segment from our input to next (its first ones into next's zone, the
-         * rest once next has bound its recv), tell it */
-        for (g->i = 0; n > 1 && g->i < k; g->i++) {
-            if (chain_write(p, c, g->i, 0, 1, nxt, t))
+    /* step 0: our recv is bound: prev may write the segments our zone does not take into it */
+    if (v > 0 && !all_zoned(&z, k)) {
+        ncl_task_record(t, prev, ready, 0);
+        NCL_YIELD(g);
+    }
+    for (g->i = 0; n > 1 && g->i < k; g->i++) {
+        /* step s: the root pushes segment s from its input; the others receive it from prev (the
+         * last rank: all but the zoned ones at once) and forward it from their zone or recv. The
+         * first segments go into next's zone, the rest once next has bound its recv. */
+        if (v > 0) {
+            if (v == n - 1 && g->i >= zoning_of(p, channels_of(p), c).zoned) {
+                ncl_task_wait(t, prev, data, (uint32_t)(k - g->i), (uint32_t)(k - 1));
                 NCL_YIELD(g);
-            if (g->i == first_recv(p, c)) {
-                ncl_task_wait(t, nxt, ready, 1, 0);
+                break;
+            }
+            ncl_task_wait(t, prev, data, 1, (uint32_t)g->i);
+            NCL_YIELD(g);
+            if (g->i < zoning_of(p, channels_of(p), c).zoned) { /* in our zone: the helper copies it out */
+                ncl_task_record(t, r, NCL_NOTIFY_LOCAL(c), (uint32_t)g->i);
                 NCL_YIELD(g);
             }
-            if (chain_write(p, c, g->i, 1, 1, nxt, t))
-                NCL_YIELD(g);
-            ncl_task_record(t, nxt, data, (uint32_t)g->i);
+            if (v == n - 1)
+                continue;
+        }
+        if (chain_write(p, c, g->i, 0, v == 0, nxt, t))
             NCL_YIELD(g);
+        if (g->i == first_recv(p, c)) {
+            ncl_task_wait(t, nxt, ready, 1, 0);
+            NCL_YIELD(g);
+        }
+        if (chain_write(p, c, g->i, 1, v == 0, nxt, t))
+            NCL_YIELD(g);
+        ncl_task_record(t, nxt, data, (uint32_t)g->i);
+        NCL_YIELD(g);
+        if (v == 0) {
             /* out of place without copy queues: keep segment s too, while next forwards it */
             if (!p->inplace && p->helper_queues == 0 && (len = seg(p, c, g->i, &off)) != 0) {
                 ncl_task_copy(t, ncl_ref_add(ncl_plan_input(p, r), off * p->esize),
                               ncl_ref_make(NCL_BUF_RECV, off * p->esize), len * p->esize, (uint32_t)g->i);
                 NCL_YIELD(g);
             }
-        }
-        if (n == 1 && !p->inplace) /* alone: the copy is the whole collective */
-            for (g->m = 0; copy_task(p, c, g->m, t); g->m += p->slice_elems)
-                NCL_YIELD(g);
-        return g->line = -1, 0;
-    }
-
-    /* step 0: our recv is bound: prev may write the segments our zone does not take into it */
-    if (!all_zoned(&z, k)) {
-        ncl_task_record(t, prev, ready, 0);
-        NCL_YIELD(g);
-    }
-    for (g->i = 0; g->i < k; g->i++) {
-        /* step s: receive segment s from prev (the last rank: all but the zoned ones at once),
-         * forward it to next as the root does, from our zone or our recv */
-        if (v == n - 1 && g->i >= zoning_of(p, channels_of(p), c).zoned) {
-            ncl_task_wait(t, prev, data, (uint32_t)(k - g->i), (uint32_t)(k - 1));
-            NCL_YIELD(g);
-            break;
-        }
-        ncl_task_wait(t, prev, data, 1, (uint32_t)g->i);
-        NCL_YIELD(g);
-        if (g->i < zoning_of(p, channels_of(p), c).zoned) { /* it is in our zone: the helper copies it out */
-            ncl_task_record(t, r, NCL_NOTIFY_LOCAL(c), (uint32_t)g->i);
-            NCL_YIELD(g);
-        }
-        if (v == n - 1)
             continue;
-        if (chain_write(p, c, g->i, 0, 0, nxt, t))
-            NCL_YIELD(g);
-        if (g->i == first_recv(p, c)) {
-            ncl_task_wait(t, nxt, ready, 1, 0);
-            NCL_YIELD(g);
         }
-        if (chain_write(p, c, g->i, 1, 0, nxt, t))
-            NCL_YIELD(g);
-        ncl_task_record(t, nxt, data, (uint32_t)g->i);
-        NCL_YIELD(g);
         z = zoning_of(p, channels_of(p), c);
         if (z.zoned && g->i + 1 == z.zoned) { /* our forwards out of the zone are done */
             ncl_task_record(t, r, NCL_NOTIFY_LOCAL(c), (uint32_t)g->i);
             NCL_YIELD(g);
         }
     }
+    if (v == 0 && n == 1 && !p->inplace) /* alone: the copy is the whole collective */
+        for (g->m = 0; copy_task(p, c, g->m, t); g->m += p->slice_elems)
+            NCL_YIELD(g);
     NCL_GEN_END(g);
 }
 

@@ -91,7 +91,6 @@ private:
             return a.finish != b.finish ? a.finish > b.finish : a.seq > b.seq;
         }
     };
-    void set_rate();
     void ps_advance(uint64_t now);
     void ps_reschedule(uint64_t now);
     static void ps_event(void *self, uint64_t gen);
