@@ -64,7 +64,7 @@ static ncl_result timed_out(ncl_comm *comm, uint32_t q, uint64_t waited_ns)
 /* The rank whose memory a data task writes (its dst). */
 static int written_rank(const ncl_task *t, int self)
 {
-    return t->kind == NCL_TASK_WRITE || t->kind == NCL_TASK_WRITE_REDUCE ? t->peer : self;
+    return ncl_task_is_remote(t->kind) ? t->peer : self;
 }
 
 static int overlap(ncl_ref a, uint64_t alen, ncl_ref b, uint64_t blen)
@@ -72,16 +72,21 @@ static int overlap(ncl_ref a, uint64_t alen, ncl_ref b, uint64_t blen)
     return a.buf == b.buf && alen && blen && a.off < b.off + blen && b.off < a.off + alen;
 }
 
+/* Whether task t reads [r, r + len) of its own rank (src, and src2 for the two-source kinds). */
+static int reads(const ncl_task *t, ncl_ref r, uint64_t len)
+{
+    const uint64_t n = t->kind == NCL_TASK_LOCAL_DIV ? 0 : ncl_task_src_bytes(t);
+    return overlap(t->src, n, r, len) || (ncl_task_two_source(t->kind) && overlap(t->src2, t->bytes, r, len));
+}
+
 /* Whether data task b must wait for a (before it on the same queue) to complete: b writes what a
  * reads or writes, or reads what a writes. Sources are always local. */
 static int depends(const ncl_task *a, const ncl_task *b, int self)
 {
     const int wa = written_rank(a, self), wb = written_rank(b, self);
-    const uint64_t ra = a->kind == NCL_TASK_LOCAL_DIV ? 0 : ncl_task_src_bytes(a);
-    const uint64_t rb = b->kind == NCL_TASK_LOCAL_DIV ? 0 : ncl_task_src_bytes(b);
     return (wa == wb && overlap(a->dst, ncl_task_dst_bytes(a), b->dst, ncl_task_dst_bytes(b))) ||
-           (wb == self && overlap(a->src, ra, b->dst, ncl_task_dst_bytes(b))) ||
-           (wa == self && overlap(a->dst, ncl_task_dst_bytes(a), b->src, rb));
+           (wb == self && reads(a, b->dst, ncl_task_dst_bytes(b))) ||
+           (wa == self && reads(b, a->dst, ncl_task_dst_bytes(a)));
 }
 
 /* Whether the queue's next task must wait for its data tasks in flight: a record is ordered after

@@ -51,6 +51,7 @@ void ncl_plan_env_init(ncl_plan_env *env, const ncl_config *cfg, const ncl_hal_c
     env->schedule = cfg->schedule;
     env->inline_ops = caps ? caps->inline_ops : NULL;
     env->inline_align = caps ? caps->inline_align : 0;
+    env->reduce_write = caps && (caps->features & NCL_HAL_FEAT_REDUCE_WRITE);
     env->dma_engines = caps ? caps->dma_engines : 0;
     /* what the config asks, within what the backend's queues hold (caps NULL: the config's) */
     uint32_t depth = caps ? (caps->queue_depth ? caps->queue_depth : 1) : NCL_MAX_IN_FLIGHT;
@@ -284,6 +285,7 @@ ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nrank
     plan->schedule = env->schedule;
     plan->inline_reduce = !env->inline_ops || (env->inline_ops[dtype] >> plan->op & 1u);
     plan->inline_align = env->inline_align > 1 ? env->inline_align : 1;
+    plan->reduce_write = (uint8_t)(env->reduce_write && plan->inline_reduce);
     if (env->deterministic && coll == NCL_COLL_ALLREDUCE)
         algo = NCL_ALGO_DET; /* the one canonical reduction order */
     if (algo == NCL_ALGO_AUTO)

@@ -41,6 +41,15 @@ void ncl_task_write_reduce(ncl_task *t, const ncl_plan *p, int peer, ncl_ref src
     t->op = p->op;
 }
 
+void ncl_task_reduce_write(ncl_task *t, const ncl_plan *p, int peer, ncl_ref src, ncl_ref src2, ncl_ref dst,
+                           uint64_t bytes, int accumulate, uint32_t step)
+{
+    task_data(t, accumulate ? NCL_TASK_REDUCE_WRITE_REDUCE : NCL_TASK_REDUCE_WRITE, peer, src, dst, bytes, step);
+    t->src2 = src2;
+    t->dtype = p->dtype;
+    t->op = p->op;
+}
+
 void ncl_task_copy(ncl_task *t, ncl_ref src, ncl_ref dst, uint64_t bytes, uint32_t step)
 {
     task_data(t, NCL_TASK_LOCAL_COPY, -1, src, dst, bytes, step);

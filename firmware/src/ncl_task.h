@@ -21,6 +21,9 @@ static inline ncl_ref ncl_ref_add(ncl_ref r, uint64_t off)
 void ncl_task_write(ncl_task *t, int peer, ncl_ref src, ncl_ref dst, uint64_t bytes, uint32_t step);
 void ncl_task_write_reduce(ncl_task *t, const ncl_plan *p, int peer, ncl_ref src, ncl_ref dst,
                            uint64_t bytes, uint32_t step);
+/* peer.dst <- src op src2 (accumulate: peer.dst <- peer.dst op (src op src2)); NCL_HAL_FEAT_REDUCE_WRITE */
+void ncl_task_reduce_write(ncl_task *t, const ncl_plan *p, int peer, ncl_ref src, ncl_ref src2, ncl_ref dst,
+                           uint64_t bytes, int accumulate, uint32_t step);
 void ncl_task_copy(ncl_task *t, ncl_ref src, ncl_ref dst, uint64_t bytes, uint32_t step);
 void ncl_task_reduce(ncl_task *t, const ncl_plan *p, ncl_ref src, ncl_ref dst, uint64_t bytes,
                      uint32_t step);

@@ -174,8 +174,10 @@ AlgoCost CostModel::ring(ncl_coll coll, bool pieced) const
     std::vector<Flow> flows = ring_step_flows(share);
     Step s = step(flows), s0 = step(flows, true);
     double steps = coll == NCL_COLL_ALLREDUCE ? 2.0 * (p_ - 1) : (double)(p_ - 1);
-    // allgather's first steps land in landing zones (on more than 2 ranks): no READY first
-    bool zoned = zones_ && coll == NCL_COLL_ALLGATHER && p_ > 2;
+    // the first steps land in landing zones (on more than 2 ranks): no READY first; allreduce and
+    // reduce-scatter also fill nothing on the path (landing(): units land as they are)
+    const bool land = landing();
+    bool zoned = zones_ && p_ > 2 && (coll == NCL_COLL_ALLGATHER || land);
     c.alpha_s = (zoned ? s.alpha : s0.alpha) + (steps - 1) * s.alpha;
     c.beta_s = steps * s.beta;
     if (staged_ && coll != NCL_COLL_ALLGATHER) {
@@ -193,10 +195,12 @@ AlgoCost CostModel::ring(ncl_coll coll, bool pieced) const
         // channels at once through the memory (2 bytes moved per byte)
         double E = dev_.dma_engines ? (double)dev_.dma_engines : NCL_MAX_QUEUES;
         bool fill = 2.0 * channels_ <= std::min((double)NCL_MAX_QUEUES, E);
-        c.oop_alpha_s = dev_.task_overhead + (fill ? s.alpha : 0.0);
+        c.oop_alpha_s = fill && land ? 0.0 : dev_.task_overhead + (fill ? s.alpha : 0.0);
         c.oop_beta_s = fill ? 0.0 : 2.0 * (p_ - 1) / p_ / dev_.mem_bandwidth;
     }
-    if (coll == NCL_COLL_REDUCE_SCATTER && !staged_ && pieced) {
+    if (coll == NCL_COLL_REDUCE_SCATTER && land) {
+        // nothing filled but the output, off the path
+    } else if (coll == NCL_COLL_REDUCE_SCATTER && !staged_ && pieced) {
         c.alpha_s += dev_.task_overhead + 3 * s.alpha; // see ring_rs_pieced
     } else if (coll == NCL_COLL_REDUCE_SCATTER && !staged_) {
         // the first target's fill; without fill queues the ring queue does all p-2 in a row
@@ -212,9 +216,17 @@ AlgoCost CostModel::ring(ncl_coll coll, bool pieced) const
 // instead of the whole chunk's, and about one alpha more per piece (the line assumes 2 more).
 std::vector<AlgoCost> CostModel::ring_rs_pieced() const
 {
-    if (staged_ || !fill_queues() || dev_.mem_bandwidth < 7.0 * t_.spec().link.bandwidth)
+    if (staged_ || landing() || !fill_queues() || dev_.mem_bandwidth < 7.0 * t_.spec().link.bandwidth)
         return {};
     return {ring(NCL_COLL_REDUCE_SCATTER, true)};
+}
+
+// Ring allreduce's and reduce-scatter's units land as they are and the receiver adds its
+// contribution on the way out (ring_allreduce.c, ring_reduce_scatter.c): every step reduces
+// inline, on more than 2 ranks, with REDUCE_WRITE.
+bool CostModel::landing() const
+{
+    return reduce_write_ && !staged_ && p_ > 2;
 }
 
 // ring_reduce_scatter.c gives each channel a fill queue when twice the channels fit the queues
@@ -237,11 +249,12 @@ std::vector<AlgoCost> CostModel::ring_rs_floors() const
     std::vector<Flow> flows = ring_step_flows(channel_shares(t_, rings_, channels_));
     Step s = step(flows), s0 = step(flows, true);
     double C = channels_, E = dev_.dma_engines ? (double)dev_.dma_engines : 1.0, o = dev_.task_overhead;
-    double M = dev_.mem_bandwidth, steps = p_ - 1.0, fills = p_ - 2.0;
+    double M = dev_.mem_bandwidth, steps = p_ - 1.0, fills = landing() ? 0.0 : p_ - 2.0;
     AlgoCost engines{NCL_COLL_REDUCE_SCATTER, NCL_ALGO_RING, (steps * C * s.alpha + fills * C * o) / E,
                      (steps * C * s.beta + fills * 2.0 / p_ / M) / E, 0};
     engines.floor = true;
-    AlgoCost memory{NCL_COLL_REDUCE_SCATTER, NCL_ALGO_RING, s0.alpha, (3.0 * steps + 2.0 * fills) / p_ / M, 0};
+    AlgoCost memory{NCL_COLL_REDUCE_SCATTER, NCL_ALGO_RING, landing() && zones_ ? s.alpha : s0.alpha,
+                    (3.0 * steps + 2.0 * fills) / p_ / M, 0};
     memory.floor = true;
     std::vector<AlgoCost> out;
     if (fill_queues())

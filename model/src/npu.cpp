@@ -84,7 +84,8 @@ void Npu::caps_of(const rs_device_params &dev, uint64_t scratch, ncl_hal_caps *o
     for (int d = 0; d < NCL_DTYPE_COUNT; d++)
         out->inline_ops[d] = (uint16_t)(NCL_INLINE_ALL_OPS & ~dev.no_inline_ops[d]);
     out->inline_align = dev.inline_align;
-    out->features = NCL_HAL_FEAT_WIDE | NCL_HAL_FEAT_ZONES; // the vector unit converts like it reduces; scratch is kept
+    // the vector unit converts like it reduces and reduces two sources on the way out; scratch is kept
+    out->features = NCL_HAL_FEAT_WIDE | NCL_HAL_FEAT_ZONES | NCL_HAL_FEAT_REDUCE_WRITE;
     out->dma_engines = dev.dma_engines;
     out->queue_depth = dev.queue_depth;
 }
@@ -98,7 +99,7 @@ ncl_result Npu::caps(ncl_hal_caps *out)
     if (caps_depth_)
         out->queue_depth = caps_depth_;
     if (!caps_zones_)
-        out->features &= ~NCL_HAL_FEAT_ZONES;
+        out->features &= ~(NCL_HAL_FEAT_ZONES | NCL_HAL_FEAT_REDUCE_WRITE);
     return NCL_SUCCESS;
 }
 
@@ -133,15 +134,16 @@ ncl_result Npu::dma_submit(uint32_t queue, const ncl_task *task)
     if (qs.count >= std::min(std::max(dev_.queue_depth, 1u), kDepth))
         return NCL_ERR_BACKEND; // the engine never submits past the depth it was told
     // the reduce unit refuses what it cannot do, as a DMA block flags a bad descriptor
-    if (task->kind == NCL_TASK_WRITE_REDUCE &&
+    const bool pair = ncl_task_two_source(task->kind);
+    if ((task->kind == NCL_TASK_WRITE_REDUCE || pair) &&
         (task->dtype >= NCL_DTYPE_COUNT || task->op >= NCL_OP_COUNT || (dev_.no_inline_ops[task->dtype] >> task->op & 1u) ||
          (dev_.inline_align > 1 && (task->src.off % dev_.inline_align || task->dst.off % dev_.inline_align ||
-                                    task->bytes % dev_.inline_align))))
+                                    task->bytes % dev_.inline_align || (pair && task->src2.off % dev_.inline_align)))))
         return NCL_ERR_UNSUPPORTED;
     Dma &d = qs.dma[(qs.head + qs.count++) % kDepth];
     d = Dma{};
     d.task = *task;
-    qs.last_write_peer = task->kind == NCL_TASK_WRITE || task->kind == NCL_TASK_WRITE_REDUCE ? task->peer : -1;
+    qs.last_write_peer = ncl_task_is_remote(task->kind) ? task->peer : -1;
     if (!qs.engine && !qs.waiting) {
         if (busy_engines_ >= dev_.dma_engines) {
             qs.waiting = true;
@@ -177,7 +179,7 @@ void Npu::ev_issue(void *obj, uint64_t id)
     Npu *n = self(obj);
     Dma &d = n->dma_of(id);
     const Queue &qs = n->queues_[id / kDepth];
-    if (d.task.kind != NCL_TASK_WRITE && d.task.kind != NCL_TASK_WRITE_REDUCE) {
+    if (!ncl_task_is_remote(d.task.kind)) {
         for (uint32_t slot = qs.head; slot != id % kDepth; slot = (slot + 1) % kDepth)
             if (!qs.dma[slot].done) {
                 d.deferred = true;
@@ -192,7 +194,8 @@ void Npu::move(uint64_t id)
     Dma &d = dma_of(id);
     const ncl_task &t = d.task;
     double bytes = (double)t.bytes;
-    bool reduces = t.kind == NCL_TASK_WRITE_REDUCE || t.kind == NCL_TASK_LOCAL_REDUCE;
+    // a two-source write reduces at both ends at once, each stream at the reduce rate
+    bool reduces = ncl_task_reduces(t.kind);
     // a widening reduce runs through the reduce unit at fp32 width: twice the narrow bytes
     if (t.kind == NCL_TASK_LOCAL_REDUCE_WIDE) {
         reduces = true;
@@ -210,6 +213,12 @@ void Npu::move(uint64_t id)
     case NCL_TASK_WRITE_REDUCE:
         d.src_mem = mem_.start(t.bytes);
         d.dst_mem = all_[t.peer]->mem_.start(t.kind == NCL_TASK_WRITE ? t.bytes : 2 * t.bytes);
+        net_.transfer(rank_, t.peer, t.bytes, ev_written, this, id);
+        return;
+    case NCL_TASK_REDUCE_WRITE:
+    case NCL_TASK_REDUCE_WRITE_REDUCE: // two sources read here
+        d.src_mem = mem_.start(2 * t.bytes);
+        d.dst_mem = all_[t.peer]->mem_.start(t.kind == NCL_TASK_REDUCE_WRITE ? t.bytes : 2 * t.bytes);
         net_.transfer(rank_, t.peer, t.bytes, ev_written, this, id);
         return;
     case NCL_TASK_LOCAL_REDUCE: mem_.start(3 * t.bytes, ev_local_done, this, id); return;
@@ -260,7 +269,7 @@ void Npu::finish_dma(uint64_t id)
     }
     d.done = apply(d.task) ? 1 : 2;
     tasks_done_++;
-    if (d.task.kind == NCL_TASK_WRITE || d.task.kind == NCL_TASK_WRITE_REDUCE)
+    if (ncl_task_is_remote(d.task.kind))
         bytes_out_ += d.task.bytes;
     // the engine is free once every task of its queue has finished; a deferred local task moves
     // once the tasks before it have
@@ -319,20 +328,23 @@ unsigned char *Npu::resolve(const ncl_ref &ref, uint64_t bytes, bool write, cons
 // Moves the bytes (real payload only). false: a region was out of range or unbound.
 bool Npu::apply(const ncl_task &t)
 {
-    bool remote = t.kind == NCL_TASK_WRITE || t.kind == NCL_TASK_WRITE_REDUCE;
+    const bool remote = ncl_task_is_remote(t.kind), pair = ncl_task_two_source(t.kind);
     Npu *dst_dev = remote ? all_[t.peer] : this;
     unsigned char *src = resolve(t.src, ncl_task_src_bytes(&t), false, "source");
+    unsigned char *src2 = pair ? resolve(t.src2, t.bytes, false, "second source") : nullptr;
     unsigned char *dst = dst_dev->resolve(t.dst, ncl_task_dst_bytes(&t), true, "destination");
-    if ((!src && bound_.base[t.src.buf]) || (!dst && dst_dev->bound_.base[t.dst.buf]) ||
+    if ((!src && bound_.base[t.src.buf]) || (pair && !src2 && bound_.base[t.src2.buf]) ||
+        (!dst && dst_dev->bound_.base[t.dst.buf]) ||
         !fault_.empty() || !dst_dev->fault_.empty()) {
         if (fault_.empty())
             fault_ = dst_dev->fault_;
         return false;
     }
-    if (!payload_ || !src || !dst)
+    if (!payload_ || !src || !dst || (pair && !src2))
         return true;
     char why[128];
-    if (!ncl_bk_run(&t, dst, src, why, sizeof why)) { // the CPU runner every backend shares
+    // the CPU runners every backend shares
+    if (!(pair ? ncl_bk_run_pair(&t, dst, src, src2, why, sizeof why) : ncl_bk_run(&t, dst, src, why, sizeof why))) {
         fault_ = std::string(ncl_task_kind_name(t.kind)) + " on rank " + std::to_string(rank_) + ": " + why;
         return false;
     }

@@ -169,6 +169,7 @@ void engine_setup(const rs_scenario &sc, const model::Topology &built, EngineSet
     cm.set_slice(cfg.slice_bytes);
     cm.set_scratch(algorithm_scratch(cfg, out.caps, out.nranks));
     cm.set_zones(algorithm_scratch(cfg, out.caps, out.nranks) < out.caps.scratch_bytes);
+    cm.set_reduce_write(out.caps.features & NCL_HAL_FEAT_REDUCE_WRITE);
     out.costs.clear();
     for (int c = 0; c < NCL_COLL_COUNT; c++)
         for (const model::AlgoCost &a : cm.costs((ncl_coll)c))

@@ -82,6 +82,8 @@ int ncl_bk_task_ok(const ncl_task *t, char *why, size_t why_len)
         return 1;
     case NCL_TASK_WRITE_REDUCE:
     case NCL_TASK_LOCAL_REDUCE:
+    case NCL_TASK_REDUCE_WRITE:
+    case NCL_TASK_REDUCE_WRITE_REDUCE:
     case NCL_TASK_LOCAL_DIV:
         /* avg never reaches a task (it reduces with sum, then divides), but the kernels take it as sum */
         if (!es || (t->kind != NCL_TASK_LOCAL_DIV && t->op >= NCL_OP_COUNT)) {
@@ -159,6 +161,31 @@ int ncl_bk_run(const ncl_task *t, void *dst, const void *src, char *why, size_t 
         ncl_fmt(why, why_len, "kind %u is not a data task", t->kind);
         return 0;
     }
+}
+
+int ncl_bk_run_pair(const ncl_task *t, void *dst, const void *src, const void *src2, char *why, size_t why_len)
+{
+    const size_t es = ncl_dtype_size((ncl_dtype)t->dtype);
+    uint64_t piece[128]; /* 1 KiB: whole elements of every dtype */
+    if (!ncl_task_two_source(t->kind) || !es) {
+        ncl_fmt(why, why_len, "kind %u dtype %u is not a two-source task", t->kind, t->dtype);
+        return 0;
+    }
+    if ((dst != src && overlap(dst, src, t->bytes)) || (dst != src2 && overlap(dst, src2, t->bytes))) {
+        ncl_fmt(why, why_len, "a source and the destination partially overlap");
+        return 0;
+    }
+    /* piece by piece, so that a destination equal to a source is read before it is written */
+    for (uint64_t off = 0; off < t->bytes; off += sizeof piece) {
+        const size_t n = (size_t)(t->bytes - off < sizeof piece ? t->bytes - off : sizeof piece);
+        memcpy(piece, (const unsigned char *)src + off, n);
+        ncl_reduce_kernel(piece, (const unsigned char *)src2 + off, n / es, (ncl_dtype)t->dtype, (ncl_op)t->op);
+        if (t->kind == NCL_TASK_REDUCE_WRITE)
+            memcpy((unsigned char *)dst + off, piece, n);
+        else
+            ncl_reduce_kernel((unsigned char *)dst + off, piece, n / es, (ncl_dtype)t->dtype, (ncl_op)t->op);
+    }
+    return 1;
 }
 
 static const char *const level_names[] = {"error", "warn", "info", "debug"};

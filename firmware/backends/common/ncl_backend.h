@@ -69,6 +69,11 @@ int ncl_bk_task_ok(const ncl_task *t, char *why, size_t why_len);
  *  ncl_task_src_bytes. 0 with why when a reduce's source and destination partially overlap. */
 int ncl_bk_run(const ncl_task *t, void *dst, const void *src, char *why, size_t why_len);
 
+/** Runs a two-source task (REDUCE_WRITE: dst <- src op src2; REDUCE_WRITE_REDUCE: dst <- dst op
+ *  (src op src2)) on memory, each t->bytes long; dst may equal a source but not partly overlap
+ *  one (0 with why). ncl_bk_run refuses these kinds. */
+int ncl_bk_run_pair(const ncl_task *t, void *dst, const void *src, const void *src2, char *why, size_t why_len);
+
 /* ---- log levels -------------------------------------------------------------------------------- */
 
 /** "error", "warn", "info", "debug" for NCL_LOG_*; "?" otherwise. */

@@ -230,7 +230,8 @@ static void host_caps_of(uint64_t scratch_bytes, const uint16_t *no_inline_ops, 
     for (int d = 0; d < NCL_DTYPE_COUNT; d++)
         out->inline_ops[d] = (uint16_t)(NCL_INLINE_ALL_OPS & ~no_inline_ops[d]);
     out->inline_align = inline_align;
-    out->features = NCL_HAL_FEAT_WIDE | NCL_HAL_FEAT_ZONES; /* wide kinds on the CPU; scratch kept */
+    /* wide and two-source kinds on the CPU; scratch kept */
+    out->features = NCL_HAL_FEAT_WIDE | NCL_HAL_FEAT_ZONES | NCL_HAL_FEAT_REDUCE_WRITE;
 }
 
 void ncl_host_caps(const ncl_host_config *cfg, ncl_hal_caps *out)
@@ -343,26 +344,28 @@ static ncl_result host_dma_submit(void *ctx, uint32_t queue, const ncl_task *t)
         return host_task_fail(r, queue, t, "queue out of range (max %u)", NCL_MAX_QUEUES);
     if (!t)
         return host_task_fail(r, queue, t, "no task");
-    if (t->kind > NCL_TASK_LOCAL_DIV && !ncl_task_is_wide(t->kind))
+    if (t->kind > NCL_TASK_LOCAL_DIV && !ncl_task_is_wide(t->kind) && !ncl_task_two_source(t->kind))
         return host_task_fail(r, queue, t, "kind %u is not a data task", (unsigned)t->kind);
     if (t->bytes == 0)
         goto done;
     if (!ncl_bk_task_ok(t, why, sizeof why))
         return host_task_fail(r, queue, t, "%s", why);
-    int remote = t->kind == NCL_TASK_WRITE || t->kind == NCL_TASK_WRITE_REDUCE;
+    int remote = ncl_task_is_remote(t->kind), pair = ncl_task_two_source(t->kind);
     if (remote && (t->peer < 0 || t->peer >= host_cfg_of(w)->nranks))
         return host_task_fail(r, queue, t, "peer out of range (%d ranks)", host_cfg_of(w)->nranks);
     /* Our own bindings change only on this thread: no lock needed to read them. */
-    const unsigned char *src = NULL;
+    const unsigned char *src = NULL, *src2 = NULL;
     if (t->kind != NCL_TASK_LOCAL_DIV && !(src = host_region(r, t->src, ncl_task_src_bytes(t), 0, why, sizeof why)))
         return host_task_fail(r, queue, t, "src %s", why);
+    if (pair && !(src2 = host_region(r, t->src2, t->bytes, 0, why, sizeof why)))
+        return host_task_fail(r, queue, t, "src2 %s", why);
     if (remote) {
         if (host_mismatch(r, t->peer)) /* its buffers are bound for another collective */
             return NCL_ERR_REMOTE;
         host_rank *p = &w->ranks[t->peer];
         pthread_rwlock_rdlock(&p->bind_lock);
         unsigned char *dst = host_region(p, t->dst, t->bytes, 1, why, sizeof why);
-        int ok = dst && ncl_bk_run(t, dst, src, why, sizeof why);
+        int ok = dst && (pair ? ncl_bk_run_pair(t, dst, src, src2, why, sizeof why) : ncl_bk_run(t, dst, src, why, sizeof why));
         pthread_rwlock_unlock(&p->bind_lock);
         if (!ok)
             return host_task_fail(r, queue, t, "dst %s", why);
@@ -382,7 +385,7 @@ done:
         host_logf(r, NCL_LOG_DEBUG, "#%llu queue %u step %u %s %s+%llu -> rank %d %s+%llu %llu B",
                   (unsigned long long)r->seq, queue, t->step, ncl_task_kind_name(t->kind),
                   ncl_buf_name(t->src.buf),
-                  (unsigned long long)t->src.off, t->kind <= NCL_TASK_WRITE_REDUCE ? t->peer : r->rank,
+                  (unsigned long long)t->src.off, ncl_task_is_remote(t->kind) ? t->peer : r->rank,
                   ncl_buf_name(t->dst.buf),
                   (unsigned long long)t->dst.off, (unsigned long long)t->bytes);
     return NCL_SUCCESS;

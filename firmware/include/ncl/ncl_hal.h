@@ -37,6 +37,9 @@ typedef struct ncl_hal_caps {
  *  it runs the same one), and every notify id below NCL_NOTIFY_IDS reaches every peer: what
  *  landing zones need (ncl_config.landing_zone_bytes). */
 #define NCL_HAL_FEAT_ZONES 2u
+/** The DMA runs REDUCE_WRITE and REDUCE_WRITE_REDUCE for every dtype and op it reduces inline
+ *  (inline_ops, inline_align): it reads two local sources and reduces them on the way out. */
+#define NCL_HAL_FEAT_REDUCE_WRITE 4u
 
 /** Every op inline: the inline_ops entry of a DMA that reduces a dtype with any op. */
 #define NCL_INLINE_ALL_OPS ((uint16_t)((1u << NCL_SUM) | (1u << NCL_PROD) | (1u << NCL_MAX) | (1u << NCL_MIN)))

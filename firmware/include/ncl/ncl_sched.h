@@ -26,6 +26,11 @@ typedef enum ncl_task_kind {
     NCL_TASK_LOCAL_REDUCE_WIDE,  /**< dst (fp32) <- dst op (fp32)src, one fp32 operation per element */
     NCL_TASK_LOCAL_NARROW,       /**< dst (narrow) <- src (fp32) / count, rounded once to nearest even
                                       (count 0 or 1: no division; avg's final step divides here) */
+    /* Reduce on the way out (NCL_HAL_FEAT_REDUCE_WRITE): the DMA reads two local sources, reduces
+     * them as it streams (src op src2, in that order) and writes the result to the peer, so that a
+     * rank adds its contribution to data it received without a local task first. */
+    NCL_TASK_REDUCE_WRITE,        /**< peer.dst <- src op src2 */
+    NCL_TASK_REDUCE_WRITE_REDUCE, /**< peer.dst <- peer.dst op (src op src2) (inline reduce at both ends) */
     NCL_TASK_KIND_COUNT
 } ncl_task_kind;
 
@@ -50,11 +55,29 @@ typedef struct ncl_task {
     uint32_t notify; /**< notify id (< NCL_NOTIFY_IDS) */
     uint32_t count;  /**< WAIT: records to consume; LOCAL_DIV: divisor */
     ncl_ref src;     /**< local source (data kinds) */
+    ncl_ref src2;    /**< REDUCE_WRITE*: the second local source */
     ncl_ref dst;     /**< destination; on `peer` for WRITE and WRITE_REDUCE */
     uint64_t bytes;
     uint32_t step;   /**< algorithm step, for diagnostics */
 } ncl_task;
 
+/** 1 for the kinds that write into another rank's memory (`peer`). */
+static inline int ncl_task_is_remote(uint32_t kind)
+{
+    return kind == NCL_TASK_WRITE || kind == NCL_TASK_WRITE_REDUCE || kind == NCL_TASK_REDUCE_WRITE ||
+           kind == NCL_TASK_REDUCE_WRITE_REDUCE;
+}
+/** 1 for the kinds that reduce with the task's dtype and op (the wide kinds aside). */
+static inline int ncl_task_reduces(uint32_t kind)
+{
+    return kind == NCL_TASK_WRITE_REDUCE || kind == NCL_TASK_LOCAL_REDUCE || kind == NCL_TASK_REDUCE_WRITE ||
+           kind == NCL_TASK_REDUCE_WRITE_REDUCE;
+}
+/** 1 for the two-source kinds (REDUCE_WRITE, REDUCE_WRITE_REDUCE). */
+static inline int ncl_task_two_source(uint32_t kind)
+{
+    return kind == NCL_TASK_REDUCE_WRITE || kind == NCL_TASK_REDUCE_WRITE_REDUCE;
+}
 /** 1 for the wide-accumulation kinds (LOCAL_WIDEN, LOCAL_REDUCE_WIDE, LOCAL_NARROW). */
 static inline int ncl_task_is_wide(uint32_t kind)
 {
@@ -120,6 +143,9 @@ typedef struct ncl_plan {
      *  and the alignment its tasks need (ncl_inline_ok decides per task). */
     uint8_t inline_reduce;
     uint32_t inline_align;
+    /** 1: the DMA runs the two-source kinds (NCL_HAL_FEAT_REDUCE_WRITE) for this dtype and op
+     *  (where inline_reduce and ncl_inline_ok allow). */
+    uint8_t reduce_write;
     /** 1: wide accumulation (det allreduce of fp16/bf16 with sum/prod/avg and
      *  ncl_config.wide_accumulation): every element accumulates in fp32 in rank order and is
      *  rounded once; the schedule uses the LOCAL_WIDEN / REDUCE_WIDE / NARROW kinds. */
@@ -202,6 +228,7 @@ typedef struct ncl_plan_env {
      *  channel's zones were used so far (the communicator's counters; NULL: never). */
     uint64_t zone_bytes;
     const uint32_t *zone_uses;
+    int reduce_write;           /**< ncl_hal_caps.features has NCL_HAL_FEAT_REDUCE_WRITE */
 } ncl_plan_env;
 
 struct ncl_hal_caps;

@@ -25,7 +25,19 @@
  * the critical path, the rest runs ahead of the ring; and that first chunk (round 0, step 0) is
  * copied and written in pieces that grow (ncl_lead_piece), so the ring waits for its first piece
  * only. Without that room the ring queue copies every chunk up front and then records a single
- * READY, as in place (where nothing is copied). */
+ * READY, as in place (where nothing is copied).
+ *
+ * Landing zones (ncl_zone_*), where the DMA reduces two sources on the way out (ncl_plan
+ * .reduce_write): the READY (or the fill's first READY) travels from next back to us, p-1 links
+ * on a one-way ring. So the first `zoned` reduce-scatter units of the stream (as many as next's
+ * zone holds, none of the last reduce-scatter step) are plain writes into next's zone, which need
+ * only the credit of the zone's use two collectives ago: step 0 writes our input's chunk, a later
+ * step REDUCE_WRITEs our contribution op what prev put in our zone. The first unit past them
+ * REDUCE_WRITE_REDUCEs the same into next's recv, after the READY, which has arrived by then;
+ * later units run as above. The reduction order is the one without zones (ours op what arrived),
+ * so results are bit-identical. The fill queue skips the zoned units (their targets are zones)
+ * and starts its batches at the first unit past them. We credit our zone back to prev after the
+ * step that read it last. */
 
 /* Ring queues: the plan's queues without the fill queues. */
 static uint32_t channels_of(const ncl_plan *p)
@@ -104,18 +116,63 @@ static uint64_t precopy_part(const ncl_plan *p, uint32_t c, uint64_t part, uint6
     return span - koff - klen;
 }
 
+/* Landing zones: bytes of a slot (a round of the largest chunk), and how many of the channel's
+ * reduce-scatter units land in next's zone (0 without zones; only where the stream is step-major,
+ * and never the last reduce-scatter step, whose sums stay in recv). */
+static uint64_t slot_bytes(const ncl_plan *p, uint64_t span)
+{
+    return ncl_min_u64(p->slice_elems, ncl_div_ceil(span, (uint64_t)p->nranks)) * p->esize;
+}
+
+static uint64_t zoned_of(const ncl_plan *p, uint32_t c, uint64_t span)
+{
+    const uint64_t rounds = rounds_of(p, span);
+    if (c >= p->zone_channels || (p->in_flight <= 1 && rounds > 1))
+        return 0;
+    return ncl_zone_slots(p, c, slot_bytes(p, span), rounds * (uint64_t)(p->nranks - 2));
+}
+
+/* When not even one unit fits in the zone: the first unit's head that does (elements; 0: none).
+ * Its tail goes to next's recv after the READY, and step 1 reads the head from our zone. */
+static uint64_t head_of(const ncl_plan *p, uint32_t c, uint64_t span)
+{
+    if (c >= p->zone_channels || span == 0 || (p->in_flight <= 1 && rounds_of(p, span) > 1) || zoned_of(p, c, span))
+        return 0;
+    return p->zone_bytes / p->esize;
+}
+
+/* Out of place with a fill queue where the DMA reduces two sources on the way out: a reduce-
+ * scatter unit lands in next's recv as it is (recv is not next's input), and next adds its
+ * contribution when it sends the unit on (REDUCE_WRITE from its input and recv), so nothing is
+ * filled ahead of the ring but each rank's own final chunk, which the last step reduces into
+ * (REDUCE_WRITE_REDUCE). Step-major streams only, as the zones. */
+static int landing(const ncl_plan *p, uint64_t span)
+{
+    return !p->inplace && p->helper_queues && p->reduce_write && ncl_inline_all(p) && p->nranks >= 3 &&
+           (p->in_flight > 1 || rounds_of(p, span) == 1);
+}
+
+/* The reduce-scatter step that reads our zone last (0: none reads it). */
+static uint64_t zone_last_step(const ncl_plan *p, uint32_t c, uint64_t span)
+{
+    const uint64_t z = zoned_of(p, c, span);
+    return z ? (z - 1) / rounds_of(p, span) + 1 : head_of(p, c, span) ? 1 : 0;
+}
+
 /* Piece m of chunk k in reduce-scatter step s of round `round`: its length, its first element in
  * *off. With fill queues round 0's step 0 goes in ncl_lead_piece's pieces (each filled, READY and
- * written on its own, so that the ring waits for a small first fill only) when it reduces inline;
- * every other step is one piece (possibly empty: m = 0 still marks the step). 0 past the last. */
-static uint64_t step_piece(const ncl_plan *p, uint64_t span, uint64_t coff, int k, uint64_t round, uint64_t s,
-                           uint64_t m, uint64_t *off)
+ * written on its own, so that the ring waits for a small first fill only) when it reduces inline
+ * and does not land in a zone; every other step is one piece (possibly empty: m = 0 still marks
+ * the step). 0 past the last. */
+static uint64_t step_piece(const ncl_plan *p, uint32_t c, uint64_t span, uint64_t coff, int k, uint64_t round,
+                           uint64_t s, uint64_t m, uint64_t *off)
 {
     const uint64_t es = p->esize;
     if (m > 0 && (round != 0 || s != 0)) /* every step but the first has one piece */
         return 0;
     uint64_t lo, len = chunk_round(p, span, coff, k, round, off);
-    if (round == 0 && s == 0 && p->helper_queues && len && ncl_inline_ok(p, *off * es, *off * es, len * es)) {
+    if (round == 0 && s == 0 && p->helper_queues && len && ncl_inline_ok(p, *off * es, *off * es, len * es) &&
+        zone_last_step(p, c, span) == 0) {
         len = ncl_lead_piece(p, len, m, &lo);
         *off += lo;
         return len;
@@ -130,7 +187,7 @@ static int fill_task(const ncl_plan *p, uint32_t c, uint64_t span, uint64_t coff
 {
     const uint64_t es = p->esize;
     const ncl_ref in = ncl_plan_input(p, p->rank), recv = ncl_ref_make(NCL_BUF_RECV, 0);
-    uint64_t off, len = step_piece(p, span, coff, ncl_mod(ncl_ring_pos(p, c, p->rank) - 2 - (int64_t)j, p->nranks),
+    uint64_t off, len = step_piece(p, c, span, coff, ncl_mod(ncl_ring_pos(p, c, p->rank) - 2 - (int64_t)j, p->nranks),
                                    round, j, m, &off);
     if (len)
         ncl_task_copy(t, ncl_ref_add(in, off * es), ncl_ref_add(recv, off * es), len * es,
@@ -139,21 +196,26 @@ static int fill_task(const ncl_plan *p, uint32_t c, uint64_t span, uint64_t coff
 }
 
 /* Fill batches: with one round the fill queue copies the chunks of steps [j, batch_end(j)) in one
- * go and records one READY for them (steps 0, 1, 2-3, 4-7, ...: a batch is no longer than the
- * steps before it, so while memory is over 4x the link its copy ends before the ring gets there),
- * so a rank runs about lg p fills, not p - 1 (at p = 1024 those tasks and records were most of the
- * simulation). With more rounds the chunks' parts are not contiguous: every step is a batch. */
-static uint64_t batch_end(const ncl_plan *p, uint64_t span, uint64_t j)
+ * go and records one READY for them (steps z, z+1, z+2-3, z+4-7, ... from the first step z past
+ * the zoned ones: a batch is no longer than the steps before it, so while memory is over 4x the
+ * link its copy ends before the ring gets there), so a rank runs about lg p fills, not p - 1 (at
+ * p = 1024 those tasks and records were most of the simulation). With more rounds the chunks'
+ * parts are not contiguous: every step is a batch. Zoned steps (j < z) have none. */
+static uint64_t batch_end(const ncl_plan *p, uint32_t c, uint64_t span, uint64_t j)
 {
-    if (j == 0 || rounds_of(p, span) > 1)
+    const uint64_t z = zoned_of(p, c, span);
+    if (j <= z || rounds_of(p, span) > 1)
         return j + 1;
-    return ncl_min_u64(2 * j, (uint64_t)p->nranks - 1);
+    return ncl_min_u64(z + 2 * (j - z), (uint64_t)p->nranks - 1);
 }
 
-/* Whether step j starts a batch: 0, the powers of two, or every step with more rounds. */
-static int batch_start(const ncl_plan *p, uint64_t span, uint64_t j)
+/* Whether step j starts a batch: z and z plus the powers of two, or every step with more rounds. */
+static int batch_start(const ncl_plan *p, uint32_t c, uint64_t span, uint64_t j)
 {
-    return (j & (j - 1)) == 0 || rounds_of(p, span) > 1;
+    if (rounds_of(p, span) > 1)
+        return 1;
+    const uint64_t z = zoned_of(p, c, span);
+    return j >= z && ((j - z) & (j - z - 1)) == 0;
 }
 
 /* Elements [*first, *first + return) of the chunks lo..hi of one round (contiguous). */
@@ -210,6 +272,8 @@ static ncl_result prepare(ncl_plan *p)
     /* c fills on q + c (without room, copying up front costs less than a fill delaying a write) */
     p->helper_queues = !p->inplace && p->nranks > 1 && ncl_helper_room(p, q) ? q : 0;
     p->queues = q + p->helper_queues;
+    /* zones where units reach them with our contribution added on the way (REDUCE_WRITE) */
+    p->zone_channels = p->zone_bytes && p->reduce_write && ncl_inline_all(p) && p->nranks >= 3 ? q : 0;
     if (staged(p)) { /* two slots per channel bound the slice */
         uint64_t room = p->scratch_bytes / (2u * q * p->esize);
         p->slice_elems = ncl_min_u64(p->slice_elems, room);
@@ -236,17 +300,28 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
 
     NCL_GEN_BEGIN(g);
     g->n = channel_span(p, c, &g->m);
-    if (g->n == 0)
+    if (g->n == 0 && (fill_queue || c >= p->zone_channels))
         return g->line = -1, 0;
+    if (fill_queue && landing(p, g->n)) { /* our final chunk, all its rounds, then one READY */
+        for (g->k = 0; g->k < ncl_part(g->n, (uint64_t)n, (uint64_t)i, &off); g->k += p->slice_elems) {
+            len = ncl_min_u64(p->slice_elems, ncl_part(g->n, (uint64_t)n, (uint64_t)i, &off) - g->k);
+            off += g->m + g->k;
+            ncl_task_copy(t, ncl_ref_add(in, off * es), ncl_ref_add(recv, off * es), len * es, (uint32_t)(n - 2));
+            NCL_YIELD(g);
+        }
+        ncl_task_record(t, prev_rank, filled, (uint32_t)(n - 2));
+        NCL_YIELD(g);
+        return g->line = -1, 0;
+    }
     if (fill_queue) {
-        /* every chunk of every round the ring reduces into, in the order it needs them */
-        for (g->i = 0; g->i < rounds_of(p, g->n) * steps; g->i++) {
+        /* every chunk of every round the ring reduces into (not the zones), in the order it needs them */
+        for (g->i = zoned_of(p, c, g->n); g->i < rounds_of(p, g->n) * steps; g->i++) {
             unit_of(p, g->n, g->i, &round, &g->j);
-            if (g->j >= (uint64_t)(n - 1) || !batch_start(p, g->n, g->j))
+            if (g->j >= (uint64_t)(n - 1) || !batch_start(p, c, g->n, g->j))
                 continue;
-            if (batch_end(p, g->n, g->j) > g->j + 1) { /* several steps' chunks at once */
+            if (batch_end(p, c, g->n, g->j) > g->j + 1) { /* several steps' chunks at once */
                 for (g->k = 0;;) {
-                    len = batch_task(p, c, g->n, g->m, g->j, batch_end(p, g->n, g->j), g->k, t);
+                    len = batch_task(p, c, g->n, g->m, g->j, batch_end(p, c, g->n, g->j), g->k, t);
                     if (len == 0)
                         break;
                     g->k += len;
@@ -256,7 +331,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                 NCL_YIELD(g);
                 continue;
             }
-            for (g->k = 0; g->k == 0 || step_piece(p, g->n, g->m, ncl_mod(i - 2 - (int)g->j, n),
+            for (g->k = 0; g->k == 0 || step_piece(p, c, g->n, g->m, ncl_mod(i - 2 - (int)g->j, n),
                                                    round_of(p, g->n, g->i), g->j, g->k, &off) != 0; g->k++) {
                 round = round_of(p, g->n, g->i);
                 if (fill_task(p, c, g->n, g->m, round, g->j, g->k, t))
@@ -281,10 +356,16 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     }
     if (n == 1)
         return g->line = -1, 0;
-    if (fills_here) { /* everything is in place: prev may reduce into any chunk */
+    if ((fills_here || landing(p, g->n)) && g->n) { /* prev may write (or reduce) into any chunk */
         ncl_task_record(t, prev_rank, NCL_NOTIFY_READY(c), 0);
         NCL_YIELD(g);
-        ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(c), 1, 0);
+    }
+    if (ncl_zone_credit_due(p, c)) { /* next read its zone's previous use */
+        ncl_task_wait(t, next_rank, NCL_NOTIFY_CREDIT(c), 1, 0);
+        NCL_YIELD(g);
+    }
+    if (c < p->zone_channels && zone_last_step(p, c, g->n) == 0) { /* nothing of ours to read there */
+        ncl_task_record(t, prev_rank, NCL_NOTIFY_CREDIT(c), 0);
         NCL_YIELD(g);
     }
 
@@ -292,14 +373,84 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         unit_of(p, g->n, g->i, &round, &g->j);
         if (g->j >= (uint64_t)(n - 1))
             goto allgather;
+        if (g->i == 0 && head_of(p, c, g->n)) { /* the first unit's head into next's zone */
+            len = chunk_round(p, g->n, g->m, ncl_mod(i - 1, n), 0, &off);
+            ncl_task_write(t, next_rank, ncl_ref_add(in, off * es), ncl_zone_slot(p, c, 0, 0),
+                           ncl_min_u64(head_of(p, c, g->n), len) * es, 0);
+            NCL_YIELD(g);
+        }
+        if ((fills_here || landing(p, g->n)) && g->i == zoned_of(p, c, g->n)) { /* the first unit (or tail) for next's recv */
+            ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(c), 1, 0);
+            NCL_YIELD(g);
+        }
         /* reduce-scatter, step s = j: reduce chunk i-1-s into next's copy; step 0 reads our input */
         if (staged(p) && rs_turn(p, g->n, g->i) >= 2) { /* next emptied our slot */
             ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(c), 1, (uint32_t)(round * steps + g->j));
             NCL_YIELD(g);
         }
-        for (g->k = 0; g->k == 0 || step_piece(p, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), round_of(p, g->n, g->i),
+        if (landing(p, g->n) && g->i == (uint64_t)(n - 2) * rounds_of(p, g->n)) { /* next's final chunk is filled */
+            ncl_task_wait(t, next_rank, filled, 1, (uint32_t)(n - 2));
+            NCL_YIELD(g);
+        }
+        if (g->j > 0 && g->i - rounds_of(p, g->n) < zoned_of(p, c, g->n)) { /* what prev sent is in our zone */
+            round = round_of(p, g->n, g->i);
+            len = chunk_round(p, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), round, &off);
+            if (!fills_here && !landing(p, g->n) && g->i >= zoned_of(p, c, g->n) && batch_start(p, c, g->n, g->j)) {
+                ncl_task_wait(t, next_rank, filled, 1, (uint32_t)(round * steps + g->j)); /* as below */
+                NCL_YIELD(g);
+                round = round_of(p, g->n, g->i);
+                len = chunk_round(p, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), round, &off);
+            }
+            if (len) {
+                const uint64_t from = g->i - rounds_of(p, g->n), zoned = g->i < zoned_of(p, c, g->n);
+                const uint64_t slot = slot_bytes(p, g->n);
+                ncl_task_reduce_write(t, p, next_rank, ncl_ref_add(in, off * es), ncl_zone_slot(p, c, slot, from),
+                                      zoned ? ncl_zone_slot(p, c, slot, g->i) : ncl_ref_add(recv, off * es), len * es,
+                                      !zoned && (!landing(p, g->n) || g->j == (uint64_t)(n - 2)),
+                                      (uint32_t)(round * steps + g->j));
+                NCL_YIELD(g);
+            }
+            goto signal;
+        }
+        if (g->i < zoned_of(p, c, g->n)) { /* step 0 into next's zone */
+            round = round_of(p, g->n, g->i);
+            len = chunk_round(p, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), round, &off);
+            if (len) {
+                ncl_task_write(t, next_rank, ncl_ref_add(in, off * es), ncl_zone_slot(p, c, slot_bytes(p, g->n), g->i),
+                               len * es, (uint32_t)(round * steps + g->j));
+                NCL_YIELD(g);
+            }
+            goto signal;
+        }
+        if (landing(p, g->n)) { /* what arrived in our recv, our contribution added on the way */
+            round = round_of(p, g->n, g->i);
+            len = chunk_round(p, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), round, &off);
+            if (len && g->i == rounds_of(p, g->n) && head_of(p, c, g->n)) { /* the head is in our zone */
+                ncl_task_reduce_write(t, p, next_rank, ncl_ref_add(in, off * es), ncl_zone_slot(p, c, 0, 0),
+                                      ncl_ref_add(recv, off * es), ncl_min_u64(head_of(p, c, g->n), len) * es,
+                                      g->j == (uint64_t)(n - 2), (uint32_t)(round * steps + g->j));
+                NCL_YIELD(g);
+                round = round_of(p, g->n, g->i);
+                len = chunk_round(p, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), round, &off);
+            }
+            if ((g->i == 0 || g->i == rounds_of(p, g->n)) && head_of(p, c, g->n)) { /* the tail */
+                off += ncl_min_u64(head_of(p, c, g->n), len);
+                len -= ncl_min_u64(head_of(p, c, g->n), len);
+            }
+            if (len && g->j == 0)
+                ncl_task_write(t, next_rank, ncl_ref_add(in, off * es), ncl_ref_add(recv, off * es), len * es,
+                               (uint32_t)(round * steps));
+            else if (len)
+                ncl_task_reduce_write(t, p, next_rank, ncl_ref_add(in, off * es), ncl_ref_add(recv, off * es),
+                                      ncl_ref_add(recv, off * es), len * es, g->j == (uint64_t)(n - 2),
+                                      (uint32_t)(round * steps + g->j));
+            if (len)
+                NCL_YIELD(g);
+            goto signal;
+        }
+        for (g->k = 0; g->k == 0 || step_piece(p, c, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), round_of(p, g->n, g->i),
                                                g->j, g->k, &off) != 0; g->k++) {
-            if (!fills_here && batch_start(p, g->n, g->j)) {
+            if (!fills_here && batch_start(p, c, g->n, g->j)) {
                 /* next's fill queue has put its contribution there (a READY per batch) */
                 ncl_task_wait(t, next_rank, filled, 1, (uint32_t)(round_of(p, g->n, g->i) * steps + g->j));
                 NCL_YIELD(g);
@@ -308,7 +459,20 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
             round = round_of(p, g->n, g->i);
             len = chunk_round(p, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), round, &off);
             inline_step = ncl_inline_ok(p, off * es, off * es, len * es);
-            len = step_piece(p, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), round, g->j, g->k, &off);
+            len = step_piece(p, c, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), round, g->j, g->k, &off);
+            if (len && g->i == rounds_of(p, g->n) && head_of(p, c, g->n)) { /* our contribution to the head */
+                ncl_task_reduce_write(t, p, next_rank, ncl_ref_add(in, off * es), ncl_zone_slot(p, c, 0, 0),
+                                      ncl_ref_add(recv, off * es), ncl_min_u64(head_of(p, c, g->n), len) * es, 1,
+                                      (uint32_t)(round * steps + g->j));
+                NCL_YIELD(g);
+                round = round_of(p, g->n, g->i);
+                len = step_piece(p, c, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), round, g->j, g->k, &off);
+                inline_step = 1; /* zones are used only where every task reduces inline */
+            }
+            if ((g->i == 0 || g->i == rounds_of(p, g->n)) && head_of(p, c, g->n)) { /* the tail */
+                off += ncl_min_u64(head_of(p, c, g->n), len);
+                len -= ncl_min_u64(head_of(p, c, g->n), len);
+            }
             if (len) {
                 if (inline_step)
                     ncl_task_write_reduce(t, p, next_rank, ncl_ref_add(g->j == 0 ? in : recv, off * es),
@@ -319,9 +483,15 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                 NCL_YIELD(g);
             }
         }
+    signal:
         if (staged(p) || step_end(p, g->n, g->i)) { /* staged: a slot per round, each signalled */
             ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(c), (uint32_t)(round_of(p, g->n, g->i) * steps + g->j));
             NCL_YIELD(g);
+            /* the step that read our zone last is done: prev may use it again */
+            if (g->j == zone_last_step(p, c, g->n) && g->j) {
+                ncl_task_record(t, prev_rank, NCL_NOTIFY_CREDIT(c), 0);
+                NCL_YIELD(g);
+            }
             ncl_task_wait(t, prev_rank, NCL_NOTIFY_DATA(c), 1, (uint32_t)(round_of(p, g->n, g->i) * steps + g->j));
             NCL_YIELD(g);
         }

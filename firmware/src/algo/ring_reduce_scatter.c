@@ -28,7 +28,19 @@
  * A step the DMA cannot reduce inline (ncl_inline_ok) is staged: the sender writes its partial
  * into the target unfilled and the receiver reduces its own contribution into it after the DATA
  * (LOCAL_REDUCE). In place the last target is the output, which already holds the contribution:
- * there the partial lands in one more scratch slot, reduced into the output. */
+ * there the partial lands in one more scratch slot, reduced into the output.
+ *
+ * Landing, where the DMA reduces two sources on the way out (ncl_plan.reduce_write) and every step
+ * reduces inline, on 3 ranks or more: a target before the last takes a step's data as it is, and
+ * its receiver adds its contribution when it sends the data on (REDUCE_WRITE from its input and
+ * the target, ours op theirs: the order of the reduction above, so the bits are the same). Only
+ * the output is filled (out of place; in place it holds the contribution), so no fill is ever on
+ * the ring's path and the READYs only hand out slots. The last step REDUCE_WRITE_REDUCEs into it.
+ * The first READY still travels p-1 links on a one-way ring: round 0's first `zoned` steps (as
+ * many as next's landing zone holds, at most p-2) go to next's zone instead (ncl_zone_*), which
+ * needs only the credit of the zone's use two collectives ago; when not even one round fits, step
+ * 0's head does and its tail follows the READY. Nobody records a READY for a zoned step or
+ * refills its slot. We credit our zone back after the step that read it last. */
 
 /* Some step may take the staged path. */
 static int staged(const ncl_plan *p)
@@ -129,6 +141,12 @@ static ncl_ref staged_target(const ncl_plan *p, uint32_t c, int rank, uint64_t r
     return target(p, c, rank, round, s, off);
 }
 
+/* Steps land as they are and their receivers add their contribution on the way out (see the top). */
+static int landing(const ncl_plan *p)
+{
+    return p->reduce_write && ncl_inline_all(p) && p->nranks >= 3;
+}
+
 static ncl_result prepare(ncl_plan *p)
 {
     uint32_t q = ncl_channels_for(p->queues, p->count);
@@ -136,14 +154,63 @@ static ncl_result prepare(ncl_plan *p)
     /* channel c fills on q + c (2 ranks have a target to fill out of place only: the output) */
     p->helper_queues = (p->nranks > 2 || (p->nranks == 2 && !p->inplace)) && 2 * q <= p->max_queues ? q : 0;
     p->queues = q + p->helper_queues;
+    p->zone_channels = p->zone_bytes && landing(p) ? q : 0;
     return round_elems(p) == 0 ? NCL_ERR_UNSUPPORTED : NCL_SUCCESS;
 }
 
 /* Whether the receiver of step s (round elements at `off`, sent by ring position `from`) fills its
- * target first: the step reduces inline, into a target that does not hold the contribution yet. */
+ * target first: the step reduces inline, into a target that does not hold the contribution yet
+ * (landing: the output out of place). */
 static int filled(const ncl_plan *p, uint32_t c, int from, uint64_t round, uint64_t s, uint64_t off, uint64_t len)
 {
+    if (landing(p))
+        return !p->inplace && s == (uint64_t)p->nranks - 2;
     return !(p->inplace && s == (uint64_t)p->nranks - 2) && step_inline(p, c, from, round, s, off, len);
+}
+
+/* Landing zones: how many of round 0's steps land in next's zone, in slots of round 0's span (0
+ * without zones); when none fits, the elements of step 0's head that do (else 0). */
+static uint64_t zoned_of(const ncl_plan *p, uint32_t c)
+{
+    uint64_t off;
+    return ncl_zone_slots(p, c, round_span(p, c, 0, &off) * p->esize, (uint64_t)p->nranks - 2);
+}
+
+static uint64_t head_of(const ncl_plan *p, uint32_t c)
+{
+    uint64_t off;
+    return c < p->zone_channels && zoned_of(p, c) == 0 && round_span(p, c, 0, &off) ? p->zone_bytes / p->esize : 0;
+}
+
+/* The step of round 0 that reads our zone last (0: none does). */
+static uint64_t zone_last_step(const ncl_plan *p, uint32_t c)
+{
+    return zoned_of(p, c) ? zoned_of(p, c) : head_of(p, c) ? 1 : 0;
+}
+
+/* Slot k of channel c's zone, in slots of round 0's span. */
+static ncl_ref zone_slot(const ncl_plan *p, uint32_t c, uint64_t k)
+{
+    uint64_t off;
+    return ncl_zone_slot(p, c, round_span(p, c, 0, &off) * p->esize, k);
+}
+
+/* Landing: our part of step s of round `round` (round elements at `off`, from element lo on) to
+ * next: step 0 our input's chunk, a later one our contribution op what prev sent, which is in
+ * `arrived` (our target of step s-1, or our zone); into next's zone slot s when `zone`, else
+ * into its target (the last step reduces into the output). */
+static void landing_write(const ncl_plan *p, uint32_t c, uint64_t round, uint64_t s, uint64_t off, uint64_t lo,
+                          uint64_t len, ncl_ref arrived, int zone, ncl_task *t)
+{
+    const int i = ncl_ring_pos(p, c, p->rank), next_rank = ncl_ring_rank(p, c, i + 1);
+    const uint64_t es = p->esize;
+    const ncl_ref own = input_chunk(p, ncl_ring_rank(p, c, i - 1 - (int64_t)s), off + lo);
+    const ncl_ref dst = zone ? zone_slot(p, c, s) : ncl_ref_add(target(p, c, next_rank, round, s, off), lo * es);
+    const uint32_t step = (uint32_t)(round * (uint64_t)(p->nranks - 1) + s);
+    if (s == 0)
+        ncl_task_write(t, next_rank, own, dst, len * es, step);
+    else
+        ncl_task_reduce_write(t, p, next_rank, own, arrived, dst, len * es, s == (uint64_t)p->nranks - 2, step);
 }
 
 /* Piece m of step s of round `round`, sent by ring position `from`: the elements of the round
@@ -189,7 +256,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     int inline_step;
 
     NCL_GEN_BEGIN(g);
-    if (round_span(p, c, 0, &off) == 0)
+    if (round_span(p, c, 0, &off) == 0 && (fill_queue || c >= p->zone_channels)) /* else: the zone's credits */
         return g->line = -1, 0;
     if (n == 1) { /* out of place: copy the channel's portion */
         for (g->m = 0; !p->inplace && g->m < ncl_channel_part(p, p->count, channels, c, &off); g->m += p->slice_elems) {
@@ -205,14 +272,15 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         for (g->i = 0; round_span(p, c, g->i, &off) != 0; g->i++) {
             for (g->j = 0; g->j < (uint64_t)(n - 1); g->j++) {
                 /* the slot was sent on K turns ago (in place, staged: the extra slot was reduced
-                 * last round) */
-                if (g->j < (uint64_t)n - 2 ? turn_of(p, g->i, g->j) >= ring_slots(p)
+                 * last round); zoned turns never used theirs */
+                if (g->j < (uint64_t)n - 2 ? turn_of(p, g->i, g->j) >= ring_slots(p) + zoned_of(p, c)
                                            : g->i > 0 && staged(p) && p->inplace) {
                     ncl_task_wait(t, r, g->j < (uint64_t)n - 2 ? NCL_NOTIFY_LOCAL(c) : NCL_NOTIFY_LOCAL(channels + c), 1,
                                   (uint32_t)g->j);
                     NCL_YIELD(g);
                 }
-                for (g->k = 0; step_piece(p, c, i - 1, g->i, g->j, g->k, &lo) != 0; g->k++) {
+                for (g->k = 0; (g->i > 0 || g->j >= zoned_of(p, c)) && step_piece(p, c, i - 1, g->i, g->j, g->k, &lo) != 0;
+                     g->k++) {
                     len = round_span(p, c, g->i, &off);
                     /* in place chunk r is in place; a staged target is not filled */
                     if (filled(p, c, i - 1, g->i, g->j, off, len)) {
@@ -227,9 +295,17 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         }
         return g->line = -1, 0;
     }
+    if (ncl_zone_credit_due(p, c)) { /* next read its zone's previous use */
+        ncl_task_wait(t, next_rank, NCL_NOTIFY_CREDIT(c), 1, 0);
+        NCL_YIELD(g);
+    }
+    if (c < p->zone_channels && zone_last_step(p, c) == 0) { /* nothing of ours to read there */
+        ncl_task_record(t, prev_rank, NCL_NOTIFY_CREDIT(c), 0);
+        NCL_YIELD(g);
+    }
     for (g->i = 0; round_span(p, c, g->i, &off) != 0; g->i++) {
         if (fills_here) {
-            for (g->j = 0; g->j < (uint64_t)(n - 1); g->j++) {
+            for (g->j = g->i == 0 ? zoned_of(p, c) : 0; g->j < (uint64_t)(n - 1); g->j++) {
                 len = round_span(p, c, g->i, &off);
                 if (filled(p, c, i - 1, g->i, g->j, off, len)) {
                     fill_task(p, c, g->i, g->j, 0, len, t);
@@ -241,6 +317,36 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         }
         /* step s: reduce chunk i-1-s into next's target for it (step 0 from our input) */
         for (g->j = 0; g->j < (uint64_t)(n - 1); g->j++) {
+            if (landing(p)) {
+                len = round_span(p, c, g->i, &off);
+                if (g->i == 0 && (g->j < zoned_of(p, c) || (g->j == 0 && head_of(p, c)))) { /* before the READY */
+                    landing_write(p, c, 0, g->j, off, 0, head_of(p, c) ? ncl_min_u64(head_of(p, c), len) : len,
+                                  zone_slot(p, c, g->j ? g->j - 1 : 0), 1, t);
+                    NCL_YIELD(g);
+                    if (!head_of(p, c))
+                        goto sent;
+                }
+                ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(c), 1, (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
+                NCL_YIELD(g);
+                len = round_span(p, c, g->i, &off);
+                lo = 0;
+                if (g->i == 0 && g->j > 0 && g->j == zone_last_step(p, c)) { /* what prev put in our zone */
+                    lo = head_of(p, c) ? ncl_min_u64(head_of(p, c), len) : len;
+                    landing_write(p, c, 0, g->j, off, 0, lo, zone_slot(p, c, g->j - 1), 0, t);
+                    NCL_YIELD(g);
+                    len = round_span(p, c, g->i, &off);
+                    lo = head_of(p, c) ? ncl_min_u64(head_of(p, c), len) : len;
+                } else if (g->i == 0 && g->j == 0 && head_of(p, c)) {
+                    lo = ncl_min_u64(head_of(p, c), len);
+                }
+                if (lo < len) { /* the rest, from our target of the step before */
+                    landing_write(p, c, g->i, g->j, off, lo, len - lo,
+                                  g->j ? ncl_ref_add(target(p, c, r, g->i, g->j - 1, off), lo * es) : target(p, c, r, 0, 0, 0),
+                                  0, t);
+                    NCL_YIELD(g);
+                }
+                goto sent;
+            }
             for (g->k = 0; step_piece(p, c, i, g->i, g->j, g->k, &lo) != 0; g->k++) {
                 ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(c), 1, (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
                 NCL_YIELD(g);
@@ -261,9 +367,15 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                                    (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
                 NCL_YIELD(g);
             }
+        sent:
             ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(c), (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
             NCL_YIELD(g);
-            if (!fills_here && g->j > 0 && turn_of(p, g->i, g->j - 1) + ring_slots(p) < rounds_of(p, c) * (uint64_t)(n - 2)) {
+            if (g->i == 0 && g->j > 0 && g->j == zone_last_step(p, c)) { /* our zone is read: prev may reuse it */
+                ncl_task_record(t, prev_rank, NCL_NOTIFY_CREDIT(c), 0);
+                NCL_YIELD(g);
+            }
+            if (!fills_here && g->j > 0 && turn_of(p, g->i, g->j - 1) >= zoned_of(p, c) &&
+                turn_of(p, g->i, g->j - 1) + ring_slots(p) < rounds_of(p, c) * (uint64_t)(n - 2)) {
                 /* the slot of step j-1 is sent on: the fill queue may refill it */
                 ncl_task_record(t, r, NCL_NOTIFY_LOCAL(c), (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
                 NCL_YIELD(g);

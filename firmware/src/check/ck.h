@@ -154,7 +154,7 @@ typedef struct ck {
     pool snaps, pends, anodes;
     uint32_t *ready;
     uint32_t rhead, rcount;
-    segvec tmp[3];
+    segvec tmp[4];
     uint64_t all[SET_WORDS];
     /* landing zones (ck_zone.c), per (rank, channel): the queue that took the zone's credit + 1
      * (as its writer), whether the rank credited its own zone back (as its reader) */
@@ -347,6 +347,9 @@ int ncl_ck_sv_replace(ck *c, segvec *sv, uint64_t lo, uint64_t hi, const segvec 
 /* What each data task does to the contributions, in elements (dst on dr, src on sr). */
 ncl_result ncl_ck_sym_copy(ck *c, uint32_t t, const ncl_task *k, int sr, uint32_t sb, uint64_t slo, int dr, uint32_t db,
                            uint64_t dlo, uint64_t n);
+ncl_result ncl_ck_sym_reduce_pair(ck *c, uint32_t t, const ncl_task *k, int r, uint32_t sb, uint64_t slo,
+                                  uint32_t s2b, uint64_t s2lo, int dr, uint32_t db, uint64_t dlo, uint64_t n,
+                                  int accumulate);
 ncl_result ncl_ck_sym_reduce(ck *c, uint32_t t, const ncl_task *k, int sr, uint32_t sb, uint64_t slo, int dr,
                              uint32_t db, uint64_t dlo, uint64_t n);
 ncl_result ncl_ck_sym_widen(ck *c, uint32_t t, const ncl_task *k, int r, uint32_t sb, uint64_t slo, uint32_t db,

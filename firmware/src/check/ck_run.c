@@ -68,10 +68,12 @@ static ncl_result validate(ck *c, uint32_t t, const ncl_task *k)
     case NCL_TASK_WRITE_REDUCE:
     case NCL_TASK_LOCAL_COPY:
     case NCL_TASK_LOCAL_REDUCE:
-    case NCL_TASK_LOCAL_DIV: {
+    case NCL_TASK_LOCAL_DIV:
+    case NCL_TASK_REDUCE_WRITE:
+    case NCL_TASK_REDUCE_WRITE_REDUCE: {
         if (k->bytes == 0)
             return NCL_SUCCESS;
-        int remote = k->kind == NCL_TASK_WRITE || k->kind == NCL_TASK_WRITE_REDUCE;
+        int remote = ncl_task_is_remote(k->kind), pair = ncl_task_two_source(k->kind);
         int dr = r;
         if (remote) {
             if (k->peer < 0 || k->peer >= c->nranks)
@@ -80,15 +82,22 @@ static ncl_result validate(ck *c, uint32_t t, const ncl_task *k)
                 return ncl_ck_task_fail(c, t, k, "writes to its own rank %d (use LOCAL_COPY/LOCAL_REDUCE)", r);
             dr = k->peer;
         }
-        if (k->kind == NCL_TASK_WRITE_REDUCE || k->kind == NCL_TASK_LOCAL_REDUCE) {
+        if (ncl_task_reduces(k->kind)) {
             if (k->dtype != p->dtype || k->op != p->op)
                 return ncl_ck_task_fail(c, t, k, "reduces with dtype %u op %u, the plan has dtype %u op %u%s", k->dtype,
                                  k->op, p->dtype, p->op, p->avg ? " (avg reduces with SUM)" : "");
         }
-        if (k->kind == NCL_TASK_WRITE_REDUCE && !p->inline_reduce)
+        if ((k->kind == NCL_TASK_WRITE_REDUCE || pair) && !p->inline_reduce)
             return ncl_ck_task_fail(c, t, k, "reduces inline, which the backend's DMA cannot do for %s %s",
                              ncl_dtype_name((ncl_dtype)p->dtype), ncl_op_name((ncl_op)p->op));
-        if (k->kind == NCL_TASK_WRITE_REDUCE && !ncl_inline_ok(p, k->src.off, k->dst.off, k->bytes))
+        if (pair && !p->reduce_write)
+            return ncl_ck_task_fail(c, t, k, "reduces two sources on the way out, which the backend's DMA cannot do "
+                                    "(no NCL_HAL_FEAT_REDUCE_WRITE)");
+        if (pair && !ncl_inline_ok(p, k->src2.off, k->dst.off, k->bytes))
+            return ncl_ck_task_fail(c, t, k, "reduces inline at src2 +%llu dst +%llu, %llu bytes: not aligned to the "
+                             "%u bytes the backend's inline reduce needs", (unsigned long long)k->src2.off,
+                             (unsigned long long)k->dst.off, (unsigned long long)k->bytes, p->inline_align);
+        if ((k->kind == NCL_TASK_WRITE_REDUCE || pair) && !ncl_inline_ok(p, k->src.off, k->dst.off, k->bytes))
             return ncl_ck_task_fail(c, t, k, "reduces inline at src +%llu dst +%llu, %llu bytes: not aligned to the "
                              "%u bytes the backend's inline reduce needs", (unsigned long long)k->src.off,
                              (unsigned long long)k->dst.off, (unsigned long long)k->bytes, p->inline_align);
@@ -103,6 +112,8 @@ static ncl_result validate(ck *c, uint32_t t, const ncl_task *k)
         if (k->dst.buf == NCL_BUF_SEND)
             return ncl_ck_task_fail(c, t, k, "writes into rank %d SEND, which is read only", dr);
         if (k->kind != NCL_TASK_LOCAL_DIV && (rc = check_region(c, t, k, "src", r, k->src)) != NCL_SUCCESS)
+            return rc;
+        if (pair && (rc = check_region(c, t, k, "src2", r, k->src2)) != NCL_SUCCESS)
             return rc;
         if ((rc = check_region(c, t, k, "dst", dr, k->dst)) != NCL_SUCCESS)
             return rc;
@@ -134,7 +145,7 @@ static ncl_result do_data(ck *c, uint32_t t, const ncl_task *k)
     if (k->bytes == 0)
         return NCL_SUCCESS;
     int r = t_rank(c, t);
-    int remote = k->kind == NCL_TASK_WRITE || k->kind == NCL_TASK_WRITE_REDUCE;
+    int remote = ncl_task_is_remote(k->kind);
     int dr = remote ? k->peer : r;
     uint64_t es = c->esize, n = k->bytes / es;
     ncl_result rc;
@@ -143,6 +154,10 @@ static ncl_result do_data(ck *c, uint32_t t, const ncl_task *k)
     if (k->kind != NCL_TASK_LOCAL_DIV &&
         ((rc = ncl_ck_zone_access(c, t, k, r, k->src.buf, k->src.off, src_hi, 0)) != NCL_SUCCESS ||
          (rc = ncl_ck_race_check(c, t, k, r, k->src.buf, k->src.off, src_hi, 0)) != NCL_SUCCESS))
+        return rc;
+    if (ncl_task_two_source(k->kind) &&
+        ((rc = ncl_ck_zone_access(c, t, k, r, k->src2.buf, k->src2.off, k->src2.off + k->bytes, 0)) != NCL_SUCCESS ||
+         (rc = ncl_ck_race_check(c, t, k, r, k->src2.buf, k->src2.off, k->src2.off + k->bytes, 0)) != NCL_SUCCESS))
         return rc;
     if ((rc = ncl_ck_zone_access(c, t, k, dr, k->dst.buf, k->dst.off, dst_hi, remote)) != NCL_SUCCESS ||
         (rc = ncl_ck_race_check(c, t, k, dr, k->dst.buf, k->dst.off, dst_hi, 1)) != NCL_SUCCESS)
@@ -169,6 +184,10 @@ static ncl_result do_data(ck *c, uint32_t t, const ncl_task *k)
     case NCL_TASK_WRITE_REDUCE:
     case NCL_TASK_LOCAL_REDUCE:
         return ncl_ck_sym_reduce(c, t, k, r, k->src.buf, k->src.off / es, dr, k->dst.buf, k->dst.off / es, n);
+    case NCL_TASK_REDUCE_WRITE:
+    case NCL_TASK_REDUCE_WRITE_REDUCE:
+        return ncl_ck_sym_reduce_pair(c, t, k, r, k->src.buf, k->src.off / es, k->src2.buf, k->src2.off / es, dr,
+                                      k->dst.buf, k->dst.off / es, n, k->kind == NCL_TASK_REDUCE_WRITE_REDUCE);
     case NCL_TASK_LOCAL_WIDEN:
     case NCL_TASK_LOCAL_REDUCE_WIDE:
         return ncl_ck_sym_widen(c, t, k, r, k->src.buf, k->src.off / es, k->dst.buf, k->dst.off / es, n,

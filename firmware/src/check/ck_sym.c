@@ -120,12 +120,11 @@ static ncl_result sv_widen(ck *c, uint32_t t, const ncl_task *k, segvec *a, int 
     return NCL_SUCCESS;
 }
 
-/* dst[dlo, dlo+n) <- dst op src, both already gathered to [dlo, dlo+n) (s, d); `wide` says
- * which representation both sides must have. */
-static ncl_result sym_fold(ck *c, uint32_t t, const ncl_task *k, const segvec *s, const segvec *d, int sr,
-                           uint32_t sb, uint64_t slo, int dr, uint32_t db, uint64_t dlo, uint64_t n, int wide)
+/* out <- d op s over [dlo, dlo+n), both already gathered there (s from rank sr's sb at slo, d
+ * from rank dr's db at dlo); `wide` says which representation both sides must have. */
+static ncl_result fold(ck *c, uint32_t t, const ncl_task *k, const segvec *s, const segvec *d, int sr, uint32_t sb,
+                       uint64_t slo, int dr, uint32_t db, uint64_t dlo, uint64_t n, int wide, segvec *out)
 {
-    segvec *out = &c->tmp[2];
     out->n = 0;
     size_t i = 0, j = 0;
     for (uint64_t x = dlo; x < dlo + n;) {
@@ -175,9 +174,45 @@ static ncl_result sym_fold(ck *c, uint32_t t, const ncl_task *k, const segvec *s
         if (pd->hi == e)
             j++;
     }
+    return NCL_SUCCESS;
+}
+
+/* dst[dlo, dlo+n) <- dst op src, both already gathered to [dlo, dlo+n) (s, d). */
+static ncl_result sym_fold(ck *c, uint32_t t, const ncl_task *k, const segvec *s, const segvec *d, int sr,
+                           uint32_t sb, uint64_t slo, int dr, uint32_t db, uint64_t dlo, uint64_t n, int wide)
+{
+    segvec *out = &c->tmp[2];
+    ncl_result rc = fold(c, t, k, s, d, sr, sb, slo, dr, db, dlo, n, wide, out);
+    if (rc != NCL_SUCCESS)
+        return rc;
     if (!ncl_ck_sv_replace(c, &mem_of(c, dr, db)->segs, dlo, dlo + n, out))
         return ncl_ck_oom(c);
     return NCL_SUCCESS;
+}
+
+/* The two-source kinds: rank dr's dst[dlo, dlo+n) <- (dst op) (src op src2), both sources on
+ * rank r (src at slo of sb, src2 at s2lo of s2b). */
+ncl_result ncl_ck_sym_reduce_pair(ck *c, uint32_t t, const ncl_task *k, int r, uint32_t sb, uint64_t slo,
+                                  uint32_t s2b, uint64_t s2lo, int dr, uint32_t db, uint64_t dlo, uint64_t n,
+                                  int accumulate)
+{
+    segvec *s = &c->tmp[0], *s2 = &c->tmp[1], *pair = &c->tmp[2], *sum = &c->tmp[3];
+    ncl_result rc;
+    if (!sv_gather(c, &mem_of(c, r, sb)->segs, slo, slo + n, s2lo, s) ||
+        !sv_gather(c, &mem_of(c, r, s2b)->segs, s2lo, s2lo + n, s2lo, s2))
+        return ncl_ck_oom(c);
+    if ((rc = fold(c, t, k, s, s2, r, sb, slo, r, s2b, s2lo, n, 0, pair)) != NCL_SUCCESS)
+        return rc;
+    if (!sv_gather(c, pair, s2lo, s2lo + n, dlo, sum)) /* renumbered to the destination */
+        return ncl_ck_oom(c);
+    if (!accumulate) {
+        if (!ncl_ck_sv_replace(c, &mem_of(c, dr, db)->segs, dlo, dlo + n, sum))
+            return ncl_ck_oom(c);
+        return NCL_SUCCESS;
+    }
+    if (!sv_gather(c, &mem_of(c, dr, db)->segs, dlo, dlo + n, dlo, s2))
+        return ncl_ck_oom(c);
+    return sym_fold(c, t, k, sum, s2, r, sb, slo, dr, db, dlo, n, 0);
 }
 
 /* dst[dlo, dlo+n) <- dst op src[slo, slo+n) */

@@ -149,7 +149,7 @@ static void cleanup(ck *c)
             ncl_ck_am_destroy(c, &c->mem[i].acc);
         }
     }
-    for (int i = 0; i < 3; i++)
+    for (size_t i = 0; i < sizeof c->tmp / sizeof c->tmp[0]; i++)
         ck_free(c, c->tmp[i].v);
     ncl_ck_pool_destroy(c, &c->snaps);
     ncl_ck_pool_destroy(c, &c->pends);

@@ -65,6 +65,9 @@ public:
     /** The communicators have landing zones (ncl_plan_env_zones): ring allgather and chain
      *  broadcast then wait for no READY before their first write. */
     void set_zones(bool zones) { zones_ = zones; }
+    /** The DMA reduces two sources on the way out (NCL_HAL_FEAT_REDUCE_WRITE): ring allreduce and
+     *  reduce-scatter on more than 2 ranks fill nothing on their path and use the zones too. */
+    void set_reduce_write(bool on) { reduce_write_ = on; }
 
     /** Every algorithm the engine has for coll, with its cost on this topology. */
     std::vector<AlgoCost> costs(ncl_coll coll) const;
@@ -85,6 +88,7 @@ private:
     std::vector<Flow> ring_step_flows(const std::vector<double> &share) const;
     AlgoCost ring(ncl_coll coll, bool pieced = false) const;
     bool fill_queues() const;
+    bool landing() const;
     std::vector<AlgoCost> ring_rs_floors() const;
     std::vector<AlgoCost> mesh_rounds(ncl_coll coll) const;
     std::vector<AlgoCost> ring_rs_pieced() const;
@@ -111,6 +115,7 @@ private:
     bool staged_ = false;
     bool wide_ = false;
     bool zones_ = false;
+    bool reduce_write_ = false;
     uint64_t slice_ = 0, scratch_ = 0;
 };
 

@@ -84,7 +84,7 @@ public:
         caps_queues_ = max_queues;
         caps_engines_ = dma_engines;
         caps_depth_ = queue_depth;
-        caps_zones_ = false; // the block's scratch is bound per collective
+        caps_zones_ = false; // the block's scratch is bound per collective, and its DMA reads one source
     }
 
 private:

@@ -69,6 +69,7 @@ static int g_fp32_only = 0; /* the weighted matrix: the split is per element, fp
 static uint32_t g_in_flight = 1;
 /* Landing zones (test_landing_zones): bytes of each zone (0: none) and every channel's uses so far */
 static uint64_t g_zone_bytes = 0;
+static int g_reduce_write = 0; /* the backend runs REDUCE_WRITE (NCL_HAL_FEAT_REDUCE_WRITE) */
 static uint32_t g_zone_uses[NCL_MAX_QUEUES];
 
 static void weighted_rings(int nranks, int32_t *order, int32_t *pos)
@@ -90,7 +91,7 @@ static ncl_result make_plan_sized(ncl_plan *plan, ncl_coll coll, ncl_algo algo, 
     ncl_plan_env env = {slice_bytes, g_channels, g_max_queues, scratch_bytes, ALPHA_NS, GBPS,
                         NULL, NULL, 0, NULL, 0, 0, g_local_size, g_inter_algo, g_local_order,
                         g_local_pos, g_local_ring_count, NULL, NULL, 0, NULL, 0, 0, 0, g_in_flight, g_zone_bytes,
-                        g_zone_uses};
+                        g_zone_uses, g_reduce_write};
     if (g_weight_rings && nranks <= 16) {
         weighted_rings(nranks, order, pos);
         env.ring_order = order, env.ring_pos = pos, env.ring_count = g_weight_rings;
@@ -300,13 +301,16 @@ static void test_matrix_small_slices(void **state)
     const pair *pp = (const pair *)*state;
     static const uint64_t sizes[][2] = {{64, 96}, {24, 16}};
     int cases = 0, refused = 0, printed = 0, fails = 0;
-    for (size_t i = 0; i < 2 * sizeof sizes / sizeof sizes[0]; i++) {
+    /* the ring's reduce-scatter lands data as it is where the DMA reduces two sources on the way out */
+    const int landing = pp->algo == NCL_ALGO_RING && (pp->coll == NCL_COLL_ALLREDUCE || pp->coll == NCL_COLL_REDUCE_SCATTER);
+    for (size_t i = 0; i < (landing ? 4 : 2) * sizeof sizes / sizeof sizes[0]; i++) {
         g_max_queues = i % 2 == 0 ? NCL_MAX_QUEUES : CHANNELS;
-        g_in_flight = i < 2 ? 1 : NCL_MAX_IN_FLIGHT;
+        g_in_flight = i % 4 < 2 ? 1 : NCL_MAX_IN_FLIGHT;
+        g_reduce_write = i >= 4;
         fails += run_matrix(pp, sizes[i % 2][0], sizes[i % 2][1], 0, &cases, &refused, &printed);
     }
     g_max_queues = NCL_MAX_QUEUES;
-    g_in_flight = 1;
+    g_in_flight = 1, g_reduce_write = 0;
     print_message("%s/%s small slices: %d cases, %d refused for scratch, %d failed\n",
                   ncl_coll_name(pp->coll), ncl_algo_name(pp->algo), cases, refused, fails);
     assert_int_equal(fails, 0);
@@ -481,16 +485,21 @@ static void test_ring_weights(void **state)
     assert_int_equal(fails, 0);
 }
 
-/* Landing zones: their users (ring allgather, chain broadcast) on every shape, with zones that
- * hold one small unit or many, at each turn (first use, second, then credits due on either zone),
- * with one and several tasks in flight, with and without room for the helper queues that copy out
- * of them (without, the plan uses none), on the identity and on weighted rings. */
+/* Landing zones: their users (ring allgather, chain broadcast, and ring allreduce and reduce-
+ * scatter where the DMA reduces two sources on the way out) on every shape, with zones that hold
+ * one small unit or many, at each turn (first use, second, then credits due on either zone), with
+ * one and several tasks in flight, with and without room for the helper queues that copy out of
+ * them (without, the plan uses none), on the identity and on weighted rings. */
 static void test_landing_zones(void **state)
 {
     (void)state;
-    static const pair users[] = {{NCL_COLL_ALLGATHER, NCL_ALGO_RING}, {NCL_COLL_BROADCAST, NCL_ALGO_CHAIN}};
+    static const pair users[] = {{NCL_COLL_ALLGATHER, NCL_ALGO_RING},
+                                 {NCL_COLL_BROADCAST, NCL_ALGO_CHAIN},
+                                 {NCL_COLL_ALLREDUCE, NCL_ALGO_RING},
+                                 {NCL_COLL_REDUCE_SCATTER, NCL_ALGO_RING}};
     static const uint32_t w13[] = {1, 3};
     int cases = 0, refused = 0, printed = 0, fails = 0;
+    g_reduce_write = 1;
     for (int weighted = 0; weighted < 2; weighted++) {
         g_ring_weights = weighted ? w13 : NULL, g_weight_rings = weighted ? 2 : 0, g_fp32_only = weighted;
         for (int v = 0; v < 16; v++) {
@@ -514,7 +523,7 @@ static void test_landing_zones(void **state)
     assert_int_equal(plan.zone_channels, CHANNELS);
     assert_int_equal(plan.zone_state[0], NCL_ZONE_ODD | NCL_ZONE_CREDIT);
     assert_int_equal(plan.zone_state[1], 0);
-    g_zone_bytes = 0, g_in_flight = 1, g_max_queues = NCL_MAX_QUEUES;
+    g_zone_bytes = 0, g_in_flight = 1, g_max_queues = NCL_MAX_QUEUES, g_reduce_write = 0;
     memset(g_zone_uses, 0, sizeof g_zone_uses);
     g_ring_weights = NULL, g_weight_rings = 0, g_fp32_only = 0;
     print_message("landing zones: %d cases, %d refused, %d failed\n", cases, refused, fails);
@@ -730,6 +739,46 @@ static void test_chain_segments(void **state)
     }
 }
 
+/* Where the DMA reduces two sources on the way out, ring allreduce and reduce-scatter use it: out
+ * of place, the allreduce's fill queue copies only the rank's final chunk and records one READY;
+ * with zones the first units go there (plain writes and REDUCE_WRITEs, no READY first). Without
+ * the feature neither kind appears. */
+static void test_reduce_write_plans(void **state)
+{
+    (void)state;
+    const ncl_algo_desc *ar = ncl_algo_find(NCL_COLL_ALLREDUCE, NCL_ALGO_RING);
+    const ncl_algo_desc *rs = ncl_algo_find(NCL_COLL_REDUCE_SCATTER, NCL_ALGO_RING);
+    const int p = 5;
+    const uint64_t count = 5 * 1000;
+    g_in_flight = NCL_MAX_IN_FLIGHT;
+    for (int feature = 0; feature < 2; feature++)
+        for (int inplace = 0; inplace < 2; inplace++) {
+            g_reduce_write = feature;
+            g_zone_bytes = 4096;
+            ncl_plan plan;
+            assert_int_equal(make_plan_sized(&plan, NCL_COLL_ALLREDUCE, NCL_ALGO_RING, p, 0, count, NCL_FLOAT32,
+                                             NCL_SUM, inplace, 1024, 1 << 20),
+                             NCL_SUCCESS);
+            assert_int_equal(plan.zone_channels, feature ? CHANNELS : 0);
+            queue_tasks w = walk_queue(ar, &plan, 0, 0);
+            assert_int_equal(w.kinds[NCL_TASK_REDUCE_WRITE] > 0, feature);
+            assert_int_equal(w.kinds[NCL_TASK_REDUCE_WRITE_REDUCE] > 0, feature);
+            if (feature && !inplace) { /* the fill queue: our final chunk (500 elements, 1024-byte slices) */
+                w = walk_queue(ar, &plan, 0, CHANNELS);
+                assert_int_equal(w.copied, 500 * 4);
+                assert_int_equal(w.kinds[NCL_TASK_NOTIFY_RECORD], 1);
+            }
+            assert_int_equal(make_plan_sized(&plan, NCL_COLL_REDUCE_SCATTER, NCL_ALGO_RING, p, 0, count / p,
+                                             NCL_FLOAT32, NCL_SUM, inplace, 1024, 1 << 20),
+                             NCL_SUCCESS);
+            w = walk_queue(rs, &plan, 0, 0);
+            assert_int_equal(w.kinds[NCL_TASK_REDUCE_WRITE] > 0, feature);
+            assert_int_equal(w.kinds[NCL_TASK_REDUCE_WRITE_REDUCE] > 0, feature);
+            assert_int_equal(w.kinds[NCL_TASK_WRITE_REDUCE] > 0, !feature);
+        }
+    g_reduce_write = 0, g_zone_bytes = 0, g_in_flight = 1;
+}
+
 /* Out-of-place ring allreduce with room for twice the channels: a fill queue per channel copies
  * the rank's contributions, each batch followed by a READY (one round: steps 0, 1, 2-3, 4-7, ...;
  * more rounds: every step of every round), and
@@ -791,7 +840,7 @@ int main(int argc, char **argv)
     enum { MAXP = NCL_COLL_COUNT * (NCL_ALGO_COUNT - 1) };
     static pair pairs[MAXP];
     static char names[2 * MAXP][64];
-    struct CMUnitTest tests[2 * MAXP + 8];
+    struct CMUnitTest tests[2 * MAXP + 9];
     size_t n = 0, np = 0;
     for (int c = 0; c < NCL_COLL_COUNT; c++) {
         for (int a = NCL_ALGO_AUTO + 1; a < NCL_ALGO_COUNT; a++) {
@@ -824,8 +873,10 @@ int main(int argc, char **argv)
     tests[n++] = weights;
     struct CMUnitTest fill = cmocka_unit_test(test_allreduce_fill_queue);
     struct CMUnitTest zones = cmocka_unit_test(test_landing_zones);
+    struct CMUnitTest two_source = cmocka_unit_test(test_reduce_write_plans);
     tests[n++] = fill;
     tests[n++] = zones;
+    tests[n++] = two_source;
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);
     return _cmocka_run_group_tests("algos", tests, n, NULL, NULL);

@@ -137,6 +137,38 @@ static void test_run(void **state)
     assert_int_equal(out[0], 0x4380);
 }
 
+/* The two-source kinds, through a piece buffer: across several pieces, src op src2 in that order,
+ * into or onto the destination, which may be a source but not partly overlap one. */
+static void test_run_pair(void **state)
+{
+    (void)state;
+    char why[160];
+    enum { N = 1000 }; /* 4000 bytes: four pieces */
+    static float a[N], b[N], d[N];
+    for (int e = 0; e < N; e++)
+        a[e] = (float)e, b[e] = 0.5f * (float)e, d[e] = 1.0f;
+    ncl_task t = task(NCL_TASK_REDUCE_WRITE, NCL_FLOAT32, NCL_SUM, sizeof a, 0);
+    assert_int_equal(ncl_bk_run(&t, d, a, why, sizeof why), 0); /* not a one-source kind */
+    assert_int_equal(ncl_bk_run_pair(&t, d, a, b, why, sizeof why), 1);
+    assert_true(d[0] == 0.0f && d[999] == 1498.5f);
+    t.kind = NCL_TASK_REDUCE_WRITE_REDUCE;
+    assert_int_equal(ncl_bk_run_pair(&t, d, a, b, why, sizeof why), 1);
+    assert_true(d[10] == 30.0f && d[999] == 2997.0f);
+    t.op = NCL_MAX; /* dst <- dst max (a max b) */
+    assert_int_equal(ncl_bk_run_pair(&t, d, a, b, why, sizeof why), 1);
+    assert_true(d[999] == 2997.0f);
+    t = task(NCL_TASK_REDUCE_WRITE, NCL_FLOAT32, NCL_SUM, sizeof a, 0);
+    assert_int_equal(ncl_bk_run_pair(&t, a, a, b, why, sizeof why), 1); /* dst = src: a <- a + b */
+    assert_true(a[2] == 3.0f && a[999] == 1498.5f);
+    t.bytes = 8;
+    assert_int_equal(ncl_bk_run_pair(&t, a + 1, a, b, why, sizeof why), 0);
+    assert_string_equal(why, "a source and the destination partially overlap");
+    t.kind = NCL_TASK_WRITE_REDUCE;
+    assert_int_equal(ncl_bk_run_pair(&t, d, a, b, why, sizeof why), 0);
+    t = task(NCL_TASK_REDUCE_WRITE_REDUCE, NCL_FLOAT32, NCL_SUM, 6, 0);
+    assert_int_equal(ncl_bk_task_ok(&t, why, sizeof why), 0); /* not whole elements */
+}
+
 static void test_log_levels(void **state)
 {
     (void)state;
@@ -169,6 +201,7 @@ int main(void)
         cmocka_unit_test(test_bind_and_regions),
         cmocka_unit_test(test_task_ok),
         cmocka_unit_test(test_run),
+        cmocka_unit_test(test_run_pair),
         cmocka_unit_test(test_log_levels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -801,6 +801,45 @@ static void test_contributions(void **state)
     expect_reject(&s, "reads rank 1 SEND element 0, which nobody wrote");
 }
 
+/* The two-source kinds on 2 ranks of 4 fp32: rank 1 lands its input in rank 0's scratch, rank 0
+ * sends its own op that on (REDUCE_WRITE) into rank 1's recv, and keeps the sum itself. `bad`:
+ * 1 a backend without the kind, 2 rank 1's recv already holds its contribution and the write
+ * reduces into it (REDUCE_WRITE_REDUCE), 3 the second source shifted by an element. */
+static void build_reduce_write(sched *s, int bad)
+{
+    sched_init(s, NCL_COLL_ALLREDUCE, 2, 4, 0, 0, 0, 32);
+    s->plan.reduce_write = bad != 1;
+    rec_(s, 1, 0, 0, 1, 0);
+    wait_(s, 1, 0, 0, 1, 1, 0);
+    if (bad == 2)
+        copy_(s, 1, 0, SEND(0), RECV(0), 16, 0);
+    write_(s, 1, 0, 0, SEND(0), SCR(0), 16, 1);
+    rec_(s, 1, 0, 0, 0, 1);
+    rec_(s, 0, 0, 1, 1, 0);
+    wait_(s, 0, 0, 1, 1, 1, 0);
+    wait_(s, 0, 0, 1, 0, 1, 1);
+    ncl_task_reduce_write(push(s, 0, 0), &s->plan, 1, SEND(0), SCR(bad == 3 ? 4 : 0), RECV(0), bad == 3 ? 12 : 16,
+                          bad == 2, 2);
+    rec_(s, 0, 0, 1, 0, 2);
+    wait_(s, 1, 0, 0, 0, 1, 2);
+    copy_(s, 0, 0, SEND(0), RECV(0), 16, 2);
+    lred_(s, 0, 0, SCR(0), RECV(0), 16, 2);
+}
+
+static void test_reduce_write(void **state)
+{
+    (void)state;
+    sched s;
+    build_reduce_write(&s, 0);
+    expect_ok(&s);
+    build_reduce_write(&s, 1);
+    expect_reject(&s, "reduces two sources on the way out, which the backend's DMA cannot do");
+    build_reduce_write(&s, 2);
+    expect_reject(&s, "rank 1's contribution counted twice at rank 1 RECV element 0");
+    build_reduce_write(&s, 3);
+    expect_reject(&s, "mismatched elements");
+}
+
 /* ---- malformed tasks ---- */
 
 static void one_rank(sched *s, uint64_t scratch)
@@ -1165,6 +1204,7 @@ int main(void)
         cmocka_unit_test(test_landing_zones),
         cmocka_unit_test(test_race),
         cmocka_unit_test(test_contributions),
+        cmocka_unit_test(test_reduce_write),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_arguments),
         cmocka_unit_test(test_out_of_memory),
