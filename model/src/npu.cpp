@@ -16,12 +16,15 @@ const ParamInfo k_params[] = {
      "while the ones before it still move"},
     {"memory_bandwidth", "B/s", RS_DEFAULT_NPU_MEMORY_BANDWIDTH,
      "shared fairly by DMA reads and writes and reductions: a write streams n bytes at each end, "
-     "a write-reduce 2n at the destination, a local copy or divide 2n, a local reduce 3n"},
-    {"reduce_bandwidth", "B/s", RS_DEFAULT_NPU_REDUCE_BANDWIDTH, "inline and local reductions run at this rate"},
+     "a write-reduce 2n at the destination, a two-source write (REDUCE_WRITE) 2n at the source, a local "
+     "copy or divide 2n, a local reduce 3n"},
+    {"reduce_bandwidth", "B/s", RS_DEFAULT_NPU_REDUCE_BANDWIDTH,
+     "inline and local reductions run at this rate (a two-source write reduces at both ends at once)"},
     {"task_overhead", "s", RS_DEFAULT_NPU_TASK_OVERHEAD, "time to issue one data task (the o of alpha = L + o)"},
     {"memory", "B", RS_DEFAULT_NPU_MEMORY, "device memory (scratch comes out of it)"},
     {"inline_reduce", "", RS_DEFAULT_NPU_INLINE_REDUCE,
-     "dtypes (and ops) the DMA reduces as it writes; a WRITE_REDUCE of any other is refused"},
+     "dtypes (and ops) the DMA reduces as it writes, or as it reads two sources (REDUCE_WRITE); a reducing "
+     "write of any other is refused"},
     {"inline_align", "B", RS_DEFAULT_NPU_INLINE_ALIGN, "inline reduce needs offsets and lengths that are multiples of this"},
     {"scratch", "B", RS_DEFAULT_NPU_SCRATCH, "the engine's scratch (NCL_BUF_SCRATCH), out of memory; by default at most 16 MiB"},
 };
