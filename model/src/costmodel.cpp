@@ -102,25 +102,70 @@ double CostModel::route_latency(int src, int dst) const
     return lat + (r.empty() ? 0.0 : (double)(r.size() - 1) * t_.forward_latency());
 }
 
+// A device's writes on its DMA engines: each becomes ready when its READY has arrived and the
+// write before it on the same queue (Flow::queue) has arrived; the engines take them in the order
+// they become ready, each held from issue until its write has arrived (o + the route's latency).
+// Returns when each arrives, in the writes' order.
+struct EngineWrite {
+    double ready, hold;
+    int queue;
+};
+static std::vector<double> engines_arrive(const std::vector<EngineWrite> &writes, size_t engines)
+{
+    // the writes of each queue in order (a write without a queue is a group of its own)
+    std::vector<std::vector<size_t>> groups;
+    std::map<int, size_t> group_of;
+    for (size_t k = 0; k < writes.size(); k++) {
+        if (writes[k].queue < 0 || !group_of.count(writes[k].queue)) {
+            if (writes[k].queue >= 0)
+                group_of[writes[k].queue] = groups.size();
+            groups.push_back({});
+        }
+        groups[writes[k].queue < 0 ? groups.size() - 1 : group_of[writes[k].queue]].push_back(k);
+    }
+    std::vector<size_t> next(groups.size(), 0);
+    std::vector<double> free_at(engines, 0.0), arrive(writes.size(), 0.0), last(groups.size(), 0.0);
+    for (size_t n = 0; n < writes.size(); n++) {
+        size_t pick = groups.size();
+        double pick_ready = 0;
+        for (size_t g = 0; g < groups.size(); g++) {
+            if (next[g] == groups[g].size())
+                continue;
+            double ready = std::max(writes[groups[g][next[g]]].ready, last[g]);
+            if (pick == groups.size() || ready < pick_ready)
+                pick = g, pick_ready = ready;
+        }
+        size_t k = groups[pick][next[pick]++];
+        auto e = std::min_element(free_at.begin(), free_at.end());
+        *e = std::max(*e, pick_ready) + writes[k].hold;
+        arrive[k] = last[pick] = *e;
+    }
+    return arrive;
+}
+
 // One step of concurrent flows. alpha: the slowest flow's task overhead + route latency (after
 // the READY that comes back from its destination, for a first step), or — when a device has more
-// writes than DMA engines — its writes' engine time shared over the engines, each engine held
-// until its write has arrived. beta: the most loaded channel's bytes over its payload bandwidth,
+// writes than DMA engines — when the engines, taking its writes as they become ready, have
+// carried the last (engines_arrive). beta: the most loaded channel's bytes over its payload bandwidth,
 // a rank's memory traffic (each flow read at its source, written at its destination) over the
 // memory bandwidth, or with more writes than engines their wire time shared over the engines,
 // whichever is slowest.
 CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first) const
 {
     std::map<int, double> load;
-    std::vector<double> mem((size_t)t_.nnodes(), 0.0), busy((size_t)t_.nnodes(), 0.0);
-    std::vector<double> first_ready((size_t)t_.nnodes(), -1.0), wire((size_t)t_.nnodes(), 0.0);
-    std::vector<int> writes((size_t)t_.nnodes(), 0);
+    std::vector<double> mem((size_t)t_.nnodes(), 0.0);
+    std::vector<double> wire((size_t)t_.nnodes(), 0.0);
+    std::vector<std::vector<EngineWrite>> writes((size_t)t_.nnodes());
+    std::vector<std::vector<size_t>> flow_of((size_t)t_.nnodes());                   // their flows
     double o = dev_.task_overhead, alpha = 0;
-    for (const Flow &f : flows) {
+    Step out{0, 0, std::vector<double>(flows.size(), 0.0)};
+    for (size_t k = 0; k < flows.size(); k++) {
+        const Flow &f = flows[k];
         if (f.src == f.dst)
             continue;
         double l = route_latency(f.src, f.dst), ready = ready_first ? route_latency(f.dst, f.src) : 0.0;
         alpha = std::max(alpha, ready + o + l);
+        out.arrive[k] = ready + o + l;
         double bw = 0; // the route's slowest channel: how long the write holds its engine per byte
         for (int ch : t_.route(f.src, f.dst)) {
             load[ch] += f.frac;
@@ -129,27 +174,35 @@ CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first
         }
         mem[(size_t)f.src] += f.frac;
         mem[(size_t)f.dst] += f.frac;
-        busy[(size_t)f.src] += o + l;
         if (bw > 0)
             wire[(size_t)f.src] += f.frac / bw;
-        double &fr = first_ready[(size_t)f.src];
-        fr = fr < 0 ? ready : std::min(fr, ready);
-        writes[(size_t)f.src]++;
+        writes[(size_t)f.src].push_back(EngineWrite{ready, o + l, f.queue});
+        flow_of[(size_t)f.src].push_back(k);
     }
-    double engines = dev_.dma_engines ? (double)dev_.dma_engines : 1.0;
+    const size_t engines = dev_.dma_engines ? dev_.dma_engines : 1u;
     double beta = 0;
-    for (size_t v = 0; v < writes.size(); v++)
-        if (writes[v] > engines) {
-            alpha = std::max(alpha, first_ready[v] + busy[v] / engines);
-            beta = std::max(beta, wire[v] / engines);
+    for (size_t v = 0; v < writes.size(); v++) {
+        bool chained = false; // some queue writes twice
+        for (size_t a = 0; a < writes[v].size() && !chained; a++)
+            for (size_t b = 0; b < a && !chained; b++)
+                chained = writes[v][a].queue >= 0 && writes[v][a].queue == writes[v][b].queue;
+        if (writes[v].size() > engines || chained) {
+            std::vector<double> arrive = engines_arrive(writes[v], engines);
+            for (size_t w = 0; w < arrive.size(); w++) {
+                out.arrive[flow_of[v][w]] = arrive[w];
+                alpha = std::max(alpha, arrive[w]);
+            }
+            beta = std::max(beta, wire[v] / (double)std::min(engines, writes[v].size()));
         }
+    }
     for (const auto &kv : load) {
         const rs_link_params &lp = t_.channels()[(size_t)kv.first].params;
         beta = std::max(beta, kv.second / payload_bandwidth(lp));
     }
     for (double m : mem)
         beta = std::max(beta, m / dev_.mem_bandwidth);
-    return Step{alpha, beta};
+    out.alpha = alpha, out.beta = beta;
+    return out;
 }
 
 // One ring step: every channel's ranks each send their share / p of n to the next.
@@ -401,11 +454,12 @@ AlgoCost CostModel::mesh(ncl_coll coll, bool rounds, bool waves) const
     AlgoCost c{coll, NCL_ALGO_MESH, 0, 0, 0};
     if (p_ < 2)
         return c;
+    // in the engine's order: each rank's peers by distance, distance d on queue (d-1) mod S (ncl_mesh.h)
+    const int send_queues = std::min(p_ - 1, (int)NCL_MAX_QUEUES);
     std::vector<Flow> all;
     for (int a = 0; a < p_; a++)
-        for (int b = 0; b < p_; b++)
-            if (a != b)
-                all.push_back(Flow{a, b, 1.0 / p_});
+        for (int d = 1; d < p_; d++)
+            all.push_back(Flow{a, (a + d) % p_, 1.0 / p_, (d - 1) % send_queues});
     Step s = step(all), s0 = step(all, true);
     double reduce = (double)(p_ - 1) / p_ *
                     std::max(1.0 / dev_.reduce_bandwidth, 3.0 / dev_.mem_bandwidth);
@@ -413,8 +467,32 @@ AlgoCost CostModel::mesh(ncl_coll coll, bool rounds, bool waves) const
     // allreduce: the local queue's record (a task) hands the reduced block to the send queues
     c.alpha_s = s0.alpha + (phases - 1) * (s.alpha + dev_.task_overhead);
     c.beta_s = phases * s.beta;
-    if (coll != NCL_COLL_ALLGATHER) { // the receiver's p-1 local reduces, one task each
-        c.alpha_s += (p_ - 1) * dev_.task_overhead;
+    if (coll != NCL_COLL_ALLGATHER) {
+        // the receiver's p-1 local reduces on its local queue, one task each, each once its block
+        // has arrived and the one before it is done: in the fixed order of distance (mesh) or of
+        // rank (det). They are DMA tasks too, sharing the engines with the device's own writes;
+        // without a spare queue the local queue is the last send queue, which writes first. The
+        // slowest receiver sets the end.
+        const int local = p_ - 1 < (int)NCL_MAX_QUEUES ? send_queues : send_queues - 1;
+        const size_t engines = dev_.dma_engines ? dev_.dma_engines : 1u;
+        double end = 0;
+        for (int v = 0; v < p_; v++) {
+            std::vector<EngineWrite> tasks;
+            std::vector<std::pair<int, double>> in; // (order key, arrival)
+            for (size_t k = 0; k < all.size(); k++) {
+                if (all[k].src == v)
+                    tasks.push_back(EngineWrite{s0.arrive[k] - dev_.task_overhead - route_latency(v, all[k].dst),
+                                                dev_.task_overhead + route_latency(v, all[k].dst), all[k].queue});
+                if (all[k].dst == v)
+                    in.push_back({waves ? (v - all[k].src + p_) % p_ : all[k].src, s0.arrive[k]});
+            }
+            std::sort(in.begin(), in.end());
+            for (const auto &a : in)
+                tasks.push_back(EngineWrite{a.second, dev_.task_overhead, local});
+            for (double t : engines_arrive(tasks, engines))
+                end = std::max(end, t);
+        }
+        c.alpha_s += end - s0.alpha;
         if (rounds) {
             // each round's reduces run behind the next round's writes, the last round's after them
             double per_byte = std::max(1.0 / dev_.reduce_bandwidth, 3.0 / dev_.mem_bandwidth);

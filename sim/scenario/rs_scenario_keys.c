@@ -243,9 +243,10 @@ static const rs_key rs_keys_workload[] = {
      RS_F_UNSET, 0, 0, NULL, "the engine's: (p-1) x (link latency + task overhead) x link bandwidth, in all at most "
      "a quarter of device.scratch", NULL, NULL,
      "bytes of each landing zone, two per channel at the top of device.scratch: the first steps of a ring "
-     "allgather or chain broadcast land there before the receiver has entered the collective, so they wait for no READY (on a one-way ring "
-     "that notify travels the whole ring back); 0 B: none. Used where a helper queue copies out of them "
-     "(twice the channels in DMA engines)"},
+     "allgather, allreduce or reduce-scatter (the last two where the DMA reduces two sources on the way out) "
+     "or of a chain broadcast land there before the receiver has entered the collective, so they wait for no "
+     "READY (on a one-way ring that notify travels the whole ring back); 0 B: none. Set up where the DMA "
+     "engines hold twice the channels"},
     {"rings", RS_T_ENUM, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, rings), 0, 0, 0, 0, 0, 0, "auto",
      NULL, &rs_scenario_rings, NULL,
      "auto: rings over direct links found from the topology, no link used twice (the 8-NPU server "

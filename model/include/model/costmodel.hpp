@@ -75,10 +75,12 @@ public:
 private:
     struct Flow {
         int src, dst;
-        double frac; // of n
+        double frac;    // of n
+        int queue = -1; // the engine queue it is written from (>= 0): a queue's writes go one after another
     };
     struct Step {
-        double alpha, beta; // seconds, seconds per byte of n
+        double alpha, beta;         // seconds, seconds per byte of n
+        std::vector<double> arrive; // per flow: when its write has arrived (the latency part)
     };
     /** ready_first: the flows are a collective's first writes, each after its READY. */
     Step step(const std::vector<Flow> &flows, bool ready_first = false) const;
