@@ -448,18 +448,55 @@ AlgoCost CostModel::halving_doubling(ncl_coll coll) const
 // Full mesh: every rank writes its block for each peer at once; reduce-scatter then reduces the
 // p-1 received blocks locally, one task each (3 bytes of memory traffic per byte, or the reduce
 // unit's rate). `rounds`: the line for a reduce-scatter in several rounds (mesh_rounds); `waves`:
-// the reduces may follow the blocks as they land (not det's rank order).
+// the reduces go in the order of distance, which the blocks land in (not det's rank order).
+// Every rank writes `frac` of n to each peer, in the engine's order: each rank's peers by distance,
+// distance d on send queue (d-1) mod S, S = min(p-1, queues) (ncl_mesh.h).
+std::vector<CostModel::Flow> CostModel::mesh_flows(double frac) const
+{
+    const int send_queues = std::min(p_ - 1, (int)NCL_MAX_QUEUES);
+    std::vector<Flow> all;
+    for (int a = 0; a < p_; a++)
+        for (int d = 1; d < p_; d++)
+            all.push_back(Flow{a, (a + d) % p_, frac, (d - 1) % send_queues});
+    return all;
+}
+
+// When the receivers' p-1 local reduces on their local queue end, one task each, each once its
+// block has arrived (s0.arrive) and the one before it is done: in the fixed order of distance
+// (mesh, `by_distance`) or of rank (det). They are DMA tasks too, sharing the engines with the
+// device's own writes; without a spare queue the local queue is the last send queue, which
+// writes first. The slowest receiver sets the end.
+double CostModel::local_reduces_end(const std::vector<Flow> &all, const Step &s0, bool by_distance) const
+{
+    const int send_queues = std::min(p_ - 1, (int)NCL_MAX_QUEUES);
+    const int local = p_ - 1 < (int)NCL_MAX_QUEUES ? send_queues : send_queues - 1;
+    const size_t engines = dev_.dma_engines ? dev_.dma_engines : 1u;
+    double end = 0;
+    for (int v = 0; v < p_; v++) {
+        std::vector<EngineWrite> tasks;
+        std::vector<std::pair<int, double>> in; // (order key, arrival)
+        for (size_t k = 0; k < all.size(); k++) {
+            if (all[k].src == v)
+                tasks.push_back(EngineWrite{s0.arrive[k] - dev_.task_overhead - route_latency(v, all[k].dst),
+                                            dev_.task_overhead + route_latency(v, all[k].dst), all[k].queue});
+            if (all[k].dst == v)
+                in.push_back({by_distance ? (v - all[k].src + p_) % p_ : all[k].src, s0.arrive[k]});
+        }
+        std::sort(in.begin(), in.end());
+        for (const auto &a : in)
+            tasks.push_back(EngineWrite{a.second, dev_.task_overhead, local});
+        for (double t : engines_arrive(tasks, engines))
+            end = std::max(end, t);
+    }
+    return end;
+}
+
 AlgoCost CostModel::mesh(ncl_coll coll, bool rounds, bool waves) const
 {
     AlgoCost c{coll, NCL_ALGO_MESH, 0, 0, 0};
     if (p_ < 2)
         return c;
-    // in the engine's order: each rank's peers by distance, distance d on queue (d-1) mod S (ncl_mesh.h)
-    const int send_queues = std::min(p_ - 1, (int)NCL_MAX_QUEUES);
-    std::vector<Flow> all;
-    for (int a = 0; a < p_; a++)
-        for (int d = 1; d < p_; d++)
-            all.push_back(Flow{a, (a + d) % p_, 1.0 / p_, (d - 1) % send_queues});
+    std::vector<Flow> all = mesh_flows(1.0 / p_);
     Step s = step(all), s0 = step(all, true);
     double reduce = (double)(p_ - 1) / p_ *
                     std::max(1.0 / dev_.reduce_bandwidth, 3.0 / dev_.mem_bandwidth);
@@ -468,30 +505,7 @@ AlgoCost CostModel::mesh(ncl_coll coll, bool rounds, bool waves) const
     c.alpha_s = s0.alpha + (phases - 1) * (s.alpha + dev_.task_overhead);
     c.beta_s = phases * s.beta;
     if (coll != NCL_COLL_ALLGATHER) {
-        // the receiver's p-1 local reduces on its local queue, one task each, each once its block
-        // has arrived and the one before it is done: in the fixed order of distance (mesh) or of
-        // rank (det). They are DMA tasks too, sharing the engines with the device's own writes;
-        // without a spare queue the local queue is the last send queue, which writes first. The
-        // slowest receiver sets the end.
-        const int local = p_ - 1 < (int)NCL_MAX_QUEUES ? send_queues : send_queues - 1;
-        const size_t engines = dev_.dma_engines ? dev_.dma_engines : 1u;
-        double end = 0;
-        for (int v = 0; v < p_; v++) {
-            std::vector<EngineWrite> tasks;
-            std::vector<std::pair<int, double>> in; // (order key, arrival)
-            for (size_t k = 0; k < all.size(); k++) {
-                if (all[k].src == v)
-                    tasks.push_back(EngineWrite{s0.arrive[k] - dev_.task_overhead - route_latency(v, all[k].dst),
-                                                dev_.task_overhead + route_latency(v, all[k].dst), all[k].queue});
-                if (all[k].dst == v)
-                    in.push_back({waves ? (v - all[k].src + p_) % p_ : all[k].src, s0.arrive[k]});
-            }
-            std::sort(in.begin(), in.end());
-            for (const auto &a : in)
-                tasks.push_back(EngineWrite{a.second, dev_.task_overhead, local});
-            for (double t : engines_arrive(tasks, engines))
-                end = std::max(end, t);
-        }
+        double end = local_reduces_end(all, s0, waves);
         c.alpha_s += end - s0.alpha;
         if (rounds) {
             // each round's reduces run behind the next round's writes, the last round's after them
@@ -606,16 +620,14 @@ std::vector<AlgoCost> CostModel::deterministic() const
     split.algo = NCL_ALGO_DET;
     if (p_ < 2)
         return {split};
-    std::vector<Flow> all;
-    for (int a = 0; a < p_; a++)
-        for (int b = 0; b < p_; b++)
-            if (a != b)
-                all.push_back(Flow{a, b, 1.0});
+    std::vector<Flow> all = mesh_flows(1.0);
     Step s0 = step(all, true);
     double o = dev_.task_overhead, M = dev_.mem_bandwidth;
     double reduce = std::max(1.0 / dev_.reduce_bandwidth, 3.0 / M);
-    // the sum starts from (or ends with) a local copy of n: one more task
-    AlgoCost gather{NCL_COLL_ALLREDUCE, NCL_ALGO_DET, s0.alpha + p_ * o, s0.beta + (p_ - 1) * reduce + 2.0 / M, 0};
+    // the p-1 reduces in rank order as the blocks land, and a local copy of n that starts (or
+    // ends) the sum: one more task
+    AlgoCost gather{NCL_COLL_ALLREDUCE, NCL_ALGO_DET, local_reduces_end(all, s0, false) + o,
+                    s0.beta + (p_ - 1) * reduce + 2.0 / M, 0};
     if (wide_) {
         // fp32 accumulator (det_allreduce.c): the reduces run at twice the width through the
         // reduce unit and move 5 bytes of memory per narrow byte instead of 3; the copy becomes a
