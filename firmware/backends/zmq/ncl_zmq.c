@@ -57,6 +57,7 @@ struct ncl_zmq {
     unsigned char *scratch;
     uint64_t scratch_bytes;
     unsigned char *bounce;   /* max_payload bytes, 64-aligned: a reduce payload ZeroMQ left misaligned */
+    unsigned char *stage;    /* max_payload bytes, 64-aligned: a REDUCE_WRITE's src op src2 on its way out */
     ncl_bk_bufs bufs;        /* the running collective's buffers */
     uint64_t seq;            /* collective being run (its call number on this backend, 1 for the first) */
     uint64_t calls;          /* collectives begun on this backend */
@@ -607,7 +608,8 @@ static ncl_result zq_caps(void *ctx, ncl_hal_caps *out)
     for (int d = 0; d < NCL_DTYPE_COUNT; d++)
         out->inline_ops[d] = NCL_INLINE_ALL_OPS; /* the receiver reduces with ncl_reduce_kernel */
     out->inline_align = 0;
-    out->features = NCL_HAL_FEAT_WIDE | NCL_HAL_FEAT_ZONES; /* wide kinds on the CPU; scratch kept */
+    /* wide and two-source kinds on the CPU; scratch kept */
+    out->features = NCL_HAL_FEAT_WIDE | NCL_HAL_FEAT_ZONES | NCL_HAL_FEAT_REDUCE_WRITE;
     return NCL_SUCCESS;
 }
 
@@ -676,7 +678,8 @@ static ncl_result zq_dma_submit(void *ctx, uint32_t queue, const ncl_task *t)
 {
     ncl_zmq *z = ctx;
     char why[256];
-    if (!t || queue >= NCL_MAX_QUEUES || (t->kind > NCL_TASK_LOCAL_DIV && !ncl_task_is_wide(t->kind)))
+    if (!t || queue >= NCL_MAX_QUEUES ||
+        (t->kind > NCL_TASK_LOCAL_DIV && !ncl_task_is_wide(t->kind) && !ncl_task_two_source(t->kind)))
         return zq_fail(z, NCL_ERR_BACKEND, "dma_submit: bad task or queue %u", queue);
     if (z->sticky != NCL_SUCCESS)
         return z->sticky;
@@ -685,25 +688,31 @@ static ncl_result zq_dma_submit(void *ctx, uint32_t queue, const ncl_task *t)
     if (!ncl_bk_task_ok(t, why, sizeof why))
         return zq_fail(z, NCL_ERR_BACKEND, "#%llu %s: %s", (unsigned long long)z->seq, ncl_task_kind_name(t->kind),
                        why);
-    int reduce = t->kind == NCL_TASK_WRITE_REDUCE || t->kind == NCL_TASK_LOCAL_REDUCE;
-    const unsigned char *src = NULL;
+    /* what reaches the destination: a reduce onto it, or the data (a REDUCE_WRITE's src op src2) */
+    const int pair = ncl_task_two_source(t->kind);
+    int reduce = t->kind == NCL_TASK_WRITE_REDUCE || t->kind == NCL_TASK_LOCAL_REDUCE ||
+                 t->kind == NCL_TASK_REDUCE_WRITE_REDUCE;
+    const unsigned char *src = NULL, *src2 = NULL;
     if (t->kind != NCL_TASK_LOCAL_DIV) {
         src = zq_region(z, t->src, ncl_task_src_bytes(t), 0, why, sizeof why);
         if (!src)
             return zq_fail(z, NCL_ERR_BACKEND, "#%llu queue %u step %u %s source: %s", (unsigned long long)z->seq,
                            queue, t->step, ncl_task_kind_name(t->kind), why);
     }
-    int remote = (t->kind == NCL_TASK_WRITE || t->kind == NCL_TASK_WRITE_REDUCE) && t->peer != z->rank;
+    if (pair && !(src2 = zq_region(z, t->src2, t->bytes, 0, why, sizeof why)))
+        return zq_fail(z, NCL_ERR_BACKEND, "#%llu queue %u step %u %s second source: %s", (unsigned long long)z->seq,
+                       queue, t->step, ncl_task_kind_name(t->kind), why);
+    int remote = ncl_task_is_remote(t->kind) && t->peer != z->rank;
     if (remote) {
         if (t->peer < 0 || t->peer >= z->nranks)
             return zq_fail(z, NCL_ERR_BACKEND, "#%llu %s to rank %d: out of range", (unsigned long long)z->seq,
                            ncl_task_kind_name(t->kind), t->peer);
-        ncl_result rc = zq_peer_usable(z, t->peer, t->kind == NCL_TASK_WRITE ? "WRITE to" : "WRITE_REDUCE to");
+        ncl_result rc = zq_peer_usable(z, t->peer, reduce ? "WRITE_REDUCE to" : "WRITE to");
         if (rc != NCL_SUCCESS)
             return rc;
         /* Cut at the agreed payload limit (whole elements for reduces). */
         uint64_t chunk = z->peers[t->peer].tx_payload;
-        if (reduce)
+        if (reduce || pair)
             chunk -= chunk % ncl_dtype_size((ncl_dtype)t->dtype);
         for (uint64_t done_b = 0; done_b < t->bytes; done_b += chunk) {
             uint64_t n = t->bytes - done_b < chunk ? t->bytes - done_b : chunk;
@@ -716,6 +725,15 @@ static ncl_result zq_dma_submit(void *ctx, uint32_t queue, const ncl_task *t)
             m.dtype = reduce ? t->dtype : 0;
             m.op = reduce ? t->op : 0;
             m.payload = src + done_b;
+            if (pair) { /* src op src2 into the staging buffer (at most tx_payload <= max_payload) */
+                ncl_task piece = *t;
+                piece.kind = NCL_TASK_REDUCE_WRITE;
+                piece.bytes = n;
+                if (!ncl_bk_run_pair(&piece, z->stage, src + done_b, src2 + done_b, why, sizeof why))
+                    return zq_fail(z, NCL_ERR_BACKEND, "#%llu queue %u step %u %s: %s", (unsigned long long)z->seq,
+                                   queue, t->step, ncl_task_kind_name(t->kind), why);
+                m.payload = z->stage;
+            }
             m.payload_len = (uint32_t)n;
             rc = zq_send(z, t->peer, &m);
             if (rc != NCL_SUCCESS)
@@ -727,7 +745,7 @@ static ncl_result zq_dma_submit(void *ctx, uint32_t queue, const ncl_task *t)
     if (!dst)
         return zq_fail(z, NCL_ERR_BACKEND, "#%llu queue %u step %u %s destination: %s", (unsigned long long)z->seq,
                        queue, t->step, ncl_task_kind_name(t->kind), why);
-    if (!ncl_bk_run(t, dst, src, why, sizeof why))
+    if (!(pair ? ncl_bk_run_pair(t, dst, src, src2, why, sizeof why) : ncl_bk_run(t, dst, src, why, sizeof why)))
         return zq_fail(z, NCL_ERR_BACKEND, "#%llu queue %u step %u %s: %s", (unsigned long long)z->seq, queue, t->step,
                        ncl_task_kind_name(t->kind), why);
 done:
@@ -899,6 +917,7 @@ static void zq_close_all(ncl_zmq *z, int linger_ms)
     free(z->ctr);
     free(z->scratch);
     free(z->bounce);
+    free(z->stage);
     free(z);
 }
 
@@ -958,9 +977,11 @@ ncl_result ncl_zmq_create(ncl_zmq **out, const ncl_zmq_config *cfg, char *err, s
     z->ctr = calloc((size_t)z->nranks * NCL_NOTIFY_IDS, sizeof *z->ctr);
     z->scratch = z->scratch_bytes ? aligned_alloc(64, (size_t)((z->scratch_bytes + 63) / 64 * 64)) : NULL;
     z->bounce = aligned_alloc(64, ((size_t)cfg->max_payload + 63) / 64 * 64);
+    z->stage = aligned_alloc(64, ((size_t)cfg->max_payload + 63) / 64 * 64);
     z->ctx_tx = zmq_ctx_new();
     z->ctx_rx = zmq_ctx_new();
     if (!z->peers || !z->items || !z->item_peer || !z->ctr || (z->scratch_bytes && !z->scratch) || !z->bounce ||
+        !z->stage ||
         !z->ctx_tx || !z->ctx_rx) {
         snprintf(err, errlen, "rank %d: out of memory (scratch %llu bytes)", z->rank,
                  (unsigned long long)z->scratch_bytes);
