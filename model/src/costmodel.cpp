@@ -449,11 +449,19 @@ AlgoCost CostModel::halving_doubling(ncl_coll coll) const
 // p-1 received blocks locally, one task each (3 bytes of memory traffic per byte, or the reduce
 // unit's rate). `rounds`: the line for a reduce-scatter in several rounds (mesh_rounds); `waves`:
 // the reduces go in the order of distance, which the blocks land in (not det's rank order).
+// The full mesh's send queues as small buffers have them (ncl_mesh_send_queues): one per peer, at
+// most the queues. (Large ones keep to the DMA engines, which changes their latency, not their
+// bandwidth terms.)
+int CostModel::mesh_send_queues() const
+{
+    return std::min(p_ - 1, (int)NCL_MAX_QUEUES);
+}
+
 // Every rank writes `frac` of n to each peer, in the engine's order: each rank's peers by distance,
-// distance d on send queue (d-1) mod S, S = min(p-1, queues) (ncl_mesh.h).
+// distance d on send queue (d-1) mod S (mesh_send_queues).
 std::vector<CostModel::Flow> CostModel::mesh_flows(double frac) const
 {
-    const int send_queues = std::min(p_ - 1, (int)NCL_MAX_QUEUES);
+    const int send_queues = mesh_send_queues();
     std::vector<Flow> all;
     for (int a = 0; a < p_; a++)
         for (int d = 1; d < p_; d++)
@@ -468,8 +476,8 @@ std::vector<CostModel::Flow> CostModel::mesh_flows(double frac) const
 // writes first. The slowest receiver sets the end.
 double CostModel::local_reduces_end(const std::vector<Flow> &all, const Step &s0, bool by_distance) const
 {
-    const int send_queues = std::min(p_ - 1, (int)NCL_MAX_QUEUES);
-    const int local = p_ - 1 < (int)NCL_MAX_QUEUES ? send_queues : send_queues - 1;
+    const int send_queues = mesh_send_queues();
+    const int local = send_queues < (int)NCL_MAX_QUEUES ? send_queues : send_queues - 1;
     const size_t engines = dev_.dma_engines ? dev_.dma_engines : 1u;
     double end = 0;
     for (int v = 0; v < p_; v++) {

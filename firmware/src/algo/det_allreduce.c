@@ -14,8 +14,9 @@
  * that differ per round, so only the first needs READY; a slot is reused every round after the
  * receiver reduced it and recorded READY back to its writer. d = 1..p-1 is the distance to a
  * peer; the pair at distance d uses send queue (d-1) % S of the sender, S = min(p-1,
- * max_queues), so with enough queues every write of a round is in flight at once. The local
- * queue (a spare queue when p - 1 < max_queues, else the last send queue, whose sends of a
+ * max_queues, and the DMA engines for blocks of several rounds: ncl_mesh_send_queues), so with
+ * enough queues every write of a round is in flight at once. The local
+ * queue (a spare queue when S < max_queues, else the last send queue, whose sends of a
  * round come before its reduces) grants READY, waits for DATA and reduces: for k = 0..p-1, in
  * this order, wait for k's DATA and fold x_k in. The accumulator is recv, except in place on
  * ranks > 0: recv holds x_r, needed at position r, so the sum grows in rank 0's slot and is
@@ -40,7 +41,7 @@
  *   the full-mesh formula 2 alpha + (2/p) n beta + ((p-1)/p) n gamma. It adds what mesh adds
  *   (one READY per peer before the first write and per further round one per slot, p-1
  *   LOCAL_REDUCEs per round one after another, the allgather in writes of a slice, LOCAL
- *   notifies between the phases, ceil((p-1) / max_queues) writes in a row when queues are
+ *   notifies between the phases, ceil((p-1) / S) writes in a row when queues are
  *   fewer than peers) and, for the order: a round's reduces wait for senders in rank order,
  *   not arrival order; out of place rank 0 copies its block (n/p) into recv, in place every
  *   rank > 0 copies its block out of scratch (n/p); avg: one LOCAL_DIV per round. Scratch:

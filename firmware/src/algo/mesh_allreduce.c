@@ -4,7 +4,8 @@
 
 /* Schedule. The buffer is split into p blocks (ncl_part); rank r reduces block r. d = 1..p-1 is
  * the distance to a peer; the pair at distance d uses send queue (d-1) % S of the sender, S =
- * min(p-1, max_queues), so with enough queues every write is in flight at once.
+ * min(p-1, max_queues, and the DMA engines for blocks of several rounds: ncl_mesh_send_queues),
+ * so with enough queues every write is in flight at once.
  * - Reduce-scatter: rank r writes block r+d of its input to rank r+d, into a slot of its own
  *   there (concurrent WRITE_REDUCEs into one region would race and make float results depend on
  *   arrival order); the local queue reduces the slots into recv block r in the fixed order
@@ -27,12 +28,12 @@
  *   cost each); avg: one LOCAL_DIV per round;
  * - the allgather moves block r in ceil(block / slice) writes per peer, one task each;
  * - LOCAL notifies (self) from the local queue to the other send queues between the phases;
- * - with fewer queues than peers (p - 1 > max_queues) a queue writes to its peers one after
- *   another, so each phase takes ceil((p-1) / max_queues) writes in a row instead of one.
+ * - with fewer send queues than peers (S < p - 1) a queue writes to its peers one after
+ *   another, so each phase takes ceil((p-1) / S) writes in a row instead of one.
  * And it takes away: with more than one reduce-scatter round, a slot is released as soon as it
  * is reduced, so round i's reduces overlap round i+1's writes where the formula adds them; with
  * one round (block <= slice and slots * block elements of scratch) only the terms above remain.
- * The local queue is a spare queue when p - 1 < max_queues, else the last send queue (which
+ * The local queue is a spare queue when S < max_queues, else the last send queue (which
  * serves the fewest peers). The allgather starts after the whole reduce-scatter on a rank. */
 
 static ncl_result prepare(ncl_plan *p)

@@ -4,7 +4,8 @@
 
 /* Schedule. d = 1..p-1 is the distance to a peer: rank r writes block r+d of its input to rank
  * r+d and receives block r from rank r-d. Sends to distance d run on send queue (d-1) % S, S =
- * min(p-1, max_queues), so with enough queues every write is in flight at once. Each sender has
+ * min(p-1, max_queues, and the DMA engines for blocks of several rounds: ncl_mesh_send_queues),
+ * so with enough queues every write is in flight at once. Each sender has
  * its own slot on the receiver (concurrent WRITE_REDUCEs into one region would race and make float
  * results depend on arrival order); the local queue reduces the slots into the output in the
  * fixed order d = 1..p-1, whatever order they arrive in. Out of place the sender at distance 1
@@ -19,12 +20,12 @@
  *   messages of their own (they follow no write);
  * - p-1 LOCAL_REDUCE tasks per round, one after another (the gamma term, plus one task issue
  *   cost each); avg: one LOCAL_DIV per round;
- * - with fewer queues than peers (p - 1 > max_queues) a queue writes to its peers one after
- *   another, so a round takes ceil((p-1) / max_queues) writes in a row instead of one.
+ * - with fewer send queues than peers (S < p - 1) a queue writes to its peers one after
+ *   another, so a round takes ceil((p-1) / S) writes in a row instead of one.
  * And it takes away: with more than one round, a slot is released as soon as it is reduced, so
  * round i's reduces overlap round i+1's writes where the formula adds them; with one round
  * (count <= slice and slots * count elements of scratch) only the terms above remain.
- * The local queue is a spare queue when p - 1 < max_queues, else the last send queue (which
+ * The local queue is a spare queue when S < max_queues, else the last send queue (which
  * serves the fewest peers). */
 
 /* Block k of this rank's input, from block element `off`. */

@@ -84,6 +84,7 @@ private:
     };
     /** ready_first: the flows are a collective's first writes, each after its READY. */
     Step step(const std::vector<Flow> &flows, bool ready_first = false) const;
+    int mesh_send_queues() const;
     std::vector<Flow> mesh_flows(double frac) const;
     double local_reduces_end(const std::vector<Flow> &all, const Step &s0, bool by_distance) const;
     double route_latency(int src, int dst) const;

@@ -70,6 +70,7 @@ static uint32_t g_in_flight = 1;
 /* Landing zones (test_landing_zones): bytes of each zone (0: none) and every channel's uses so far */
 static uint64_t g_zone_bytes = 0;
 static int g_reduce_write = 0; /* the backend runs REDUCE_WRITE (NCL_HAL_FEAT_REDUCE_WRITE) */
+static uint32_t g_dma_engines = 0; /* ncl_hal_caps.dma_engines (0: unknown) */
 static uint32_t g_zone_uses[NCL_MAX_QUEUES];
 
 static void weighted_rings(int nranks, int32_t *order, int32_t *pos)
@@ -90,7 +91,7 @@ static ncl_result make_plan_sized(ncl_plan *plan, ncl_coll coll, ncl_algo algo, 
     static int32_t order[NCL_MAX_QUEUES * 16], pos[NCL_MAX_QUEUES * 16]; /* the plan points here */
     ncl_plan_env env = {slice_bytes, g_channels, g_max_queues, scratch_bytes, ALPHA_NS, GBPS,
                         NULL, NULL, 0, NULL, 0, 0, g_local_size, g_inter_algo, g_local_order,
-                        g_local_pos, g_local_ring_count, NULL, NULL, 0, NULL, 0, 0, 0, g_in_flight, g_zone_bytes,
+                        g_local_pos, g_local_ring_count, NULL, NULL, 0, NULL, 0, 0, g_dma_engines, g_in_flight, g_zone_bytes,
                         g_zone_uses, g_reduce_write};
     if (g_weight_rings && nranks <= 16) {
         weighted_rings(nranks, order, pos);
@@ -301,16 +302,20 @@ static void test_matrix_small_slices(void **state)
     const pair *pp = (const pair *)*state;
     static const uint64_t sizes[][2] = {{64, 96}, {24, 16}};
     int cases = 0, refused = 0, printed = 0, fails = 0;
-    /* the ring's reduce-scatter lands data as it is where the DMA reduces two sources on the way out */
+    /* the ring's reduce-scatter lands data as it is where the DMA reduces two sources on the way
+     * out; the full-mesh family keeps its send queues to the DMA engines for blocks of several
+     * rounds */
     const int landing = pp->algo == NCL_ALGO_RING && (pp->coll == NCL_COLL_ALLREDUCE || pp->coll == NCL_COLL_REDUCE_SCATTER);
-    for (size_t i = 0; i < (landing ? 4 : 2) * sizeof sizes / sizeof sizes[0]; i++) {
+    const int engines = pp->algo == NCL_ALGO_MESH || pp->algo == NCL_ALGO_DET;
+    for (size_t i = 0; i < (landing || engines ? 4 : 2) * sizeof sizes / sizeof sizes[0]; i++) {
         g_max_queues = i % 2 == 0 ? NCL_MAX_QUEUES : CHANNELS;
         g_in_flight = i % 4 < 2 ? 1 : NCL_MAX_IN_FLIGHT;
-        g_reduce_write = i >= 4;
+        g_reduce_write = landing && i >= 4;
+        g_dma_engines = engines && i >= 4 ? 3 : 0;
         fails += run_matrix(pp, sizes[i % 2][0], sizes[i % 2][1], 0, &cases, &refused, &printed);
     }
     g_max_queues = NCL_MAX_QUEUES;
-    g_in_flight = 1, g_reduce_write = 0;
+    g_in_flight = 1, g_reduce_write = 0, g_dma_engines = 0;
     print_message("%s/%s small slices: %d cases, %d refused for scratch, %d failed\n",
                   ncl_coll_name(pp->coll), ncl_algo_name(pp->algo), cases, refused, fails);
     assert_int_equal(fails, 0);
