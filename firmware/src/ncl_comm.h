@@ -12,8 +12,18 @@ typedef enum ncl_qstate { NCL_Q_FETCH = 0, NCL_Q_READY, NCL_Q_DMA, NCL_Q_WAITING
 typedef struct ncl_flight {
     ncl_task task;
     uint32_t index;      /* its place in the queue's stream */
+    uint32_t posts;      /* records that follow it in the stream, posted when it completes */
     uint64_t start;      /* when it was submitted */
 } ncl_flight;
+
+/* A posted record (NCL_TASK_POSTED) the stream reached while data tasks before it were in flight:
+ * sent once they have completed, while the queue goes on. */
+#define NCL_MAX_POSTED (3u * NCL_MAX_IN_FLIGHT) /* a DATA, a LOCAL and a CREDIT behind each flight */
+typedef struct ncl_posted {
+    int32_t peer;
+    uint32_t notify;
+    uint32_t step;
+} ncl_posted;
 
 typedef struct ncl_queue {
     ncl_gen gen;
@@ -24,6 +34,8 @@ typedef struct ncl_queue {
     uint64_t wait_start;  /* when the current NOTIFY_WAIT started */
     ncl_flight flight[NCL_MAX_IN_FLIGHT]; /* in flight, oldest at flight_head */
     uint32_t flight_head, flights;
+    ncl_posted posted[NCL_MAX_POSTED]; /* records behind the flights, oldest at posted_head */
+    uint32_t posted_head, posteds;
 } ncl_queue;
 
 /* What a queue is stuck on, for timeouts and hang reports: its oldest data task in flight while

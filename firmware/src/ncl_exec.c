@@ -89,14 +89,17 @@ static int depends(const ncl_task *a, const ncl_task *b, int self)
            (wa == self && reads(b, a->dst, ncl_task_dst_bytes(a)));
 }
 
-/* Whether the queue's next task must wait for its data tasks in flight: a record is ordered after
- * all of them (a notify says everything before it landed), a data task after those it depends on
- * and behind a full queue. A wait needs nothing: what it guards comes from the peer. */
+/* Whether the queue's next task must wait for its data tasks in flight: a record for all of them
+ * (a notify says everything before it landed) unless it is posted behind them (NCL_TASK_POSTED,
+ * while there is room), a data task for those it depends on and behind a full queue. A wait
+ * needs nothing: what it guards comes from the peer. */
 static int held(const ncl_comm *comm, const ncl_queue *qs)
 {
     if (qs->flights == 0 || qs->task.kind == NCL_TASK_NOTIFY_WAIT)
         return 0;
-    if (qs->task.kind == NCL_TASK_NOTIFY_RECORD || qs->flights >= comm->plan.in_flight)
+    if (qs->task.kind == NCL_TASK_NOTIFY_RECORD)
+        return !(qs->task.flags & NCL_TASK_POSTED) || qs->posteds >= NCL_MAX_POSTED;
+    if (qs->flights >= comm->plan.in_flight)
         return 1;
     for (uint32_t k = 0; k < qs->flights; k++)
         if (depends(&qs->flight[(qs->flight_head + k) % NCL_MAX_IN_FLIGHT].task, &qs->task, comm->rank))
@@ -104,7 +107,8 @@ static int held(const ncl_comm *comm, const ncl_queue *qs)
     return 0;
 }
 
-/* Drops the queue's data tasks the HAL reports complete (oldest first). */
+/* Drops the queue's data tasks the HAL reports complete (oldest first) and posts the records
+ * that followed them. */
 static ncl_result retire(ncl_comm *comm, uint32_t q, int *moved)
 {
     ncl_queue *qs = &comm->queues[q];
@@ -116,9 +120,21 @@ static ncl_result retire(ncl_comm *comm, uint32_t q, int *moved)
         qs->state = NCL_Q_DMA; /* name the oldest task in flight */
         return task_failed(comm, q, rc);
     }
-    if (done) {
-        qs->flight_head = (qs->flight_head + (uint32_t)done) % NCL_MAX_IN_FLIGHT;
-        qs->flights -= (uint32_t)done;
+    for (; done > 0; done--) {
+        ncl_flight *f = &qs->flight[qs->flight_head];
+        for (; f->posts; f->posts--) {
+            const ncl_posted *r = &qs->posted[qs->posted_head];
+            rc = ncl_hal_notify_record(&comm->hal, q, r->peer, r->notify);
+            if (rc != NCL_SUCCESS)
+                return ncl_comm_fail(comm, rc, "%s #%llu (%s): queue %u step %u: notify %u to rank %d: %s",
+                                     ncl_coll_name((ncl_coll)comm->plan.coll), (unsigned long long)comm->seq,
+                                     ncl_algo_name((ncl_algo)comm->plan.algo), q, r->step, r->notify, r->peer,
+                                     ncl_strerror(rc));
+            qs->posted_head = (qs->posted_head + 1) % NCL_MAX_POSTED;
+            qs->posteds--;
+        }
+        qs->flight_head = (qs->flight_head + 1) % NCL_MAX_IN_FLIGHT;
+        qs->flights--;
         *moved = 1;
     }
     return NCL_SUCCESS;
@@ -152,7 +168,15 @@ static ncl_result step_queue(ncl_comm *comm, uint32_t q, int *moved)
             }
             switch ((ncl_task_kind)qs->task.kind) {
             case NCL_TASK_NOTIFY_RECORD:
-                rc = ncl_hal_notify_record(hal, q, qs->task.peer, qs->task.notify);
+                if (qs->flights) { /* posted behind the newest flight */
+                    ncl_posted *r = &qs->posted[(qs->posted_head + qs->posteds++) % NCL_MAX_POSTED];
+                    r->peer = qs->task.peer;
+                    r->notify = qs->task.notify;
+                    r->step = qs->task.step;
+                    qs->flight[(qs->flight_head + qs->flights - 1) % NCL_MAX_IN_FLIGHT].posts++;
+                } else {
+                    rc = ncl_hal_notify_record(hal, q, qs->task.peer, qs->task.notify);
+                }
                 done = 1;
                 break;
             case NCL_TASK_NOTIFY_WAIT:
@@ -170,6 +194,7 @@ static ncl_result step_queue(ncl_comm *comm, uint32_t q, int *moved)
                 ncl_flight *f = &qs->flight[(qs->flight_head + qs->flights++) % NCL_MAX_IN_FLIGHT];
                 f->task = qs->task;
                 f->index = qs->index - 1;
+                f->posts = 0;
                 f->start = ncl_hal_now_ns(hal);
                 done = 1;
                 break;

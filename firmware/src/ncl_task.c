@@ -79,6 +79,12 @@ void ncl_task_record(ncl_task *t, int peer, uint32_t notify, uint32_t step)
     t->step = step;
 }
 
+void ncl_task_post(ncl_task *t, int peer, uint32_t notify, uint32_t step)
+{
+    ncl_task_record(t, peer, notify, step);
+    t->flags = NCL_TASK_POSTED;
+}
+
 void ncl_task_wait(ncl_task *t, int peer, uint32_t notify, uint32_t count, uint32_t step)
 {
     memset(t, 0, sizeof *t);

@@ -29,6 +29,8 @@ void ncl_task_reduce(ncl_task *t, const ncl_plan *p, ncl_ref src, ncl_ref dst, u
                      uint32_t step);
 void ncl_task_div(ncl_task *t, const ncl_plan *p, ncl_ref dst, uint64_t bytes, uint32_t step);
 void ncl_task_record(ncl_task *t, int peer, uint32_t notify, uint32_t step);
+/* A record posted behind the data tasks in flight (NCL_TASK_POSTED). */
+void ncl_task_post(ncl_task *t, int peer, uint32_t notify, uint32_t step);
 void ncl_task_wait(ncl_task *t, int peer, uint32_t notify, uint32_t count, uint32_t step);
 /* A wide-accumulation task (LOCAL_WIDEN, LOCAL_REDUCE_WIDE, LOCAL_NARROW) of the plan's dtype and op;
  * bytes is the narrow side (the fp32 side is twice as large); NARROW divides by nranks for avg. */

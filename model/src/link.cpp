@@ -256,6 +256,8 @@ void Link::try_send()
         net_.msgs_[m].inject_left -= payload;
         cur_msg_ = m;
         pkt = net_.new_packet(m, payload);
+        if (net_.msgs_[m].inject_left == 0) // its last packet goes on the wire now
+            net_.sent(m);
     }
     prefer_fwd_ = !fwd;
     busy_ = true;

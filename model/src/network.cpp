@@ -123,17 +123,34 @@ void Network::transfer(int src, int dst, uint64_t bytes, std::function<void()> o
 {
     uint32_t m = new_msg();
     msgs_[m].fn = nullptr;
+    msgs_[m].sent = nullptr;
     msgs_[m].cb = std::move(on_delivered);
     launch(m, src, dst, bytes);
 }
 
 void Network::transfer(int src, int dst, uint64_t bytes, Scheduler::Fn fn, void *obj, uint64_t arg)
 {
+    transfer(src, dst, bytes, fn, obj, arg, nullptr);
+}
+
+void Network::transfer(int src, int dst, uint64_t bytes, Scheduler::Fn fn, void *obj, uint64_t arg, Scheduler::Fn sent)
+{
     uint32_t m = new_msg();
     msgs_[m].fn = fn;
+    msgs_[m].sent = sent;
     msgs_[m].obj = obj;
     msgs_[m].arg = arg;
     launch(m, src, dst, bytes);
+}
+
+void Network::sent(uint32_t m)
+{
+    Msg &msg = msgs_[m];
+    if (msg.sent) {
+        Scheduler::Fn fn = msg.sent;
+        msg.sent = nullptr;
+        fn(msg.obj, msg.arg);
+    }
 }
 
 void Network::launch(uint32_t m, int src, int dst, uint64_t bytes)
@@ -157,6 +174,7 @@ void Network::launch(uint32_t m, int src, int dst, uint64_t bytes)
     msg.start_ps = now;
     if (src == dst) {
         msg.route = UINT32_MAX;
+        sent(m);
         sched_->at(now, &Network::deliver_ev, this, m);
         return;
     }
@@ -164,6 +182,7 @@ void Network::launch(uint32_t m, int src, int dst, uint64_t bytes)
     const std::vector<int> &r = routes_[msg.route];
     msg.hops_left = (uint32_t)r.size();
     if (bytes == 0) { // nothing to serialise: only the latencies
+        sent(m);
         uint64_t t = now;
         for (size_t k = 0; k < r.size(); k++)
             t += links_[r[k]]->latency_ps() + (k ? fwd_ps_ : 0);
@@ -195,6 +214,8 @@ void Network::hop_done(uint32_t m, uint32_t hop)
 {
     Msg &msg = msgs_[m];
     const std::vector<int> &r = routes_[msg.route];
+    if (hop == 0)
+        sent(m);
     // Delivery = the latest over hops of (that hop's last byte out + latency downstream): the
     // slowest hop sets the pace, as in a cut-through pipeline.
     uint64_t t = sched_->now();

@@ -118,8 +118,11 @@ ncl_result Npu::begin(const ncl_hal_launch *l)
     launch_seq_ = l->seq;
     launch_coll_ = l->coll;
     fault_.clear();
-    for (Queue &q : queues_)
+    for (Queue &q : queues_) {
         q.last_write_peer = -1;
+        if (q.count == 0)
+            q.sending = -1;
+    }
     return NCL_SUCCESS;
 }
 
@@ -146,7 +149,6 @@ ncl_result Npu::dma_submit(uint32_t queue, const ncl_task *task)
     Dma &d = qs.dma[(qs.head + qs.count++) % kDepth];
     d = Dma{};
     d.task = *task;
-    qs.last_write_peer = ncl_task_is_remote(task->kind) ? task->peer : -1;
     if (!qs.engine && !qs.waiting) {
         if (busy_engines_ >= dev_.dma_engines) {
             qs.waiting = true;
@@ -192,7 +194,44 @@ void Npu::ev_issue(void *obj, uint64_t id)
     n->move(id);
 }
 
+// The data moves, a write once the queue's previous write has left: the engine feeds its
+// descriptors to the wire in order, overlapping only their latencies.
 void Npu::move(uint64_t id)
+{
+    if (ncl_task_is_remote(dma_of(id).task.kind)) {
+        Queue &qs = queues_[id / kDepth];
+        if (qs.sending >= 0) {
+            dma_of(id).send_wait = true;
+            return;
+        }
+        qs.sending = (int)(id % kDepth);
+    }
+    launch(id);
+}
+
+// A write's last byte left: the queue's next waiting write goes on the wire.
+void Npu::ev_sent(void *obj, uint64_t id)
+{
+    Npu *n = self(obj);
+    Queue &qs = n->queues_[id / kDepth];
+    qs.sending = -1;
+    for (uint32_t k = 0; k < qs.count; k++) {
+        uint32_t slot = (qs.head + k) % kDepth;
+        if (qs.dma[slot].send_wait) {
+            qs.dma[slot].send_wait = false;
+            qs.sending = (int)slot;
+            n->sched_.at(n->sched_.now(), ev_launch, n, (id / kDepth) * kDepth + slot);
+            return;
+        }
+    }
+}
+
+void Npu::ev_launch(void *obj, uint64_t id)
+{
+    self(obj)->launch(id);
+}
+
+void Npu::launch(uint64_t id)
 {
     Dma &d = dma_of(id);
     const ncl_task &t = d.task;
@@ -216,13 +255,13 @@ void Npu::move(uint64_t id)
     case NCL_TASK_WRITE_REDUCE:
         d.src_mem = mem_.start(t.bytes);
         d.dst_mem = all_[t.peer]->mem_.start(t.kind == NCL_TASK_WRITE ? t.bytes : 2 * t.bytes);
-        net_.transfer(rank_, t.peer, t.bytes, ev_written, this, id);
+        net_.transfer(rank_, t.peer, t.bytes, ev_written, this, id, ev_sent);
         return;
     case NCL_TASK_REDUCE_WRITE:
     case NCL_TASK_REDUCE_WRITE_REDUCE: // two sources read here
         d.src_mem = mem_.start(2 * t.bytes);
         d.dst_mem = all_[t.peer]->mem_.start(t.kind == NCL_TASK_REDUCE_WRITE ? t.bytes : 2 * t.bytes);
-        net_.transfer(rank_, t.peer, t.bytes, ev_written, this, id);
+        net_.transfer(rank_, t.peer, t.bytes, ev_written, this, id, ev_sent);
         return;
     case NCL_TASK_LOCAL_REDUCE: mem_.start(3 * t.bytes, ev_local_done, this, id); return;
     // wide accumulation (t.bytes = the narrow side, fp32 twice that): a convert reads one side
@@ -272,6 +311,7 @@ void Npu::finish_dma(uint64_t id)
     }
     d.done = apply(d.task) ? 1 : 2;
     tasks_done_++;
+    queues_[id / kDepth].last_write_peer = ncl_task_is_remote(d.task.kind) ? d.task.peer : -1;
     if (ncl_task_is_remote(d.task.kind))
         bytes_out_ += d.task.bytes;
     // the engine is free once every task of its queue has finished; a deferred local task moves

@@ -84,6 +84,37 @@ static void case_single()
     CHECK(ts.elapsed() == 0);
 }
 
+// The sender's side of a transfer: sent(obj, arg) once its last byte has left the source (message:
+// the first hop's serialisation ends; packet: its last packet goes on the wire), the latencies
+// later than that; at once for a transfer to self or of no bytes.
+struct Sent {
+    Network *n;
+    double at = -1;
+    static void fn(void *self, uint64_t) { static_cast<Sent *>(self)->at = static_cast<Sent *>(self)->n->now_s(); }
+};
+static void delivered(void *, uint64_t) {}
+
+static void case_sent()
+{
+    rs_topology_spec s = test_spec(RS_TOPO_RING, 4);
+    Network nm(s, RS_FIDELITY_MESSAGE), np(s, RS_FIDELITY_PACKET);
+    const uint64_t w = 1 << 20;
+    Sent m1{&nm}, p1{&np}, self{&nm}, empty{&nm};
+    Timer tp;
+    nm.transfer(0, 2, w, delivered, &m1, 0, Sent::fn); // two hops
+    np.transfer(0, 1, w, delivered, &p1, 0, Sent::fn);
+    send(np, 0, 1, w, tp);
+    nm.transfer(1, 1, 1000, delivered, &self, 0, Sent::fn);
+    nm.transfer(2, 3, 0, delivered, &empty, 0, Sent::fn);
+    run();
+    CHECK_NEAR(m1.at, wire(w) / B, 1e-6);          // the first hop's bytes, not the second's latency
+    CHECK(self.at == 0 && empty.at == 0);
+    // packet: its last packet starts two packets before the link's end (another transfer shares it
+    // round robin), before anything is delivered
+    CHECK(p1.at > 0 && p1.at < tp.t);
+    CHECK_NEAR(p1.at, 2 * wire(w) / B, 0.01);
+}
+
 // Multi-hop, contention-free: message = sum of latencies + forwarding + wire/B (cut-through);
 // packet (store-and-forward per packet) within 2% for >= 1 MiB.
 static void case_multihop()
@@ -376,13 +407,14 @@ static void case_determinism()
 int sc_main(int argc, char **argv)
 {
     if (argc < 2) {
-        std::fprintf(stderr, "usage: test_model_net single|multihop|share|ring8|degrade|down|determinism\n");
+        std::fprintf(stderr, "usage: test_model_net single|sent|multihop|share|ring8|degrade|down|determinism\n");
         return 2;
     }
     std::string c = argv[1];
     try {
         if (c == "single") case_single();
         else if (c == "multihop") case_multihop();
+        else if (c == "sent") case_sent();
         else if (c == "share") case_share();
         else if (c == "ring8") case_ring8();
         else if (c == "degrade") case_degrade();

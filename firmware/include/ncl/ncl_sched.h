@@ -51,6 +51,7 @@ typedef struct ncl_task {
     uint8_t kind;    /**< ncl_task_kind */
     uint8_t dtype;   /**< reduce/div kinds: element type */
     uint8_t op;      /**< reduce kinds: ncl_op (never AVG: avg reduces with SUM then LOCAL_DIV) */
+    uint8_t flags;   /**< NCL_TASK_POSTED */
     int32_t peer;    /**< WRITE*: destination rank; RECORD: rank to signal; WAIT: rank expected to record */
     uint32_t notify; /**< notify id (< NCL_NOTIFY_IDS) */
     uint32_t count;  /**< WAIT: records to consume; LOCAL_DIV: divisor */
@@ -60,6 +61,11 @@ typedef struct ncl_task {
     uint64_t bytes;
     uint32_t step;   /**< algorithm step, for diagnostics */
 } ncl_task;
+
+/** RECORD: the queue goes on while the data tasks before it still move, and the record is sent
+ *  once they have landed (without it the queue waits for them first). Either way the notify says
+ *  everything before it landed; posting only lets the next transfers overlap its latency. */
+#define NCL_TASK_POSTED 1u
 
 /** 1 for the kinds that write into another rank's memory (`peer`). */
 static inline int ncl_task_is_remote(uint32_t kind)

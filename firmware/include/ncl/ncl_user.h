@@ -57,6 +57,7 @@ typedef struct ncl_user_step {
     uint32_t chunks;     /**< data kinds: consecutive chunks moved (>= 1) */
     uint32_t notify;     /**< RECORD/WAIT: notify id (< NCL_NOTIFY_IDS) */
     uint32_t count;      /**< WAIT: records consumed (>= 1) */
+    uint8_t flags;       /**< RECORD: NCL_TASK_POSTED (the queue goes on while the data before it lands) */
 } ncl_user_step;
 
 typedef struct ncl_user_schedule {

@@ -30,17 +30,19 @@
  * (LOCAL_REDUCE). In place the last target is the output, which already holds the contribution:
  * there the partial lands in one more scratch slot, reduced into the output.
  *
- * Landing, where the DMA reduces two sources on the way out (ncl_plan.reduce_write) and every step
- * reduces inline, on 3 ranks or more: a target before the last takes a step's data as it is, and
- * its receiver adds its contribution when it sends the data on (REDUCE_WRITE from its input and
- * the target, ours op theirs: the order of the reduction above, so the bits are the same). Only
- * the output is filled (out of place; in place it holds the contribution), so no fill is ever on
- * the ring's path and the READYs only hand out slots. The last step REDUCE_WRITE_REDUCEs into it.
- * The first READY still travels p-1 links on a one-way ring: round 0's first `zoned` steps (as
- * many as next's landing zone holds, at most p-2) go to next's zone instead (ncl_zone_*), which
- * needs only the credit of the zone's use two collectives ago; when not even one round fits, step
- * 0's head does and its tail follows the READY. Nobody records a READY for a zoned step or
- * refills its slot. We credit our zone back after the step that read it last. */
+ * Landing, where the DMA reduces two sources on the way out (ncl_plan.reduce_write), every step
+ * reduces inline and there is a fill queue, on 3 ranks or more (next_landing): a target before
+ * the last takes a step's data as it is, and its receiver adds its contribution when it sends the
+ * data on (REDUCE_WRITE from its input and the target, ours op theirs: the order of the reduction
+ * above, so the bits are the same). Only the output is filled (out of place; in place it holds
+ * the contribution), so no fill is ever on the ring's path and the READYs only hand out slots.
+ * The last step REDUCE_WRITE_REDUCEs into it. With data tasks in flight the units run in blocks
+ * of rounds, step by step, so that a DATA's latency hides behind the block's other rounds.
+ * The first READY still travels p-1 links on a one-way ring: the stream's first `zoned` units (as
+ * many as next's landing zone holds, none of a last step) go to next's zone instead (ncl_zone_*),
+ * which needs only the credit of the zone's use two collectives ago; when not even one unit fits,
+ * unit 0's head does and its tail follows the READY. Nobody records a READY for a zoned unit or
+ * refills its slot. We credit our zone back after the unit that read it last. */
 
 /* Some step may take the staged path. */
 static int staged(const ncl_plan *p)
@@ -59,10 +61,31 @@ static uint32_t channels_of(const ncl_plan *p)
     return p->queues - p->helper_queues;
 }
 
+/* Steps land as they are and their receivers add their contribution on the way out, with a fill
+ * queue to hand out the slots (see the top). */
+static int landing(const ncl_plan *p)
+{
+    return p->reduce_write && ncl_inline_all(p) && p->nranks >= 3 && p->helper_queues;
+}
+
+/* Rounds per block of the landing stream (see next_landing): with data tasks in flight, enough
+ * that a block's other rounds hide a DATA's latency and a slot's READY (two alphas) behind
+ * their transfers, at least two; else 1 (round by round). Rounds here are at most a sixth of
+ * the channel's scratch, so that three blocks' slots fit. */
+static uint64_t block_rounds(const ncl_plan *p)
+{
+    if (!landing(p) || p->in_flight <= 1)
+        return 1;
+    uint64_t bytes = ncl_min_u64(p->slice_elems, scratch_per_channel(p, channels_of(p)) / p->esize / 6u) * p->esize;
+    uint64_t unit_ns = bytes / (p->link_gbps ? p->link_gbps : 1u); /* bytes / (GB/s) = ns */
+    return ncl_max_u64(1u + ncl_div_ceil(2u * (uint64_t)p->link_alpha_ns, unit_ns ? unit_ns : 1u), 2u);
+}
+
 /* Slots the steps before the last take turns on (see the top): as many of a round's size (a
- * slice, or the channel's whole chunk when smaller) as the scratch holds, up to p-2 (every step
- * of a round its own, so that short steps never wait for a slot's credit to travel back), and at
- * least three (rounds shrink to fit). */
+ * slice, or the channel's whole chunk when smaller) as the scratch holds, up to a block's turns
+ * (every step of a block's rounds its own, so that short steps never wait for a slot's credit to
+ * travel back: p-1 links on a one-way ring), and at least three blocks' worth: one landing, one
+ * being sent on, one for the credits to come back (rounds shrink to fit). */
 static uint64_t ring_slots(const ncl_plan *p)
 {
     const uint64_t extra = staged(p) && p->inplace ? 1u : 0u;
@@ -70,17 +93,13 @@ static uint64_t ring_slots(const ncl_plan *p)
         return 0;
     if (!p->helper_queues)
         return (uint64_t)p->nranks - 2;
+    const uint64_t least = 3u * block_rounds(p);
     uint64_t want = ncl_min_u64(p->slice_elems, ncl_div_ceil(p->count, channels_of(p)));
     uint64_t fit = scratch_per_channel(p, channels_of(p)) / p->esize / (want ? want : 1u);
     fit = fit > extra ? fit - extra : 0;
-    return ncl_min_u64(ncl_max_u64(fit, 3u), ncl_max_u64((uint64_t)p->nranks - 2, 3u));
+    return ncl_min_u64(ncl_max_u64(fit, least), ncl_max_u64(block_rounds(p) * ((uint64_t)p->nranks - 2), least));
 }
 
-/* The turn of step s (< p-2) of round `round` on the slots. */
-static uint64_t turn_of(const ncl_plan *p, uint64_t round, uint64_t s)
-{
-    return round * (uint64_t)(p->nranks - 2) + s;
-}
 
 static uint64_t round_elems(const ncl_plan *p)
 {
@@ -106,6 +125,36 @@ static uint64_t rounds_of(const ncl_plan *p, uint32_t c)
     return ncl_div_ceil(ncl_channel_part(p, p->count, channels_of(p), c, &coff), round_elems(p));
 }
 
+/* Rounds in channel c's block b (block_rounds each, the last one what is left). */
+static uint64_t block_width(const ncl_plan *p, uint32_t c, uint64_t b)
+{
+    const uint64_t w = block_rounds(p);
+    return ncl_min_u64(w, rounds_of(p, c) - b * w);
+}
+
+/* The stream's order (see next_landing; round by round when blocks are one round): unit u is step
+ * *s of round *round. */
+static void unit_at(const ncl_plan *p, uint32_t c, uint64_t u, uint64_t *round, uint64_t *s)
+{
+    const uint64_t w = block_rounds(p), steps = (uint64_t)p->nranks - 1, b = u / (w * steps), e = u - b * w * steps;
+    *s = e / block_width(p, c, b);
+    *round = b * w + e % block_width(p, c, b);
+}
+
+static uint64_t unit_index(const ncl_plan *p, uint32_t c, uint64_t round, uint64_t s)
+{
+    const uint64_t w = block_rounds(p), b = round / w;
+    return b * w * ((uint64_t)p->nranks - 1) + s * block_width(p, c, b) + round % w;
+}
+
+/* The turn of step s (< p-2) of round `round` on the slots: the stream's order without the last
+ * steps. */
+static uint64_t turn_of(const ncl_plan *p, uint32_t c, uint64_t round, uint64_t s)
+{
+    const uint64_t w = block_rounds(p), b = round / w;
+    return b * w * ((uint64_t)p->nranks - 2) + s * block_width(p, c, b) + round % w;
+}
+
 /* Where the chunk rank `rank` receives at step s of round `round` accumulates, for round elements
  * at `off`. */
 static ncl_ref target(const ncl_plan *p, uint32_t c, int rank, uint64_t round, uint64_t s, uint64_t off)
@@ -113,7 +162,7 @@ static ncl_ref target(const ncl_plan *p, uint32_t c, int rank, uint64_t round, u
     if (s == (uint64_t)p->nranks - 2)
         return ncl_ref_add(ncl_plan_output(p, rank), off * p->esize);
     return ncl_ref_make(NCL_BUF_SCRATCH, c * scratch_per_channel(p, channels_of(p)) +
-                                             turn_of(p, round, s) % ring_slots(p) * round_elems(p) * p->esize);
+                                             turn_of(p, c, round, s) % ring_slots(p) * round_elems(p) * p->esize);
 }
 
 static ncl_ref input_chunk(const ncl_plan *p, int k, uint64_t off)
@@ -141,12 +190,6 @@ static ncl_ref staged_target(const ncl_plan *p, uint32_t c, int rank, uint64_t r
     return target(p, c, rank, round, s, off);
 }
 
-/* Steps land as they are and their receivers add their contribution on the way out (see the top). */
-static int landing(const ncl_plan *p)
-{
-    return p->reduce_write && ncl_inline_all(p) && p->nranks >= 3;
-}
-
 static ncl_result prepare(ncl_plan *p)
 {
     uint32_t q = ncl_channels_for(p->queues, p->count);
@@ -159,21 +202,20 @@ static ncl_result prepare(ncl_plan *p)
 }
 
 /* Whether the receiver of step s (round elements at `off`, sent by ring position `from`) fills its
- * target first: the step reduces inline, into a target that does not hold the contribution yet
- * (landing: the output out of place). */
+ * target first: the step reduces inline, into a target that does not hold the contribution yet. */
 static int filled(const ncl_plan *p, uint32_t c, int from, uint64_t round, uint64_t s, uint64_t off, uint64_t len)
 {
-    if (landing(p))
-        return !p->inplace && s == (uint64_t)p->nranks - 2;
     return !(p->inplace && s == (uint64_t)p->nranks - 2) && step_inline(p, c, from, round, s, off, len);
 }
 
-/* Landing zones: how many of round 0's steps land in next's zone, in slots of round 0's span (0
- * without zones); when none fits, the elements of step 0's head that do (else 0). */
+/* Landing zones: how many of the stream's first units land in next's zone, in slots of round 0's
+ * span (0 without zones; only units of the first block's steps before the last); when none fits,
+ * the elements of unit 0's head that do (else 0). */
 static uint64_t zoned_of(const ncl_plan *p, uint32_t c)
 {
     uint64_t off;
-    return ncl_zone_slots(p, c, round_span(p, c, 0, &off) * p->esize, (uint64_t)p->nranks - 2);
+    return ncl_zone_slots(p, c, round_span(p, c, 0, &off) * p->esize,
+                          block_width(p, c, 0) * ((uint64_t)p->nranks - 2));
 }
 
 static uint64_t head_of(const ncl_plan *p, uint32_t c)
@@ -182,10 +224,12 @@ static uint64_t head_of(const ncl_plan *p, uint32_t c)
     return c < p->zone_channels && zoned_of(p, c) == 0 && round_span(p, c, 0, &off) ? p->zone_bytes / p->esize : 0;
 }
 
-/* The step of round 0 that reads our zone last (0: none does). */
-static uint64_t zone_last_step(const ncl_plan *p, uint32_t c)
+/* The unit that reads our zone last, plus one (0: none does): the one after the last zoned unit's
+ * (or unit 0's head's) in its round, a block's width later in the stream. */
+static uint64_t zone_reader_end(const ncl_plan *p, uint32_t c)
 {
-    return zoned_of(p, c) ? zoned_of(p, c) : head_of(p, c) ? 1 : 0;
+    const uint64_t w = block_width(p, c, 0);
+    return zoned_of(p, c) ? zoned_of(p, c) + w : head_of(p, c) ? w + 1 : 0;
 }
 
 /* Slot k of channel c's zone, in slots of round 0's span. */
@@ -195,22 +239,179 @@ static ncl_ref zone_slot(const ncl_plan *p, uint32_t c, uint64_t k)
     return ncl_zone_slot(p, c, round_span(p, c, 0, &off) * p->esize, k);
 }
 
+#define NO_ZONE UINT64_MAX
+
 /* Landing: our part of step s of round `round` (round elements at `off`, from element lo on) to
  * next: step 0 our input's chunk, a later one our contribution op what prev sent, which is in
- * `arrived` (our target of step s-1, or our zone); into next's zone slot s when `zone`, else
- * into its target (the last step reduces into the output). */
+ * `arrived` (our target of step s-1, or our zone); into next's zone slot `zone` (NO_ZONE: into
+ * its target; the last step reduces into the output). */
 static void landing_write(const ncl_plan *p, uint32_t c, uint64_t round, uint64_t s, uint64_t off, uint64_t lo,
-                          uint64_t len, ncl_ref arrived, int zone, ncl_task *t)
+                          uint64_t len, ncl_ref arrived, uint64_t zone, ncl_task *t)
 {
     const int i = ncl_ring_pos(p, c, p->rank), next_rank = ncl_ring_rank(p, c, i + 1);
     const uint64_t es = p->esize;
     const ncl_ref own = input_chunk(p, ncl_ring_rank(p, c, i - 1 - (int64_t)s), off + lo);
-    const ncl_ref dst = zone ? zone_slot(p, c, s) : ncl_ref_add(target(p, c, next_rank, round, s, off), lo * es);
+    const ncl_ref dst =
+        zone != NO_ZONE ? zone_slot(p, c, zone) : ncl_ref_add(target(p, c, next_rank, round, s, off), lo * es);
     const uint32_t step = (uint32_t)(round * (uint64_t)(p->nranks - 1) + s);
     if (s == 0)
         ncl_task_write(t, next_rank, own, dst, len * es, step);
     else
         ncl_task_reduce_write(t, p, next_rank, own, arrived, dst, len * es, s == (uint64_t)p->nranks - 2, step);
+}
+
+/* Where what prev sent at stream unit v (of round elements at `off`) is on this rank, from element
+ * lo on: our zone, else our target. */
+static ncl_ref arrived_at(const ncl_plan *p, uint32_t c, uint64_t v, uint64_t off, uint64_t lo)
+{
+    uint64_t round, s;
+    unit_at(p, c, v, &round, &s);
+    if (v < zoned_of(p, c) || (v == 0 && head_of(p, c) && lo < head_of(p, c)))
+        return ncl_ref_add(zone_slot(p, c, v), lo * p->esize);
+    return ncl_ref_add(target(p, c, p->rank, round, s, off), lo * p->esize);
+}
+
+/* Divides (avg) the output rounds of channel c's block b. */
+static void div_block(const ncl_plan *p, uint32_t c, uint64_t b, ncl_task *t)
+{
+    uint64_t off, coff, first = b * block_rounds(p), span = ncl_channel_part(p, p->count, channels_of(p), c, &coff);
+    round_span(p, c, first, &off);
+    uint64_t len = ncl_min_u64(block_width(p, c, b) * round_elems(p), span - (off - coff));
+    ncl_task_div(t, p, ncl_ref_add(ncl_plan_output(p, p->rank), off * p->esize), len * p->esize,
+                 (uint32_t)(first * (uint64_t)(p->nranks - 1) + (uint64_t)p->nranks - 2));
+}
+
+/* Fill piece [lo, lo + len) of target j of round `round` with our own contribution, as a task. */
+static void fill_task(const ncl_plan *p, uint32_t c, uint64_t round, uint64_t j, uint64_t lo, uint64_t len,
+                      ncl_task *t)
+{
+    uint64_t off;
+    round_span(p, c, round, &off);
+    int k = ncl_ring_rank(p, c, ncl_ring_pos(p, c, p->rank) - 2 - (int64_t)j);
+    ncl_task_copy(t, input_chunk(p, k, off + lo),
+                  ncl_ref_add(target(p, c, p->rank, round, j, off), lo * p->esize), len * p->esize,
+                  (uint32_t)(round * (uint64_t)(p->nranks - 1) + j));
+}
+
+/* The landing stream (landing()): channel c's units, each a step of a round, run in blocks of
+ * block_rounds rounds, step by step, a step's rounds of the block back to back. Each unit's DATA
+ * is posted behind its write (NCL_TASK_POSTED), so the next unit's write follows at once; a unit
+ * needs prev's DATA for the same round's step before, which came a block's width of units earlier
+ * in prev's stream, so the other rounds of the block hide its latency (one round per block: round
+ * by round, each step paying it). Slots turn in the stream's order; the zone takes the stream's
+ * first units. Generator state: i = unit, m = prev's DATAs consumed, n = blocks divided (avg). */
+static int next_landing(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
+{
+    const int n = p->nranks;
+    const uint64_t steps = (uint64_t)n - 1, units = rounds_of(p, q % channels_of(p)) * steps;
+    const uint32_t channels = channels_of(p), c = q % channels;
+    const int i = ncl_ring_pos(p, c, p->rank);
+    const int next_rank = ncl_ring_rank(p, c, i + 1), prev_rank = ncl_ring_rank(p, c, i - 1);
+    const uint64_t zoned = zoned_of(p, c), head = head_of(p, c);
+    uint64_t off, len, lo, round, s, need;
+
+    NCL_GEN_BEGIN(g);
+    if (round_span(p, c, 0, &off) == 0 && (q >= channels || c >= p->zone_channels)) /* else: the zone's credits */
+        return g->line = -1, 0;
+    if (q >= channels) {
+        /* the fill queue: a READY per unit past the zone, in the stream's order, once its slot is
+         * sent on (K turns before) and, out of place, the output filled at the last step */
+        for (g->i = zoned; g->i < units; g->i++) {
+            unit_at(p, c, g->i, &round, &s);
+            if (s < steps - 1 && turn_of(p, c, round, s) >= ring_slots(p) + zoned) {
+                ncl_task_wait(t, p->rank, NCL_NOTIFY_LOCAL(c), 1, (uint32_t)(round * steps + s));
+                NCL_YIELD(g);
+                unit_at(p, c, g->i, &round, &s);
+            }
+            if (!p->inplace && s == steps - 1) {
+                fill_task(p, c, round, s, 0, round_span(p, c, round, &off), t);
+                NCL_YIELD(g);
+                unit_at(p, c, g->i, &round, &s);
+            }
+            ncl_task_record(t, prev_rank, NCL_NOTIFY_READY(c), (uint32_t)(round * steps + s));
+            NCL_YIELD(g);
+        }
+        return g->line = -1, 0;
+    }
+    if (ncl_zone_credit_due(p, c)) { /* next read its zone's previous use */
+        ncl_task_wait(t, next_rank, NCL_NOTIFY_CREDIT(c), 1, 0);
+        NCL_YIELD(g);
+    }
+    if (c < p->zone_channels && zone_reader_end(p, c) == 0) { /* nothing of ours to read there */
+        ncl_task_record(t, prev_rank, NCL_NOTIFY_CREDIT(c), 0);
+        NCL_YIELD(g);
+    }
+    g->m = g->n = 0;
+    for (g->i = 0; g->i <= units; g->i++) {
+        /* prev's DATAs up to the unit we send on (all of them at the end), then the blocks whose
+         * last steps have all arrived are divided (avg) */
+        need = units;
+        if (g->i < units) {
+            unit_at(p, c, g->i, &round, &s);
+            need = s ? unit_index(p, c, round, s - 1) + 1 : 0;
+        }
+        if (need > g->m) { /* named by the last one awaited */
+            unit_at(p, c, need - 1, &round, &s);
+            ncl_task_wait(t, prev_rank, NCL_NOTIFY_DATA(c), (uint32_t)(need - g->m), (uint32_t)(round * steps + s));
+            g->m = need;
+            NCL_YIELD(g);
+        }
+        for (; p->avg && g->n * block_rounds(p) < rounds_of(p, c) &&
+               ncl_min_u64((g->n + 1) * block_rounds(p) * steps, units) <= g->m;
+             g->n++) {
+            div_block(p, c, g->n, t);
+            NCL_YIELD(g);
+        }
+        if (g->i == units)
+            break;
+        unit_at(p, c, g->i, &round, &s);
+        len = round_span(p, c, round, &off);
+        if (g->i < zoned) { /* before the READY, into next's zone */
+            landing_write(p, c, round, s, off, 0, len, s ? arrived_at(p, c, unit_index(p, c, round, s - 1), off, 0)
+                                                          : zone_slot(p, c, 0), g->i, t);
+            NCL_YIELD(g);
+            goto sent;
+        }
+        if (g->i == 0 && head) { /* unit 0's head before the READY */
+            landing_write(p, c, 0, 0, off, 0, ncl_min_u64(head, len), zone_slot(p, c, 0), 0, t);
+            NCL_YIELD(g);
+        }
+        unit_at(p, c, g->i, &round, &s);
+        ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(c), 1, (uint32_t)(round * steps + s));
+        NCL_YIELD(g);
+        unit_at(p, c, g->i, &round, &s);
+        len = round_span(p, c, round, &off);
+        lo = g->i == 0 && head ? ncl_min_u64(head, len) : 0;
+        if (s && unit_index(p, c, round, s - 1) == 0 && head) { /* prev's head, in our zone */
+            landing_write(p, c, round, s, off, 0, ncl_min_u64(head, len), arrived_at(p, c, 0, off, 0), NO_ZONE, t);
+            NCL_YIELD(g);
+            unit_at(p, c, g->i, &round, &s);
+            len = round_span(p, c, round, &off);
+            lo = ncl_min_u64(head, len);
+        }
+        if (lo < len) {
+            landing_write(p, c, round, s, off, lo, len - lo,
+                          s ? arrived_at(p, c, unit_index(p, c, round, s - 1), off, lo) : zone_slot(p, c, 0), NO_ZONE,
+                          t);
+            NCL_YIELD(g);
+        }
+    sent:
+        unit_at(p, c, g->i, &round, &s);
+        ncl_task_post(t, next_rank, NCL_NOTIFY_DATA(c), (uint32_t)(round * steps + s));
+        NCL_YIELD(g);
+        if (g->i + 1 == zone_reader_end(p, c)) { /* our zone is read: prev may reuse it */
+            ncl_task_post(t, prev_rank, NCL_NOTIFY_CREDIT(c), 0);
+            NCL_YIELD(g);
+        }
+        unit_at(p, c, g->i, &round, &s);
+        if (s && turn_of(p, c, round, s - 1) >= zoned &&
+            turn_of(p, c, round, s - 1) + ring_slots(p) < rounds_of(p, c) * (uint64_t)(n - 2)) {
+            /* the slot of step s-1 is sent on: the fill queue may refill it */
+            ncl_task_post(t, p->rank, NCL_NOTIFY_LOCAL(c), (uint32_t)(round * steps + s));
+            NCL_YIELD(g);
+        }
+    }
+    NCL_GEN_END(g);
 }
 
 /* Piece m of step s of round `round`, sent by ring position `from`: the elements of the round
@@ -231,18 +432,6 @@ static uint64_t step_piece(const ncl_plan *p, uint32_t c, int from, uint64_t rou
     return m == 0 ? len : 0;
 }
 
-/* Fill piece [lo, lo + len) of target j of round `round` with our own contribution, as a task. */
-static void fill_task(const ncl_plan *p, uint32_t c, uint64_t round, uint64_t j, uint64_t lo, uint64_t len,
-                      ncl_task *t)
-{
-    uint64_t off;
-    round_span(p, c, round, &off);
-    int k = ncl_ring_rank(p, c, ncl_ring_pos(p, c, p->rank) - 2 - (int64_t)j);
-    ncl_task_copy(t, input_chunk(p, k, off + lo),
-                  ncl_ref_add(target(p, c, p->rank, round, j, off), lo * p->esize), len * p->esize,
-                  (uint32_t)(round * (uint64_t)(p->nranks - 1) + j));
-}
-
 /* Generator state: i = round, j = step, k = piece of the step (step_piece). */
 static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
 {
@@ -255,8 +444,10 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     uint64_t off, len, lo;
     int inline_step;
 
+    if (landing(p))
+        return next_landing(p, q, g, t);
     NCL_GEN_BEGIN(g);
-    if (round_span(p, c, 0, &off) == 0 && (fill_queue || c >= p->zone_channels)) /* else: the zone's credits */
+    if (round_span(p, c, 0, &off) == 0)
         return g->line = -1, 0;
     if (n == 1) { /* out of place: copy the channel's portion */
         for (g->m = 0; !p->inplace && g->m < ncl_channel_part(p, p->count, channels, c, &off); g->m += p->slice_elems) {
@@ -272,15 +463,14 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         for (g->i = 0; round_span(p, c, g->i, &off) != 0; g->i++) {
             for (g->j = 0; g->j < (uint64_t)(n - 1); g->j++) {
                 /* the slot was sent on K turns ago (in place, staged: the extra slot was reduced
-                 * last round); zoned turns never used theirs */
-                if (g->j < (uint64_t)n - 2 ? turn_of(p, g->i, g->j) >= ring_slots(p) + zoned_of(p, c)
+                 * last round) */
+                if (g->j < (uint64_t)n - 2 ? turn_of(p, c, g->i, g->j) >= ring_slots(p)
                                            : g->i > 0 && staged(p) && p->inplace) {
                     ncl_task_wait(t, r, g->j < (uint64_t)n - 2 ? NCL_NOTIFY_LOCAL(c) : NCL_NOTIFY_LOCAL(channels + c), 1,
                                   (uint32_t)g->j);
                     NCL_YIELD(g);
                 }
-                for (g->k = 0; (g->i > 0 || g->j >= zoned_of(p, c)) && step_piece(p, c, i - 1, g->i, g->j, g->k, &lo) != 0;
-                     g->k++) {
+                for (g->k = 0; step_piece(p, c, i - 1, g->i, g->j, g->k, &lo) != 0; g->k++) {
                     len = round_span(p, c, g->i, &off);
                     /* in place chunk r is in place; a staged target is not filled */
                     if (filled(p, c, i - 1, g->i, g->j, off, len)) {
@@ -295,17 +485,9 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         }
         return g->line = -1, 0;
     }
-    if (ncl_zone_credit_due(p, c)) { /* next read its zone's previous use */
-        ncl_task_wait(t, next_rank, NCL_NOTIFY_CREDIT(c), 1, 0);
-        NCL_YIELD(g);
-    }
-    if (c < p->zone_channels && zone_last_step(p, c) == 0) { /* nothing of ours to read there */
-        ncl_task_record(t, prev_rank, NCL_NOTIFY_CREDIT(c), 0);
-        NCL_YIELD(g);
-    }
     for (g->i = 0; round_span(p, c, g->i, &off) != 0; g->i++) {
         if (fills_here) {
-            for (g->j = g->i == 0 ? zoned_of(p, c) : 0; g->j < (uint64_t)(n - 1); g->j++) {
+            for (g->j = 0; g->j < (uint64_t)(n - 1); g->j++) {
                 len = round_span(p, c, g->i, &off);
                 if (filled(p, c, i - 1, g->i, g->j, off, len)) {
                     fill_task(p, c, g->i, g->j, 0, len, t);
@@ -317,36 +499,6 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         }
         /* step s: reduce chunk i-1-s into next's target for it (step 0 from our input) */
         for (g->j = 0; g->j < (uint64_t)(n - 1); g->j++) {
-            if (landing(p)) {
-                len = round_span(p, c, g->i, &off);
-                if (g->i == 0 && (g->j < zoned_of(p, c) || (g->j == 0 && head_of(p, c)))) { /* before the READY */
-                    landing_write(p, c, 0, g->j, off, 0, head_of(p, c) ? ncl_min_u64(head_of(p, c), len) : len,
-                                  zone_slot(p, c, g->j ? g->j - 1 : 0), 1, t);
-                    NCL_YIELD(g);
-                    if (!head_of(p, c))
-                        goto sent;
-                }
-                ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(c), 1, (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
-                NCL_YIELD(g);
-                len = round_span(p, c, g->i, &off);
-                lo = 0;
-                if (g->i == 0 && g->j > 0 && g->j == zone_last_step(p, c)) { /* what prev put in our zone */
-                    lo = head_of(p, c) ? ncl_min_u64(head_of(p, c), len) : len;
-                    landing_write(p, c, 0, g->j, off, 0, lo, zone_slot(p, c, g->j - 1), 0, t);
-                    NCL_YIELD(g);
-                    len = round_span(p, c, g->i, &off);
-                    lo = head_of(p, c) ? ncl_min_u64(head_of(p, c), len) : len;
-                } else if (g->i == 0 && g->j == 0 && head_of(p, c)) {
-                    lo = ncl_min_u64(head_of(p, c), len);
-                }
-                if (lo < len) { /* the rest, from our target of the step before */
-                    landing_write(p, c, g->i, g->j, off, lo, len - lo,
-                                  g->j ? ncl_ref_add(target(p, c, r, g->i, g->j - 1, off), lo * es) : target(p, c, r, 0, 0, 0),
-                                  0, t);
-                    NCL_YIELD(g);
-                }
-                goto sent;
-            }
             for (g->k = 0; step_piece(p, c, i, g->i, g->j, g->k, &lo) != 0; g->k++) {
                 ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(c), 1, (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
                 NCL_YIELD(g);
@@ -367,15 +519,10 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                                    (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
                 NCL_YIELD(g);
             }
-        sent:
             ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(c), (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
             NCL_YIELD(g);
-            if (g->i == 0 && g->j > 0 && g->j == zone_last_step(p, c)) { /* our zone is read: prev may reuse it */
-                ncl_task_record(t, prev_rank, NCL_NOTIFY_CREDIT(c), 0);
-                NCL_YIELD(g);
-            }
-            if (!fills_here && g->j > 0 && turn_of(p, g->i, g->j - 1) >= zoned_of(p, c) &&
-                turn_of(p, g->i, g->j - 1) + ring_slots(p) < rounds_of(p, c) * (uint64_t)(n - 2)) {
+            if (!fills_here && g->j > 0 &&
+                turn_of(p, c, g->i, g->j - 1) + ring_slots(p) < rounds_of(p, c) * (uint64_t)(n - 2)) {
                 /* the slot of step j-1 is sent on: the fill queue may refill it */
                 ncl_task_record(t, r, NCL_NOTIFY_LOCAL(c), (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
                 NCL_YIELD(g);

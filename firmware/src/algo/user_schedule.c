@@ -87,6 +87,9 @@ static ncl_result check_step(const ncl_user_schedule *s, uint32_t i, ncl_user_wh
     if (is_reduce(st->kind) && !reducing(s->coll))
         return bad(where, i, "kind", msg, len, "%s does not reduce (allowed: write, copy, record, wait)",
                    ncl_coll_name((ncl_coll)s->coll));
+    if (st->flags & ~(st->kind == NCL_TASK_NOTIFY_RECORD ? NCL_TASK_POSTED : 0u))
+        return bad(where, i, "flags", msg, len, "flags 0x%x on a %s (allowed: NCL_TASK_POSTED on a record, "
+                   "else 0)", st->flags, ncl_task_kind_name(st->kind));
     if (!is_data(st->kind)) {
         if (st->peer < 0 || st->peer >= p)
             return bad(where, i, "peer", msg, len, "peer %d is out of range (allowed: 0 to %d)", st->peer, p - 1);
@@ -261,6 +264,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
             continue;
         if (s->steps[g->i].kind == NCL_TASK_NOTIFY_RECORD) {
             ncl_task_record(t, to_real(p, s->steps[g->i].peer), s->steps[g->i].notify, (uint32_t)g->j);
+            t->flags = s->steps[g->i].flags;
             NCL_YIELD(g);
         } else if (s->steps[g->i].kind == NCL_TASK_NOTIFY_WAIT) {
             ncl_task_wait(t, to_real(p, s->steps[g->i].peer), s->steps[g->i].notify, s->steps[g->i].count,

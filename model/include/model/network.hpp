@@ -47,6 +47,10 @@ public:
     /** The same with a plain callback: fn(obj, arg) on delivery. Allocates nothing (the devices
      *  use it for every DMA write and notify). */
     void transfer(int src, int dst, uint64_t bytes, Scheduler::Fn fn, void *obj, uint64_t arg);
+    /** The same, and sent(obj, arg) once the last byte has left src: a DMA engine feeds a queue's
+     *  transfers to the wire one after another. sent runs inside the network's own processing:
+     *  it must not start transfers itself (schedule an event for that). */
+    void transfer(int src, int dst, uint64_t bytes, Scheduler::Fn fn, void *obj, uint64_t arg, Scheduler::Fn sent);
 
     /** Apply a fault at f.at (simulated seconds; now if already past). Throws ConfigError when
      *  its link does not exist. Endpoints are node ids: ranks, then switches. */
@@ -99,6 +103,7 @@ private:
         uint64_t deliver_at;  // message: latest (serial end + downstream latency) so far
         uint64_t start_ps;    // when the transfer started (for the observer)
         Scheduler::Fn fn;     // on delivery: fn(obj, arg) ...
+        Scheduler::Fn sent;   // when the last byte left src: sent(obj, arg), or null
         void *obj;
         uint64_t arg;
         std::function<void()> cb; // ... or cb (when fn is null)
@@ -115,6 +120,7 @@ private:
     void launch(uint32_t m, int src, int dst, uint64_t bytes);
     uint32_t new_packet(uint32_t msg, uint32_t payload);
     void deliver(uint32_t msg);
+    void sent(uint32_t msg);
     // message fidelity
     void hop_done(uint32_t msg, uint32_t hop);
     static void hop_enter(void *self, uint64_t arg);

@@ -103,6 +103,7 @@ private:
         uint8_t mem_pending = 0;  // streams still unserved after the last byte
         bool started = false;     // given to the queue's engine
         bool deferred = false;    // a local task issued while earlier ones still ran
+        bool send_wait = false;   // a write waiting for the queue's previous one to leave
         uint8_t done = 0;         // 1: finished, 2: failed
     };
     static constexpr uint32_t kDepth = NCL_MAX_IN_FLIGHT; // the most the engine keeps in flight
@@ -114,7 +115,8 @@ private:
         bool waiting = false;      // in waiting_ for one
         uint64_t issue_free_ps = 0; // when the engine can issue its next task
         uint64_t reduce_free_ps = 0; // when its reduce unit has finished the tasks issued so far
-        int last_write_peer = -1;  // peer of the last task submitted if it was a write, else -1
+        int last_write_peer = -1;  // peer of the last task finished if it was a write, else -1
+        int sending = -1;          // slot of its write still feeding the wire, else -1
     };
 
     // HAL operations
@@ -136,6 +138,9 @@ private:
 
     static void ev_issue(void *self, uint64_t arg);
     void move(uint64_t id);
+    void launch(uint64_t id);
+    static void ev_sent(void *self, uint64_t id);
+    static void ev_launch(void *self, uint64_t id);
     static void ev_written(void *self, uint64_t id);
     static void ev_record(void *self, uint64_t from_and_id);
     static void ev_local_done(void *self, uint64_t arg);

@@ -784,6 +784,45 @@ static void test_reduce_write_plans(void **state)
     g_reduce_write = 0, g_zone_bytes = 0, g_in_flight = 1;
 }
 
+/* Ring reduce-scatter's landing stream with data tasks in flight: a channel's units run in blocks
+ * of rounds, step by step (the writes' steps go 0, 0, ..., 1, 1, ... within a block), and every
+ * DATA record is posted behind its write; with one task in flight, round by round (steps 0, 1, 2,
+ * 3, 0, ...) and the same records. (Correctness: the checker, in the matrix tests.) */
+static void test_reduce_scatter_blocks(void **state)
+{
+    (void)state;
+    const ncl_algo_desc *rs = ncl_algo_find(NCL_COLL_REDUCE_SCATTER, NCL_ALGO_RING);
+    const int p = 5;
+    g_reduce_write = 1;
+    for (int flights = 0; flights < 2; flights++) {
+        g_in_flight = flights ? NCL_MAX_IN_FLIGHT : 1;
+        ncl_plan plan;
+        /* 8 rounds of 1 KiB per channel */
+        assert_int_equal(make_plan_sized(&plan, NCL_COLL_REDUCE_SCATTER, NCL_ALGO_RING, p, 0, CHANNELS * 8 * 256,
+                                         NCL_FLOAT32, NCL_SUM, 0, 1024, SCRATCH_BYTES),
+                         NCL_SUCCESS);
+        ncl_plan pr = plan;
+        ncl_gen g;
+        ncl_task t;
+        uint32_t steps[64], n = 0, posted = 0, records = 0;
+        memset(&g, 0, sizeof g);
+        while (rs->next(&pr, 0, &g, &t)) {
+            if (ncl_task_is_remote(t.kind) && n < 64)
+                steps[n++] = t.step % (uint32_t)(p - 1);
+            if (t.kind == NCL_TASK_NOTIFY_RECORD && t.notify == NCL_NOTIFY_DATA(0)) {
+                records++;
+                posted += t.flags == NCL_TASK_POSTED;
+            }
+        }
+        assert_int_equal(n, 8 * (p - 1));
+        assert_int_equal(records, n);
+        assert_int_equal(posted, n);
+        for (uint32_t u = 0; u < n; u++) /* 1 KiB rounds hide no latency alone: one block of all 8 */
+            assert_int_equal(steps[u], flights ? u / 8 : u % (uint32_t)(p - 1));
+    }
+    g_reduce_write = 0, g_in_flight = 1;
+}
+
 /* Out-of-place ring allreduce with room for twice the channels: a fill queue per channel copies
  * the rank's contributions, each batch followed by a READY (one round: steps 0, 1, 2-3, 4-7, ...;
  * more rounds: every step of every round), and
@@ -845,7 +884,7 @@ int main(int argc, char **argv)
     enum { MAXP = NCL_COLL_COUNT * (NCL_ALGO_COUNT - 1) };
     static pair pairs[MAXP];
     static char names[2 * MAXP][64];
-    struct CMUnitTest tests[2 * MAXP + 9];
+    struct CMUnitTest tests[2 * MAXP + 10];
     size_t n = 0, np = 0;
     for (int c = 0; c < NCL_COLL_COUNT; c++) {
         for (int a = NCL_ALGO_AUTO + 1; a < NCL_ALGO_COUNT; a++) {
@@ -882,6 +921,8 @@ int main(int argc, char **argv)
     tests[n++] = fill;
     tests[n++] = zones;
     tests[n++] = two_source;
+    struct CMUnitTest blocks = cmocka_unit_test(test_reduce_scatter_blocks);
+    tests[n++] = blocks;
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);
     return _cmocka_run_group_tests("algos", tests, n, NULL, NULL);

@@ -1,5 +1,6 @@
 /* test_exec.c — the executor's data tasks in flight: independent tasks overlap up to the queue's
- * depth, a task waits for the ones whose regions it touches, a record for all of them. */
+ * depth, a task waits for the ones whose regions it touches, a record for all of them, and a
+ * posted record lets the queue go on and is sent once they have landed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +22,8 @@ typedef struct slow_dma {
     uint32_t depth;        /* caps.queue_depth */
     ncl_task submitted[16];
     int submits, completed, polled, records, most_outstanding;
+    int posted;           /* the schedule posts its records: later tasks may be outstanding */
+    int landed_at_record; /* completed tasks when the last record was sent */
 } slow_dma;
 
 static ncl_result sd_caps(void *ctx, ncl_hal_caps *out)
@@ -71,7 +74,9 @@ static ncl_result sd_record(void *ctx, uint32_t q, int peer, uint32_t id)
 {
     slow_dma *s = ctx;
     (void)q, (void)peer, (void)id;
-    assert_int_equal(s->submits, s->completed); /* everything before it has landed */
+    if (!s->posted)
+        assert_int_equal(s->submits, s->completed); /* everything before it has landed */
+    s->landed_at_record = s->completed;
     s->records++;
     return NCL_SUCCESS;
 }
@@ -99,18 +104,30 @@ static const ncl_hal_ops sd_ops = {.caps = sd_caps, .begin = sd_begin, .end = sd
 /* One rank's allreduce as data: copy chunks 0 and 1 into place, copy chunk 0 on from there (it
  * reads what the first copy writes), record and wait on itself, then copy chunks 2 and 3. */
 static const ncl_user_step k_steps[] = {
-    {0, 0, NCL_TASK_LOCAL_COPY, NCL_BUF_SEND, NCL_BUF_RECV, 0, 0, 0, 1, 0, 0},
-    {0, 0, NCL_TASK_LOCAL_COPY, NCL_BUF_SEND, NCL_BUF_RECV, 0, 1, 1, 1, 0, 0},
-    {0, 0, NCL_TASK_LOCAL_COPY, NCL_BUF_RECV, NCL_BUF_SCRATCH, 0, 0, 0, 1, 0, 0},
-    {0, 0, NCL_TASK_NOTIFY_RECORD, 0, 0, 0, 0, 0, 0, 0, 0},
-    {0, 0, NCL_TASK_NOTIFY_WAIT, 0, 0, 0, 0, 0, 0, 0, 1},
-    {0, 0, NCL_TASK_LOCAL_COPY, NCL_BUF_SEND, NCL_BUF_RECV, 0, 2, 2, 1, 0, 0},
-    {0, 0, NCL_TASK_LOCAL_COPY, NCL_BUF_SEND, NCL_BUF_RECV, 0, 3, 3, 1, 0, 0},
+    {0, 0, NCL_TASK_LOCAL_COPY, NCL_BUF_SEND, NCL_BUF_RECV, 0, 0, 0, 1, 0, 0, 0},
+    {0, 0, NCL_TASK_LOCAL_COPY, NCL_BUF_SEND, NCL_BUF_RECV, 0, 1, 1, 1, 0, 0, 0},
+    {0, 0, NCL_TASK_LOCAL_COPY, NCL_BUF_RECV, NCL_BUF_SCRATCH, 0, 0, 0, 1, 0, 0, 0},
+    {0, 0, NCL_TASK_NOTIFY_RECORD, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {0, 0, NCL_TASK_NOTIFY_WAIT, 0, 0, 0, 0, 0, 0, 0, 1, 0},
+    {0, 0, NCL_TASK_LOCAL_COPY, NCL_BUF_SEND, NCL_BUF_RECV, 0, 2, 2, 1, 0, 0, 0},
+    {0, 0, NCL_TASK_LOCAL_COPY, NCL_BUF_SEND, NCL_BUF_RECV, 0, 3, 3, 1, 0, 0, 0},
 };
 static const ncl_user_schedule k_schedule = {"in-flight", NCL_COLL_ALLREDUCE, 1, 4, 1, k_steps,
                                              sizeof k_steps / sizeof k_steps[0]};
 
-static ncl_comm *make(slow_dma *s, uint32_t in_flight)
+/* The same with a posted record between two independent copies: copy chunk 0, post, copy chunk 1,
+ * then wait for the record. */
+static const ncl_user_step k_posted_steps[] = {
+    {0, 0, NCL_TASK_LOCAL_COPY, NCL_BUF_SEND, NCL_BUF_RECV, 0, 0, 0, 1, 0, 0, 0},
+    {0, 0, NCL_TASK_NOTIFY_RECORD, 0, 0, 0, 0, 0, 0, 0, 0, NCL_TASK_POSTED},
+    {0, 0, NCL_TASK_LOCAL_COPY, NCL_BUF_SEND, NCL_BUF_RECV, 0, 1, 1, 1, 0, 0, 0},
+    {0, 0, NCL_TASK_NOTIFY_WAIT, 0, 0, 0, 0, 0, 0, 0, 1, 0},
+    {0, 0, NCL_TASK_LOCAL_COPY, NCL_BUF_SEND, NCL_BUF_RECV, 0, 2, 2, 2, 0, 0, 0},
+};
+static const ncl_user_schedule k_posted = {"posted", NCL_COLL_ALLREDUCE, 1, 4, 1, k_posted_steps,
+                                           sizeof k_posted_steps / sizeof k_posted_steps[0]};
+
+static ncl_comm *make_with(slow_dma *s, uint32_t in_flight, const ncl_user_schedule *schedule)
 {
     static ncl_hal hal;
     hal.ops = &sd_ops;
@@ -118,13 +135,18 @@ static ncl_comm *make(slow_dma *s, uint32_t in_flight)
     ncl_config cfg = NCL_CONFIG_INIT;
     cfg.alloc = alloc_cb;
     cfg.free = free_cb;
-    cfg.schedule = &k_schedule;
+    cfg.schedule = schedule;
     cfg.algorithm[NCL_COLL_ALLREDUCE] = NCL_ALGO_USER;
     cfg.check_schedules = 1;
     cfg.in_flight = in_flight;
     ncl_comm *comm = NULL;
     assert_int_equal(ncl_comm_create(&comm, 1, 0, &hal, &cfg), NCL_SUCCESS);
     return comm;
+}
+
+static ncl_comm *make(slow_dma *s, uint32_t in_flight)
+{
+    return make_with(s, in_flight, &k_schedule);
 }
 
 static int progress(ncl_comm *comm)
@@ -177,11 +199,50 @@ static void test_one_at_a_time(void **state)
     }
 }
 
+/* A posted record: the next copy goes while the one before the record still moves; the record is
+ * sent once that one has landed (not the later one), and the wait behind it holds the last copy. */
+static void test_posted_record(void **state)
+{
+    (void)state;
+    slow_dma s = {.depth = 4, .posted = 1};
+    ncl_comm *comm = make_with(&s, 0, &k_posted);
+    float in[64], out[64];
+    assert_int_equal(ncl_allreduce_start(in, out, 64, NCL_FLOAT32, NCL_SUM, comm), NCL_SUCCESS);
+    assert_false(progress(comm));
+    assert_int_equal(s.submits, 2); /* both copies, the record behind the first */
+    assert_int_equal(s.records, 0);
+    s.completed = 1;
+    assert_false(progress(comm));
+    assert_int_equal(s.landed_at_record, 1); /* sent when the first landed, the second still moving */
+    assert_int_equal(s.submits, 3);          /* the wait saw it: the last copy went */
+    s.completed = 3;
+    assert_true(progress(comm));
+    assert_int_equal(s.most_outstanding, 2);
+    ncl_comm_destroy(comm);
+}
+
+/* The user schedule's flags: posted only on a record. */
+static void test_posted_only_on_records(void **state)
+{
+    (void)state;
+    ncl_user_step steps[sizeof k_posted_steps / sizeof k_posted_steps[0]];
+    memcpy(steps, k_posted_steps, sizeof steps);
+    steps[0].flags = NCL_TASK_POSTED;
+    ncl_user_schedule bad = k_posted;
+    bad.steps = steps;
+    ncl_user_where where;
+    char msg[256];
+    assert_int_equal(ncl_user_validate(&bad, &where, msg, sizeof msg), NCL_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(msg, "allowed: NCL_TASK_POSTED on a record"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_overlap_and_order),
         cmocka_unit_test(test_one_at_a_time),
+        cmocka_unit_test(test_posted_record),
+        cmocka_unit_test(test_posted_only_on_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
