@@ -5,7 +5,9 @@
 /* Tree: v = rank - root (mod p). v's parent is v minus its lowest set bit; its children are
  * v + 2^j for every 2^j below that bit (the root: every 2^j < p). A parent sends to its farthest
  * child first, since that child heads the largest subtree. Every round lands in the same place
- * of every recv, so each child grants one READY for the whole collective. */
+ * of every recv, so each child grants one READY for the whole collective. Each DATA is posted
+ * behind its write (NCL_TASK_POSTED): a parent's writes follow each other without waiting for one
+ * to land, so a round's latency hides behind the next transfer. */
 
 static uint64_t rounds_needed(const ncl_plan *p)
 {
@@ -80,7 +82,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
             ncl_task_write(t, ncl_mod((int64_t)r + (int64_t)g->m, n), ncl_ref_add(src, off * es),
                            ncl_ref_add(recv, off * es), len * es, (uint32_t)g->i);
             NCL_YIELD(g);
-            ncl_task_record(t, ncl_mod((int64_t)r + (int64_t)g->m, n), data, (uint32_t)g->i);
+            ncl_task_post(t, ncl_mod((int64_t)r + (int64_t)g->m, n), data, (uint32_t)g->i);
             NCL_YIELD(g);
         }
         /* last step (root, out of place): keep our own copy of round i */
