@@ -118,11 +118,8 @@ ncl_result Npu::begin(const ncl_hal_launch *l)
     launch_seq_ = l->seq;
     launch_coll_ = l->coll;
     fault_.clear();
-    for (Queue &q : queues_) {
+    for (Queue &q : queues_)
         q.last_write_peer = -1;
-        if (q.count == 0)
-            q.sending = -1;
-    }
     return NCL_SUCCESS;
 }
 

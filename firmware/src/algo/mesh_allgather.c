@@ -5,10 +5,11 @@
 /* Schedule. d = 1..p-1 is the distance to a peer: rank r writes its input to rank r+d's recv
  * block r, and receives block r-d from rank r-d. The pair at distance d runs on queue (d-1) % S
  * of both ranks, S = min(p-1, max_queues, and the DMA engines for blocks of several rounds:
- * ncl_mesh_send_queues), so with enough queues every write is in flight at once. The block goes in writes of at most a slice, all into the recv the receiver bound when
- * it entered: one READY per pair up front, one DATA per pair after its last write. Out of place
- * the rank also copies its own input into recv block r, on a spare queue when p - 1 <
- * max_queues, else after the sends of the last queue (it serves the fewest peers).
+ * ncl_mesh_send_queues), so with enough queues every write is in flight at once. The block goes
+ * in writes of at most a slice, all into the recv the receiver bound when it entered: one READY
+ * per pair up front, one DATA per pair after its last write. Out of place the rank also copies its
+ * own input into recv block r, on a spare queue when p - 1 < max_queues, else after the sends of
+ * the last queue (it serves the fewest peers).
  *
  * Over the formula alpha + (1/p) n beta (n = p * count * esize), this adds:
  * - one READY per peer before the first write (a message of its own, not behind a write);

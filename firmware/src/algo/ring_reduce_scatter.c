@@ -260,12 +260,11 @@ static void landing_write(const ncl_plan *p, uint32_t c, uint64_t round, uint64_
         ncl_task_reduce_write(t, p, next_rank, own, arrived, dst, len * es, s == (uint64_t)p->nranks - 2, step);
 }
 
-/* Where what prev sent at stream unit v (of round elements at `off`) is on this rank, from element
- * lo on: our zone, else our target. */
-static ncl_ref arrived_at(const ncl_plan *p, uint32_t c, uint64_t v, uint64_t off, uint64_t lo)
+/* Where what prev sent at step s of round `round` (round elements at `off`) is on this rank, from
+ * element lo on: our zone, else our target. */
+static ncl_ref arrived_at(const ncl_plan *p, uint32_t c, uint64_t round, uint64_t s, uint64_t off, uint64_t lo)
 {
-    uint64_t round, s;
-    unit_at(p, c, v, &round, &s);
+    const uint64_t v = unit_index(p, c, round, s);
     if (v < zoned_of(p, c) || (v == 0 && head_of(p, c) && lo < head_of(p, c)))
         return ncl_ref_add(zone_slot(p, c, v), lo * p->esize);
     return ncl_ref_add(target(p, c, p->rank, round, s, off), lo * p->esize);
@@ -299,16 +298,17 @@ static void fill_task(const ncl_plan *p, uint32_t c, uint64_t round, uint64_t j,
  * needs prev's DATA for the same round's step before, which came a block's width of units earlier
  * in prev's stream, so the other rounds of the block hide its latency (one round per block: round
  * by round, each step paying it). Slots turn in the stream's order; the zone takes the stream's
- * first units. Generator state: i = unit, m = prev's DATAs consumed, n = blocks divided (avg). */
+ * first units. Generator state: i = unit, j and k = its round and step, m = prev's DATAs consumed,
+ * n = blocks divided (avg). */
 static int next_landing(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
 {
     const int n = p->nranks;
-    const uint64_t steps = (uint64_t)n - 1, units = rounds_of(p, q % channels_of(p)) * steps;
     const uint32_t channels = channels_of(p), c = q % channels;
+    const uint64_t steps = (uint64_t)n - 1, units = rounds_of(p, c) * steps;
     const int i = ncl_ring_pos(p, c, p->rank);
     const int next_rank = ncl_ring_rank(p, c, i + 1), prev_rank = ncl_ring_rank(p, c, i - 1);
     const uint64_t zoned = zoned_of(p, c), head = head_of(p, c);
-    uint64_t off, len, lo, round, s, need;
+    uint64_t off, len, lo, need;
 
     NCL_GEN_BEGIN(g);
     if (round_span(p, c, 0, &off) == 0 && (q >= channels || c >= p->zone_channels)) /* else: the zone's credits */
@@ -317,18 +317,16 @@ static int next_landing(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         /* the fill queue: a READY per unit past the zone, in the stream's order, once its slot is
          * sent on (K turns before) and, out of place, the output filled at the last step */
         for (g->i = zoned; g->i < units; g->i++) {
-            unit_at(p, c, g->i, &round, &s);
-            if (s < steps - 1 && turn_of(p, c, round, s) >= ring_slots(p) + zoned) {
-                ncl_task_wait(t, p->rank, NCL_NOTIFY_LOCAL(c), 1, (uint32_t)(round * steps + s));
+            unit_at(p, c, g->i, &g->j, &g->k);
+            if (g->k < steps - 1 && turn_of(p, c, g->j, g->k) >= ring_slots(p) + zoned) {
+                ncl_task_wait(t, p->rank, NCL_NOTIFY_LOCAL(c), 1, (uint32_t)(g->j * steps + g->k));
                 NCL_YIELD(g);
-                unit_at(p, c, g->i, &round, &s);
             }
-            if (!p->inplace && s == steps - 1) {
-                fill_task(p, c, round, s, 0, round_span(p, c, round, &off), t);
+            if (!p->inplace && g->k == steps - 1) {
+                fill_task(p, c, g->j, g->k, 0, round_span(p, c, g->j, &off), t);
                 NCL_YIELD(g);
-                unit_at(p, c, g->i, &round, &s);
             }
-            ncl_task_record(t, prev_rank, NCL_NOTIFY_READY(c), (uint32_t)(round * steps + s));
+            ncl_task_record(t, prev_rank, NCL_NOTIFY_READY(c), (uint32_t)(g->j * steps + g->k));
             NCL_YIELD(g);
         }
         return g->line = -1, 0;
@@ -347,10 +345,11 @@ static int next_landing(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
          * last steps have all arrived are divided (avg) */
         need = units;
         if (g->i < units) {
-            unit_at(p, c, g->i, &round, &s);
-            need = s ? unit_index(p, c, round, s - 1) + 1 : 0;
+            unit_at(p, c, g->i, &g->j, &g->k);
+            need = g->k ? unit_index(p, c, g->j, g->k - 1) + 1 : 0;
         }
         if (need > g->m) { /* named by the last one awaited */
+            uint64_t round, s;
             unit_at(p, c, need - 1, &round, &s);
             ncl_task_wait(t, prev_rank, NCL_NOTIFY_DATA(c), (uint32_t)(need - g->m), (uint32_t)(round * steps + s));
             g->m = need;
@@ -364,11 +363,10 @@ static int next_landing(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         }
         if (g->i == units)
             break;
-        unit_at(p, c, g->i, &round, &s);
-        len = round_span(p, c, round, &off);
+        len = round_span(p, c, g->j, &off);
         if (g->i < zoned) { /* before the READY, into next's zone */
-            landing_write(p, c, round, s, off, 0, len, s ? arrived_at(p, c, unit_index(p, c, round, s - 1), off, 0)
-                                                          : zone_slot(p, c, 0), g->i, t);
+            landing_write(p, c, g->j, g->k, off, 0, len,
+                          g->k ? arrived_at(p, c, g->j, g->k - 1, off, 0) : zone_slot(p, c, 0), g->i, t);
             NCL_YIELD(g);
             goto sent;
         }
@@ -376,38 +374,33 @@ static int next_landing(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
             landing_write(p, c, 0, 0, off, 0, ncl_min_u64(head, len), zone_slot(p, c, 0), 0, t);
             NCL_YIELD(g);
         }
-        unit_at(p, c, g->i, &round, &s);
-        ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(c), 1, (uint32_t)(round * steps + s));
+        ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(c), 1, (uint32_t)(g->j * steps + g->k));
         NCL_YIELD(g);
-        unit_at(p, c, g->i, &round, &s);
-        len = round_span(p, c, round, &off);
+        len = round_span(p, c, g->j, &off);
         lo = g->i == 0 && head ? ncl_min_u64(head, len) : 0;
-        if (s && unit_index(p, c, round, s - 1) == 0 && head) { /* prev's head, in our zone */
-            landing_write(p, c, round, s, off, 0, ncl_min_u64(head, len), arrived_at(p, c, 0, off, 0), NO_ZONE, t);
+        if (g->k && unit_index(p, c, g->j, g->k - 1) == 0 && head) { /* prev's head, in our zone */
+            landing_write(p, c, g->j, g->k, off, 0, ncl_min_u64(head, len), arrived_at(p, c, g->j, g->k - 1, off, 0),
+                          NO_ZONE, t);
             NCL_YIELD(g);
-            unit_at(p, c, g->i, &round, &s);
-            len = round_span(p, c, round, &off);
+            len = round_span(p, c, g->j, &off);
             lo = ncl_min_u64(head, len);
         }
         if (lo < len) {
-            landing_write(p, c, round, s, off, lo, len - lo,
-                          s ? arrived_at(p, c, unit_index(p, c, round, s - 1), off, lo) : zone_slot(p, c, 0), NO_ZONE,
-                          t);
+            landing_write(p, c, g->j, g->k, off, lo, len - lo,
+                          g->k ? arrived_at(p, c, g->j, g->k - 1, off, lo) : zone_slot(p, c, 0), NO_ZONE, t);
             NCL_YIELD(g);
         }
     sent:
-        unit_at(p, c, g->i, &round, &s);
-        ncl_task_post(t, next_rank, NCL_NOTIFY_DATA(c), (uint32_t)(round * steps + s));
+        ncl_task_post(t, next_rank, NCL_NOTIFY_DATA(c), (uint32_t)(g->j * steps + g->k));
         NCL_YIELD(g);
         if (g->i + 1 == zone_reader_end(p, c)) { /* our zone is read: prev may reuse it */
             ncl_task_post(t, prev_rank, NCL_NOTIFY_CREDIT(c), 0);
             NCL_YIELD(g);
         }
-        unit_at(p, c, g->i, &round, &s);
-        if (s && turn_of(p, c, round, s - 1) >= zoned &&
-            turn_of(p, c, round, s - 1) + ring_slots(p) < rounds_of(p, c) * (uint64_t)(n - 2)) {
-            /* the slot of step s-1 is sent on: the fill queue may refill it */
-            ncl_task_post(t, p->rank, NCL_NOTIFY_LOCAL(c), (uint32_t)(round * steps + s));
+        if (g->k && turn_of(p, c, g->j, g->k - 1) >= zoned &&
+            turn_of(p, c, g->j, g->k - 1) + ring_slots(p) < rounds_of(p, c) * (uint64_t)(n - 2)) {
+            /* the slot of step k-1 is sent on: the fill queue may refill it */
+            ncl_task_post(t, p->rank, NCL_NOTIFY_LOCAL(c), (uint32_t)(g->j * steps + g->k));
             NCL_YIELD(g);
         }
     }
