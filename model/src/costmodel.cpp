@@ -585,11 +585,13 @@ AlgoCost CostModel::scatter_allgather() const
 }
 
 // Double binary tree (in-order trees: tree 0 puts rank r at position r+1, tree 1 mirrors it),
-// each tree reducing half of the buffer up and broadcasting it down in rounds of at most a
-// slice; the engine's schedule costs about 2h(alpha + c beta) + R(4(alpha + c beta) + 2 alpha)
-// for depth h, R rounds of c bytes per tree (dbtree_allreduce.c). Two lines: one round (c = n/2:
-// (2h + 6) alpha + (h + 2) n beta) and rounds of a slice (c = slice, R = n / (2 slice)); the
-// engine takes the lesser, which is the one-round line up to n = 2 slice.
+// each tree reducing half of the buffer up and broadcasting it down in k rounds
+// (dbtree_allreduce.c): a pipeline of 2h hops (h = floor(lg p) up, h down) carrying n/2, while a
+// rank's port carries 2n in all (3/2 n more than the pipeline's n/2):
+//   (2h - 1 + k)(alpha + n beta / 2k) + 3/2 n beta, best k = sqrt((2h - 1) n beta / 2 alpha),
+// which the engine takes from this line (hops, chain_div 2), and the first round's notifies:
+// each hop's DATA follows its write, (2h - 1) alpha more. alpha and beta: every rank sending to
+// its parent in both trees at once, half the buffer each.
 std::vector<AlgoCost> CostModel::double_tree() const
 {
     AlgoCost c{NCL_COLL_ALLREDUCE, NCL_ALGO_DBTREE, 0, 0, 0};
@@ -598,23 +600,30 @@ std::vector<AlgoCost> CostModel::double_tree() const
     int h = 0;
     while ((2 << h) <= p_) // the root sits at the largest power of two <= p: depth lg of it
         h++;
-    std::vector<Flow> flows; // every rank's link to its in-order parent, both trees at once
+    // tree 1's position of rank r: p - r (p even) or (r + 1) mod p + 1 (p odd), as the engine's
+    auto rank_in = [&](int tree, int pos) {
+        return tree == 0 ? pos - 1 : p_ % 2 == 0 ? p_ - pos : pos >= 2 ? pos - 2 : p_ - 1;
+    };
+    std::vector<Flow> flows;
     for (int pos = 1; pos <= p_; pos++) {
-        int low = pos & -pos, parent = (pos - low) | (low << 1); // in-order parent position
-        if (parent > p_ || pos == (1 << h))
-            continue;
-        flows.push_back(Flow{pos - 1, parent - 1, 0.5});
-        flows.push_back(Flow{p_ - pos, p_ - parent, 0.5});
+        if (pos == (1 << h))
+            continue; // the root
+        int parent = pos; // the in-order parent, skipping positions beyond p
+        do {
+            int low = parent & -parent;
+            parent = (parent & 2 * low) ? parent - low : parent + low;
+        } while (parent > p_);
+        for (int tree = 0; tree < 2; tree++)
+            flows.push_back(Flow{rank_in(tree, pos), rank_in(tree, parent), 0.5});
     }
     Step s = step(flows);
-    c.alpha_s = (2.0 * h + 6) * s.alpha;
-    c.beta_s = (h + 2.0) * s.beta;
-    if (slice_ == 0)
-        return {c};
-    double slice = (double)slice_;
-    AlgoCost rounds{NCL_COLL_ALLREDUCE, NCL_ALGO_DBTREE, 2.0 * h * (s.alpha + slice * s.beta),
-                    3.0 * s.alpha / slice + 2.0 * s.beta, 0};
-    return {c, rounds};
+    c.hops = 2 * h;
+    c.alpha_s = s.alpha;
+    c.beta_s = s.beta / 2;
+    c.extra_beta_s = 1.5 * s.beta;
+    c.chain_div = 2;
+    c.fixed_s = (2 * h - 1) * s.alpha; // the first round's DATA, a notify after each hop's write
+    return {c};
 }
 
 // Deterministic allreduce: small buffers are gathered whole (every rank writes its input to all

@@ -1,5 +1,5 @@
 /* dbtree_allreduce.c — double binary tree allreduce: each half of the buffer is reduced up one of
- * two complementary binary trees and broadcast back down it, in pipelined rounds of a slice. */
+ * two complementary binary trees and broadcast back down it, in pipelined rounds. */
 #include "ncl_algo.h"
 
 /* Trees. Positions 1..p form an in-order binary tree: position x with lowest set bit L has
@@ -11,39 +11,44 @@
  * interior in tree 1 and vice versa) or at ((r + 1) mod p) + 1 (p odd: the same, except rank
  * p-1, a leaf in both).
  *
- * Data. Tree t owns half t of the buffer (ncl_part(count, 2, t)), cut into rounds of at most a
- * slice. Every rank accumulates in its recv (out of place an interior rank first copies its
- * input's round there; a leaf sends straight from its input), so no scratch is needed.
+ * Data. Tree t owns half t of the buffer (ncl_part(count, 2, t)), cut into k rounds
+ * (plan->segments): the cost model's best count for a pipeline of 2h hops, at least enough that
+ * no round exceeds a slice. Every rank accumulates in its recv (out of place an interior rank
+ * first copies its input's round there; a leaf sends straight from its input), so no scratch.
  *
  * Steps of round i on a rank of tree t:
- *  up:   wait for the left child's DATA (it reduced its subtree's round i into our recv with
+ *  gather: wait for the left child's DATA (it reduced its subtree's round i into our recv with
  *        inline reduce, after our READY for round i), grant READY for round i to the right child;
  *        then, out of place, copy our input's round i+1 into recv and grant the left child round
- *        i+1, so that its transfer overlaps ours; wait for the right child's DATA. Each region
- *        has one writer at a time and the reduction order is fixed: own + left + right. Then wait
- *        for the parent's READY, WRITE_REDUCE our round into the parent's recv, record DATA. The
- *        root instead divides the finished round (avg). Round 0's copy and grant come first.
+ *        i+1, so that its transfer overlaps the right one's; wait for the right child's DATA.
+ *        Each region has one writer at a time and the reduction order is fixed: own + left +
+ *        right. The root divides the finished round (avg). Round 0's copy and grant come first.
+ *  send: wait for the parent's READY, WRITE_REDUCE our round into the parent's recv, post DATA.
  *  down: wait for the parent's DATA (the final round in our recv), WRITE it to each child's recv
- *        and record DATA. Our DATA up came before, so the parent writes into a rank that has
+ *        and post DATA. Our DATA up came before, so the parent writes into a rank that has
  *        signalled it entered the collective: no READY needed.
- * Pipelining: a rank at depth d runs, in iteration k, the up step of round k and the down step
- * of round k - d. Its parent sent that round down in iteration k - 1, so in steady state the
- * wait is already satisfied: the up and down phases of different rounds overlap along the
- * tree. The two trees run on queues 0 and 1 (plan->queues >= 2 coming in), or alternate on
- * queue 0, tree 0 first in every iteration; either way tree t uses notify ids of channel t.
+ * Every DATA is posted: the queue goes on while the write before it still moves.
+ * Queues: with room for six (max_queues >= 6, whatever the ring channels), every tree's
+ * gather, send and down steps run on queues of their own, so that a rank's grants never wait
+ * for its parent, its writes up never behind its writes down: gather tells send (at the root,
+ * down) that round i is reduced with a LOCAL notify. Otherwise a tree's steps share a queue
+ * (trees on queues 0 and 1 when plan->queues >= 2 comes in, else alternating on queue 0, tree 0
+ * first in every iteration), a rank at depth d running in iteration i the gather and send of
+ * round i and the down of round i - d: its parent sent that round down in iteration i - 1, so
+ * up and down phases of different rounds still overlap along the tree. Either way tree t uses
+ * notify ids of channel t.
  * Deadlock freedom: a step waits only on steps of the same (iteration, tree) or earlier ones
  * (the left child's grant for round i+1 is issued in iteration i), and within one they form
  * tree_reduce.c's grant/data pattern.
  *
- * Cost (alpha per message, beta per byte, n bytes; per tree R rounds of c <= slice bytes, depth
- * h = floor(lg p)): round 0 crosses 2h edges (up to the root and back down); after that, one
- * round per cycle of an interior rank's queue: its writes up and to two children (3 c beta) and
- * the right child's transfer into it (c beta, granted only once the left one's landed; the left
- * child's next round arrives meanwhile). About
- *   2h (alpha + c beta) + R (4 (alpha + c beta) + 2 alpha).
- * What the schedule adds: the READY grant of every child transfer (the right child's costs
- * about 2 alpha per round on the critical path), one DATA per message, and out of place, on
- * every interior rank, a local copy of its input's rounds (n/2 bytes) into recv. No scratch. */
+ * Cost (alpha per message, beta per byte, n bytes, depth h = floor(lg p)): a rank is interior in
+ * one tree and a leaf in the other (p even), so its port carries 3c up and down the first and
+ * c up the second per round of c bytes, 2n in all; round i's way up and down is a pipeline of 2h
+ * hops carrying n/2. With split queues about
+ *   (2h - 1 + k)(alpha + n beta / 2k) + 3/2 n beta + (2h - 1) alpha
+ * (the last term: in the first round each hop's DATA follows its write). What the schedule adds:
+ * the READY grant of every child transfer, one DATA per message, and out of place, on every
+ * interior rank, a local copy of its input's rounds (n/2 bytes) into recv. No scratch. */
 
 static uint64_t lowbit(uint64_t x)
 {
@@ -106,33 +111,52 @@ static uint64_t depth_pos(uint64_t n, uint64_t x)
     return d;
 }
 
-/* Trees that queue q serves: tree q alone, or both on queue 0. */
-static uint32_t trees_on_queue(const ncl_plan *p)
+/* Queue layouts (prepare). Split (6 queues): queue q serves tree q % 2 in role q / 2 — gather
+ * (grant the children, take their rounds in, and at the root divide), send (the reduced round up
+ * to the parent) or down (the final round to the children). Otherwise 2 queues (tree q, every
+ * role) or 1 (both trees, every role). */
+enum { GATHER, SEND, DOWN };
+
+static int split(const ncl_plan *p)
 {
-    return p->queues >= 2 ? 1u : 2u;
+    return p->queues == 6;
 }
 
+static uint32_t trees_on_queue(const ncl_plan *p)
+{
+    return p->queues == 1 ? 2u : 1u;
+}
+
+static int runs(const ncl_plan *p, uint32_t q, uint32_t role)
+{
+    return !split(p) || q / 2u == role;
+}
+
+/* Tree t's rounds: plan->segments (prepare), fewer when its half has fewer elements. */
 static uint64_t rounds_of(const ncl_plan *p, uint32_t tree)
 {
     uint64_t off;
-    return ncl_div_ceil(ncl_part(p->count, 2, tree, &off), p->slice_elems);
+    return ncl_min_u64(p->segments, ncl_part(p->count, 2, tree, &off));
 }
 
 /* Elements of round i of tree t; its first element in *off. */
 static uint64_t round_part(const ncl_plan *p, uint32_t tree, uint64_t i, uint64_t *off)
 {
-    uint64_t toff, span = ncl_part(p->count, 2, tree, &toff), lo = i * p->slice_elems;
-    *off = toff + lo;
-    return lo >= span ? 0 : ncl_min_u64(p->slice_elems, span - lo);
+    uint64_t toff, roff, span = ncl_part(p->count, 2, tree, &toff);
+    uint64_t len = ncl_part(span, rounds_of(p, tree), i, &roff);
+    *off = toff + roff;
+    return len;
 }
 
-/* Iterations of queue q on this rank: up to the last round's down step in every tree. */
+/* Iterations of queue q on this rank: up to its last round's down step in every tree it serves
+ * (an up-only queue: its last round). */
 static uint64_t iterations(const ncl_plan *p, uint32_t q)
 {
     uint64_t it = 0, n = (uint64_t)p->nranks;
     for (uint32_t j = 0; j < trees_on_queue(p); j++) {
-        uint64_t rounds = rounds_of(p, q + j);
-        uint64_t d = depth_pos(n, pos_of(p, q + j, p->rank));
+        uint32_t tree = q % 2u + j;
+        uint64_t rounds = rounds_of(p, tree);
+        uint64_t d = runs(p, q, DOWN) ? depth_pos(n, pos_of(p, tree, p->rank)) : 0;
         if (rounds && rounds + d > it)
             it = rounds + d;
     }
@@ -141,8 +165,17 @@ static uint64_t iterations(const ncl_plan *p, uint32_t q)
 
 static ncl_result prepare(ncl_plan *p)
 {
-    p->queues = p->queues >= 2 ? 2u : 1u;
-    p->segments = 1;
+    p->queues = p->max_queues >= 6 ? 6u : p->queues >= 2 ? 2u : 1u;
+    /* rounds per tree: a pipeline of 2h hops (h up, h down) carrying half the buffer, the cost
+     * model's best count (ncl_pipeline_segments), no round above a slice */
+    uint64_t half = ncl_div_ceil(p->count, 2), h = 0;
+    while ((2ull << h) <= (uint64_t)p->nranks)
+        h++;
+    uint64_t k = ncl_pipeline_segments(2 * h + 1, half * p->esize, p->link_alpha_ns, p->link_gbps);
+    k = ncl_min_u64(ncl_max_u64(k, ncl_div_ceil(half, p->slice_elems)), half ? half : 1);
+    if (k > UINT32_MAX)
+        return NCL_ERR_UNSUPPORTED;
+    p->segments = (uint32_t)k;
     /* every reduction is inline (no scratch): a DMA that cannot leaves it to the others */
     return p->nranks > 1 && !ncl_inline_all(p) ? NCL_ERR_UNSUPPORTED : NCL_SUCCESS;
 }
@@ -157,7 +190,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     uint64_t off, len;
 /* Tree quantities follow g->j where they are used: one call may run on from one tree's part
  * into the other's without yielding, so they cannot be computed once on entry. */
-#define TREE (q + (uint32_t)g->j)
+#define TREE (q % 2u + (uint32_t)g->j)
 #define X pos_of(p, TREE, r)
 #define PARENT rank_of(p, TREE, parent_pos(n, X))
 #define CHILD(k) rank_of(p, TREE, child_pos(n, X, (k)))
@@ -167,7 +200,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     NCL_GEN_BEGIN(g);
     if (n == 1) {
         /* a lone rank: out of place, copy our trees' halves */
-        for (g->j = 0; !p->inplace && g->j < trees_on_queue(p); g->j++) {
+        for (g->j = 0; !p->inplace && runs(p, q, GATHER) && g->j < trees_on_queue(p); g->j++) {
             for (g->i = 0; g->i < rounds_of(p, TREE); g->i++) {
                 len = round_part(p, TREE, g->i, &off);
                 ncl_task_copy(t, ncl_ref_add(in, off * es), ncl_ref_add(recv, off * es), len * es,
@@ -181,10 +214,10 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     for (g->i = 0; g->i < g->n; g->i++) {
         for (g->j = 0; g->j < trees_on_queue(p); g->j++) {
             g->m = depth_pos(n, X);
-            /* up, round i: own input + left child's subtree + right child's, then to the parent.
-             * The left child may reduce round i+1 while the right one reduces round i. */
-            if (g->i < rounds_of(p, TREE)) {
-                if (g->i == 0 && child_pos(n, X, 0)) {
+            /* gather, round i: own input + left child's subtree + right child's. The left child
+             * may reduce round i+1 while the right one reduces round i. */
+            if (runs(p, q, GATHER) && g->i < rounds_of(p, TREE) && child_pos(n, X, 0)) {
+                if (g->i == 0) {
                     if (!p->inplace) {
                         len = round_part(p, TREE, 0, &off);
                         ncl_task_copy(t, ncl_ref_add(in, off * es), ncl_ref_add(recv, off * es),
@@ -194,15 +227,13 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                     ncl_task_record(t, CHILD(0), READY, 0);
                     NCL_YIELD(g);
                 }
-                if (child_pos(n, X, 0)) {
-                    ncl_task_wait(t, CHILD(0), DATA, 1, (uint32_t)g->i);
-                    NCL_YIELD(g);
-                }
+                ncl_task_wait(t, CHILD(0), DATA, 1, (uint32_t)g->i);
+                NCL_YIELD(g);
                 if (child_pos(n, X, 1)) {
                     ncl_task_record(t, CHILD(1), READY, (uint32_t)g->i);
                     NCL_YIELD(g);
                 }
-                if (child_pos(n, X, 0) && g->i + 1 < rounds_of(p, TREE)) {
+                if (g->i + 1 < rounds_of(p, TREE)) {
                     if (!p->inplace) {
                         len = round_part(p, TREE, g->i + 1, &off);
                         ncl_task_copy(t, ncl_ref_add(in, off * es), ncl_ref_add(recv, off * es),
@@ -216,29 +247,41 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                     ncl_task_wait(t, CHILD(1), DATA, 1, (uint32_t)g->i);
                     NCL_YIELD(g);
                 }
-                if (!parent_pos(n, X)) {
+                if (!parent_pos(n, X) && p->avg) {
                     /* the root: round i is fully reduced; avg divides it once, here */
-                    if (p->avg) {
-                        len = round_part(p, TREE, g->i, &off);
-                        ncl_task_div(t, p, ncl_ref_add(recv, off * es), len * es, (uint32_t)g->i);
-                        NCL_YIELD(g);
-                    }
-                } else {
-                    ncl_task_wait(t, PARENT, READY, 1, (uint32_t)g->i);
-                    NCL_YIELD(g);
                     len = round_part(p, TREE, g->i, &off);
-                    ncl_task_write_reduce(t, p, PARENT,
-                                          ncl_ref_add(child_pos(n, X, 0) ? recv : in, off * es),
-                                          ncl_ref_add(recv, off * es), len * es, (uint32_t)g->i);
+                    ncl_task_div(t, p, ncl_ref_add(recv, off * es), len * es, (uint32_t)g->i);
                     NCL_YIELD(g);
-                    ncl_task_record(t, PARENT, DATA, (uint32_t)g->i);
+                }
+                if (split(p)) {
+                    /* to this rank's send queue, or at the root its down queue */
+                    ncl_task_record(t, r, NCL_NOTIFY_LOCAL(TREE), (uint32_t)g->i);
                     NCL_YIELD(g);
                 }
             }
+            /* send, round i: the reduced round up, once the parent has granted it */
+            if (runs(p, q, SEND) && g->i < rounds_of(p, TREE) && parent_pos(n, X)) {
+                if (split(p) && child_pos(n, X, 0)) {
+                    ncl_task_wait(t, r, NCL_NOTIFY_LOCAL(TREE), 1, (uint32_t)g->i);
+                    NCL_YIELD(g);
+                }
+                ncl_task_wait(t, PARENT, READY, 1, (uint32_t)g->i);
+                NCL_YIELD(g);
+                len = round_part(p, TREE, g->i, &off);
+                ncl_task_write_reduce(t, p, PARENT,
+                                      ncl_ref_add(child_pos(n, X, 0) ? recv : in, off * es),
+                                      ncl_ref_add(recv, off * es), len * es, (uint32_t)g->i);
+                NCL_YIELD(g);
+                ncl_task_post(t, PARENT, DATA, (uint32_t)g->i);
+                NCL_YIELD(g);
+            }
             /* down, round i - depth: receive the result, pass it to the children */
-            if (g->i >= g->m && g->i - g->m < rounds_of(p, TREE)) {
+            if (runs(p, q, DOWN) && g->i >= g->m && g->i - g->m < rounds_of(p, TREE)) {
                 if (parent_pos(n, X)) {
                     ncl_task_wait(t, PARENT, DATA, 1, (uint32_t)(g->i - g->m));
+                    NCL_YIELD(g);
+                } else if (split(p)) {
+                    ncl_task_wait(t, r, NCL_NOTIFY_LOCAL(TREE), 1, (uint32_t)g->i);
                     NCL_YIELD(g);
                 }
                 for (g->k = 0; g->k < 2; g->k++) {
@@ -248,7 +291,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                     ncl_task_write(t, CHILD(g->k), ncl_ref_add(recv, off * es),
                                    ncl_ref_add(recv, off * es), len * es, (uint32_t)(g->i - g->m));
                     NCL_YIELD(g);
-                    ncl_task_record(t, CHILD(g->k), DATA, (uint32_t)(g->i - g->m));
+                    ncl_task_post(t, CHILD(g->k), DATA, (uint32_t)(g->i - g->m));
                     NCL_YIELD(g);
                 }
             }
