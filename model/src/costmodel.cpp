@@ -148,8 +148,8 @@ static std::vector<double> engines_arrive(const std::vector<EngineWrite> &writes
 // writes than DMA engines — when the engines, taking its writes as they become ready, have
 // carried the last (engines_arrive). beta: the most loaded channel's bytes over its payload bandwidth,
 // a rank's memory traffic (each flow read at its source, written at its destination) over the
-// memory bandwidth, or with more writes than engines their wire time shared over the engines,
-// whichever is slowest.
+// memory bandwidth, or with more writes than engines the engines' makespan of their wire times
+// (whole writes, in waves, a queue's one after another), whichever is slowest.
 CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first) const
 {
     std::map<int, double> load;
@@ -157,6 +157,7 @@ CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first
     std::vector<double> wire((size_t)t_.nnodes(), 0.0);
     std::vector<std::vector<EngineWrite>> writes((size_t)t_.nnodes());
     std::vector<std::vector<size_t>> flow_of((size_t)t_.nnodes());                   // their flows
+    std::vector<std::vector<EngineWrite>> wires((size_t)t_.nnodes()); // the same, wire time per byte
     double o = dev_.task_overhead, alpha = 0;
     Step out{0, 0, std::vector<double>(flows.size(), 0.0)};
     for (size_t k = 0; k < flows.size(); k++) {
@@ -176,6 +177,7 @@ CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first
         mem[(size_t)f.dst] += f.frac;
         if (bw > 0)
             wire[(size_t)f.src] += f.frac / bw;
+        wires[(size_t)f.src].push_back(EngineWrite{0.0, bw > 0 ? f.frac / bw : 0.0, f.queue});
         writes[(size_t)f.src].push_back(EngineWrite{ready, o + l, f.queue});
         flow_of[(size_t)f.src].push_back(k);
     }
@@ -193,6 +195,14 @@ CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first
                 alpha = std::max(alpha, arrive[w]);
             }
             beta = std::max(beta, wire[v] / (double)std::min(engines, writes[v].size()));
+            // the mesh family's blocks (writes on send queues): whole writes, not a fluid, that
+            // the engines carry in waves, a queue's in order (the ring's channels move rounds
+            // of a slice, which do share the engines evenly)
+            bool queued = std::all_of(wires[v].begin(), wires[v].end(),
+                                      [](const EngineWrite &w) { return w.queue >= 0; });
+            if (queued)
+                for (double t : engines_arrive(wires[v], engines))
+                    beta = std::max(beta, t);
         }
     }
     for (const auto &kv : load) {
@@ -822,12 +832,19 @@ std::vector<AlgoCost> CostModel::costs(ncl_coll coll) const
         break;
     case NCL_COLL_REDUCE_SCATTER:
     case NCL_COLL_ALLGATHER:
-        out.push_back(ring(coll));
         if (coll == NCL_COLL_REDUCE_SCATTER) {
-            for (const AlgoCost &f : ring_rs_floors())
+            // ring_reduce_scatter.c lands with a fill queue per channel: where twice the
+            // channels do not fit the queues, it runs on as many channels as do
+            CostModel rs = *this;
+            if (landing() && !fill_queues())
+                rs.channels_ = NCL_MAX_QUEUES / 2;
+            out.push_back(rs.ring(coll));
+            for (const AlgoCost &f : rs.ring_rs_floors())
                 out.push_back(f);
-            for (const AlgoCost &l : ring_rs_pieced())
+            for (const AlgoCost &l : rs.ring_rs_pieced())
                 out.push_back(l);
+        } else {
+            out.push_back(ring(coll));
         }
         if (pairwise)
             out.push_back(halving_doubling(coll));

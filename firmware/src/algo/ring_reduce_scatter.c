@@ -193,6 +193,10 @@ static ncl_ref staged_target(const ncl_plan *p, uint32_t c, int rank, uint64_t r
 static ncl_result prepare(ncl_plan *p)
 {
     uint32_t q = ncl_channels_for(p->queues, p->count);
+    /* the landing stream needs a fill queue per channel: where twice the channels do not fit,
+     * fewer channels that land beat more that fill every target on the ring's path */
+    if (p->reduce_write && ncl_inline_all(p) && p->nranks >= 3 && 2 * q > p->max_queues && p->max_queues >= 2)
+        q = p->max_queues / 2;
     p->segments = 1;
     /* channel c fills on q + c (2 ranks have a target to fill out of place only: the output) */
     p->helper_queues = (p->nranks > 2 || (p->nranks == 2 && !p->inplace)) && 2 * q <= p->max_queues ? q : 0;
@@ -270,14 +274,13 @@ static ncl_ref arrived_at(const ncl_plan *p, uint32_t c, uint64_t round, uint64_
     return ncl_ref_add(target(p, c, p->rank, round, s, off), lo * p->esize);
 }
 
-/* Divides (avg) the output rounds of channel c's block b. */
-static void div_block(const ncl_plan *p, uint32_t c, uint64_t b, ncl_task *t)
+/* Divides (avg) channel c's output of round `round` (a task is at most a slice: a block's rounds
+ * are divided one by one). */
+static void div_round(const ncl_plan *p, uint32_t c, uint64_t round, ncl_task *t)
 {
-    uint64_t off, coff, first = b * block_rounds(p), span = ncl_channel_part(p, p->count, channels_of(p), c, &coff);
-    round_span(p, c, first, &off);
-    uint64_t len = ncl_min_u64(block_width(p, c, b) * round_elems(p), span - (off - coff));
+    uint64_t off, len = round_span(p, c, round, &off);
     ncl_task_div(t, p, ncl_ref_add(ncl_plan_output(p, p->rank), off * p->esize), len * p->esize,
-                 (uint32_t)(first * (uint64_t)(p->nranks - 1) + (uint64_t)p->nranks - 2));
+                 (uint32_t)(round * (uint64_t)(p->nranks - 1) + (uint64_t)p->nranks - 2));
 }
 
 /* Fill piece [lo, lo + len) of target j of round `round` with our own contribution, as a task. */
@@ -355,10 +358,10 @@ static int next_landing(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
             g->m = need;
             NCL_YIELD(g);
         }
-        for (; p->avg && g->n * block_rounds(p) < rounds_of(p, c) &&
-               ncl_min_u64((g->n + 1) * block_rounds(p) * steps, units) <= g->m;
+        for (; p->avg && g->n < rounds_of(p, c) &&
+               ncl_min_u64((g->n / block_rounds(p) + 1) * block_rounds(p) * steps, units) <= g->m;
              g->n++) {
-            div_block(p, c, g->n, t);
+            div_round(p, c, g->n, t);
             NCL_YIELD(g);
         }
         if (g->i == units)
