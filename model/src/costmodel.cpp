@@ -198,7 +198,7 @@ CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first
             // the mesh family's blocks (writes on send queues): whole writes, not a fluid, that
             // the engines carry in waves, a queue's in order (the ring's channels move rounds
             // of a slice, which do share the engines evenly)
-            bool queued = std::all_of(wires[v].begin(), wires[v].end(),
+            bool queued = std::all_of(writes[v].begin(), writes[v].end(),
                                       [](const EngineWrite &w) { return w.queue >= 0; });
             if (queued)
                 for (double t : engines_arrive(wires[v], engines))

@@ -115,11 +115,11 @@ static uint64_t depth_pos(uint64_t n, uint64_t x)
  * (grant the children, take their rounds in, and at the root divide), send (the reduced round up
  * to the parent) or down (the final round to the children). Otherwise 2 queues (tree q, every
  * role) or 1 (both trees, every role). */
-enum { GATHER, SEND, DOWN };
+enum { GATHER, SEND, DOWN, SPLIT_QUEUES = 6 };
 
 static int split(const ncl_plan *p)
 {
-    return p->queues == 6;
+    return p->queues == SPLIT_QUEUES;
 }
 
 static uint32_t trees_on_queue(const ncl_plan *p)
@@ -165,7 +165,7 @@ static uint64_t iterations(const ncl_plan *p, uint32_t q)
 
 static ncl_result prepare(ncl_plan *p)
 {
-    p->queues = p->max_queues >= 6 ? 6u : p->queues >= 2 ? 2u : 1u;
+    p->queues = p->max_queues >= SPLIT_QUEUES ? SPLIT_QUEUES : p->queues >= 2 ? 2u : 1u;
     /* rounds per tree: a pipeline of 2h hops (h up, h down) carrying half the buffer, the cost
      * model's best count (ncl_pipeline_segments), no round above a slice */
     uint64_t half = ncl_div_ceil(p->count, 2), h = 0;

@@ -61,11 +61,16 @@ static uint32_t channels_of(const ncl_plan *p)
     return p->queues - p->helper_queues;
 }
 
-/* Steps land as they are and their receivers add their contribution on the way out, with a fill
- * queue to hand out the slots (see the top). */
+/* Steps can land as they are, their receivers adding their contribution on the way out... */
+static int can_land(const ncl_plan *p)
+{
+    return p->reduce_write && ncl_inline_all(p) && p->nranks >= 3;
+}
+
+/* ... and do, with a fill queue to hand out the slots (see the top). */
 static int landing(const ncl_plan *p)
 {
-    return p->reduce_write && ncl_inline_all(p) && p->nranks >= 3 && p->helper_queues;
+    return can_land(p) && p->helper_queues;
 }
 
 /* Rounds per block of the landing stream (see next_landing): with data tasks in flight, enough
@@ -195,7 +200,7 @@ static ncl_result prepare(ncl_plan *p)
     uint32_t q = ncl_channels_for(p->queues, p->count);
     /* the landing stream needs a fill queue per channel: where twice the channels do not fit,
      * fewer channels that land beat more that fill every target on the ring's path */
-    if (p->reduce_write && ncl_inline_all(p) && p->nranks >= 3 && 2 * q > p->max_queues && p->max_queues >= 2)
+    if (can_land(p) && 2 * q > p->max_queues && p->max_queues >= 2)
         q = p->max_queues / 2;
     p->segments = 1;
     /* channel c fills on q + c (2 ranks have a target to fill out of place only: the output) */
