@@ -503,7 +503,7 @@ struct Gen {
       case 9: {  // local destination out of range
         f.opc = chance(500) ? NCL_MMIO_OPC_LOCAL_COPY : NCL_MMIO_OPC_LOCAL_REDUCE;
         if (f.opc == NCL_MMIO_OPC_LOCAL_REDUCE) pair(f);
-        f.len = 4 * (1 + below(8));
+        f.len = 4 * (2 + below(7));  // at MEM - 4, 4 bytes would fit: in range, racing the peer's writes
         f.src = LOC;
         f.dst = chance(500) ? MEM - 4 : ~0ull - 7;
         d = make(f);
@@ -533,7 +533,7 @@ struct Gen {
         if (f.opc == NCL_MMIO_OPC_WRITE_REDUCE) pair(f);
         f.peer = peer;
         f.src = LOC;
-        f.len = 4 * (1 + below(6));
+        f.len = 4 * (2 + below(5));  // at least 8: MEM - 4 + 4 would still fit
         f.dst = chance(500) ? MEM - 4 : (1ull << 33);
         d = make(f);
         d.what = "peer destination out of range";
