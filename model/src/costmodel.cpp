@@ -338,15 +338,19 @@ AlgoCost CostModel::chain(ncl_coll coll) const
     std::vector<Flow> flows;
     uint32_t chans = coll == NCL_COLL_BROADCAST ? channels_ : 1;
     std::vector<double> share = chans > 1 ? channel_shares(t_, rings_, chans) : std::vector<double>{1.0};
+    // a broadcast's chain follows the rings from the root; a reduce's (ring_reduce.c) runs in rank
+    // order, root + 1 -> root + 2 -> ... -> root
+    auto link = [&](uint32_t ch, int i) {
+        return coll == NCL_COLL_BROADCAST ? std::make_pair(ring_rank((int)ch, i), ring_rank((int)ch, i + 1))
+                                          : std::make_pair((i + 1) % p_, (i + 2) % p_);
+    };
     for (uint32_t ch = 0; ch < chans; ch++)
-        for (int i = 0; i + 1 < p_; i++) {
-            int a = ring_rank((int)ch, i), b = ring_rank((int)ch, i + 1);
-            flows.push_back(coll == NCL_COLL_BROADCAST ? Flow{a, b, share[ch]} : Flow{b, a, 1.0});
-        }
+        for (int i = 0; i + 1 < p_; i++)
+            flows.push_back(Flow{link(ch, i).first, link(ch, i).second, share[ch]});
     Step s = step(flows);
     double sum = 0;
     for (int i = 0; i + 1 < p_; i++)
-        sum += dev_.task_overhead + route_latency(ring_rank(0, i), ring_rank(0, i + 1));
+        sum += dev_.task_overhead + route_latency(link(0, i).first, link(0, i).second);
     c.alpha_s = sum / (p_ - 1);
     c.beta_s = s.beta;
     c.hops = p_ - 1;
@@ -355,50 +359,88 @@ AlgoCost CostModel::chain(ncl_coll coll) const
     // the head waits for its successor's READY before the first segment (broadcast; a reduce's
     // tail gets the grants of its predecessor the same way); a broadcast's first segments land in
     // landing zones instead, and where they all do the last rank copies the last out at the end
-    int head = coll == NCL_COLL_BROADCAST ? ring_rank(0, 0) : ring_rank(0, 1);
-    int second = coll == NCL_COLL_BROADCAST ? ring_rank(0, 1) : ring_rank(0, 0);
-    c.fixed_s = zones_ && coll == NCL_COLL_BROADCAST ? dev_.task_overhead : route_latency(second, head);
+    c.fixed_s = zones_ && coll == NCL_COLL_BROADCAST ? dev_.task_overhead : route_latency(link(0, 0).second, link(0, 0).first);
     return c;
 }
 
 // Binomial tree from rank 0 (REFERENCE.md: ceil(lg p) sends on the critical path), as the engine
 // runs it: a parent sends to its children one after another, farthest (largest subtree) first,
 // each child starting when its data has arrived; the first write to a child waits for its READY.
-// alpha: the latest arrival's latency sum; beta: the most sends in a row on any path.
-AlgoCost CostModel::tree(ncl_coll coll) const
+// A reduce grants one child at a time and waits for its DATA: one line, alpha the latest
+// arrival's latency sum, beta the most sends in a row on any path.
+// A broadcast's writes are posted: the next goes once the previous one has left the wire (n beta
+// after it started), whenever its READY is in, and its DATA rides it. When a rank has its data is
+// then the latest of several lines alpha + k n beta (a READY's latency, or k writes on the wire
+// before it): the lines no other one exceeds at every n, the first as the line, the others floors.
+std::vector<AlgoCost> CostModel::tree(ncl_coll coll) const
 {
     AlgoCost c{coll, NCL_ALGO_TREE, 0, 0, 0};
     if (p_ < 2)
-        return c;
+        return {c};
     int top = 1;
     while (top < p_)
         top <<= 1;
-    std::vector<double> at((size_t)p_, 0.0); // latency part of when v has the data
-    std::vector<int> sends((size_t)p_, 0);   // sends in a row on the path to v
-    double beta = 0, o = dev_.task_overhead;
+    const double o = dev_.task_overhead;
+    double beta = 0;
+    const bool down = coll == NCL_COLL_BROADCAST;
+    for (int v = 0; v < p_; v++) // every write's own n beta, the slowest
+        for (int m = (v ? (v & -v) : top) >> 1; m >= 1; m >>= 1)
+            if (v + m < p_)
+                beta = std::max(beta, step({down ? Flow{v, v + m, 1.0} : Flow{v + m, v, 1.0}}).beta);
+    if (!down) {
+        std::vector<double> at((size_t)p_, 0.0); // latency part of when v has its subtree's sum
+        std::vector<int> sends((size_t)p_, 0);
+        for (int v = 0; v < p_; v++) {
+            double t = at[(size_t)v];
+            int k = sends[(size_t)v];
+            for (int m = (v ? (v & -v) : top) >> 1; m >= 1; m >>= 1) {
+                int child = v + m;
+                if (child >= p_)
+                    continue;
+                t = std::max(t, route_latency(child, v)) + o + route_latency(child, v); // READY, then write
+                at[(size_t)child] = t, sends[(size_t)child] = ++k;
+            }
+        }
+        for (int v = 0; v < p_; v++)
+            c.alpha_s = std::max(c.alpha_s, at[(size_t)v]), c.beta_s = std::max(c.beta_s, sends[(size_t)v] * beta);
+        return {c};
+    }
+    using Lines = std::vector<std::pair<double, int>>; // alpha, writes on the wire before
+    auto upper = [](Lines l) {                        // the lines no other one exceeds everywhere
+        std::sort(l.begin(), l.end(), [](auto a, auto b) { return a.second != b.second ? a.second > b.second : a.first > b.first; });
+        Lines out;
+        for (auto &x : l)
+            if (out.empty() || x.first > out.back().first)
+                out.push_back(x);
+        return out;
+    };
+    std::vector<Lines> at((size_t)p_);
+    at[0] = {{0.0, 0}};
+    Lines all;
     for (int v = 0; v < p_; v++) { // parents (v minus its lowest bit) come before their children
-        int span = v ? (v & -v) : top;
-        double t = at[(size_t)v];
-        int k = sends[(size_t)v];
-        for (int m = span >> 1; m >= 1; m >>= 1) {
+        Lines go = at[(size_t)v]; // when the next write may start
+        for (int m = (v ? (v & -v) : top) >> 1; m >= 1; m >>= 1) {
             int child = v + m;
             if (child >= p_)
                 continue;
-            int a = coll == NCL_COLL_BROADCAST ? v : child, b = coll == NCL_COLL_BROADCAST ? child : v;
-            t = std::max(t, route_latency(child, v)) + o + route_latency(a, b); // READY, then write
-            k++;
-            at[(size_t)child] = t;
-            sends[(size_t)child] = k;
-            beta = std::max(beta, step({Flow{a, b, 1.0}}).beta);
+            go.push_back({route_latency(child, v), 0}); // its READY
+            go = upper(go);
+            Lines arrive = go;
+            for (auto &x : arrive)
+                x.first += o + route_latency(v, child), x.second++;
+            at[(size_t)child] = arrive;
+            all.insert(all.end(), arrive.begin(), arrive.end());
+            for (auto &x : go) // the next write waits for this one to leave the wire
+                x.second++;
         }
     }
-    double lat = 0;
-    int most = 0;
-    for (int v = 0; v < p_; v++)
-        lat = std::max(lat, at[(size_t)v]), most = std::max(most, sends[(size_t)v]);
-    c.alpha_s = lat;
-    c.beta_s = most * beta;
-    return c;
+    std::vector<AlgoCost> out;
+    for (auto &x : upper(all)) {
+        AlgoCost l = c;
+        l.alpha_s = x.first, l.beta_s = x.second * beta, l.floor = !out.empty();
+        out.push_back(l);
+    }
+    return out;
 }
 
 // Halving-doubling (Rabenseifner): fold the ranks beyond the largest power of two p' onto their
@@ -857,7 +899,10 @@ std::vector<AlgoCost> CostModel::costs(ncl_coll coll) const
     case NCL_COLL_BROADCAST:
         out.push_back(chain(coll));
         if (pairwise)
-            out.push_back(tree(coll)), out.push_back(scatter_allgather());
+            for (const AlgoCost &t : tree(coll))
+                out.push_back(t);
+        if (pairwise)
+            out.push_back(scatter_allgather());
         if (local_size_ >= 2 && local_size_ < p_ && pairwise)
             for (const AlgoCost &h : hier_broadcast())
                 out.push_back(h);
@@ -865,7 +910,8 @@ std::vector<AlgoCost> CostModel::costs(ncl_coll coll) const
     case NCL_COLL_REDUCE:
         out.push_back(chain(coll));
         if (pairwise)
-            out.push_back(tree(coll));
+            for (const AlgoCost &t : tree(coll))
+                out.push_back(t);
         break;
     default:
         break;

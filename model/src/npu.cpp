@@ -119,7 +119,7 @@ ncl_result Npu::begin(const ncl_hal_launch *l)
     launch_coll_ = l->coll;
     fault_.clear();
     for (Queue &q : queues_)
-        q.last_write_peer = -1;
+        q.landed_n = 0;
     return NCL_SUCCESS;
 }
 
@@ -308,7 +308,6 @@ void Npu::finish_dma(uint64_t id)
     }
     d.done = apply(d.task) ? 1 : 2;
     tasks_done_++;
-    queues_[id / kDepth].last_write_peer = ncl_task_is_remote(d.task.kind) ? d.task.peer : -1;
     if (ncl_task_is_remote(d.task.kind))
         bytes_out_ += d.task.bytes;
     // the engine is free once every task of its queue has finished; a deferred local task moves
@@ -399,6 +398,10 @@ ncl_result Npu::dma_poll(uint32_t queue, int *done)
     Queue &qs = queues_[queue];
     while (qs.count && qs.dma[qs.head].done) { // report completions in submission order
         bool failed = qs.dma[qs.head].done == 2;
+        if (*done == 0)
+            qs.landed_n = 0; // the records of the writes reported before have been sent
+        if (ncl_task_is_remote(qs.dma[qs.head].task.kind))
+            qs.landed[qs.landed_n++] = qs.dma[qs.head].task.peer;
         qs.head = (qs.head + 1) % kDepth;
         qs.count--;
         if (failed)
@@ -448,10 +451,15 @@ ncl_result Npu::notify_record(uint32_t queue, int peer, uint32_t id)
         return NCL_ERR_BACKEND;
     Npu *dst = all_[peer];
     uint64_t arg = ((uint64_t)(uint32_t)rank_ << 32) | id;
-    if (peer == rank_ || queues_[queue].last_write_peer == peer) {
-        // Local, or chained behind the write that just landed there: no extra latency. The
+    Queue &qs = queues_[queue];
+    uint32_t k = 0;
+    while (k < qs.landed_n && qs.landed[k] != peer)
+        k++;
+    if (peer == rank_ || k < qs.landed_n) {
+        // Local, or chained behind a write that has landed there: no extra latency. The
         // counter changes now; whoever waits on it runs from its own progress event.
-        queues_[queue].last_write_peer = -1;
+        if (k < qs.landed_n)
+            qs.landed[k] = qs.landed[--qs.landed_n];
         dst->add_record(rank_, id);
         return NCL_SUCCESS;
     }

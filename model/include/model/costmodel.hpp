@@ -98,7 +98,7 @@ private:
     std::vector<AlgoCost> mesh_rounds(ncl_coll coll) const;
     std::vector<AlgoCost> ring_rs_pieced() const;
     AlgoCost chain(ncl_coll coll) const;
-    AlgoCost tree(ncl_coll coll) const;
+    std::vector<AlgoCost> tree(ncl_coll coll) const;
     AlgoCost halving_doubling(ncl_coll coll) const;
     AlgoCost mesh(ncl_coll coll, bool rounds = false, bool waves = true) const;
     AlgoCost scatter_allgather() const;

