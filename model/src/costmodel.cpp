@@ -360,6 +360,20 @@ AlgoCost CostModel::chain(ncl_coll coll) const
     // tail gets the grants of its predecessor the same way); a broadcast's first segments land in
     // landing zones instead, and where they all do the last rank copies the last out at the end
     c.fixed_s = zones_ && coll == NCL_COLL_BROADCAST ? dev_.task_overhead : route_latency(link(0, 0).second, link(0, 0).first);
+    if (coll == NCL_COLL_REDUCE && p_ >= 3) {
+        // ring_reduce.c posts every record and grants up to 8 slots ahead: a segment's latency
+        // overlaps the next one's transfer, so each hop pays o + its latency once and a segment
+        // then costs an intermediate's two tasks (its forward, the fill of a slot), or its share
+        // of a credit's round trip where that is longer (a one-way ring's goes p-1 hops back):
+        // sum (o + L) + (k - 1) alpha + (hops - 1 + k) n beta / k
+        double seg = 2 * dev_.task_overhead;
+        for (int i = 0; i + 1 < p_; i++) {
+            int a = link(0, i).first, b = link(0, i).second;
+            seg = std::max(seg, (2 * dev_.task_overhead + route_latency(a, b) + route_latency(b, a)) / 8);
+        }
+        c.fixed_s += sum - c.hops * seg;
+        c.alpha_s = seg;
+    }
     return c;
 }
 

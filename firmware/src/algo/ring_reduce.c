@@ -1,20 +1,35 @@
 /* ring_reduce.c — ring reduce: a pipelined chain root+1 -> root+2 -> ... -> root-1 -> root whose
- * partial sums flow with inline reduce at the destination, through double-buffered scratch. */
+ * partial sums flow with inline reduce at the destination, through slots of scratch. */
 #include "ncl_algo.h"
 
 /* Position u = rank - root - 1 (mod p): u = 0 heads the chain, u = p-1 is the root.
  * Segment s is part s of ncl_part(count, segments). Accumulation targets:
  *  - the root: recv, pre-copied with its own input (in place it already is);
- *  - an intermediate rank: scratch slot s % 2, pre-copied with its own input segment.
+ *  - an intermediate rank: scratch slot s % K, pre-copied with its own input segment; K slots
+ *    of the largest segment, as many as the scratch holds, 2 to 8 (slots()).
  * The head reduces straight from its input. A READY record is one credit: "segment s may now be
- * reduced into me"; the intermediate grants segment s+1's slot as soon as segment s arrived, so
- * receiving s+1 overlaps forwarding s. The slot for s+1 last held s-1, whose forward finished
- * before (tasks of a queue run in order). */
+ * reduced into me"; an intermediate grants every slot at the start and slot s % K again for
+ * segment s+K once it has forwarded s, so K segments can be on their way to it: the credit's
+ * round trip (on a one-way ring p-1 hops back) is shared by K segments. The fill of s+K waits
+ * for the forward of s that reads the slot (the executor holds a task that overwrites what one in
+ * flight still reads). Every record is posted (NCL_TASK_POSTED): a grant goes once its slot's
+ * fill has landed, a DATA once its write has, while the queue goes on. */
 
-/* Bytes of one scratch slot: half the scratch, whole elements. */
+#define MAX_SLOTS 8u
+
+/* Scratch slots of an intermediate rank: as many of the largest segment as fit, at least 2
+ * (prepare() keeps a segment within half the scratch). */
+static uint64_t slots(const ncl_plan *p)
+{
+    uint64_t seg_max = ncl_div_ceil(p->count, p->segments);
+    uint64_t n = seg_max ? p->scratch_bytes / p->esize / seg_max : 2;
+    return n < 2 ? 2 : n > MAX_SLOTS ? MAX_SLOTS : n;
+}
+
+/* Bytes of one scratch slot, whole elements. */
 static uint64_t slot_bytes(const ncl_plan *p)
 {
-    return p->scratch_bytes / 2 / p->esize * p->esize;
+    return p->scratch_bytes / slots(p) / p->esize * p->esize;
 }
 
 static ncl_result prepare(ncl_plan *p)
@@ -29,8 +44,8 @@ static ncl_result prepare(ncl_plan *p)
         return NCL_ERR_UNSUPPORTED;
     uint64_t seg_max = p->slice_elems;
     if (p->nranks >= 3) {
-        /* intermediate ranks accumulate in scratch: two slots of at least one element */
-        uint64_t slot_elems = slot_bytes(p) / p->esize;
+        /* intermediate ranks accumulate in scratch: at least two slots of one element */
+        uint64_t slot_elems = p->scratch_bytes / 2 / p->esize;
         if (slot_elems == 0)
             return NCL_ERR_UNSUPPORTED;
         seg_max = ncl_min_u64(seg_max, slot_elems);
@@ -48,7 +63,7 @@ static ncl_ref target(const ncl_plan *p, int u, uint64_t s, uint64_t off)
 {
     if (u == p->nranks - 1)
         return ncl_ref_make(NCL_BUF_RECV, off * p->esize);
-    return ncl_ref_make(NCL_BUF_SCRATCH, (s % 2) * slot_bytes(p));
+    return ncl_ref_make(NCL_BUF_SCRATCH, (s % slots(p)) * slot_bytes(p));
 }
 
 static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
@@ -56,7 +71,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     const int n = p->nranks, r = p->rank;
     const int u = ncl_mod((int64_t)r - p->root - 1, n); /* chain position; the root is n-1 */
     const int prev = ncl_mod((int64_t)r - 1, n), nxt = ncl_mod((int64_t)r + 1, n);
-    const uint64_t es = p->esize, k = p->segments;
+    const uint64_t es = p->esize, k = p->segments, nslots = slots(p);
     const ncl_ref in = ncl_plan_input(p, r), recv = ncl_ref_make(NCL_BUF_RECV, 0);
     const uint32_t data = NCL_NOTIFY_DATA(q), ready = NCL_NOTIFY_READY(q);
     uint64_t off, len;
@@ -76,7 +91,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                 NCL_YIELD(g);
             }
             if (n > 1) {
-                ncl_task_record(t, prev, ready, (uint32_t)g->i);
+                ncl_task_post(t, prev, ready, (uint32_t)g->i);
                 NCL_YIELD(g);
             }
         }
@@ -108,41 +123,44 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
             ncl_task_write_reduce(t, p, nxt, ncl_ref_add(in, off * es),
                                   target(p, u + 1, g->i, off), len * es, (uint32_t)g->i);
             NCL_YIELD(g);
-            ncl_task_record(t, nxt, data, (uint32_t)g->i);
+            ncl_task_post(t, nxt, data, (uint32_t)g->i);
             NCL_YIELD(g);
         }
         return g->line = -1, 0;
     }
 
-    /* intermediate. step 0: pre-fill slot 0 with our input segment 0, grant prev a credit */
-    len = seg(p, 0, &off);
-    ncl_task_copy(t, ncl_ref_add(in, off * es), target(p, u, 0, off), len * es, 0);
-    NCL_YIELD(g);
-    ncl_task_record(t, prev, ready, 0);
-    NCL_YIELD(g);
+    /* intermediate. prologue: pre-fill every slot with our first segments and grant prev a
+     * credit for each, so prev may have that many segments on their way to us */
+    for (g->j = 0; g->j < nslots && g->j < k; g->j++) {
+        len = seg(p, g->j, &off);
+        ncl_task_copy(t, ncl_ref_add(in, off * es), target(p, u, g->j, off), len * es, (uint32_t)g->j);
+        NCL_YIELD(g);
+        ncl_task_post(t, prev, ready, (uint32_t)g->j);
+        NCL_YIELD(g);
+    }
     for (g->i = 0; g->i < k; g->i++) {
-        /* step s: segment s has been reduced into slot s % 2 */
+        /* step s: segment s has been reduced into slot s % K; forward it into next's target
+         * once next granted it */
         ncl_task_wait(t, prev, data, 1, (uint32_t)g->i);
         NCL_YIELD(g);
-        /* refill the other slot with our segment s+1 and grant it, so prev sends s+1 while we
-         * forward s */
-        if (g->i + 1 < k) {
-            len = seg(p, g->i + 1, &off);
-            ncl_task_copy(t, ncl_ref_add(in, off * es), target(p, u, g->i + 1, off), len * es,
-                          (uint32_t)g->i + 1);
-            NCL_YIELD(g);
-            ncl_task_record(t, prev, ready, (uint32_t)g->i + 1);
-            NCL_YIELD(g);
-        }
-        /* forward: reduce slot s % 2 into next's target once next granted it */
         ncl_task_wait(t, nxt, ready, 1, (uint32_t)g->i);
         NCL_YIELD(g);
         len = seg(p, g->i, &off);
         ncl_task_write_reduce(t, p, nxt, target(p, u, g->i, off), target(p, u + 1, g->i, off),
                               len * es, (uint32_t)g->i);
         NCL_YIELD(g);
-        ncl_task_record(t, nxt, data, (uint32_t)g->i);
+        ncl_task_post(t, nxt, data, (uint32_t)g->i);
         NCL_YIELD(g);
+        /* refill the slot with our segment s+K once the forward has read it (the executor holds
+         * the copy until then) and grant it */
+        if (g->i + nslots < k) {
+            len = seg(p, g->i + nslots, &off);
+            ncl_task_copy(t, ncl_ref_add(in, off * es), target(p, u, g->i + nslots, off), len * es,
+                          (uint32_t)(g->i + nslots));
+            NCL_YIELD(g);
+            ncl_task_post(t, prev, ready, (uint32_t)(g->i + nslots));
+            NCL_YIELD(g);
+        }
     }
     NCL_GEN_END(g);
 }
