@@ -153,6 +153,12 @@ static std::vector<double> engines_arrive(const std::vector<EngineWrite> &writes
 CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first) const
 {
     std::map<int, double> load;
+    // per channel: its first flow's arrival there; its last flow's arrival and way on from it
+    // (under fair sharing the last to arrive is the last to finish there)
+    struct Reach {
+        double first, last, way_on;
+    };
+    std::map<int, Reach> reach;
     std::vector<double> mem((size_t)t_.nnodes(), 0.0);
     std::vector<double> wire((size_t)t_.nnodes(), 0.0);
     std::vector<std::vector<EngineWrite>> writes((size_t)t_.nnodes());
@@ -165,14 +171,24 @@ CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first
         if (f.src == f.dst)
             continue;
         double l = route_latency(f.src, f.dst), ready = ready_first ? route_latency(f.dst, f.src) : 0.0;
-        alpha = std::max(alpha, ready + o + l);
-        out.arrive[k] = ready + o + l;
         double bw = 0; // the route's slowest channel: how long the write holds its engine per byte
+        double before = ready + o;
         for (int ch : t_.route(f.src, f.dst)) {
             load[ch] += f.frac;
             double b = payload_bandwidth(t_.channels()[(size_t)ch].params);
             bw = bw == 0 ? b : std::min(bw, b);
+            double lat = t_.channels()[(size_t)ch].params.latency;
+            double way_on = ready + o + l - before - lat;
+            auto r = reach.emplace(ch, Reach{before, before, way_on}).first;
+            r->second.first = std::min(r->second.first, before);
+            if (before > r->second.last || (before == r->second.last && way_on > r->second.way_on))
+                r->second.last = before, r->second.way_on = way_on;
+            before += lat + t_.forward_latency();
         }
+        if (ready + o + l > alpha)
+            out.lat_beta = bw > 0 ? f.frac / bw : 0.0;
+        alpha = std::max(alpha, ready + o + l);
+        out.arrive[k] = ready + o + l;
         mem[(size_t)f.src] += f.frac;
         mem[(size_t)f.dst] += f.frac;
         if (bw > 0)
@@ -205,13 +221,19 @@ CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first
                     beta = std::max(beta, t);
         }
     }
+    double link_beta = 0, link_alpha = alpha;
     for (const auto &kv : load) {
         const rs_link_params &lp = t_.channels()[(size_t)kv.first].params;
-        beta = std::max(beta, kv.second / payload_bandwidth(lp));
+        const Reach &r = reach[kv.first];
+        double b = kv.second / payload_bandwidth(lp), a = r.first + lp.latency + r.way_on;
+        if (b > link_beta || (b == link_beta && a > link_alpha))
+            link_beta = b, link_alpha = a;
     }
+    beta = std::max(beta, link_beta);
     for (double m : mem)
         beta = std::max(beta, m / dev_.mem_bandwidth);
     out.alpha = alpha, out.beta = beta;
+    out.link_alpha = link_beta >= beta ? std::min(alpha, link_alpha) : alpha; // the link sets beta
     return out;
 }
 
@@ -460,11 +482,11 @@ std::vector<AlgoCost> CostModel::tree(ncl_coll coll) const
 // Halving-doubling (Rabenseifner): fold the ranks beyond the largest power of two p' onto their
 // partners, reduce-scatter by recursive halving (partner r ^ mask, half the data each step),
 // allgather by recursive doubling, unfold.
-AlgoCost CostModel::halving_doubling(ncl_coll coll) const
+std::vector<AlgoCost> CostModel::halving_doubling(ncl_coll coll) const
 {
     AlgoCost c{coll, NCL_ALGO_HD, 0, 0, 0};
     if (p_ < 2)
-        return c;
+        return {c};
     int pp = 1;
     while (pp * 2 <= p_)
         pp *= 2;
@@ -494,8 +516,10 @@ AlgoCost CostModel::halving_doubling(ncl_coll coll) const
             Step s = step(flows, first.empty());
             if (first.empty())
                 first = flows;
-            if (pass == 0)
-                s.alpha += dev_.task_overhead, s.beta += frac * reduce;
+            if (pass == 0) {
+                s.alpha += dev_.task_overhead, s.link_alpha += dev_.task_overhead;
+                s.beta += frac * reduce, s.lat_beta += frac * reduce;
+            }
             steps.push_back(s);
         }
     }
@@ -506,9 +530,15 @@ AlgoCost CostModel::halving_doubling(ncl_coll coll) const
             unfold.push_back(Flow{2 * i, 2 * i + 1, back});
         steps.push_back(step(unfold));
     }
-    for (const Step &s : steps)
-        c.alpha_s += s.alpha, c.beta_s += s.beta;
-    return c;
+    // the line: each step's link work overlapping its latency; a floor: each step's slowest
+    // flow, latency and its own bytes (where latency rules)
+    AlgoCost slowest = c;
+    slowest.floor = true;
+    for (const Step &s : steps) {
+        c.alpha_s += s.link_alpha, c.beta_s += s.beta;
+        slowest.alpha_s += s.alpha, slowest.beta_s += s.lat_beta;
+    }
+    return {c, slowest};
 }
 
 // Full mesh: every rank writes its block for each peer at once; reduce-scatter then reduces the
@@ -872,7 +902,8 @@ std::vector<AlgoCost> CostModel::costs(ncl_coll coll) const
     case NCL_COLL_ALLREDUCE:
         out.push_back(ring(coll));
         if (pairwise) {
-            out.push_back(halving_doubling(coll));
+            for (const AlgoCost &h : halving_doubling(coll))
+                out.push_back(h);
             for (const AlgoCost &t : double_tree())
                 out.push_back(t);
         }
@@ -903,7 +934,8 @@ std::vector<AlgoCost> CostModel::costs(ncl_coll coll) const
             out.push_back(ring(coll));
         }
         if (pairwise)
-            out.push_back(halving_doubling(coll));
+            for (const AlgoCost &h : halving_doubling(coll))
+                out.push_back(h);
         if (all_pairs) {
             out.push_back(mesh(coll));
             for (const AlgoCost &m : mesh_rounds(coll))

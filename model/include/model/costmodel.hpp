@@ -81,6 +81,11 @@ private:
     struct Step {
         double alpha, beta;         // seconds, seconds per byte of n
         std::vector<double> arrive; // per flow: when its write has arrived (the latency part)
+        // Where a link's load sets beta: when that link's work can end, latency part (its first
+        // flow's arrival at it, its own latency, the longest way on after it): alpha + beta n
+        // over-prices by the latency its bytes overlap. Else alpha.
+        double link_alpha = 0;
+        double lat_beta = 0; // the slowest flow alone: its own bytes at its route's bandwidth
     };
     /** ready_first: the flows are a collective's first writes, each after its READY. */
     Step step(const std::vector<Flow> &flows, bool ready_first = false) const;
@@ -99,7 +104,7 @@ private:
     std::vector<AlgoCost> ring_rs_pieced() const;
     AlgoCost chain(ncl_coll coll) const;
     std::vector<AlgoCost> tree(ncl_coll coll) const;
-    AlgoCost halving_doubling(ncl_coll coll) const;
+    std::vector<AlgoCost> halving_doubling(ncl_coll coll) const;
     AlgoCost mesh(ncl_coll coll, bool rounds = false, bool waves = true) const;
     AlgoCost scatter_allgather() const;
     std::vector<AlgoCost> double_tree() const;
