@@ -266,6 +266,13 @@ bool Cluster::run(const Collective &c, int k, double *time_us)
         start(i);
     for (;;) {
         sc_core::sc_start();
+        if (s.overflowed()) { // the clock cannot hold this run's times: no result, never a wrapped one
+            fault_ = "simulated time passed the model's clock horizon (2^62 ps, about 53 days) during " +
+                     std::string(ncl_coll_name(c.coll)) + " of " + std::to_string(c.count) +
+                     " elements: the links or devices are too slow for this size";
+            failed_rank_ = 0, failed_rc_ = NCL_ERR_UNSUPPORTED;
+            return false;
+        }
         bool stuck = false;
         for (Rank &r : ranks_)
             stuck |= r.remaining > 0;

@@ -68,7 +68,8 @@ void Memory::reschedule()
         k -= 1;
         if (streams_[tag.id].fn) {
             due_ = tag.id;
-            uint64_t at = (uint64_t)(last_ps_ + dt + 0.5);
+            double t = last_ps_ + dt + 0.5; // saturated: the scheduler drops what is past its horizon
+            uint64_t at = t < (double)Scheduler::k_horizon_ps ? (uint64_t)t : Scheduler::k_horizon_ps;
             s_.at(at > s_.now() ? at : s_.now(), ev_due, this, gen_);
             return;
         }

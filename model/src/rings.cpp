@@ -61,55 +61,100 @@ private:
         return extend(want);
     }
 
-    // Extends the current ring's path; on a full cycle, records it and searches the next ring.
-    bool extend(int want)
+    // The path is full: closes it back to rank 0 on each unused channel in turn, records the ring
+    // and searches the next one. Returns whether `want` rings were found.
+    bool close_ring(int want, int at)
     {
-        if (spent())
-            return false;
-        int at = path_.back();
-        if ((int)path_.size() == p_) {
-            for (const Edge &e : out_[(size_t)at]) {
-                if (e.to != 0 || used_[(size_t)e.ch])
-                    continue;
-                // close the ring, keep its channels, look for the next one
-                std::vector<int> ring = path_;
-                std::vector<int> chans = chans_;
-                chans.push_back(e.ch);
-                for (int ch : chans)
-                    used_[(size_t)ch] = 1;
-                rings_.push_back(ring);
-                bool done = more_rings(want);
-                rings_.pop_back();
-                for (int ch : chans)
-                    used_[(size_t)ch] = 0;
-                // restore this ring's search state (more_rings reset it)
-                path_ = ring;
-                chans_ = std::move(chans);
-                chans_.pop_back();
-                on_path_.assign((size_t)p_, 0);
-                for (int r : path_)
-                    on_path_[(size_t)r] = 1;
-                if (done || steps_ >= budget_)
-                    return done;
-            }
-            return false;
-        }
-        std::vector<Edge> cand;
-        for (const Edge &e : out_[(size_t)at])
-            if (!used_[(size_t)e.ch] && !on_path_[(size_t)e.to])
-                cand.push_back(e);
-        std::stable_sort(cand.begin(), cand.end(),
-                         [this](const Edge &a, const Edge &b) { return onward(a.to) < onward(b.to); });
-        for (const Edge &e : cand) {
-            path_.push_back(e.to);
-            chans_.push_back(e.ch);
-            on_path_[(size_t)e.to] = 1;
-            bool done = extend(want);
-            on_path_[(size_t)e.to] = 0;
+        for (const Edge &e : out_[(size_t)at]) {
+            if (e.to != 0 || used_[(size_t)e.ch])
+                continue;
+            std::vector<int> ring = path_;
+            std::vector<int> chans = chans_;
+            chans.push_back(e.ch);
+            for (int ch : chans)
+                used_[(size_t)ch] = 1;
+            rings_.push_back(ring);
+            bool done = more_rings(want);
+            rings_.pop_back();
+            for (int ch : chans)
+                used_[(size_t)ch] = 0;
+            // restore this ring's search state (more_rings reset it)
+            path_ = ring;
+            chans_ = std::move(chans);
             chans_.pop_back();
-            path_.pop_back();
+            on_path_.assign((size_t)p_, 0);
+            for (int r : path_)
+                on_path_[(size_t)r] = 1;
             if (done || steps_ >= budget_)
                 return done;
+        }
+        return false;
+    }
+
+    // One visit of the path's last rank: false when the budget is spent, close_ring's answer on
+    // a full path; else its candidates (unused channels to ranks not on the path, fewest onward
+    // choices first) pushed as a new frame, and -1.
+    struct Frame {
+        std::vector<Edge> cand;
+        size_t next = 0;
+    };
+    int visit(int want, std::vector<Frame> &st)
+    {
+        if (spent())
+            return 0;
+        int at = path_.back();
+        if ((int)path_.size() == p_)
+            return close_ring(want, at) ? 1 : 0;
+        Frame f;
+        for (const Edge &e : out_[(size_t)at])
+            if (!used_[(size_t)e.ch] && !on_path_[(size_t)e.to])
+                f.cand.push_back(e);
+        std::stable_sort(f.cand.begin(), f.cand.end(),
+                         [this](const Edge &a, const Edge &b) { return onward(a.to) < onward(b.to); });
+        st.push_back(std::move(f));
+        return -1;
+    }
+
+    void backtrack()
+    {
+        on_path_[(size_t)path_.back()] = 0;
+        chans_.pop_back();
+        path_.pop_back();
+    }
+
+    // Extends the current ring's path depth-first, with an explicit stack of frames (a ring of
+    // 65536 ranks is that deep: recursion overflowed the thread's stack near 40,000); on a full
+    // cycle, records it and searches the next ring. Returns whether `want` rings were found.
+    bool extend(int want)
+    {
+        std::vector<Frame> st;
+        int r = visit(want, st);
+        if (r >= 0)
+            return r;
+        while (!st.empty()) {
+            Frame &f = st.back();
+            if (f.next < f.cand.size()) {
+                Edge e = f.cand[f.next++];
+                path_.push_back(e.to);
+                chans_.push_back(e.ch);
+                on_path_[(size_t)e.to] = 1;
+                if ((r = visit(want, st)) < 0)
+                    continue; // one rank deeper
+            } else {
+                st.pop_back(); // every candidate tried: this visit answers false
+                if (st.empty())
+                    return false;
+                r = 0;
+            }
+            // the frame on top hears r from the rank it added: take that rank back off the path;
+            // on success or a spent budget it answers the same to its own caller
+            backtrack();
+            while (r || steps_ >= budget_) {
+                st.pop_back();
+                if (st.empty())
+                    return r;
+                backtrack();
+            }
         }
         return false;
     }

@@ -31,11 +31,16 @@ uint64_t Scheduler::to_ps(double seconds)
 {
     if (!(seconds > 0))
         return 0;
-    return (uint64_t)(seconds * 1e12 + 0.5); // round half up, as llround does for positives
+    double ps = seconds * 1e12 + 0.5; // round half up, as llround does for positives
+    return ps < (double)k_horizon_ps ? (uint64_t)ps : k_horizon_ps;
 }
 
 void Scheduler::at(uint64_t t, Fn fn, void *obj, uint64_t arg)
 {
+    if (t >= k_horizon_ps) { // past what the clock holds: the run ends here, marked
+        overflowed_ = true;
+        return;
+    }
     uint64_t n = now();
     if (t <= n) {
         // Due now: after everything already due (FIFO), exactly as a (t, seq) heap orders it.

@@ -289,7 +289,10 @@ int rs_cmd_train(int argc, char **argv)
         every = S > 20 ? (S + 19) / 20 : 1;
     printf("#   step   loss (%d ranks)   loss (1 rank)      |diff|\n", c.ranks);
     double max_loss = 0, max_rel = 0, max_param = 0;
+    int diverged = -1; /* the first step whose loss is not finite in either run */
     for (int t = 0; t < S; t++) {
+        if (diverged < 0 && !(isfinite(loss_dp[t]) && isfinite(loss_ref[t])))
+            diverged = t;
         double d = fabs(loss_dp[t] - loss_ref[t]);
         double rel = d / fmax(fabs(loss_ref[t]), 1e-30);
         max_loss = fmax(max_loss, d);
@@ -297,10 +300,18 @@ int rs_cmd_train(int argc, char **argv)
         if (t % every == 0 || t == S - 1)
             printf("  %6d   %-15.9f   %-15.9f   %.2e\n", t, loss_dp[t], loss_ref[t], d);
     }
-    for (size_t i = 0; i < T; i++)
+    for (size_t i = 0; i < T; i++) {
+        if (diverged < 0 && !(isfinite(p_dp[i]) && isfinite(p_ref[i])))
+            diverged = S - 1;
         max_param = fmax(max_param, fabs((double)p_dp[i] - (double)p_ref[i]));
-    int agree = max_loss <= DP_TRAIN_LOSS_ATOL && max_param <= DP_TRAIN_PARAM_ATOL && rdp.ranks_identical &&
-                rdp.init_identical;
+    }
+    /* NaN compares false and fmax drops it: a diverged run would otherwise "agree" */
+    int agree = diverged < 0 && max_loss <= DP_TRAIN_LOSS_ATOL && max_param <= DP_TRAIN_PARAM_ATOL &&
+                rdp.ranks_identical && rdp.init_identical;
+    if (diverged >= 0)
+        printf("# training diverged: the loss or the parameters are not finite by step %d (lr %g): nothing to "
+               "compare; lower --lr\n",
+               diverged, c.lr);
     printf("# max |loss diff| %.3e (relative %.3e; tolerance %.0e absolute), max |parameter diff| %.3e "
            "(tolerance %.0e): %s\n",
            max_loss, max_rel, DP_TRAIN_LOSS_ATOL, max_param, DP_TRAIN_PARAM_ATOL, agree ? "agree" : "DIFFER");

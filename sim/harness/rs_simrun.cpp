@@ -164,6 +164,10 @@ int Driver::build()
 int Driver::engine_error(const char *what)
 {
     clear_progress();
+    if (!cl_->fault().empty()) {
+        std::fprintf(err_, "ringsim: %s: %s: %s\n", sc_.path ? sc_.path : "scenario", what, cl_->fault().c_str());
+        return RS_EXIT_ENGINE;
+    }
     std::fprintf(err_, "ringsim: %s: rank %d failed during %s: %s\n", sc_.path ? sc_.path : "scenario",
                  cl_->failed_rank(), what, ncl_strerror(cl_->failed_result()));
     for (int r = 0; r < cl_->nranks(); r++) {

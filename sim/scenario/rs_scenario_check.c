@@ -3,6 +3,7 @@
 #include "rs_scenario_keys.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -658,6 +659,20 @@ int rs_scenario_check_fault(rs_schema_ctx *c, yaml_node_t *node, void *base)
 }
 
 /* Largest bytes one rank holds (send + receive buffers) at the largest size of the sweep. */
+/* MemAvailable of /proc/meminfo in bytes; 0 when unknown (another system: no check). */
+static uint64_t rs_host_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    unsigned long long kb = 0;
+    char line[128];
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return (uint64_t)kb * 1024;
+}
+
 static uint64_t rs_memory_need(const rs_scenario *sc, const char **coll)
 {
     uint64_t end = sc->workload.end_bytes, n = (uint64_t)(sc->topo.nranks > 0 ? sc->topo.nranks : 1), need = 0;
@@ -757,6 +772,27 @@ int rs_scenario_check_top(rs_schema_ctx *c, yaml_node_t *node, void *base)
                                 "%s cannot hold the %s a rank needs for %s of %s (send + receive buffers) "
                                 "(allowed: at least %s, or payload: none)",
                                 have, want, coll, end, want);
+        }
+        /* the simulator holds every rank's buffers and device scratch, and the expected result,
+         * in this host's memory: refused here, it ended in bad_alloc or the OOM killer mid-run */
+        const rs_device_params *d = &sc->device;
+        uint64_t scratch = d->scratch_bytes ? d->scratch_bytes
+                           : d->memory_bytes / 4 < RS_DEFAULT_NPU_SCRATCH_MAX_BYTES ? d->memory_bytes / 4
+                                                                                    : RS_DEFAULT_NPU_SCRATCH_MAX_BYTES;
+        double host = ((double)sc->topo.nranks + 1) * (double)need + (double)sc->topo.nranks * (double)scratch;
+        uint64_t avail = rs_host_available();
+        if (avail && host > (double)avail) {
+            char hs[48], as[48], end[48], ns[48], ss[48];
+            snprintf(hs, sizeof hs, "%.1f GiB", host / 1073741824.0);
+            snprintf(as, sizeof as, "%.1f GiB", (double)avail / 1073741824.0);
+            rs_units_format((double)sc->workload.end_bytes, RS_UNIT_SIZE, end, sizeof end);
+            rs_units_format((double)need, RS_UNIT_SIZE, ns, sizeof ns);
+            rs_units_format((double)scratch, RS_UNIT_SIZE, ss, sizeof ss);
+            return rs_yaml_fail(c->y, rs_schema_key_line(c, node, "payload"), "payload",
+                                "real: %s of %s on %d ranks needs about %s of this host's memory (%d x (buffers "
+                                "%s + device scratch %s) + the expected result), more than the %s available "
+                                "(allowed: none for timing only, or smaller workload.sizes, fewer ranks)",
+                                coll, end, sc->topo.nranks, hs, sc->topo.nranks, ns, ss, as);
         }
     }
     return 0;

@@ -40,8 +40,7 @@ static volatile sig_atomic_t ag_stop;
 
 static void ag_on_signal(int sig)
 {
-    (void)sig;
-    ag_stop = 1;
+    ag_stop = sig; /* which one: the agent dies of it once it has told its peers */
 }
 
 typedef struct agent {
@@ -213,7 +212,7 @@ static const char *ag_run_sweep(agent *a, const ag_run *r, cJSON *rows, char *er
             uint64_t lo, hi; /* only the part of the result this rank compares */
             rs_shape_checked(&s, a->rank, &lo, &hi);
             rs_shape_expected(&s, r->seed, lo, hi, E + lo * s.es);
-            for (int pl = 0; pl < 2 && !fail; pl++) {
+            for (int pl = 0; pl < 2 && !fail && !ag_stop; pl++) {
                 rs_shape_place(&s, a->rank, A, B, pl, &sb, &rb);
                 rs_shape_prepare(&s, a->rank, r->seed, sb, rb);
                 rc = ag_call(a, &s, sb, rb);
@@ -226,10 +225,14 @@ static const char *ag_run_sweep(agent *a, const ag_run *r, cJSON *rows, char *er
                 }
             }
         }
-        for (int pl = 0; pl < 2 && !fail; pl++) {
+        /* once a signal came, no new collective starts (a barrier begun here would meet the
+         * peers' next row call under the same number): the ABORT below ends theirs */
+        for (int pl = 0; pl < 2 && !fail && !ag_stop; pl++) {
             rs_shape_place(&s, a->rank, A, B, pl, &sb, &rb);
             for (int it = 0; it < r->warmup && rc == NCL_SUCCESS && !ag_stop; it++, a->collectives++)
                 rc = ag_call(a, &s, sb, rb);
+            if (ag_stop)
+                break;
             if (rc == NCL_SUCCESS)
                 rc = ag_barrier(a);
             if (rc != NCL_SUCCESS) {
@@ -246,7 +249,7 @@ static const char *ag_run_sweep(agent *a, const ag_run *r, cJSON *rows, char *er
                 fail = errbuf;
             }
         }
-        if (fail)
+        if (fail || ag_stop)
             break;
         cJSON *row = cJSON_CreateObject();
         cJSON_AddNumberToObject(row, "size", (double)s.size);
@@ -261,6 +264,8 @@ static const char *ag_run_sweep(agent *a, const ag_run *r, cJSON *rows, char *er
         snprintf(errbuf, errlen, "rank %d: stopped by a signal", a->rank);
         fail = errbuf;
     }
+    if (ag_stop) /* the peers may be in a collective we will not finish: ABORT, not their timeout */
+        ncl_zmq_abort(a->zmq, errbuf);
     if (!a->board) {
         free(A);
         free(B);
@@ -951,8 +956,12 @@ int rs_agent_serve(const rs_agent_opts *o, FILE *err)
         if (quit)
             break;
     }
-    if (ag_stop)
+    if (ag_stop) {
         fprintf(err, "ringsim agent: rank %d: stopped by a signal\n", a.rank);
+        char why[64];
+        snprintf(why, sizeof why, "rank %d: stopped by a signal", a.rank);
+        ncl_zmq_abort(a.zmq, why); /* idempotent: once per backend */
+    }
 out:
     if (a.node.hal)
         rs_bu_node_release(&a.node);
@@ -968,5 +977,9 @@ out:
         zmq_ctx_term(a.ctx);
     free(eps);
     rs_ranktable_free(&a.table);
+    if (ag_stop) { /* die of the signal, as a process that was not caught would */
+        signal(ag_stop, SIG_DFL);
+        raise(ag_stop);
+    }
     return status;
 }

@@ -73,6 +73,9 @@ int sc_main(int, char **)
     }
     expect(RS_TOPO_RING, 1024, 8, 1, 1);    // one way round, the only ring
     expect(RS_TOPO_BIRING, 16, 8, 2, 2);    // both ways round
+    // as deep as the loader allows (the search recursed once per rank: SIGSEGV near 40,300)
+    expect(RS_TOPO_RING, 65536, 2, 1, 1);
+    expect(RS_TOPO_BIRING, 65536, 2, 2, 2);
     expect(RS_TOPO_TORUS2D, 16, 4, 2, 4);   // 4x4: at least the two snake-free directions
     expect(RS_TOPO_FULL_MESH, 5, 4, 4, 4);  // K5 splits into 4 directed Hamiltonian cycles
     expect(RS_TOPO_FULL_MESH, 6, 5, 1, 4);  // K6 does not split into 5 (Tillson): bounded search

@@ -544,14 +544,20 @@ static void zq_pump(ncl_zmq *z, long timeout_ms)
             int peer = zq_peer_of_id(z, zmq_msg_data(&id), zmq_msg_size(&id));
             zmq_msg_close(&id);
             zmq_msg_init(&f);
-            if (zmq_msg_recv(&f, z->router, 0) < 0) {
+            /* the rest of a message is there once its first frame is; a signal may still interrupt
+             * the call (EINTR): retried, or the frame left behind would be read as the next identity */
+            int got;
+            while ((got = zmq_msg_recv(&f, z->router, 0)) < 0 && zmq_errno() == EINTR)
+                ;
+            if (got < 0) {
                 zmq_msg_close(&f);
                 break;
             }
             while (zmq_msg_more(&f)) { /* one frame per message: extra frames are dropped */
                 zmq_msg_close(&f);
                 zmq_msg_init(&f);
-                zmq_msg_recv(&f, z->router, 0);
+                while (zmq_msg_recv(&f, z->router, 0) < 0 && zmq_errno() == EINTR)
+                    ;
                 if (peer >= 0)
                     zq_break(z, peer, NCL_ERR_LINK, "link from rank %d: a multi-frame message", peer);
             }

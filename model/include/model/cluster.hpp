@@ -78,6 +78,8 @@ public:
     void idle_until(uint64_t t_ps);
     int failed_rank() const { return failed_rank_; }
     ncl_result failed_result() const { return failed_rc_; }
+    /** Why the model itself could not finish a run (its clock's horizon passed), or empty. */
+    const std::string &fault() const { return fault_; }
 
 private:
     struct Rank {
@@ -121,6 +123,7 @@ private:
     uint64_t faults_seen_ = 0;
     int failed_rank_ = -1;
     ncl_result failed_rc_ = NCL_SUCCESS;
+    std::string fault_;
 };
 
 } // namespace model

@@ -31,6 +31,11 @@ public:
     uint64_t events() const { return events_; }
     size_t pending() const { return timed_ + (now_.size() - now_head_); }
 
+    /** The clock's horizon, 2^62 ps (about 53 days): to_ps saturates there, and a callback due
+     *  at or beyond it is dropped and marks the run overflowed (never a wrapped time). */
+    static constexpr uint64_t k_horizon_ps = 1ull << 62;
+    bool overflowed() const { return overflowed_; }
+
     static uint64_t to_ps(double seconds);
     static double to_s(uint64_t ps) { return (double)ps * 1e-12; }
 
@@ -80,6 +85,7 @@ private:
     uint64_t run_now_ = 0; // the time run() is draining (now() without asking SystemC)
     uint64_t armed_ = UINT64_MAX; // time the sc_event is notified for, MAX = not armed
     uint64_t events_ = 0;
+    bool overflowed_ = false;
     bool started_ = false, in_run_ = false;
     sc_core::sc_event ev_;
 };

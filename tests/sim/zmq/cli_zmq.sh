@@ -1,6 +1,6 @@
 #!/bin/bash
 # cli_zmq.sh — `ringsim run --backend zmq` end to end: tables, exit statuses, messages, and no agent left behind.
-# usage: cli_zmq.sh RINGSIM CASE   (CASE: scenario, kill, corrupt, missing, ranktable, launcher, interrupt, toomany, badtable, det)
+# usage: cli_zmq.sh RINGSIM CASE   (CASE: scenario, kill, term, corrupt, missing, ranktable, launcher, interrupt, toomany, badtable, det)
 set -u
 RS=$1
 CASE=$2
@@ -84,6 +84,28 @@ interrupt)
   [ "$RC" = 130 ] || fail "exit status $RC after SIGINT, expected 130"
   grep -q 'interrupted: stopping the agents' "$TMP/err" || fail "no message"
   [ "$(agents_left "$JOB")" = 0 ] || fail "agents left behind after SIGINT"
+  ;;
+term)
+  # issue 19: SIGTERM to one agent mid-sweep: its peers are told at once (ABORT), not after the
+  # 30 s timeout (6 of 6 runs paid it), and the agent dies of the signal (it exited 0)
+  T0=$(date +%s.%N)
+  "$RS" run --backend zmq --ranks 3 --timeout 30 -C allreduce -b 1K -e 1M -n 100000 -w 0 > "$TMP/out" 2> "$TMP/err" < /dev/null &
+  CPID=$!
+  for i in $(seq 100); do [ "$(agents_left "$JOB")" = 3 ] && break; sleep 0.1; done
+  [ "$(agents_left "$JOB")" = 3 ] || fail "the agents did not start"
+  sleep 1
+  for f in $(grep -las -- "$JOB" /proc/[0-9]*/cmdline); do
+    if tr '\0' ' ' 2>/dev/null < "$f" | grep -q -- "agent .*--rank 1 .*$JOB"; then P=${f#/proc/}; kill -TERM "${P%/cmdline}"; fi
+  done
+  wait $CPID
+  RC=$?
+  ELAPSED=$(awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+  echo "run with rank 1 terminated -> $RC in ${ELAPSED}s"
+  [ "$RC" = 3 ] || fail "exit status $RC, expected 3"
+  awk -v e="$ELAPSED" 'BEGIN { exit !(e < 20) }' || fail "took ${ELAPSED}s: the peers waited for their timeout"
+  grep -q 'agent rank 1 (pid [0-9]*) was killed by signal 15' "$TMP/err" || fail "the terminated agent is not named"
+  grep -q 'rank 1 aborted.*rank 1: stopped by a signal' "$TMP/err" || fail "the peers were not told why"
+  [ "$(agents_left "$JOB")" = 0 ] || fail "agents left behind"
   ;;
 toomany)
   run 2 run --backend zmq "$HERE/../../../scenarios/ring1024.yaml"
