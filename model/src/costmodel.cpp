@@ -152,13 +152,12 @@ static std::vector<double> engines_arrive(const std::vector<EngineWrite> &writes
 // (whole writes, in waves, a queue's one after another), whichever is slowest.
 CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first) const
 {
-    std::map<int, double> load;
-    // per channel: its first flow's arrival there; its last flow's arrival and way on from it
-    // (under fair sharing the last to arrive is the last to finish there)
-    struct Reach {
-        double first, last, way_on;
+    // per channel: its load; its first flow's arrival there, its last flow's arrival and way on
+    // from it (under fair sharing the last to arrive is the last to finish there)
+    struct Use {
+        double load, first, last, way_on;
     };
-    std::map<int, Reach> reach;
+    std::map<int, Use> use;
     std::vector<double> mem((size_t)t_.nnodes(), 0.0);
     std::vector<double> wire((size_t)t_.nnodes(), 0.0);
     std::vector<std::vector<EngineWrite>> writes((size_t)t_.nnodes());
@@ -174,15 +173,15 @@ CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first
         double bw = 0; // the route's slowest channel: how long the write holds its engine per byte
         double before = ready + o;
         for (int ch : t_.route(f.src, f.dst)) {
-            load[ch] += f.frac;
             double b = payload_bandwidth(t_.channels()[(size_t)ch].params);
             bw = bw == 0 ? b : std::min(bw, b);
             double lat = t_.channels()[(size_t)ch].params.latency;
             double way_on = ready + o + l - before - lat;
-            auto r = reach.emplace(ch, Reach{before, before, way_on}).first;
-            r->second.first = std::min(r->second.first, before);
-            if (before > r->second.last || (before == r->second.last && way_on > r->second.way_on))
-                r->second.last = before, r->second.way_on = way_on;
+            Use &u = use.emplace(ch, Use{0, before, before, way_on}).first->second;
+            u.load += f.frac;
+            u.first = std::min(u.first, before);
+            if (before > u.last || (before == u.last && way_on > u.way_on))
+                u.last = before, u.way_on = way_on;
             before += lat + t_.forward_latency();
         }
         if (ready + o + l > alpha)
@@ -222,10 +221,10 @@ CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first
         }
     }
     double link_beta = 0, link_alpha = alpha;
-    for (const auto &kv : load) {
+    for (const auto &kv : use) {
         const rs_link_params &lp = t_.channels()[(size_t)kv.first].params;
-        const Reach &r = reach[kv.first];
-        double b = kv.second / payload_bandwidth(lp), a = r.first + lp.latency + r.way_on;
+        const Use &u = kv.second;
+        double b = u.load / payload_bandwidth(lp), a = u.first + lp.latency + u.way_on;
         if (b > link_beta || (b == link_beta && a > link_alpha))
             link_beta = b, link_alpha = a;
     }

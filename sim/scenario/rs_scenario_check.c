@@ -658,7 +658,6 @@ int rs_scenario_check_fault(rs_schema_ctx *c, yaml_node_t *node, void *base)
     return 0;
 }
 
-/* Largest bytes one rank holds (send + receive buffers) at the largest size of the sweep. */
 /* MemAvailable of /proc/meminfo in bytes; 0 when unknown (another system: no check). */
 static uint64_t rs_host_available(void)
 {
@@ -673,6 +672,15 @@ static uint64_t rs_host_available(void)
     return (uint64_t)kb * 1024;
 }
 
+/* The device scratch a rank gets: device.scratch, or a quarter of its memory up to the default cap. */
+static uint64_t rs_scratch_bytes(const rs_device_params *d)
+{
+    if (d->scratch_bytes)
+        return d->scratch_bytes;
+    return d->memory_bytes / 4 < RS_DEFAULT_NPU_SCRATCH_MAX_BYTES ? d->memory_bytes / 4 : RS_DEFAULT_NPU_SCRATCH_MAX_BYTES;
+}
+
+/* Largest bytes one rank holds (send + receive buffers) at the largest size of the sweep. */
 static uint64_t rs_memory_need(const rs_scenario *sc, const char **coll)
 {
     uint64_t end = sc->workload.end_bytes, n = (uint64_t)(sc->topo.nranks > 0 ? sc->topo.nranks : 1), need = 0;
@@ -740,10 +748,7 @@ int rs_scenario_check_top(rs_schema_ctx *c, yaml_node_t *node, void *base)
                                 ncl_op_name(w->op));
     }
     if (sc->workload.landing_zone > 0) { /* ncl_plan_env_zones: two zones per channel, at most half the scratch */
-        const rs_device_params *d = &sc->device;
-        uint64_t scratch = d->scratch_bytes ? d->scratch_bytes
-                           : d->memory_bytes / 4 < RS_DEFAULT_NPU_SCRATCH_MAX_BYTES ? d->memory_bytes / 4
-                                                                                    : RS_DEFAULT_NPU_SCRATCH_MAX_BYTES;
+        uint64_t scratch = rs_scratch_bytes(&sc->device);
         uint32_t channels = sc->workload.channels ? sc->workload.channels : 2; /* at least 2 by default */
         uint64_t most = scratch / 2 / (2ull * channels) / 64 * 64;
         if (sc->workload.landing_zone > (double)most) {
@@ -775,10 +780,7 @@ int rs_scenario_check_top(rs_schema_ctx *c, yaml_node_t *node, void *base)
         }
         /* the simulator holds every rank's buffers and device scratch, and the expected result,
          * in this host's memory: refused here, it ended in bad_alloc or the OOM killer mid-run */
-        const rs_device_params *d = &sc->device;
-        uint64_t scratch = d->scratch_bytes ? d->scratch_bytes
-                           : d->memory_bytes / 4 < RS_DEFAULT_NPU_SCRATCH_MAX_BYTES ? d->memory_bytes / 4
-                                                                                    : RS_DEFAULT_NPU_SCRATCH_MAX_BYTES;
+        uint64_t scratch = rs_scratch_bytes(&sc->device);
         double host = ((double)sc->topo.nranks + 1) * (double)need + (double)sc->topo.nranks * (double)scratch;
         uint64_t avail = rs_host_available();
         if (avail && host > (double)avail) {

@@ -264,8 +264,6 @@ static const char *ag_run_sweep(agent *a, const ag_run *r, cJSON *rows, char *er
         snprintf(errbuf, errlen, "rank %d: stopped by a signal", a->rank);
         fail = errbuf;
     }
-    if (ag_stop) /* the peers may be in a collective we will not finish: ABORT, not their timeout */
-        ncl_zmq_abort(a->zmq, errbuf);
     if (!a->board) {
         free(A);
         free(B);
@@ -958,9 +956,10 @@ int rs_agent_serve(const rs_agent_opts *o, FILE *err)
     }
     if (ag_stop) {
         fprintf(err, "ringsim agent: rank %d: stopped by a signal\n", a.rank);
+        /* the peers may be in a collective this rank will not finish: ABORT, not their timeout */
         char why[64];
         snprintf(why, sizeof why, "rank %d: stopped by a signal", a.rank);
-        ncl_zmq_abort(a.zmq, why); /* idempotent: once per backend */
+        ncl_zmq_abort(a.zmq, why);
     }
 out:
     if (a.node.hal)
