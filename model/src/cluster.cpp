@@ -106,8 +106,20 @@ void Cluster::ev_progress(void *self, uint64_t rank)
     c->progress((int)rank);
 }
 
+// Called as each rank finishes its calls. When the last one does, the run is over: the network's
+// trailing events (credits on their way back) still drain, but a fault due later waits for the
+// run that reaches its time — without the hold, sc_start() would jump to it and the next
+// collective would start on the faulted network.
+void Cluster::rank_done()
+{
+    if (--busy_ranks_ == 0)
+        net_->scheduler().hold_from(net_->next_fault_ps());
+}
+
 void Cluster::fail(int rank, ncl_result rc)
 {
+    if (ranks_[rank].remaining > 0)
+        rank_done();
     ranks_[rank].remaining = 0;
     if (failed_rank_ < 0)
         failed_rank_ = rank, failed_rc_ = rc;
@@ -241,11 +253,14 @@ void Cluster::progress(int rank)
     r.end_ps = net_->scheduler().now();
     if (--r.remaining > 0)
         start(rank); // back to back, like a loop of launches on a stream
+    else
+        rank_done();
 }
 
 void Cluster::idle_until(uint64_t t_ps)
 {
     uint64_t now = net_->scheduler().now();
+    net_->scheduler().hold_from(UINT64_MAX); // idle time passes: faults due before t_ps happen
     if (t_ps > now)
         sc_core::sc_start(sc_core::sc_time((double)(t_ps - now), sc_core::SC_PS));
 }
@@ -259,6 +274,8 @@ bool Cluster::run(const Collective &c, int k, double *time_us)
     uint64_t t0 = s.now();
     for (Rank &r : ranks_)
         r.remaining = k, r.end_ps = t0;
+    busy_ranks_ = k > 0 ? nranks() : 0;
+    s.hold_from(UINT64_MAX); // while the run goes on, every fault happens at its time
     for (int i = 0; i < nranks(); i++)
         if (is_rtl(i))
             rtl_map(i, true);

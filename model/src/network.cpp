@@ -308,6 +308,7 @@ void Network::schedule_fault(const rs_fault &f)
     if (f.kind == RS_FAULT_DEGRADE && f.bandwidth == 0)
         throw ConfigError("fault degrade: bandwidth must be > 0 (use a down fault)");
     faults_.push_back(f);
+    fault_done_.push_back(false);
     sched_->at(Scheduler::to_ps(f.at), &Network::fault_ev, this, faults_.size() - 1);
 }
 
@@ -316,12 +317,22 @@ void Network::fault_ev(void *self, uint64_t idx)
     Network &n = *static_cast<Network *>(self);
     const rs_fault &f = n.faults_[idx];
     n.faults_applied_++;
+    n.fault_done_[idx] = true;
     for (int ch : n.topo_.match(f.ends, "fault")) {
         if (f.kind == RS_FAULT_DOWN)
             n.links_[ch]->set_down();
         else
             n.links_[ch]->degrade(f.bandwidth, f.latency);
     }
+}
+
+uint64_t Network::next_fault_ps() const
+{
+    uint64_t t = UINT64_MAX;
+    for (size_t i = 0; i < faults_.size(); i++)
+        if (!fault_done_[i] && Scheduler::to_ps(faults_[i].at) < t)
+            t = Scheduler::to_ps(faults_[i].at);
+    return t;
 }
 
 std::vector<rs_link_params> Network::link_params() const

@@ -172,12 +172,22 @@ void Scheduler::heap_pop()
     hb[i] = last_b;
 }
 
+void Scheduler::hold_from(uint64_t t_ps)
+{
+    hold_ = t_ps;
+    if (started_ && !in_run_) { // (inside run() its last arm() sees the hold)
+        ev_.cancel(); // re-arm from scratch: a held time may be armed, a released one not
+        armed_ = UINT64_MAX;
+        arm(now());
+    }
+}
+
 void Scheduler::arm(uint64_t n)
 {
     uint64_t t;
     if (now_head_ < now_.size())
         t = n;
-    else if (!heap_.empty())
+    else if (!heap_.empty() && heap_.front() < hold_)
         t = heap_.front();
     else {
         armed_ = UINT64_MAX;
@@ -196,7 +206,7 @@ void Scheduler::run()
     in_run_ = true;
     armed_ = UINT64_MAX;
     for (;;) {
-        if (!heap_.empty() && heap_.front() <= n) {
+        if (!heap_.empty() && heap_.front() <= n && heap_.front() < hold_) {
             // The earliest bucket is due: unhook it first (nothing can join it now: whatever
             // is scheduled for <= now goes to the now-FIFO), then run its callbacks in order.
             uint32_t b = heap_b_.front();

@@ -399,6 +399,9 @@ void Driver::print_links(FILE *out)
                      ls[i].util * 100.0, (unsigned long long)ls[i].peak, ls[i].up ? "" : "  (down)");
     if (shown < ls.size())
         std::fprintf(out, "# (%zu more; --links all lists them)\n", ls.size() - shown);
+    if (net.faults_applied() < sc_.faults_count) // a fault touches only what runs after its time
+        std::fprintf(out, "# faults: %llu of %zu happened; the others are due after the workload's end\n",
+                     (unsigned long long)net.faults_applied(), sc_.faults_count);
     std::fflush(out);
 }
 

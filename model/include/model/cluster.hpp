@@ -102,12 +102,14 @@ private:
     void rtl_map(int rank, bool in);
     void progress(int rank);
     void fail(int rank, ncl_result rc);
+    void rank_done();
     static void ev_progress(void *self, uint64_t rank);
     static void wake(void *self, int rank);
 
     std::unique_ptr<Network> net_;
     std::unique_ptr<RtlDomain> rtl_;
     bool payload_ = false;
+    int busy_ranks_ = 0; // ranks with calls left in this run
     std::vector<std::string> rtl_fault_; // per rank: why its call could not be placed on the device
     std::vector<std::unique_ptr<Npu>> proxies_; // mixed fidelity: the RTL ranks' stand-ins
     std::vector<Rank> ranks_;

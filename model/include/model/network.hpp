@@ -59,6 +59,8 @@ public:
     void for_each_channel(const std::function<void(const ChannelInfo &)> &fn);
     /** Every channel's parameters now (faults that happened included), by channel id. */
     std::vector<rs_link_params> link_params() const;
+    /** When the earliest fault still to happen is due, in ps (UINT64_MAX: none). */
+    uint64_t next_fault_ps() const;
     /** How many faults have happened so far. */
     uint64_t faults_applied() const { return faults_applied_; }
     std::string describe() const { return topo_.describe(); }
@@ -154,6 +156,7 @@ private:
     std::vector<uint32_t> free_pkts_;
     uint64_t faults_applied_ = 0;
     std::vector<rs_fault> faults_;
+    std::vector<bool> fault_done_; // by index in faults_
     uint64_t started_ = 0, delivered_ = 0;
     Observer observer_ = nullptr;
     void *observer_ud_ = nullptr;

@@ -36,6 +36,11 @@ public:
     static constexpr uint64_t k_horizon_ps = 1ull << 62;
     bool overflowed() const { return overflowed_; }
 
+    /** Hold back the callbacks due at or after t_ps: sc_start() returns once nothing earlier is
+     *  pending (UINT64_MAX holds nothing). Set when a collective ends, so a fault due later waits
+     *  for the run that reaches its time instead of pulling simulated time forward. */
+    void hold_from(uint64_t t_ps);
+
     static uint64_t to_ps(double seconds);
     static double to_s(uint64_t ps) { return (double)ps * 1e-12; }
 
@@ -84,6 +89,7 @@ private:
     size_t now_head_ = 0;
     uint64_t run_now_ = 0; // the time run() is draining (now() without asking SystemC)
     uint64_t armed_ = UINT64_MAX; // time the sc_event is notified for, MAX = not armed
+    uint64_t hold_ = UINT64_MAX;  // timed callbacks at or after this wait (hold_from)
     uint64_t events_ = 0;
     bool overflowed_ = false;
     bool started_ = false, in_run_ = false;
