@@ -76,6 +76,11 @@ static ncl_result validate(ncl_comm *comm, const call *c, ncl_hal_launch *l, int
 
     memset(l, 0, sizeof *l);
     l->coll = (uint8_t)c->coll;
+    l->count = c->count;
+    l->dtype = (uint8_t)c->dtype;
+    l->op = c->coll == NCL_COLL_BROADCAST || c->coll == NCL_COLL_ALLGATHER ? 0 : (uint8_t)c->op;
+    l->root = rooted ? c->root : 0;
+    l->inplace = (uint8_t)*inplace;
     if (*inplace) {
         /* One buffer, bound as RECV (see ncl_plan_input). */
         l->recv = c->coll == NCL_COLL_REDUCE_SCATTER ? (void *)(uintptr_t)send : recv;
@@ -128,8 +133,13 @@ static ncl_result start(ncl_comm *comm, const call *c)
         return ncl_comm_fail(comm, NCL_ERR_INVALID_USAGE,
                              "%s: collective #%llu is still running; call ncl_wait() first",
                              ncl_coll_name(c->coll), (unsigned long long)comm->seq);
-    if (comm->broken)
-        return NCL_ERR_INVALID_USAGE; /* keeps the message of the failure that broke it */
+    if (comm->broken) { /* this call's message, with the failure that broke it */
+        char earlier[sizeof comm->err];
+        memcpy(earlier, comm->err, sizeof earlier);
+        return ncl_comm_fail(comm, NCL_ERR_INVALID_USAGE,
+                             "%s: refused: the communicator broke when collective #%llu failed (destroy it and "
+                             "create another) -- %s", ncl_coll_name(c->coll), (unsigned long long)comm->seq, earlier);
+    }
     comm->err[0] = '\0';
     ncl_hal_launch l;
     int inplace = 0;
@@ -159,11 +169,14 @@ static ncl_result start(ncl_comm *comm, const call *c)
         return rc;
     comm->next = ncl_algo_find(c->coll, (ncl_algo)comm->plan.algo)->next;
     l.seq = ++comm->seq;
+    l.algo = comm->plan.algo;
     rc = ncl_hal_begin(&comm->hal, &l);
     comm->last_rc = rc;
-    if (rc != NCL_SUCCESS)
-        return ncl_comm_fail(comm, rc, "%s #%llu: backend refused to start: %s", ncl_coll_name(c->coll),
-                             (unsigned long long)l.seq, ncl_strerror(rc));
+    if (rc != NCL_SUCCESS) {
+        const char *why = ncl_hal_last_error(&comm->hal);
+        return ncl_comm_fail(comm, rc, "%s #%llu: backend refused to start: %s%s%s", ncl_coll_name(c->coll),
+                             (unsigned long long)l.seq, ncl_strerror(rc), *why ? ": " : "", why);
+    }
     for (uint32_t ch = 0; ch < comm->plan.zone_channels; ch++)
         comm->zone_uses[ch]++; /* the same on every rank: every rank launches the same plans */
     ncl_exec_start(comm);

@@ -31,7 +31,8 @@ typedef struct ncl_queue {
     uint8_t state;        /* ncl_qstate */
     uint8_t ended;        /* the stream has no more tasks (state DMA: waiting for the last flights) */
     uint32_t index;       /* tasks fetched so far (the current task is index - 1) */
-    uint64_t wait_start;  /* when the current NOTIFY_WAIT started */
+    uint64_t wait_start;  /* when the current NOTIFY_WAIT started, or last saw its counter move */
+    uint32_t wait_seen;   /* its counter then (notify_peek at deadlines), 0 at first */
     ncl_flight flight[NCL_MAX_IN_FLIGHT]; /* in flight, oldest at flight_head */
     uint32_t flight_head, flights;
     ncl_posted posted[NCL_MAX_POSTED]; /* records behind the flights, oldest at posted_head */

@@ -124,6 +124,16 @@ static int is_root(const ncl_rank_state *s, const ncl_rank_state *t, int nranks)
     return out_edge(t, nranks) == NULL;
 }
 
+/* "mismatch: rank 1 runs broadcast #2 while rank 0 runs allreduce #2 - ..." */
+static void put_mismatch(out_buf *o, const ncl_rank_state *t, const ncl_rank_state *s)
+{
+    put(o, "mismatch: rank %d runs ", t->rank);
+    put_call(o, t);
+    put(o, " while rank %d runs ", s->rank);
+    put_call(o, s);
+    put(o, " - the ranks called different collectives");
+}
+
 /* Why t never answered s: the sentence after the edge. */
 static void put_cause(out_buf *o, const ncl_rank_state *s, const ncl_rank_state *t, const ncl_wait_info *w)
 {
@@ -143,11 +153,7 @@ static void put_cause(out_buf *o, const ncl_rank_state *s, const ncl_rank_state 
             put(o, ")");
         }
     } else if (t->seq == s->seq && t->coll != s->coll) {
-        put(o, "mismatch: rank %d runs ", t->rank);
-        put_call(o, t);
-        put(o, " while rank %d runs ", s->rank);
-        put_call(o, s);
-        put(o, " - the ranks called different collectives");
+        put_mismatch(o, t, s);
     } else if (t->seq > s->seq) {
         put(o, "rank %d has moved on to ", t->rank);
         put_call(o, t);
@@ -181,8 +187,32 @@ static void put_root_cause(out_buf *o, const ncl_rank_state *st, int nranks)
     for (int r = 0; r < nranks && start < 0; r++)
         if ((st[r].phase == NCL_PHASE_RUNNING || st[r].phase == NCL_PHASE_FAILED) && out_edge(&st[r], nranks))
             start = r;
-    if (start < 0) {
-        put(o, "hang: no rank waits for another rank\n");
+    if (start < 0) { /* nobody waits: a rank that refused or failed alone, say which */
+        put(o, "hang: no rank waits for another rank");
+        const ncl_rank_state *first = NULL, *failed = NULL;
+        for (int r = 0; r < nranks; r++) {
+            const ncl_rank_state *t = &st[r];
+            if (t->phase == NCL_PHASE_IDLE)
+                continue;
+            if (!failed && t->phase == NCL_PHASE_FAILED)
+                failed = t;
+            if (!first) {
+                first = t;
+            } else if (t->seq == first->seq && t->coll != first->coll) {
+                put(o, "; ");
+                put_mismatch(o, t, first);
+                put(o, "\n");
+                return;
+            }
+        }
+        if (failed) {
+            put(o, "; rank %d failed ", failed->rank);
+            put_call(o, failed);
+            put(o, " (");
+            put_result(o, failed->result);
+            put(o, ") without waiting on another rank");
+        }
+        put(o, "\n");
         return;
     }
     /* Follow one edge per rank. A walk longer than nranks edges has entered a cycle (no

@@ -1,6 +1,7 @@
 /* ncl_exec.c — the executor: walks each queue's task stream and issues tasks through the HAL,
  * never blocking inside progress(); every wait is bounded by the communicator's timeout. */
 #include "ncl_comm.h"
+#include "ncl_fmt.h"
 
 #include "ncl_algo.h"
 
@@ -21,10 +22,12 @@ static ncl_result finish(ncl_comm *comm, ncl_result rc)
     comm->active = 0;
     comm->broken = rc != NCL_SUCCESS;
     comm->last_rc = rc;
-    if (rc == NCL_SUCCESS && end != NCL_SUCCESS)
-        rc = ncl_comm_fail(comm, end, "%s #%llu: backend failed to end the collective: %s",
+    if (rc == NCL_SUCCESS && end != NCL_SUCCESS) {
+        const char *why = ncl_hal_last_error(&comm->hal);
+        rc = ncl_comm_fail(comm, end, "%s #%llu: backend failed to end the collective: %s%s%s",
                            ncl_coll_name((ncl_coll)comm->plan.coll), (unsigned long long)comm->seq,
-                           ncl_strerror(end));
+                           ncl_strerror(end), *why ? ": " : "", why);
+    }
     return rc;
 }
 
@@ -33,10 +36,25 @@ static ncl_result task_failed(ncl_comm *comm, uint32_t q, ncl_result rc)
     uint32_t index;
     uint64_t since;
     const ncl_task *t = ncl_queue_blocker(&comm->queues[q], &index, &since);
-    return ncl_comm_fail(comm, rc, "%s #%llu (%s): queue %u step %u task %u (%s, peer %d): %s",
+    const char *why = ncl_hal_last_error(&comm->hal);
+    return ncl_comm_fail(comm, rc, "%s #%llu (%s): queue %u step %u task %u (%s, peer %d): %s%s%s",
                          ncl_coll_name((ncl_coll)comm->plan.coll), (unsigned long long)comm->seq,
                          ncl_algo_name((ncl_algo)comm->plan.algo), q, t->step, index,
-                         ncl_task_kind_name(t->kind), t->peer, ncl_strerror(rc));
+                         ncl_task_kind_name(t->kind), t->peer, ncl_strerror(rc), *why ? ": " : "", why);
+}
+
+/* At a wait's deadline: whether records reached its counter since the wait started or the last
+ * deadline (a long stream of records, not yet all of them: healthy). If so the wait goes on, its
+ * timeout counted from now. Asked only at deadlines, so a wait that stops moving is named within
+ * two timeouts, and the hot path pays nothing. */
+static int counter_moved(ncl_comm *comm, ncl_queue *qs, uint64_t now)
+{
+    uint32_t v = 0;
+    if (ncl_hal_notify_peek(&comm->hal, qs->task.peer, qs->task.notify, &v) != NCL_SUCCESS || v == qs->wait_seen)
+        return 0;
+    qs->wait_seen = v;
+    qs->wait_start = now;
+    return 1;
 }
 
 static ncl_result timed_out(ncl_comm *comm, uint32_t q, uint64_t waited_ns)
@@ -53,12 +71,21 @@ static ncl_result timed_out(ncl_comm *comm, uint32_t q, uint64_t waited_ns)
                              ncl_algo_name((ncl_algo)comm->plan.algo), q, t->step,
                              ncl_task_kind_name(t->kind), (unsigned long long)t->bytes, t->peer,
                              (unsigned long long)(waited_ns / 1000000u));
+    uint32_t got = 0;
+    const char *what = "which never recorded it";
+    char counted[64];
+    if (ncl_hal_notify_peek(&comm->hal, t->peer, t->notify, &got) != NCL_SUCCESS)
+        what = "which did not record them all"; /* the backend cannot tell how many it did */
+    else if (got) {
+        ncl_fmt(counted, sizeof counted, "which recorded %u of them, then none", got);
+        what = counted;
+    }
     return ncl_comm_fail(comm, NCL_ERR_TIMEOUT,
                          "%s #%llu (%s) timed out: queue %u step %u waited %llu ms for notify %u "
-                         "(x%u) from rank %d, which never recorded it",
+                         "(x%u) from rank %d, %s",
                          ncl_coll_name((ncl_coll)comm->plan.coll), (unsigned long long)comm->seq,
                          ncl_algo_name((ncl_algo)comm->plan.algo), q, t->step,
-                         (unsigned long long)(waited_ns / 1000000u), t->notify, t->count, t->peer);
+                         (unsigned long long)(waited_ns / 1000000u), t->notify, t->count, t->peer, what);
 }
 
 /* The rank whose memory a data task writes (its dst). */
@@ -181,6 +208,7 @@ static ncl_result step_queue(ncl_comm *comm, uint32_t q, int *moved)
                 break;
             case NCL_TASK_NOTIFY_WAIT:
                 qs->wait_start = ncl_hal_now_ns(hal);
+                qs->wait_seen = 0;
                 qs->state = NCL_Q_WAITING;
                 continue;
             default:
@@ -213,8 +241,8 @@ static ncl_result step_queue(ncl_comm *comm, uint32_t q, int *moved)
         case NCL_Q_WAITING:
             rc = ncl_hal_notify_try_wait(hal, qs->task.peer, qs->task.notify, qs->task.count, &done);
             if (rc == NCL_SUCCESS && !done) {
-                uint64_t waited = ncl_hal_now_ns(hal) - qs->wait_start;
-                if (waited > comm->cfg.timeout_ns)
+                uint64_t now = ncl_hal_now_ns(hal), waited = now - qs->wait_start;
+                if (waited > comm->cfg.timeout_ns && !counter_moved(comm, qs, now))
                     return timed_out(comm, q, waited);
             }
             break;

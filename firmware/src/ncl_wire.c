@@ -270,6 +270,9 @@ static ncl_wire_result check_rank(const char *what, uint32_t r, int none_ok, con
     return NCL_WIRE_OK;
 }
 
+static ncl_wire_result check_desc(const ncl_wire_msg *m, const cmd_spec *s, const ncl_wire_limits *lim, char *why,
+                                  size_t why_len);
+
 /* Everything about a message that does not depend on its bytes: command, flags, ranks, fields
  * (used ones in range, unused ones zero) and the body length of the command. */
 static ncl_wire_result check_fields(const ncl_wire_msg *m, const ncl_wire_limits *lim, char *why, size_t why_len)
@@ -318,6 +321,8 @@ static ncl_wire_result check_fields(const ncl_wire_msg *m, const ncl_wire_limits
     if (!m->call && m->coll)
         return reject(why, why_len, NCL_WIRE_ERR_RESERVED, "%s: coll %u without a call number (untagged: both 0)",
                       s->name, (unsigned)m->coll);
+    if ((r = check_desc(m, s, lim, why, why_len)) != NCL_WIRE_OK)
+        return r;
     if (m->coll >= NCL_COLL_COUNT)
         return reject(why, why_len, NCL_WIRE_ERR_COLL, "%s: coll %u is not a collective (< %u)", s->name,
                       (unsigned)m->coll, (unsigned)NCL_COLL_COUNT);
@@ -383,6 +388,33 @@ static ncl_wire_result check_fields(const ncl_wire_msg *m, const ncl_wire_limits
     return NCL_WIRE_OK;
 }
 
+/* A NOTIFY's call descriptor (NCL_WIRE_CAP_DESC): only on a tagged NOTIFY, every field in range. */
+static ncl_wire_result check_desc(const ncl_wire_msg *m, const cmd_spec *s, const ncl_wire_limits *lim, char *why,
+                                  size_t why_len)
+{
+    const ncl_wire_desc *d = &m->desc;
+    if (!m->has_desc) {
+        if (d->count || d->dtype || d->op || d->algo || d->inplace || d->root)
+            return reject(why, why_len, NCL_WIRE_ERR_RESERVED, "%s: descriptor fields set without has_desc", s->name);
+        return NCL_WIRE_OK;
+    }
+    if (s->kind != K_NOTIFY || !m->call)
+        return reject(why, why_len, NCL_WIRE_ERR_RESERVED, "%s: a call descriptor travels on a tagged NOTIFY only",
+                      s->name);
+    if (d->dtype >= NCL_DTYPE_COUNT)
+        return reject(why, why_len, NCL_WIRE_ERR_DTYPE, "NOTIFY: descriptor dtype %u (< %u)", (unsigned)d->dtype,
+                      (unsigned)NCL_DTYPE_COUNT);
+    if (d->op >= NCL_OP_COUNT)
+        return reject(why, why_len, NCL_WIRE_ERR_OP, "NOTIFY: descriptor op %u (< %u)", (unsigned)d->op,
+                      (unsigned)NCL_OP_COUNT);
+    if (d->algo >= NCL_ALGO_COUNT || d->inplace > 1)
+        return reject(why, why_len, NCL_WIRE_ERR_RESERVED, "NOTIFY: descriptor algorithm %u (< %u) / placement %u "
+                      "(0 or 1)", (unsigned)d->algo, (unsigned)NCL_ALGO_COUNT, (unsigned)d->inplace);
+    if (d->root < 0 || (lim->nranks && (uint32_t)d->root >= lim->nranks))
+        return reject(why, why_len, NCL_WIRE_ERR_RANK, "NOTIFY: descriptor root %d out of range", (int)d->root);
+    return NCL_WIRE_OK;
+}
+
 /* Payload bytes on the wire for a valid message. */
 static uint64_t wire_payload_len(const ncl_wire_msg *m, const cmd_spec *s)
 {
@@ -390,6 +422,7 @@ static uint64_t wire_payload_len(const ncl_wire_msg *m, const cmd_spec *s)
     case K_HELLO:
         return NCL_WIRE_HELLO_LEN;
     case K_NOTIFY:
+        return m->has_desc ? NCL_WIRE_DESC_LEN : 0;
     case K_BYE:
         return 0;
     case K_ERROR:
@@ -477,6 +510,15 @@ ncl_wire_result ncl_wire_encode(const ncl_wire_msg *msg, void *buf, size_t cap, 
             memcpy(body + ABORT_FIXED_LEN, msg->payload, msg->payload_len);
         break;
     case K_NOTIFY:
+        if (msg->has_desc) {
+            wr64(body, msg->desc.count);
+            body[8] = msg->desc.dtype;
+            body[9] = msg->desc.op;
+            body[10] = msg->desc.algo;
+            body[11] = msg->desc.inplace;
+            wr32(body + 12, (uint32_t)msg->desc.root);
+        }
+        break;
     case K_BYE:
         break;
     default:
@@ -587,6 +629,20 @@ ncl_wire_result ncl_wire_decode(const void *buf, size_t len, const ncl_wire_limi
         memcpy(msg->hello.reduce_ops, body + H_OPS, NCL_WIRE_OPS_ROWS);
         break;
     case K_NOTIFY:
+        if (plen == NCL_WIRE_DESC_LEN) {
+            msg->has_desc = 1;
+            msg->desc.count = rd64(body);
+            msg->desc.dtype = body[8];
+            msg->desc.op = body[9];
+            msg->desc.algo = body[10];
+            msg->desc.inplace = body[11];
+            msg->desc.root = (int32_t)rd32(body + 12);
+            break;
+        }
+        if (plen)
+            return reject(why, why_len, NCL_WIRE_ERR_LENGTH, "NOTIFY: carries %u payload bytes, must be 0 or %u (a "
+                          "call descriptor)", (unsigned)plen, (unsigned)NCL_WIRE_DESC_LEN);
+        break;
     case K_BYE:
         if (plen)
             return reject(why, why_len, NCL_WIRE_ERR_LENGTH, "%s: carries %u payload bytes, must be 0", s->name,
@@ -681,7 +737,7 @@ static const char *const result_texts[NCL_WIRE_RESULT_COUNT] = {
     "notify id out of range: ids are below NCL_NOTIFY_IDS",
     "buffer out of range: only RECV and SCRATCH are writable, off + bytes must not overflow, "
     "reduce payloads must be whole elements",
-    "payload length invalid for the command (HELLO 32, NOTIFY 0, ERROR 4..260, ABORT 16..272, data = bytes)",
+    "payload length invalid for the command (HELLO 32, NOTIFY 0 or 16, ERROR 4..260, ABORT 16..272, data = bytes)",
     "reserved field not zero: the sender uses a feature not agreed in HELLO",
     "invalid HELLO: empty version range or max_payload below 32 bytes",
     "negotiation failed: no common protocol version, or the peers disagree on the rank count",

@@ -32,7 +32,7 @@ Cluster::Cluster(const rs_topology_spec &topo, rs_fidelity fidelity, const rs_de
     for (int r = 0; r < p; r++) {
         if (is_rtl(r)) {
             // mixed: an Npu stands in for the RTL rank towards the SystemC ranks (their writes and
-            // records reach the block through it; no scratch: see RtlDomain::set_proxy)
+            // records reach the block through it; its scratch is the block's: RtlDomain::set_proxy)
             if (mixed) {
                 proxies_.emplace_back(new Npu(r, *net_, device, payload, 0, npus_, RtlDomain::proxy_wake, rtl_.get()));
                 npus_[r] = proxies_.back().get();

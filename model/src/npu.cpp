@@ -76,6 +76,8 @@ const ncl_hal_ops Npu::ops = {
     nullptr, // wait_event: the driver is event-driven and never blocks
     [](void *c) { return self(c)->sched_.now() / 1000u; },
     nullptr, // log: errors reach the user through ncl_comm_last_error
+    [](void *c, int p, uint32_t id, uint32_t *v) { return self(c)->notify_peek(p, id, v); },
+    nullptr, // last_error: the driver reports fault() beside the engine's error
 };
 
 void Npu::caps_of(const rs_device_params &dev, uint64_t scratch, ncl_hal_caps *out)
@@ -112,21 +114,49 @@ ncl_result Npu::begin(const ncl_hal_launch *l)
     bound_.size[NCL_BUF_SEND] = l->send_bytes;
     bound_.base[NCL_BUF_RECV] = (unsigned char *)l->recv;
     bound_.size[NCL_BUF_RECV] = l->recv_bytes;
-    bound_.base[NCL_BUF_SCRATCH] = payload_ ? scratch_.data() : nullptr;
+    bound_.base[NCL_BUF_SCRATCH] = ext_scratch_ ? ext_scratch_ : payload_ ? scratch_.data() : nullptr;
     bound_.size[NCL_BUF_SCRATCH] = scratch_bytes_;
     bound_.bound = true;
-    launch_seq_ = l->seq;
-    launch_coll_ = l->coll;
+    launch_ = *l;
     fault_.clear();
     for (Queue &q : queues_)
         q.landed_n = 0;
+    if (mismatch_any()) { // refused: nothing of this call may touch the buffers
+        bound_.bound = false;
+        return NCL_ERR_REMOTE;
+    }
     return NCL_SUCCESS;
 }
 
-ncl_result Npu::end(ncl_result)
+// Whether `peer` began this call with other arguments (collective, count, dtype, op, root,
+// placement, algorithm); if so fault() names the difference.
+bool Npu::mismatch_with(int peer)
+{
+    const Npu *o = peer >= 0 && (size_t)peer < all_.size() ? all_[peer] : nullptr;
+    char why[256];
+    if (!o || o == this || !ncl_launch_mismatch(&launch_, rank_, &o->launch_, peer, why, sizeof why))
+        return false;
+    fault_ = std::string("mismatch: ") + why;
+    return true;
+}
+
+// At begin and at a successful end: every rank compares its call with rank 0's, and rank 0 with
+// every rank's that began it (O(1) per rank, O(p) on rank 0): any disagreement differs from rank
+// 0 somewhere. A rank that finishes before the odd one begins cannot know; that one fails.
+bool Npu::mismatch_any()
+{
+    if (rank_ != 0)
+        return mismatch_with(0);
+    for (size_t r = 1; r < all_.size(); r++)
+        if (mismatch_with((int)r))
+            return true;
+    return false;
+}
+
+ncl_result Npu::end(ncl_result result)
 {
     bound_.bound = false;
-    return NCL_SUCCESS;
+    return result == NCL_SUCCESS && mismatch_any() ? NCL_ERR_REMOTE : NCL_SUCCESS;
 }
 
 ncl_result Npu::dma_submit(uint32_t queue, const ncl_task *task)
@@ -467,21 +497,21 @@ ncl_result Npu::notify_record(uint32_t queue, int peer, uint32_t id)
     return NCL_SUCCESS;
 }
 
+ncl_result Npu::notify_peek(int peer, uint32_t id, uint32_t *value)
+{
+    const Counter *c = counter(((uint64_t)(uint32_t)peer << 32) | id, false);
+    *value = c ? c->count : 0;
+    return NCL_SUCCESS;
+}
+
 ncl_result Npu::notify_try_wait(int peer, uint32_t id, uint32_t count, int *done)
 {
     Counter *c = counter(((uint64_t)(uint32_t)peer << 32) | id, false);
     *done = c != nullptr && c->count >= count;
     if (*done)
         c->count -= count;
-    const Npu *o = peer >= 0 && (size_t)peer < all_.size() ? all_[peer] : nullptr;
-    if (!*done && o && o != this && o->launch_seq_ == launch_seq_ && o->launch_coll_ != launch_coll_) {
-        // the same call number with another collective: waiting would only end in a timeout
-        fault_ = "mismatch: rank " + std::to_string(peer) + " runs " + ncl_coll_name((ncl_coll)o->launch_coll_) +
-                 " #" + std::to_string(launch_seq_) + " while rank " + std::to_string(rank_) + " runs " +
-                 ncl_coll_name((ncl_coll)launch_coll_) + " #" + std::to_string(launch_seq_) +
-                 " - the ranks called different collectives";
+    if (mismatch_with(peer)) // done or not: no rank succeeds on a mismatched call
         return NCL_ERR_REMOTE;
-    }
     return NCL_SUCCESS;
 }
 

@@ -43,6 +43,7 @@ const StatInfo k_stats[] = {
 };
 
 constexpr unsigned k_burst = 64;       // cycles per scheduler event while busy
+constexpr uint64_t k_park_cycles = 4096; // cycles with nothing moving before the domain parks
 constexpr uint64_t k_ring_at = 0x1000;  // device memory map (Layout)
 constexpr uint32_t k_ring_entries = 256;
 constexpr uint64_t k_scratch_at = 0x10000;
@@ -226,7 +227,12 @@ const ncl_hal *RtlDomain::hal(int rank)
     return &d.outer;
 }
 
-void RtlDomain::set_proxy(int rank, Npu *proxy) { dev(rank).proxy = proxy; }
+void RtlDomain::set_proxy(int rank, Npu *proxy)
+{
+    Dev &d = dev(rank);
+    d.proxy = proxy;
+    proxy->bind_scratch(d.mem + lay_.scratch, lay_.scratch_bytes);
+}
 
 // The rank's HAL: the mmio backend's, with begin/end also binding its proxy (mixed fidelity) to
 // the block's memory image at the device addresses of the launch, so the SystemC ranks' writes
@@ -265,6 +271,8 @@ const ncl_hal_ops RtlDomain::cosim_ops = {
         if (mm_hal(c)->ops->log)
             mm_hal(c)->ops->log(mm_hal(c)->ctx, level, msg);
     },
+    [](void *c, int peer, uint32_t id, uint32_t *v) { return ncl_hal_notify_peek(mm_hal(c), peer, id, v); },
+    nullptr, // last_error: the driver reports the block's own error beside the engine's
 };
 
 ncl_mmio *RtlDomain::port_mmio(void *ctx)
@@ -364,7 +372,7 @@ void RtlDomain::sync()
     uint64_t now = sched_.now();
     if (t_ps_ >= now)
         return;
-    if (quiet()) {
+    if (quiet() || parked_) { // parked: nothing moves until the network or the firmware acts
         t_ps_ = now;
         return;
     }
@@ -372,7 +380,20 @@ void RtlDomain::sync()
         tick();
 }
 
+bool RtlDomain::stalled() const
+{
+    return still_ >= k_park_cycles;
+}
+
+// Something from outside (a register access, a transfer's chunk or ack): the domain runs again.
 void RtlDomain::ensure_running()
+{
+    parked_ = false;
+    still_ = 0;
+    schedule_burst();
+}
+
+void RtlDomain::schedule_burst()
 {
     if (burst_pending_ || quiet())
         return;
@@ -397,7 +418,11 @@ void RtlDomain::ev_burst(void *self, uint64_t)
                 woke = true;
             }
     }
-    d->ensure_running();
+    if (!woke && d->stalled()) {
+        d->parked_ = true; // until ensure_running: the next chunk, ack or register access
+        return;
+    }
+    d->schedule_burst();
 }
 
 void RtlDomain::ev_wake(void *self, uint64_t rank)
@@ -412,9 +437,11 @@ void RtlDomain::tick()
 {
     if (!waves_path_.empty() && sc_core::sc_get_curr_simcontext()->elaboration_done())
         start_waves();
+    bool moved = false;
     for (auto &p : devs_) {
         Dev &d = *p;
         Pins &m = *d.pins;
+        moved |= d.req || d.settle || !d.acks.empty() || m.tx_valid || m.mem_req_valid || m.rx_ack_valid;
         m.req_valid = d.req;
         m.req_write = d.req_write;
         m.req_addr = d.req_addr;
@@ -445,6 +472,7 @@ void RtlDomain::tick()
             bool have = x.beats_sent == 0 ||
                         x.data.size() >= std::min<uint64_t>((uint64_t)x.beats_sent * 4, x.bytes);
             if (have && x.beats_sent <= rs_link_data_beats(x.kind, x.bytes)) {
+                moved = true;
                 bool last = rs_link_rx_beat(m, x.kind, x.addr, x.bytes, x.dtype, x.op, x.notify, x.data.data(),
                                             x.data.size(), x.beats_sent);
                 if (x.beats_sent == 0) {
@@ -525,6 +553,7 @@ void RtlDomain::tick()
         vcd_->dump(t_ps_ + period_ps_ / 2);
     t_ps_ += period_ps_;
     cycles_++;
+    still_ = moved ? 0 : still_ + 1;
     for (auto &p : devs_) {
         Dev &d = *p;
         if (d.settle)
@@ -865,7 +894,9 @@ int RtlDomain::advance_for(int rank, uint64_t cycles, bool until_irq)
     for (uint64_t c = 0; c < cycles; c++) {
         if (until_irq && d.pins->irq)
             break;
-        if (quiet()) { // nothing can happen: let the time pass
+        // nothing can happen (quiet), or nothing will before the network acts, which it cannot
+        // while this call holds the simulation: let the time pass
+        if (quiet() || stalled()) {
             t_ps_ += (cycles - c) * period_ps_;
             break;
         }

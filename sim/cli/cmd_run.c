@@ -139,6 +139,8 @@ int rs_cmd_run_scenario(const char *path, int argc, char **argv)
     printf("# scenario %s: %s\n", sc.name, summary);
     fflush(stdout);
     status = rep ? rs_simrun(&sc, rep, &x, stderr) : RS_EXIT_USAGE;
+    if (rep && status != RS_EXIT_OK && status != RS_EXIT_WRONG) /* never "OK" in the JSON of a failed run */
+        rs_report_set_error(rep, "the run failed: see its messages on stderr");
     if (status == RS_EXIT_WRONG)
         fprintf(stderr, "ringsim: run: some results were wrong (see #wrong)\n");
     if (json && rs_report_write_json(rep, json, json_path, stderr) != 0 && status == RS_EXIT_OK)
@@ -162,14 +164,77 @@ int rs_cmd_run_scenario(const char *path, int argc, char **argv)
     return status;
 }
 
-/* `ringsim run [--backend host] FLAGS`: the flags' sweep on host threads. */
+/* The scenario among `run --backend host|zmq` arguments (the one word that is not an option or an
+ * option's value), or NULL; the others go to rest[] (argc + 1 entries). *bad = the first option
+ * that does not go with a scenario (the workload comes from it). -1 after a message when there
+ * are two. */
+static int rs_split_scenario(int argc, char **argv, const char **scenario, char **rest, int *nrest,
+                             const char **bad)
+{
+    *scenario = *bad = NULL;
+    *nrest = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (a[0] != '-') {
+            if (*scenario) {
+                fprintf(stderr, "ringsim: run: two scenarios '%s' and '%s' (allowed: one)\n", *scenario, a);
+                return -1;
+            }
+            *scenario = a;
+            continue;
+        }
+        if (!*bad && strncmp(a, "--backend", 9) && strncmp(a, "--ranks", 7) && strncmp(a, "--timeout", 9) &&
+            strncmp(a, "--json", 6) && strcmp(a, "-h") && strcmp(a, "--help"))
+            *bad = a;
+        rest[(*nrest)++] = argv[i];
+        if (rs_cli_option_has_arg(a) && i + 1 < argc)
+            rest[(*nrest)++] = argv[++i];
+    }
+    return 0;
+}
+
+/* `ringsim run [--backend host] FLAGS | SCENARIO`: the sweep on host threads, from the flags or
+ * from a scenario's workload (its topology, device and faults do not apply to threads). */
 static int rs_run_host(int argc, char **argv)
 {
+    const char *scenario, *bad;
+    char **rest = calloc((size_t)argc + 1, sizeof *rest);
+    int nrest = 0;
+    if (!rest || rs_split_scenario(argc, argv, &scenario, rest, &nrest, &bad) != 0) {
+        free(rest);
+        return RS_EXIT_USAGE;
+    }
     rs_cli_run run;
     rs_cli_run_defaults(&run);
-    int rc = rs_cli_parse_run(argc, argv, &run, stdout, stderr);
+    int rc = rs_cli_parse_run(nrest, rest, &run, stdout, stderr);
+    free(rest);
     if (rc >= 0)
         return rc;
+    if (scenario) {
+        if (bad) {
+            fprintf(stderr, "ringsim: run %s: option '%s' does not go with a scenario (allowed with --backend host "
+                    "and a scenario: --ranks, --timeout, --json; the workload comes from the scenario)\n", scenario, bad);
+            return RS_EXIT_USAGE;
+        }
+        rs_scenario sc;
+        if (rs_cli_load_scenario(scenario, &sc) != 0)
+            return RS_EXIT_USAGE;
+        int ranks_given = 0;
+        for (int i = 0; i < argc; i++)
+            ranks_given |= !strncmp(argv[i], "--ranks", 7);
+        rs_sweep s;
+        rs_scenario_sweep(&sc, &s);
+        s.backend = RS_BACKEND_HOST;
+        s.nranks = ranks_given ? run.sweep.nranks : sc.topo.nranks;
+        s.timeout_s = run.sweep.timeout_s;
+        char summary[256];
+        rs_scenario_summary(&sc, summary, sizeof summary);
+        printf("# scenario %s: %s\n", sc.name, summary);
+        printf("# host backend: %d threads; the scenario's topology, device and fault keys are ignored (times are "
+               "this machine's memory, not the modelled network)\n", s.nranks);
+        run.sweep = s;
+        rs_scenario_free(&sc);
+    }
     FILE *json = NULL;
     if (run.json_path && (json = rs_open_out("--json", run.json_path)) == NULL)
         return RS_EXIT_USAGE;
@@ -189,11 +254,11 @@ static int rs_run_zmq(int argc, char **argv)
 {
     rs_zmqrun_config cfg = {.connect_s = 30, .agent_backend = "zmq"};
     const char *scenario = NULL, *scenario_only_bad = NULL;
-    char **rest = calloc((size_t)argc + 1, sizeof *rest);
-    int nrest = 0, status = RS_EXIT_USAGE;
-    if (rest == NULL)
-        return RS_EXIT_USAGE;
-    for (int i = 0; i < argc; i++) {
+    char **mine = calloc((size_t)argc + 1, sizeof *mine), **rest = calloc((size_t)argc + 1, sizeof *rest);
+    int nmine = 0, nrest = 0, status = RS_EXIT_USAGE;
+    if (mine == NULL || rest == NULL)
+        goto out;
+    for (int i = 0; i < argc; i++) { /* the controller's own options; the rest as for the host */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--ranktable") || !strcmp(a, "--connect-timeout")) {
             if (!v) {
@@ -213,22 +278,14 @@ static int rs_run_zmq(int argc, char **argv)
             cfg.agent_backend = argv[++i];
         } else if (!strcmp(a, "--shutdown-agents")) {
             cfg.shutdown_remote = 1;
-        } else if (a[0] != '-') {
-            if (scenario) {
-                fprintf(stderr, "ringsim: run: two scenarios '%s' and '%s' (allowed: one)\n", scenario, a);
-                goto out;
-            }
-            scenario = a;
         } else {
-            if (strncmp(a, "--backend", 9) && strncmp(a, "--ranks", 7) && strncmp(a, "--timeout", 9) &&
-                strncmp(a, "--json", 6) && strcmp(a, "-h") && strcmp(a, "--help"))
-                scenario_only_bad = a;
-            cfg.ranks_given |= !strncmp(a, "--ranks", 7);
-            rest[nrest++] = argv[i];
-            if (rs_cli_option_has_arg(a) && v)
-                rest[nrest++] = argv[++i];
+            mine[nmine++] = argv[i];
         }
     }
+    if (rs_split_scenario(nmine, mine, &scenario, rest, &nrest, &scenario_only_bad) != 0)
+        goto out;
+    for (int i = 0; i < nrest; i++)
+        cfg.ranks_given |= !strncmp(rest[i], "--ranks", 7);
     rs_cli_run run;
     rs_cli_run_defaults(&run);
     rs_sweep *o = &run.sweep;
@@ -275,16 +332,21 @@ static int rs_run_zmq(int argc, char **argv)
     status = rs_zmqrun(&cfg, o, run.json_path, stdout, stderr);
     rs_scenario_free(&sc);
 out:
+    free(mine);
     free(rest);
     return status;
 }
 
 int rs_cmd_run(int argc, char **argv)
 {
-    for (int i = 0; i < argc; i++)
-        if ((strcmp(argv[i], "--backend") == 0 && i + 1 < argc && strcmp(argv[i + 1], "zmq") == 0) ||
-            strcmp(argv[i], "--backend=zmq") == 0)
+    for (int i = 0; i < argc; i++) {
+        const char *b = !strcmp(argv[i], "--backend") && i + 1 < argc ? argv[i + 1]
+                        : !strncmp(argv[i], "--backend=", 10) ? argv[i] + 10 : "";
+        if (!strcmp(b, "zmq"))
             return rs_run_zmq(argc, argv);
+        if (!strcmp(b, "host"))
+            return rs_run_host(argc, argv);
+    }
     if (argc == 0) /* the main job: the default scenario on the model */
         return rs_cmd_run_scenario(RINGSIM_DEFAULT_SCENARIO, 0, argv);
     if (argv[0][0] != '-')

@@ -37,7 +37,7 @@ static void rs_usage(FILE *f)
         "  plan SCENARIO [--simulate]\n"
         "            every algorithm's predicted time at every size of the scenario and auto's choice;\n"
         "            --simulate runs each on the model beside its prediction\n"
-        "  run --backend host [flags]\n"
+        "  run --backend host [flags | SCENARIO]\n"
         "            run collectives on N host threads, nccl-tests flags ('ringsim run --help')\n"
         "  run --backend zmq [--ranks N | --ranktable FILE] [SCENARIO | flags]\n"
         "            one process per rank joined by ZeroMQ: spawns N local agents (or uses the agents\n"

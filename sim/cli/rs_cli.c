@@ -82,7 +82,7 @@ void rs_cli_usage_run(FILE *out)
     fprintf(out,
         "usage: ringsim run                      simulate scenarios/default.yaml on the model\n"
         "       ringsim run SCENARIO [--json FILE] [--stats] [--waves FILE]\n"
-        "       ringsim run --backend host [options]\n"
+        "       ringsim run --backend host [options | SCENARIO [--ranks N] [--timeout S] [--json FILE]]\n"
         "\n"
         "Runs an nccl-tests-style sweep of collectives on N ranks and checks every result\n"
         "bit-exactly: on the SystemC model as a scenario (YAML, see scenarios/README.md) says,\n"
@@ -186,8 +186,9 @@ int rs_cli_seconds(const char *who, const char *flag, const char *text, double m
 {
     char *end = NULL;
     double s = text ? strtod(text, &end) : -1;
-    if (!text || end == text || *end || !(s > 0) || s > max) {
-        fprintf(stderr, "%s: %s: '%s' is not a time (allowed: seconds > 0 and <= %g, e.g. 0.5)\n", who, flag,
+    /* at least 1 ms: agents get times in ms, and a shorter one is not a usable limit anywhere */
+    if (!text || end == text || *end || !(s >= 1e-3) || s > max) {
+        fprintf(stderr, "%s: %s: '%s' is not a time (allowed: seconds from 0.001 to %g, e.g. 0.5)\n", who, flag,
                 text ? text : "", max);
         return -1;
     }
@@ -318,8 +319,8 @@ int rs_cli_parse_run(int argc, char **argv, rs_cli_run *run, FILE *out, FILE *er
         const char *value = NULL;
         if (strcmp(arg, "--") == 0 || arg[0] != '-' || arg[1] == '\0') {
             const char *what = strcmp(arg, "--") == 0 ? (i + 1 < argc ? argv[i + 1] : "") : arg;
-            fprintf(err, "ringsim: run: scenario files are not supported yet: '%s' (allowed: --backend host "
-                         "with flags; see 'ringsim run --help')\n", what);
+            fprintf(err, "ringsim: run: unexpected argument '%s' (allowed: options and one scenario file; see "
+                         "'ringsim run --help')\n", what);
             return RS_EXIT_USAGE;
         }
         if (arg[1] == '-') {
@@ -471,9 +472,9 @@ int rs_cli_parse_run(int argc, char **argv, rs_cli_run *run, FILE *out, FILE *er
             char *end = NULL;
             errno = 0;
             double s = strtod(value, &end);
-            if (end == value || *end != '\0' || errno == ERANGE || !(s > 0) || !(s <= 1e6)) {
-                fprintf(err, "ringsim: %s: '%s' is not a timeout (allowed: seconds, a number > 0 and "
-                             "<= 1000000, e.g. 0.5)\n", flag, value);
+            if (end == value || *end != '\0' || errno == ERANGE || !(s >= 1e-3) || !(s <= 1e6)) {
+                fprintf(err, "ringsim: %s: '%s' is not a timeout (allowed: seconds from 0.001 to 1000000, "
+                             "e.g. 0.5)\n", flag, value);
                 rc = -1;
             }
             o->timeout_s = s;

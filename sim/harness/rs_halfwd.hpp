@@ -17,5 +17,6 @@ template <class W> ncl_hal_ops rs_forward_ops(const ncl_hal_ops &d)
     o.wait_event = d.wait_event ? W::wait_event : nullptr;
     o.now_ns = d.now_ns ? W::now_ns : nullptr;
     o.log = d.log ? W::log : nullptr;
+    o.notify_peek = d.notify_peek ? W::notify_peek : nullptr;
     return o;
 }

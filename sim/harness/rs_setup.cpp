@@ -115,6 +115,15 @@ void engine_setup(const rs_scenario &sc, const model::Topology &built, EngineSet
     const model::Topology &topo = degraded ? *degraded : built;
     ncl_config cfg = NCL_CONFIG_INIT;
     cfg.check_schedules = 0; // the tests prove every algorithm; launches here are timed
+    // The engine's 30 s timeout is a wall-clock figure; a simulated network whose latency alone
+    // comes near it (1 s links around a 64-ring: a notify takes 63 s to go round) is slow, not
+    // dead. Such networks get the time a notify needs to go round the ranks four times on top.
+    double hop = 0;
+    for (const model::TopoChannel &c : topo.channels())
+        hop = std::max(hop, c.params.latency + topo.forward_latency());
+    double crossing_s = 4.0 * topo.nranks() * hop;
+    if (crossing_s > 1e-3)
+        cfg.timeout_ns += (uint64_t)(crossing_s * 1e9);
     // Devices take large DMA tasks: slices only bound a task; a step's rounds overlap in flight.
     cfg.slice_bytes = sc.workload.slice_bytes ? sc.workload.slice_bytes : RS_DEFAULT_ENGINE_SLICE_BYTES;
     cfg.in_flight = sc.workload.in_flight; // 0: the device's queue depth

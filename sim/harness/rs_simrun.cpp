@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -497,8 +498,19 @@ extern "C" int rs_simrun(const rs_scenario *sc, rs_report *rep, const rs_simrun_
         auto wall0 = std::chrono::steady_clock::now();
         Driver d(*sc, ex, err);
         int status = d.build();
-        if (status == RS_EXIT_OK)
-            status = d.run(rep);
+        try {
+            if (status == RS_EXIT_OK)
+                status = d.run(rep);
+        } catch (const std::exception &e) { // the rows so far stay; the report says the run failed
+            // (SystemC hands an exception from inside a process back as its own report, E549)
+            bool oom = dynamic_cast<const std::bad_alloc *>(&e) != nullptr || std::strstr(e.what(), "bad_alloc");
+            std::string what = oom ? "out of memory while simulating (fewer ranks, smaller sizes, or payload: none)"
+                                   : std::string("internal error while simulating: ") + e.what();
+            std::fprintf(err, "ringsim: %s: %s\n", sc->path ? sc->path : "scenario", what.c_str());
+            if (rep)
+                rs_report_set_error(rep, what.c_str());
+            return RS_EXIT_ENGINE;
+        }
         d.print_links(stdout);
         d.finish_waves();
         if (d.finish_trace() != 0 && status == RS_EXIT_OK)

@@ -55,6 +55,10 @@ struct WorldOps {
         return NCL_SUCCESS;
     }
     static uint64_t now_ns(void *ctx) { return D().now_ns(R(ctx).npu); }
+    static ncl_result notify_peek(void *ctx, int peer, uint32_t id, uint32_t *v)
+    {
+        return D().notify_peek(R(ctx).npu, peer, id, v);
+    }
     static void log(void *ctx, int level, const char *msg) { D().log(R(ctx).npu, level, msg); }
 };
 
@@ -109,6 +113,9 @@ void SimWorld::resume(int rank)
     baton_ = rank;
     cv_.notify_all();
     cv_.wait(lk, [&] { return baton_ == -1; });
+    // The last rank done ends the world: a fault due later must not pull simulated time to it.
+    if (r.finished && ++finished_ == (int)ranks_.size())
+        cl_.network().scheduler().hold_from(cl_.network().next_fault_ps());
 }
 
 ncl_result SimWorld::run(ncl_host_fn fn, void *arg, ncl_result *results)
@@ -182,6 +189,8 @@ extern "C" ncl_result rs_simworld_run_scenario(void *scenario_path, const ncl_co
                 ncl_config cfg = setup.cfg;
                 cfg.deterministic = comm->deterministic;
                 cfg.timeout_ns = comm->timeout_ns;
+                for (size_t i = 0; i < sc.faults_count; i++) // as `ringsim run` applies them
+                    cl.network().schedule_fault(sc.faults[i]);
                 rs::SimWorld world(cl);
                 out = cl.connect(cfg, [&](int r, model::Npu &npu) { return world.wrap(r, npu); });
                 if (out == NCL_SUCCESS)

@@ -49,6 +49,7 @@ private:
     std::mutex mu_;
     std::condition_variable cv_;
     int baton_ = -1; // -1: the simulator; r: rank r's thread
+    int finished_ = 0; // ranks whose fn returned
     ncl_hal_ops ops_{};
     friend struct WorldOps;
 };

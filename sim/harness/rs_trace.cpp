@@ -144,6 +144,10 @@ struct TraceOps {
     }
     static ncl_result wait_event(void *ctx, uint64_t timeout_ns) { return R(ctx).in.ops->wait_event(R(ctx).in.ctx, timeout_ns); }
     static uint64_t now_ns(void *ctx) { return R(ctx).in.ops->now_ns(R(ctx).in.ctx); }
+    static ncl_result notify_peek(void *ctx, int peer, uint32_t id, uint32_t *v)
+    {
+        return R(ctx).in.ops->notify_peek(R(ctx).in.ctx, peer, id, v);
+    }
     static void log(void *ctx, int level, const char *msg) { R(ctx).in.ops->log(R(ctx).in.ctx, level, msg); }
 };
 

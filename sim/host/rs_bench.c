@@ -330,6 +330,8 @@ int rs_bench_run(const rs_sweep *o, ncl_coll coll, rs_report *rep, rs_memprobe *
     hc.comm.channels = o->channels;
     if (o->timeout_s > 0)
         hc.comm.timeout_ns = (uint64_t)(o->timeout_s * 1e9);
+    hc.comm.deterministic = (uint8_t)o->deterministic;
+    hc.comm.wide_accumulation = (uint8_t)o->wide_accumulation;
     ncl_algo forced = (o->algo != NCL_ALGO_AUTO && ncl_algo_supported(coll, o->algo)) ? o->algo : NCL_ALGO_AUTO;
     hc.comm.algorithm[coll] = (uint8_t)forced;
 

@@ -18,7 +18,7 @@ extern "C" {
 /** Largest scenario file read (bytes). */
 #define RS_SCENARIO_MAX_FILE (16u << 20)
 /** Room for any message of the loader. */
-#define RS_SCENARIO_ERRLEN 512
+#define RS_SCENARIO_ERRLEN 2048
 
 /**
  * Loads and checks a scenario file. Returns 0 with *out filled (every default applied, every

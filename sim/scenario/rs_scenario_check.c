@@ -554,6 +554,11 @@ int rs_scenario_check_workload(rs_schema_ctx *c, yaml_node_t *node, void *base)
                                 rs_yaml_enum_name(&rs_scenario_colls, w->colls[i]), list);
         }
     }
+    if (w->algo == NCL_ALGO_HIER && rs_sc(c)->topo.kind != RS_TOPO_CLUSTER)
+        return rs_yaml_fail(c->y, rs_schema_key_line(c, node, "algorithm"), "algorithm",
+                            "'hier' runs inside each server, then across servers, and topology kind %s has no "
+                            "servers (allowed: hier with kind cluster; here another algorithm or auto)",
+                            rs_yaml_enum_name(&rs_scenario_kinds, rs_sc(c)->topo.kind));
     if (w->root >= rs_sc(c)->topo.nranks)
         return rs_yaml_fail(c->y, rs_schema_key_line(c, node, "root"), "root",
                             "%d is out of range (allowed: 0 to %d with %d ranks)", w->root, rs_sc(c)->topo.nranks - 1,

@@ -25,4 +25,6 @@ void rs_scenario_sweep(const rs_scenario *sc, rs_sweep *s)
     s->algo = w->algo;
     s->seed = sc->seed;
     s->memprobe = 0;
+    s->deterministic = w->deterministic;
+    s->wide_accumulation = w->wide_accumulation;
 }

@@ -124,6 +124,14 @@ static int rs_yaml_precheck(rs_yaml *y, const char *text, size_t len)
             break;
         }
         int line = (int)ev.start_mark.line + 1;
+        /* a local tag (!custom) would be dropped silently by the walker: say so instead */
+        const unsigned char *tag = ev.type == YAML_SCALAR_EVENT           ? ev.data.scalar.tag
+                                   : ev.type == YAML_MAPPING_START_EVENT  ? ev.data.mapping_start.tag
+                                   : ev.type == YAML_SEQUENCE_START_EVENT ? ev.data.sequence_start.tag
+                                                                          : NULL;
+        if (tag && strncmp((const char *)tag, "tag:yaml.org,2002:", 18) != 0)
+            rc = rs_yaml_fail(y, line, "yaml", "tag '%.60s' (allowed: plain YAML, or the standard !!str, !!int, "
+                              "!!float, !!bool, !!map, !!seq; a key's type comes from the key)", (const char *)tag);
         switch (ev.type) {
         case YAML_STREAM_END_EVENT:
             done = 1;
@@ -173,6 +181,14 @@ int rs_yaml_load(rs_yaml *y, const char *text, size_t len)
 
 char *rs_yaml_read_file(const char *path, size_t max, size_t *len, char *why, size_t whylen)
 {
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        /* opening a FIFO blocks until something writes to it: never wait on one */
+        snprintf(why, whylen, "is not a regular file (a %s)",
+                 S_ISFIFO(st.st_mode) ? "FIFO" : S_ISSOCK(st.st_mode) ? "socket" : "device");
+        errno = EINVAL;
+        return NULL;
+    }
     FILE *f = fopen(path, "rb");
     if (f == NULL) {
         int e = errno;
@@ -180,7 +196,6 @@ char *rs_yaml_read_file(const char *path, size_t max, size_t *len, char *why, si
         errno = e;
         return NULL;
     }
-    struct stat st;
     if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
         fclose(f);
         snprintf(why, whylen, "is a directory");

@@ -44,6 +44,8 @@ typedef struct rs_sweep {
     double timeout_s;         /**< 0: the engine's default */
     uint64_t seed;
     int memprobe;             /**< measure single-thread memcpy beside each row (host) */
+    int deterministic;        /**< host: ncl_config.deterministic (a scenario's workload key) */
+    int wide_accumulation;    /**< host: ncl_config.wide_accumulation (likewise) */
 } rs_sweep;
 
 /** Fills s with the defaults (allreduce + broadcast, 8 host ranks, float, sum, 8 B .. 16 MiB x2). */

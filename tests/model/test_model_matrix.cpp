@@ -73,6 +73,8 @@ const ncl_hal_ops k_log_ops = {
     [](void *c, uint64_t t) { return ncl_hal_wait_event(&rl(c)->inner, t); },
     [](void *c) { return ncl_hal_now_ns(&rl(c)->inner); },
     [](void *c, int level, const char *msg) { ncl_hal_log(&rl(c)->inner, level, msg); },
+    [](void *c, int p, uint32_t id, uint32_t *v) { return ncl_hal_notify_peek(&rl(c)->inner, p, id, v); },
+    [](void *c) { return ncl_hal_last_error(&rl(c)->inner); },
 };
 
 // ---- topologies -----------------------------------------------------------------------------------

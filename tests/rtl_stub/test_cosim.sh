@@ -88,6 +88,20 @@ for sc in rtl_ring4 rtl_chain4; do
     [ $# -ge 13 ] && [ $(($9 + ${13})) -eq 0 ] || fail "$sc mixed, 4-engine NPUs: no row or #wrong"
 done
 
+# issue 19: a link down under RTL devices ends in the engine's timeout naming the link, at once
+# (the domain clocked a block waiting for an ack a cycle at a time: no result after 300 s)
+sed -e 's/^  sizes: .*/  sizes: {begin: 64 KiB, end: 64 KiB, factor: 2}/' "$S/rtl_ring4.yaml" >"$T/down.yaml"
+printf 'faults:\n  - {at: 0 s, link: [1, 2], both: false, action: down}\n' >>"$T/down.yaml"
+timeout 120 "$R" run "$T/down.yaml" --links none >"$T/down.out" 2>"$T/down.err"
+rc=$?
+[ $rc -eq 3 ] && grep -q 'link npu1->npu2 is down' "$T/down.err" || fail "rtl link down: exit $rc: $(cat "$T/down.err")"
+# issue 19: det (a gather into rank 0's scratch) with rank 0 RTL and the others SystemC: the
+# NPUs write into the block's scratch through its proxy (it had none: "outside the bound buffer")
+sed -e 's/^  rtl_clock: 1 GHz/  rtl_clock: 1 GHz\n  rtl_ranks: "0"/' -e 's/^  algorithm: ring/  algorithm: det/' \
+    -e 's/^  sizes: .*/  sizes: {begin: 1 KiB, end: 16 KiB, factor: 4}/' "$S/rtl_ring4.yaml" >"$T/det_dev0.yaml"
+"$R" run "$T/det_dev0.yaml" --links none >"$T/det_dev0.out" 2>"$T/det_dev0.err" || fail "det, rank 0 RTL: exit $?: $(cat "$T/det_dev0.err")"
+[ "$(grep -v '^#' "$T/det_dev0.out" | awk '$9 == 0 && $13 == 0' | wc -l)" -eq 3 ] || fail "det, rank 0 RTL: not 3 rows with #wrong 0"
+
 # --waves: one VCD, a scope per RTL rank, the clock toggling; none asked of a SystemC scenario
 small() { sed 's/^  sizes: .*/  sizes: {begin: 1 KiB, end: 1 KiB, factor: 2}/' "$T/rtl_ring4_$1.yaml" >"$T/small_$1.yaml"; }
 for kind in all dev0 systemc; do variant rtl_ring4 $kind; small $kind; done

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -62,6 +63,7 @@ typedef struct host_rank {
     uint64_t seen_gen;            /* event generation observed by the last wait_event */
     unsigned seen_exits;          /* world exit count observed by the last wait_event */
     int completion_unseen;        /* a task completed that dma_poll has not reported yet */
+    unsigned short_polls;         /* notify waits found short in a row without a wait_event between */
     uint64_t seq;                 /* collective being run, for logs */
     uint8_t coll;
     uint8_t qstate[NCL_MAX_QUEUES];
@@ -82,6 +84,8 @@ typedef struct host_rank {
     /* The last collective this rank began, (seq << 8) | coll: peers compare it with their own to
      * tell "called a different collective" from "slow" at once instead of at the timeout. */
     _Atomic uint64_t launch;
+    ncl_hal_launch desc; /* the whole launch, under mu: peers compare every field (a mismatch) */
+    char err[256];       /* the rank's last failure, for ncl_comm_last_error (owner thread only) */
     ncl_rank_state state; /* the communicator's state when fn returned (hang forensics) */
 } host_rank;
 
@@ -142,14 +146,23 @@ __attribute__((format(printf, 3, 4)))
 #endif
 static void host_logf(host_rank *r, int level, const char *fmt, ...)
 {
-    if (r && !host_logs(r, level))
+    int keep = r && level == NCL_LOG_ERROR; /* an error is the rank's last_error, logged or not */
+    if (r && !host_logs(r, level) && !keep)
         return;
     char msg[640];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    host_log(r, level, msg);
+    if (keep)
+        snprintf(r->err, sizeof r->err, "%.255s", msg);
+    if (!r || host_logs(r, level))
+        host_log(r, level, msg);
+}
+
+static const char *host_last_error(void *ctx)
+{
+    return ((host_rank *)ctx)->err;
 }
 
 /* NCL_HOST_LOG=debug|info|warn|error|off; errors and warnings by default. */
@@ -249,6 +262,38 @@ static ncl_result host_caps(void *ctx, ncl_hal_caps *out)
     return NCL_SUCCESS;
 }
 
+static void host_unbind(host_rank *r);
+
+/* 1 (after logging it) when peer began the same call number as this rank with another collective,
+ * count, dtype, op, root, placement or algorithm: the calls do not match, and going on would end
+ * in a timeout or, worse, in a result that looks right on some ranks. */
+static int host_mismatch(host_rank *r, int peer)
+{
+    host_rank *p = &r->world->ranks[peer];
+    if (peer == r->rank || atomic_load(&p->launch) >> 8 != r->seq)
+        return 0;
+    pthread_mutex_lock(&p->mu);
+    ncl_hal_launch theirs = p->desc;
+    pthread_mutex_unlock(&p->mu);
+    char why[256];
+    if (!ncl_launch_mismatch(&r->desc, r->rank, &theirs, peer, why, sizeof why))
+        return 0;
+    host_logf(r, NCL_LOG_ERROR, "mismatch: %s", why);
+    return 1;
+}
+
+/* Every peer that began this call already, compared with this rank's launch: at begin (a late
+ * rank fails before any data moves) and at end (a rank never succeeds on a call whose mismatch it
+ * could see). A rank that finishes before a mismatched peer begins cannot know; that peer fails at
+ * its begin, naming it. */
+static int host_mismatch_any(host_rank *r)
+{
+    for (int peer = 0; peer < host_cfg_of(r->world)->nranks; peer++)
+        if (host_mismatch(r, peer))
+            return 1;
+    return 0;
+}
+
 static ncl_result host_begin(void *ctx, const ncl_hal_launch *l)
 {
     host_rank *r = ctx;
@@ -263,9 +308,17 @@ static ncl_result host_begin(void *ctx, const ncl_hal_launch *l)
                   (unsigned long long)l->seq, (unsigned long long)r->seq);
     r->seq = l->seq;
     r->coll = l->coll;
+    r->err[0] = '\0';
+    pthread_mutex_lock(&r->mu);
+    r->desc = *l;
+    pthread_mutex_unlock(&r->mu);
     atomic_store(&r->launch, l->seq << 8 | l->coll);
     memset(r->qstate, HQ_IDLE, sizeof r->qstate);
     r->completion_unseen = 0;
+    if (host_mismatch_any(r)) { /* refused: nothing of this call may touch the buffers */
+        host_unbind(r);
+        return NCL_ERR_REMOTE;
+    }
     host_logf(r, NCL_LOG_DEBUG, "begin #%llu coll %u send %p (%llu B) recv %p (%llu B)",
               (unsigned long long)l->seq, (unsigned)l->coll, (const void *)l->send,
               (unsigned long long)l->send_bytes, l->recv, (unsigned long long)l->recv_bytes);
@@ -285,7 +338,7 @@ static ncl_result host_end(void *ctx, ncl_result result)
     host_rank *r = ctx;
     host_unbind(r);
     host_logf(r, NCL_LOG_DEBUG, "end #%llu: %s", (unsigned long long)r->seq, ncl_strerror(result));
-    return NCL_SUCCESS;
+    return result == NCL_SUCCESS && host_mismatch_any(r) ? NCL_ERR_REMOTE : NCL_SUCCESS;
 }
 
 /* Resolves (owner's buf + off, bytes) to an address, or explains into why[] and returns NULL.
@@ -322,19 +375,6 @@ static ncl_result host_task_fail(host_rank *r, uint32_t queue, const ncl_task *t
 }
 
 /* Runs the task to completion on the calling thread: the host "DMA engine" is a memcpy. */
-/* 1 (after logging it) when peer began the same collective number as this rank with another
- * collective: the ranks' calls do not match, and waiting would only end in a timeout. */
-static int host_mismatch(host_rank *r, int peer)
-{
-    uint64_t theirs = atomic_load(&r->world->ranks[peer].launch);
-    if (peer == r->rank || theirs >> 8 != r->seq || (theirs & 0xff) == r->coll)
-        return 0;
-    host_logf(r, NCL_LOG_ERROR, "mismatch: rank %d runs %s #%llu while this rank runs %s #%llu - the ranks "
-              "called different collectives", peer, ncl_coll_name((ncl_coll)(theirs & 0xff)),
-              (unsigned long long)r->seq, ncl_coll_name((ncl_coll)r->coll), (unsigned long long)r->seq);
-    return 1;
-}
-
 static ncl_result host_dma_submit(void *ctx, uint32_t queue, const ncl_task *t)
 {
     host_rank *r = ctx;
@@ -469,6 +509,17 @@ static ncl_result host_notify_try_wait(void *ctx, int peer, uint32_t id, uint32_
         gone = peer != r->rank && atomic_load(&w->ranks[peer].exited);
     }
     pthread_mutex_unlock(&r->mu);
+    if (host_mismatch(r, peer)) /* done or not: a rank must not succeed on a mismatched call */
+        return NCL_ERR_REMOTE;
+    /* A program polling ncl_test in a loop never sleeps in wait_event: on a machine with fewer
+     * cores than ranks it would keep the core from the rank it waits for (8 ranks on 2 cores
+     * took seconds instead of milliseconds). After a few short looks in a row, give the core up. */
+    if (*done)
+        r->short_polls = 0;
+    else if (++r->short_polls >= 16) {
+        r->short_polls = 0;
+        sched_yield();
+    }
     if (gone) {
         host_logf(r, NCL_LOG_ERROR,
                   "#%llu waits for notify %u (x%u, have %u) from rank %d, which has already "
@@ -476,8 +527,6 @@ static ncl_result host_notify_try_wait(void *ctx, int peer, uint32_t id, uint32_
                   (unsigned long long)r->seq, id, count, have, peer);
         return NCL_ERR_REMOTE;
     }
-    if (!*done && host_mismatch(r, peer))
-        return NCL_ERR_REMOTE;
     if (*done && count)
         host_logf(r, NCL_LOG_DEBUG, "#%llu wait <- rank %d id %u x%u satisfied",
                   (unsigned long long)r->seq, peer, id, count);
@@ -496,6 +545,7 @@ static ncl_result host_wait_event(void *ctx, uint64_t timeout_ns)
 {
     host_rank *r = ctx;
     host_world *w = r->world;
+    r->short_polls = 0; /* the engine waits properly: no busy loop to break */
     if (r->completion_unseen) {
         r->completion_unseen = 0;
         return NCL_SUCCESS;
@@ -529,6 +579,18 @@ static ncl_result host_wait_event(void *ctx, uint64_t timeout_ns)
     return NCL_SUCCESS;
 }
 
+static ncl_result host_notify_peek(void *ctx, int peer, uint32_t id, uint32_t *value)
+{
+    host_rank *r = ctx;
+    if (!value || peer < 0 || peer >= host_cfg_of(r->world)->nranks || id >= NCL_NOTIFY_IDS)
+        return NCL_ERR_BACKEND;
+    pthread_mutex_lock(&r->mu);
+    host_ctr *c = host_ctr_find(&r->ctrs, host_ctr_key(peer, id));
+    *value = c->key ? c->count : 0;
+    pthread_mutex_unlock(&r->mu);
+    return NCL_SUCCESS;
+}
+
 const ncl_hal_ops ncl_host_hal_ops = {
     .caps = host_caps,
     .begin = host_begin,
@@ -540,6 +602,8 @@ const ncl_hal_ops ncl_host_hal_ops = {
     .wait_event = host_wait_event,
     .now_ns = host_now_ns,
     .log = host_log,
+    .notify_peek = host_notify_peek,
+    .last_error = host_last_error,
 };
 
 /* ---- world and rank threads ---------------------------------------------------------- */

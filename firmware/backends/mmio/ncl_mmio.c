@@ -833,6 +833,16 @@ static ncl_result notify_try_wait(void *ctx, int peer, uint32_t id, uint32_t cou
     return NCL_SUCCESS;
 }
 
+static ncl_result notify_peek(void *ctx, int peer, uint32_t id, uint32_t *value)
+{
+    ncl_mmio *m = ctx;
+    uint32_t idx;
+    if (!value || peer < 0 || peer >= m->cfg.nranks || !counter_of(m, peer, m->cfg.rank, id, &idx))
+        return NCL_ERR_BACKEND;
+    *value = rd(m, NCL_MMIO_NOTIFY_CNT(idx));
+    return NCL_SUCCESS;
+}
+
 /* Clears and returns the pending events (W1C), so none is lost between looks. */
 static uint32_t take_events(ncl_mmio *m)
 {
@@ -889,4 +899,5 @@ const ncl_hal_ops ncl_mmio_hal_ops = {
     .wait_event = wait_event,
     .now_ns = now_ns,
     .log = hal_log,
+    .notify_peek = notify_peek,
 };

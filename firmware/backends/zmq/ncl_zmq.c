@@ -36,8 +36,11 @@ typedef struct zq_peer {
     uint64_t drop_ns;        /* when the connection dropped (0: it did not) */
     uint32_t tx_payload;     /* agreed max payload towards the peer */
     int coll_ok;             /* NCL_WIRE_CAP_COLL agreed: our NOTIFYs carry tags, ABORT may go */
+    int desc_ok;             /* NCL_WIRE_CAP_DESC agreed too: our tagged NOTIFYs carry the call's descriptor */
     uint64_t call;           /* the latest collective tag the peer sent: its call number... */
     uint8_t coll;            /* ...and kind (call 0: none seen) */
+    int has_desc;            /* ...and that call's descriptor, if it came with one */
+    ncl_wire_desc desc;
     uint64_t seq;
     ncl_zmq_link st;
 } zq_peer;
@@ -62,6 +65,7 @@ struct ncl_zmq {
     uint64_t seq;            /* collective being run (its call number on this backend, 1 for the first) */
     uint64_t calls;          /* collectives begun on this backend */
     uint8_t coll;            /* and its kind (ncl_coll): the tag our NOTIFYs carry */
+    ncl_wire_desc desc;      /* and its descriptor (count, dtype, op, ...), compared with the peers' */
     uint64_t done;           /* the last call that ended well here (an ABORT's done_call) */
     int event;               /* something happened that wait_event has not reported */
     ncl_result sticky;       /* first failure (link, mismatch, failed collective, ABORT): every later op
@@ -303,11 +307,24 @@ static void zq_abort_peers(ncl_zmq *z, uint64_t call, ncl_result code)
 static int zq_mismatch(ncl_zmq *z, int peer, uint64_t seq, uint8_t coll)
 {
     const zq_peer *p = &z->peers[peer];
-    if (!p->call || p->call != seq || p->coll == coll)
+    if (!p->call || p->call != seq)
         return 0;
-    zq_stick(z, NCL_ERR_REMOTE, "mismatch: rank %d called %s #%llu while this rank (%d) called %s #%llu: every rank "
-             "must call the same collectives in the same order", peer, ncl_coll_name((ncl_coll)p->coll),
-             (unsigned long long)seq, z->rank, ncl_coll_name((ncl_coll)coll), (unsigned long long)seq);
+    if (p->coll != coll) {
+        zq_stick(z, NCL_ERR_REMOTE, "mismatch: rank %d called %s #%llu while this rank (%d) called %s #%llu: every "
+                 "rank must call the same collectives in the same order", peer, ncl_coll_name((ncl_coll)p->coll),
+                 (unsigned long long)seq, z->rank, ncl_coll_name((ncl_coll)coll), (unsigned long long)seq);
+        return 1;
+    }
+    if (!p->has_desc) /* a peer without NCL_WIRE_CAP_DESC: the kind is all we know */
+        return 0;
+    ncl_hal_launch mine = {.seq = seq, .coll = coll, .count = z->desc.count, .dtype = z->desc.dtype,
+                           .op = z->desc.op, .algo = z->desc.algo, .inplace = z->desc.inplace, .root = z->desc.root};
+    ncl_hal_launch theirs = {.seq = seq, .coll = coll, .count = p->desc.count, .dtype = p->desc.dtype,
+                             .op = p->desc.op, .algo = p->desc.algo, .inplace = p->desc.inplace, .root = p->desc.root};
+    char why[256];
+    if (!ncl_launch_mismatch(&mine, z->rank, &theirs, peer, why, sizeof why))
+        return 0;
+    zq_stick(z, NCL_ERR_REMOTE, "mismatch: %s", why);
     return 1;
 }
 
@@ -406,6 +423,7 @@ static void zq_apply(ncl_zmq *z, int peer, const unsigned char *b, size_t len)
         p->hello_rx = 1;
         p->tx_payload = agreed.max_payload;
         p->coll_ok = (agreed.caps & NCL_WIRE_CAP_COLL) != 0;
+        p->desc_ok = p->coll_ok && (agreed.caps & NCL_WIRE_CAP_DESC) != 0;
         zq_send_hello(z, peer, 1, &agreed, m.seq);
         return;
     }
@@ -434,8 +452,15 @@ static void zq_apply(ncl_zmq *z, int peer, const unsigned char *b, size_t len)
                          "HELLO did not agree", peer, p->endpoint);
                 return;
             }
+            if (m.has_desc && !p->desc_ok) {
+                zq_break(z, peer, NCL_ERR_LINK, "link from rank %d (%s): NOTIFY carries a call descriptor, which "
+                         "HELLO did not agree", peer, p->endpoint);
+                return;
+            }
             p->call = m.call;
             p->coll = m.coll;
+            p->has_desc = m.has_desc;
+            p->desc = m.desc;
             if (z->bufs.bound && zq_mismatch(z, peer, z->seq, z->coll))
                 return;
         }
@@ -629,6 +654,8 @@ static ncl_result zq_begin(void *ctx, const ncl_hal_launch *l)
      * the order of their calls across all of them. With one communicator the two are equal. */
     z->seq = ++z->calls;
     z->coll = l->coll;
+    z->desc = (ncl_wire_desc){.count = l->count, .dtype = l->dtype, .op = l->op, .algo = l->algo,
+                              .inplace = l->inplace, .root = l->root};
     if (z->sticky != NCL_SUCCESS) { /* broken: the first failure's message stays in err */
         zq_abort_peers(z, z->seq, z->sticky);
         return z->sticky;
@@ -646,6 +673,7 @@ static ncl_result zq_begin(void *ctx, const ncl_hal_launch *l)
 static ncl_result zq_end(void *ctx, ncl_result result)
 {
     ncl_zmq *z = ctx;
+    int mismatched = 0;
     if (result != NCL_SUCCESS) {
         /* HCCL/NCCL semantics: a failed collective leaves the peers' state unknown (half-applied
          * writes, unconsumed notifies), so the communicator stays broken until destroyed. A peer's
@@ -658,12 +686,18 @@ static ncl_result zq_end(void *ctx, ncl_result result)
         }
         zq_abort_peers(z, z->seq, result);
     } else {
+        /* a mismatch this rank can see now fails the call here too: no rank succeeds on one */
+        for (int i = 0; i < z->nranks && z->sticky == NCL_SUCCESS; i++)
+            if (i != z->rank && zq_mismatch(z, i, z->seq, z->coll)) {
+                zq_abort_peers(z, z->seq, z->sticky);
+                mismatched = 1;
+            }
         if (z->sticky == NCL_SUCCESS)
             z->done = z->seq;
         zq_apply_pending(z); /* a peer aborted after this call: the next begin fails */
     }
     ncl_bk_unbind(&z->bufs);
-    return NCL_SUCCESS;
+    return mismatched ? NCL_ERR_REMOTE : NCL_SUCCESS;
 }
 
 /* A peer we must talk to: up, or the reason it is not. */
@@ -794,6 +828,9 @@ static ncl_result zq_notify_record(void *ctx, uint32_t queue, int peer, uint32_t
     if (z->peers[peer].coll_ok && z->bufs.bound) { /* the receiver checks it against its own call */
         m.call = z->seq;
         m.coll = z->coll;
+        m.has_desc = (uint8_t)z->peers[peer].desc_ok;
+        if (m.has_desc)
+            m.desc = z->desc;
     }
     return zq_send(z, peer, &m);
 }
@@ -854,6 +891,15 @@ static uint64_t zq_now_ns(void *ctx)
     return zq_now();
 }
 
+static ncl_result zq_notify_peek(void *ctx, int peer, uint32_t id, uint32_t *value)
+{
+    ncl_zmq *z = ctx;
+    if (!value || peer < 0 || peer >= z->nranks || id >= NCL_NOTIFY_IDS)
+        return NCL_ERR_BACKEND;
+    *value = z->ctr[(size_t)peer * NCL_NOTIFY_IDS + id];
+    return NCL_SUCCESS;
+}
+
 const ncl_hal_ops ncl_zmq_hal_ops = {
     .caps = zq_caps,
     .begin = zq_begin,
@@ -865,6 +911,7 @@ const ncl_hal_ops ncl_zmq_hal_ops = {
     .wait_event = zq_wait_event,
     .now_ns = zq_now_ns,
     .log = zq_hal_log,
+    .notify_peek = zq_notify_peek,
 };
 
 /* ---- life cycle -------------------------------------------------------------------------- */
@@ -1008,7 +1055,7 @@ ncl_result ncl_zmq_create(ncl_zmq **out, const ncl_zmq_config *cfg, char *err, s
     z->mine.min_version = z->mine.max_version = NCL_WIRE_VERSION;
     z->mine.max_payload = cfg->max_payload;
     z->mine.nranks = (uint32_t)z->nranks;
-    z->mine.caps = NCL_WIRE_CAP_WRITE_REDUCE | NCL_WIRE_CAP_COLL;
+    z->mine.caps = NCL_WIRE_CAP_WRITE_REDUCE | NCL_WIRE_CAP_COLL | NCL_WIRE_CAP_DESC;
     for (int d = 0; d < NCL_DTYPE_COUNT; d++)
         z->mine.reduce_ops[d] = (uint8_t)NCL_INLINE_ALL_OPS;
     z->lim.max_payload = cfg->max_payload + 0u;

@@ -51,7 +51,21 @@ typedef struct ncl_hal_launch {
     const void *send;  /**< local send buffer (may be NULL) */
     void *recv;        /**< local receive buffer (may be NULL on reduce non-roots) */
     uint64_t send_bytes, recv_bytes;
+    /* What every rank must pass alike. A backend that sees its peers' launches compares them
+     * (ncl_launch_mismatch) and fails the call naming the difference instead of timing out. */
+    uint64_t count;   /**< the call's count (elements) */
+    uint8_t dtype;    /**< ncl_dtype */
+    uint8_t op;       /**< ncl_op (reductions; else 0) */
+    uint8_t algo;     /**< ncl_algo the plan runs */
+    uint8_t inplace;  /**< 1: in place */
+    int32_t root;     /**< broadcast / reduce root (else 0) */
 } ncl_hal_launch;
+
+/** Two ranks' launches of the same call (equal seq): 0 when they agree, or are not the same call;
+ *  else 1, with the first difference in buf ("rank 1 called allreduce #3 with count 5, rank 0 with
+ *  count 9"; NUL-terminated, cut to len). */
+int ncl_launch_mismatch(const ncl_hal_launch *mine, int my_rank, const ncl_hal_launch *theirs, int their_rank,
+                        char *buf, size_t len);
 
 enum { NCL_LOG_ERROR = 0, NCL_LOG_WARN, NCL_LOG_INFO, NCL_LOG_DEBUG };
 
@@ -81,6 +95,13 @@ typedef struct ncl_hal_ops {
     /** Monotonic time in nanoseconds (simulated time on the sim backend). */
     uint64_t (*now_ns)(void *ctx);
     void (*log)(void *ctx, int level, const char *msg);
+    /** *value = counter (peer, id) now, unchanged. Optional: with it a notify wait times out only
+     *  when no record reached its counter for a whole timeout (a long stream of records is
+     *  healthy); without it the timeout counts from the wait's start. */
+    ncl_result (*notify_peek)(void *ctx, int peer, uint32_t id, uint32_t *value);
+    /** The backend's account of its last failed op (optional; "" or NULL: none). The engine adds
+     *  it to the call's error, so ncl_comm_last_error says what the backend saw. */
+    const char *(*last_error)(void *ctx);
 } ncl_hal_ops;
 
 typedef struct ncl_hal {
@@ -125,6 +146,15 @@ static inline ncl_result ncl_hal_wait_event(const ncl_hal *h, uint64_t timeout_n
 static inline uint64_t ncl_hal_now_ns(const ncl_hal *h)
 {
     return h->ops->now_ns ? h->ops->now_ns(h->ctx) : 0;
+}
+static inline ncl_result ncl_hal_notify_peek(const ncl_hal *h, int peer, uint32_t id, uint32_t *value)
+{
+    return h->ops->notify_peek ? h->ops->notify_peek(h->ctx, peer, id, value) : NCL_ERR_UNSUPPORTED;
+}
+static inline const char *ncl_hal_last_error(const ncl_hal *h)
+{
+    const char *e = h->ops->last_error ? h->ops->last_error(h->ctx) : NULL;
+    return e ? e : "";
 }
 static inline void ncl_hal_log(const ncl_hal *h, int level, const char *msg)
 {

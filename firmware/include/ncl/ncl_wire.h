@@ -22,6 +22,7 @@ extern "C" {
 #define NCL_WIRE_ERROR_TEXT_MAX 256u /**< longest ERROR text, bytes (not NUL-terminated on the wire) */
 #define NCL_WIRE_RANK_NONE 0xFFFFFFFFu /**< src/dst of the controller, or a rank not known yet */
 #define NCL_WIRE_OPS_ROWS 16u      /**< HELLO reduce_ops rows (one per dtype; rows >= NCL_DTYPE_COUNT reserved) */
+#define NCL_WIRE_DESC_LEN 16u      /**< payload bytes of a NOTIFY that carries its call's descriptor */
 
 /** Commands. Numbers are part of the protocol and never reused. */
 typedef enum ncl_wire_cmd {
@@ -57,7 +58,11 @@ typedef enum ncl_wire_cmd {
  *  receiver in the same call with another collective knows at once the calls do not match), and
  *  ABORT may be sent. A sender tags and aborts only towards peers that agreed this bit. */
 #define NCL_WIRE_CAP_COLL 0x00000004u
-#define NCL_WIRE_CAP_KNOWN (NCL_WIRE_CAP_WRITE_REDUCE | NCL_WIRE_CAP_CONTROL | NCL_WIRE_CAP_COLL)
+/** Call descriptors: a tagged NOTIFY may carry its call's descriptor (NCL_WIRE_DESC_LEN payload
+ *  bytes: count, dtype, op, algorithm, placement, root), so a receiver in the same call names any
+ *  argument the ranks disagree on, not only the collective. Needs COLL. */
+#define NCL_WIRE_CAP_DESC 0x00000010u
+#define NCL_WIRE_CAP_KNOWN (NCL_WIRE_CAP_WRITE_REDUCE | NCL_WIRE_CAP_CONTROL | NCL_WIRE_CAP_COLL | NCL_WIRE_CAP_DESC)
 /** Block link transfers: LINK and LINK_ACK (emulated boards; sim/zmq/ZMQ.md "Agents on the mmio
  *  backend"). Agreed by the boards themselves (both announce it), not by ncl_wire_hello_agree:
  *  it is outside NCL_WIRE_CAP_KNOWN, whose value the wire corpus (tests/firmware/core/wire_corpus) records. */
@@ -100,6 +105,16 @@ typedef struct ncl_wire_hello {
     uint8_t reduce_ops[NCL_WIRE_OPS_ROWS]; /**< per dtype: bit (1 << ncl_op) = can reduce it inline */
 } ncl_wire_hello;
 
+/** What the ranks of one call must pass alike (ncl_hal_launch's fields), as a NOTIFY carries it. */
+typedef struct ncl_wire_desc {
+    uint64_t count;  /**< elements */
+    uint8_t dtype;   /**< ncl_dtype */
+    uint8_t op;      /**< ncl_op (avg included) */
+    uint8_t algo;    /**< ncl_algo */
+    uint8_t inplace; /**< 0 or 1 */
+    int32_t root;    /**< 0 .. nranks-1 */
+} ncl_wire_desc;
+
 /** One message, decoded or to encode. Fields a command does not use must be zero. */
 typedef struct ncl_wire_msg {
     uint8_t version;     /**< decode: from the header; encode: 0 or NCL_WIRE_VERSION */
@@ -126,6 +141,9 @@ typedef struct ncl_wire_msg {
      *  call is 0). On the wire they use the header slots of off (bytes 40..47) and buf (byte 56). */
     uint64_t call;
     uint8_t coll;
+    /** NOTIFY (NCL_WIRE_CAP_DESC, tagged only): has_desc 1 and the call's descriptor, its payload. */
+    uint8_t has_desc;
+    ncl_wire_desc desc;
     /** ABORT: the sender's last finished call number (0: none). A receiver still running a call
      *  up to it may complete it (the sender sent all of it); a later call fails at once. */
     uint64_t done_call;

@@ -88,6 +88,16 @@ public:
         caps_zones_ = false; // the block's scratch is bound per collective, and its DMA reads one source
     }
 
+    /** Mixed fidelity, an RTL rank's proxy: its scratch is the block's, in the block's memory
+     *  image, so the SystemC ranks' writes into it (det's gather) land where the RTL's own would. */
+    void bind_scratch(unsigned char *base, uint64_t bytes)
+    {
+        ext_scratch_ = base;
+        scratch_bytes_ = bytes;
+        bound_.base[NCL_BUF_SCRATCH] = base;
+        bound_.size[NCL_BUF_SCRATCH] = bytes;
+    }
+
 private:
     struct Region {
         unsigned char *base[NCL_BUF_COUNT] = {nullptr, nullptr, nullptr};
@@ -131,6 +141,9 @@ private:
     ncl_result dma_poll(uint32_t queue, int *done);
     ncl_result notify_record(uint32_t queue, int peer, uint32_t id);
     ncl_result notify_try_wait(int peer, uint32_t id, uint32_t count, int *done);
+    ncl_result notify_peek(int peer, uint32_t id, uint32_t *value);
+    bool mismatch_with(int peer);
+    bool mismatch_any();
 
     Dma &dma_of(uint64_t id) { return queues_[id / kDepth].dma[id % kDepth]; }
     void start_dma(uint32_t queue);
@@ -161,6 +174,7 @@ private:
     bool addressable(uint32_t buf) const { return bound_.bound || buf == NCL_BUF_SCRATCH; }
     bool payload_;
     std::vector<unsigned char> scratch_;
+    unsigned char *ext_scratch_ = nullptr; // bind_scratch
     uint64_t scratch_bytes_;
     std::vector<Npu *> &all_;
     Waker waker_;
@@ -184,9 +198,7 @@ private:
     size_t counters_used_ = 0;
     Counter *counter(uint64_t key, bool create);
     std::string fault_;
-    // the collective begun last: peers compare it with theirs to report a mismatch at once
-    uint64_t launch_seq_ = 0;
-    uint8_t launch_coll_ = 0;
+    ncl_hal_launch launch_{}; // the call this device began last: peers compare it (a mismatch at once)
 };
 
 } // namespace model

@@ -211,6 +211,8 @@ private:
     void start_waves();
     bool quiet() const;
     void ensure_running();
+    void schedule_burst();
+    bool stalled() const;
     void flush_tx(Dev &d, bool last);
     void accept(Chunk *c);
     void accept_ext(Chunk *c);
@@ -247,6 +249,12 @@ private:
     uint64_t t_ps_ = 0;      // start of the domain's next cycle
     uint64_t cycles_ = 0;    // cycles actually ticked
     bool burst_pending_ = false;
+    // Stall detection: a block that moved nothing (no memory access, link beat, ack or register
+    // access) for k_park_cycles waits for the network (an ack over a link that is down) or the
+    // firmware, and only they can wake it: the domain parks instead of clocking towards the
+    // engine's timeout a cycle at a time (a co-simulation with a dead link never ended).
+    uint64_t still_ = 0;       // cycles in a row in which nothing moved
+    bool parked_ = false;
     int nranks_;
     uint32_t ipp_;                     // notify ids per peer (the mmio backend's mapping)
     const std::vector<Npu *> *npus_;

@@ -26,7 +26,7 @@ static void test_bind_and_regions(void **state)
     /* nothing bound: every region fails, naming it */
     assert_int_equal(ncl_bk_region(&b, ref(NCL_BUF_RECV, 0), 8, 1, &addr, why, sizeof why), 0);
     assert_string_equal(why, "RECV[0..+8): no collective is running (buffers unbound)");
-    ncl_hal_launch l = {1, NCL_COLL_ALLREDUCE, send, recv, sizeof send, sizeof recv};
+    ncl_hal_launch l = {.seq = 1, .coll = NCL_COLL_ALLREDUCE, .send = send, .recv = recv, .send_bytes = sizeof send, .recv_bytes = sizeof recv};
     ncl_bk_bind(&b, &l, (uint64_t)(uintptr_t)scratch, sizeof scratch);
     assert_int_equal(ncl_bk_region(&b, ref(NCL_BUF_RECV, 120), 8, 1, &addr, why, sizeof why), 1);
     assert_ptr_equal(ncl_bk_ptr(addr), recv + 120);
@@ -42,7 +42,7 @@ static void test_bind_and_regions(void **state)
     assert_int_equal(ncl_bk_region(&b, ref(NCL_BUF_COUNT, 0), 1, 0, &addr, why, sizeof why), 0);
     assert_string_equal(why, "unknown buffer 3");
     /* a reduce non-root's NULL recv is bound empty */
-    ncl_hal_launch nonroot = {2, NCL_COLL_REDUCE, send, NULL, sizeof send, 99};
+    ncl_hal_launch nonroot = {.seq = 2, .coll = NCL_COLL_REDUCE, .send = send, .send_bytes = sizeof send, .recv_bytes = 99};
     ncl_bk_bind(&b, &nonroot, 0, 16);
     assert_int_equal(b.size[NCL_BUF_RECV], 0);
     assert_int_equal(ncl_bk_region(&b, ref(NCL_BUF_RECV, 0), 1, 1, &addr, why, sizeof why), 0);
@@ -54,7 +54,7 @@ static void test_bind_and_regions(void **state)
     assert_int_equal(ncl_bk_region(&b, ref(NCL_BUF_SCRATCH, 8), 8, 1, &addr, why, sizeof why), 1);
     assert_int_equal(addr, 0);
     /* an address range that would wrap */
-    ncl_hal_launch high = {3, NCL_COLL_ALLREDUCE, NULL, NULL, 0, 0};
+    ncl_hal_launch high = {.seq = 3, .coll = NCL_COLL_ALLREDUCE};
     ncl_bk_bind(&b, &high, UINT64_MAX - 3, 16);
     assert_int_equal(ncl_bk_region(&b, ref(NCL_BUF_SCRATCH, 2), 8, 1, &addr, why, sizeof why), 0);
     assert_string_equal(why, "SCRATCH + 2 wraps the address space");

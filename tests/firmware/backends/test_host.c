@@ -810,6 +810,69 @@ static void test_peer_exit_breaks_waits(void **state)
     assert_int_equal(run_quiet(3, early_exit_fn, NULL, 0), NCL_SUCCESS);
 }
 
+/* Ranks that disagree on a call: rank 1 passes another count, dtype, op, root or placement, and
+ * calls first or last. No rank may succeed (with count 5 against 9 rank 1 used to), and they name
+ * the mismatch with both ranks, at once rather than at the timeout. The one exception is a rank
+ * that needs nothing from the others and finishes before the odd one calls: the broadcast root,
+ * writing into landing zones (ncl_host.h says so). */
+typedef struct odd_call {
+    int what; /* 0 count, 1 dtype, 2 op, 3 root, 4 placement */
+    int odd_last;
+    ncl_result rc[4];
+    char err[4][320];
+} odd_call;
+
+static ncl_result odd_call_fn(ncl_comm *comm, void *arg)
+{
+    odd_call *o = arg;
+    const int me = rank_of(comm), odd = me == 1;
+    int32_t send[16] = {0}, recv[16] = {0};
+    if (odd == o->odd_last)
+        sleep_ms(20);
+    ncl_result rc;
+    switch (o->what) {
+    case 0: rc = ncl_allreduce(send, recv, odd ? 5 : 9, NCL_INT32, NCL_SUM, comm); break;
+    case 1: rc = ncl_allreduce(send, recv, 8, odd ? NCL_FLOAT32 : NCL_INT32, NCL_SUM, comm); break;
+    case 2: rc = ncl_allreduce(send, recv, 8, NCL_INT32, odd ? NCL_MAX : NCL_SUM, comm); break;
+    case 3: rc = ncl_broadcast(recv, recv, 8, NCL_INT32, odd ? 2 : 0, comm); break;
+    default: rc = ncl_allreduce(odd ? recv : send, recv, 8, NCL_INT32, NCL_SUM, comm); break;
+    }
+    o->rc[me] = rc;
+    snprintf(o->err[me], sizeof o->err[me], "%s", ncl_comm_last_error(comm));
+    return NCL_SUCCESS;
+}
+
+static void test_mismatched_calls(void **state)
+{
+    (void)state;
+    static const char *const named[][2] = {{"with count 5", "with count 9"}, {"with dtype ", "float"},
+                                           {"with op ", "max"}, {"with root 2", "with root 0"},
+                                           {"in place", "out of place"}};
+    for (int k = 0; k < 10; k++) {
+        const int what = k / 2;
+        odd_call o = {.what = what, .odd_last = k % 2};
+        ncl_host_config cfg = NCL_HOST_CONFIG_INIT;
+        cfg.nranks = 3;
+        cfg.comm.timeout_ns = 20 * SEC; /* named at once: a timeout here would fail the test's budget */
+        setenv("NCL_HOST_LOG", "off", 1);
+        assert_int_equal(ncl_host_run_cfg(&cfg, odd_call_fn, &o, NULL), NCL_SUCCESS);
+        unsetenv("NCL_HOST_LOG");
+        int naming = 0;
+        for (int r = 0; r < 3; r++) {
+            if (o.rc[r] == NCL_SUCCESS && !(what == 3 && o.odd_last && r == 0))
+                fail_msg("case %d (rank 1 %s): rank %d succeeded on a mismatched call", what,
+                         o.odd_last ? "last" : "first", r);
+            naming += strstr(o.err[r], "mismatch: rank ") != NULL;
+        }
+        assert_true(naming >= 2);
+        int matched = 0; /* the words of the mismatch this case made */
+        for (int r = 0; r < 3; r++)
+            matched += strstr(o.err[r], named[what][0]) && strstr(o.err[r], named[what][1]);
+        if (!matched)
+            fail_msg("case %d: %s / %s / %s", what, o.err[0], o.err[1], o.err[2]);
+    }
+}
+
 /* End to end: the engine's allreduce over this backend. */
 static ncl_result allreduce_fn(ncl_comm *comm, void *arg)
 {
@@ -983,6 +1046,7 @@ int main(void)
         cmocka_unit_test(test_64_ranks),
         cmocka_unit_test(test_peer_exit_breaks_waits),
         cmocka_unit_test(test_engine_allreduce),
+        cmocka_unit_test(test_mismatched_calls),
         cmocka_unit_test(test_landing_zones),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -282,6 +282,46 @@ static void test_fault_mismatch(void **state)
     print_message("%d of 4 ranks learnt it from an ABORT\n", told);
 }
 
+/* Two good allreduces, then call #3 with half the count on rank `arg`: the descriptor its NOTIFYs
+ * carry (NCL_WIRE_CAP_DESC) names the count on every rank; none succeeds, nobody waits for the
+ * timeout (it used to: the kinds agreed, so only the timeout could tell). */
+static int count_mismatch_rank(zt_rank *r)
+{
+    int odd = *(const int *)r->arg;
+    for (int i = 0; i < 2; i++)
+        if (allreduce_checked(r, NCL_FLOAT32, 1000) != 0)
+            return 1;
+    static float S[1000], R[1000];
+    ncl_result rc = ncl_allreduce(S, R, r->rank == odd ? 500 : 1000, NCL_FLOAT32, NCL_SUM, r->comm);
+    if (rc == NCL_SUCCESS) {
+        snprintf(r->msg, sizeof r->msg, "call #3 succeeded");
+        return 0;
+    }
+    return after_failure(r, rc);
+}
+
+static void test_fault_count_mismatch(void **state)
+{
+    (void)state;
+    zt_world w;
+    memset(&w, 0, sizeof w);
+    w.nranks = 4;
+    w.timeout_ns = FAULT_TIMEOUT_NS;
+    int odd = 1;
+    zt_result res[ZT_MAX_RANKS];
+    double s = zt_run(&w, count_mismatch_rank, &odd, res);
+    print_message("rank 1 called allreduce #3 with count 500, the others 1000: all returned in %.2f s\n", s);
+    int naming = 0;
+    for (int i = 0; i < 4; i++) {
+        print_message("rank %d: %s\n", i, res[i].msg);
+        expect_broken(res, i, NCL_ERR_REMOTE);
+        naming += strstr(res[i].msg, "mismatch: rank ") && strstr(res[i].msg, "allreduce #3 with count ") &&
+                  strstr(res[i].msg, "count 500") && strstr(res[i].msg, "count 1000");
+    }
+    if (naming < 2)
+        fail_msg("%d ranks name the counts, want the odd one and a peer at least", naming);
+}
+
 /* Allreduces until the corrupted frame breaks one; then checks the communicator is broken. */
 static int corrupt_rank(zt_rank *r)
 {
@@ -451,7 +491,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_ipc_2),       cmocka_unit_test(test_ipc_3_small_frames), cmocka_unit_test(test_ipc_4),
         cmocka_unit_test(test_tcp_3),       cmocka_unit_test(test_dead_peer),          cmocka_unit_test(test_corrupt_frame),
         cmocka_unit_test(test_missing_peer),  cmocka_unit_test(test_wide_accumulation),
-        cmocka_unit_test(test_fault_mismatch), cmocka_unit_test(test_fault_abort_after_corrupt),
+        cmocka_unit_test(test_fault_mismatch), cmocka_unit_test(test_fault_count_mismatch),
+        cmocka_unit_test(test_fault_abort_after_corrupt),
         cmocka_unit_test(test_fault_abort_api), cmocka_unit_test(test_fault_timeout_abort),
     };
     if (argc > 1 && argv[1][0] == '-')

@@ -230,8 +230,13 @@ static ncl_result absent_rank_fn(ncl_comm *comm, void *arg)
     w->elapsed_ms[rank] = now_ms() - t0;
     atomic_fetch_add(&w->returned, 1);
     snprintf(w->errors[rank], sizeof w->errors[rank], "%s", ncl_comm_last_error(comm));
-    /* The communicator is unusable afterwards, and says so. */
+    /* The communicator is unusable afterwards, and says so: this call, with the failure that broke it. */
     if (ncl_allreduce(buf, buf, 256, NCL_FLOAT32, NCL_SUM, comm) != NCL_ERR_INVALID_USAGE)
+        return NCL_ERR_INTERNAL;
+    char first[61]; /* the earlier failure's opening words are in it (the whole may be cut) */
+    snprintf(first, sizeof first, "%s", w->errors[rank]);
+    if (!strstr(ncl_comm_last_error(comm), "allreduce: refused: the communicator broke when collective #1 failed") ||
+        !strstr(ncl_comm_last_error(comm), first))
         return NCL_ERR_INTERNAL;
     return rc;
 }

@@ -1,6 +1,7 @@
 /* test_exec.c — the executor's data tasks in flight: independent tasks overlap up to the queue's
  * depth, a task waits for the ones whose regions it touches, a record for all of them, and a
- * posted record lets the queue go on and is sent once they have landed. */
+ * posted record lets the queue go on and is sent once they have landed; a notify wait times out
+ * only when its records stop coming. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +25,9 @@ typedef struct slow_dma {
     int submits, completed, polled, records, most_outstanding;
     int posted;           /* the schedule posts its records: later tasks may be outstanding */
     int landed_at_record; /* completed tasks when the last record was sent */
+    uint64_t now;         /* ns */
+    int arrived;          /* with `trickle`: the records a wait sees, as the test lets them in */
+    int trickle;
 } slow_dma;
 
 static ncl_result sd_caps(void *ctx, ncl_hal_caps *out)
@@ -85,21 +89,33 @@ static ncl_result sd_try_wait(void *ctx, int peer, uint32_t id, uint32_t count, 
 {
     slow_dma *s = ctx;
     (void)peer, (void)id;
-    *done = s->records >= (int)count;
+    int have = s->trickle ? s->arrived : s->records;
+    *done = have >= (int)count;
     if (*done)
-        s->records -= (int)count;
+        s->records -= (int)count, s->arrived -= s->trickle ? (int)count : 0;
+    return NCL_SUCCESS;
+}
+
+static ncl_result sd_peek(void *ctx, int peer, uint32_t id, uint32_t *value)
+{
+    slow_dma *s = ctx;
+    (void)peer, (void)id;
+    *value = (uint32_t)(s->trickle ? s->arrived : s->records);
     return NCL_SUCCESS;
 }
 
 static uint64_t sd_now(void *ctx)
 {
-    (void)ctx;
-    return 0;
+    return ((slow_dma *)ctx)->now;
 }
 
 static const ncl_hal_ops sd_ops = {.caps = sd_caps, .begin = sd_begin, .end = sd_end, .dma_submit = sd_submit,
                                    .dma_poll = sd_poll, .notify_record = sd_record,
                                    .notify_try_wait = sd_try_wait, .now_ns = sd_now};
+static const ncl_hal_ops sd_ops_peek = {.caps = sd_caps, .begin = sd_begin, .end = sd_end, .dma_submit = sd_submit,
+                                        .dma_poll = sd_poll, .notify_record = sd_record,
+                                        .notify_try_wait = sd_try_wait, .now_ns = sd_now,
+                                        .notify_peek = sd_peek};
 
 /* One rank's allreduce as data: copy chunks 0 and 1 into place, copy chunk 0 on from there (it
  * reads what the first copy writes), record and wait on itself, then copy chunks 2 and 3. */
@@ -127,10 +143,22 @@ static const ncl_user_step k_posted_steps[] = {
 static const ncl_user_schedule k_posted = {"posted", NCL_COLL_ALLREDUCE, 1, 4, 1, k_posted_steps,
                                            sizeof k_posted_steps / sizeof k_posted_steps[0]};
 
-static ncl_comm *make_with(slow_dma *s, uint32_t in_flight, const ncl_user_schedule *schedule)
+/* A stream of three records that one wait consumes at once (x3): copy, record three times, wait. */
+static const ncl_user_step k_stream_steps[] = {
+    {0, 0, NCL_TASK_LOCAL_COPY, NCL_BUF_SEND, NCL_BUF_RECV, 0, 0, 0, 4, 0, 0, 0},
+    {0, 0, NCL_TASK_NOTIFY_RECORD, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {0, 0, NCL_TASK_NOTIFY_RECORD, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {0, 0, NCL_TASK_NOTIFY_RECORD, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {0, 0, NCL_TASK_NOTIFY_WAIT, 0, 0, 0, 0, 0, 0, 0, 3, 0},
+};
+static const ncl_user_schedule k_stream = {"stream", NCL_COLL_ALLREDUCE, 1, 4, 1, k_stream_steps,
+                                           sizeof k_stream_steps / sizeof k_stream_steps[0]};
+
+static ncl_comm *make_on(slow_dma *s, uint32_t in_flight, const ncl_user_schedule *schedule,
+                         const ncl_hal_ops *ops, uint64_t timeout_ns)
 {
     static ncl_hal hal;
-    hal.ops = &sd_ops;
+    hal.ops = ops;
     hal.ctx = s;
     ncl_config cfg = NCL_CONFIG_INIT;
     cfg.alloc = alloc_cb;
@@ -139,9 +167,16 @@ static ncl_comm *make_with(slow_dma *s, uint32_t in_flight, const ncl_user_sched
     cfg.algorithm[NCL_COLL_ALLREDUCE] = NCL_ALGO_USER;
     cfg.check_schedules = 1;
     cfg.in_flight = in_flight;
+    if (timeout_ns)
+        cfg.timeout_ns = timeout_ns;
     ncl_comm *comm = NULL;
     assert_int_equal(ncl_comm_create(&comm, 1, 0, &hal, &cfg), NCL_SUCCESS);
     return comm;
+}
+
+static ncl_comm *make_with(slow_dma *s, uint32_t in_flight, const ncl_user_schedule *schedule)
+{
+    return make_on(s, in_flight, schedule, &sd_ops, 0);
 }
 
 static ncl_comm *make(slow_dma *s, uint32_t in_flight)
@@ -236,6 +271,44 @@ static void test_posted_only_on_records(void **state)
     assert_non_null(strstr(msg, "allowed: NCL_TASK_POSTED on a record"));
 }
 
+/* One wait for three records that arrive 150 ns apart, with a 100 ns timeout: healthy, because
+ * each deadline finds the counter moved (a 40 GiB stream of 5120 segments under one wait timed
+ * out at 30 s while every record came). When they stop, the error counts what did come; a
+ * backend that cannot peek keeps the timeout from the wait's start. */
+static void test_wait_times_out_without_progress(void **state)
+{
+    (void)state;
+    for (int stall = 0; stall < 3; stall++) {
+        slow_dma s = {.depth = 4, .trickle = 1};
+        ncl_comm *comm = make_on(&s, 0, &k_stream, stall == 2 ? &sd_ops : &sd_ops_peek, 100);
+        float in[64], out[64];
+        assert_int_equal(ncl_allreduce_start(in, out, 64, NCL_FLOAT32, NCL_SUM, comm), NCL_SUCCESS);
+        int done = 0;
+        assert_int_equal(ncl_test(comm, &done), NCL_SUCCESS); /* the copy */
+        s.completed = 1;
+        assert_int_equal(ncl_test(comm, &done), NCL_SUCCESS); /* records, then the wait starts */
+        assert_false(done);
+        assert_int_equal(s.records, 3);
+        ncl_result rc = NCL_SUCCESS;
+        for (int k = 1; k <= 3 && rc == NCL_SUCCESS && !done; k++) {
+            s.now += 150;
+            s.arrived = stall == 1 && k > 1 ? 1 : k;
+            rc = ncl_test(comm, &done);
+        }
+        if (stall == 0) {
+            assert_int_equal(rc, NCL_SUCCESS);
+            assert_true(done);
+        } else {
+            assert_int_equal(rc, NCL_ERR_TIMEOUT);
+            const char *why = stall == 1 ? "waited 0 ms for notify 0 (x3) from rank 0, which recorded 1 of them, then none"
+                                         : "from rank 0, which did not record them all";
+            if (!strstr(ncl_comm_last_error(comm), why))
+                fail_msg("%s", ncl_comm_last_error(comm));
+        }
+        ncl_comm_destroy(comm);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -243,6 +316,7 @@ int main(void)
         cmocka_unit_test(test_one_at_a_time),
         cmocka_unit_test(test_posted_record),
         cmocka_unit_test(test_posted_only_on_records),
+        cmocka_unit_test(test_wait_times_out_without_progress),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -148,6 +148,15 @@ static ncl_wire_msg random_msg(uint64_t *rng, uint8_t cmd, uint32_t nranks, uint
         if (rng_next(rng) % 2) { /* tagged (NCL_WIRE_CAP_COLL) */
             m.call = rng_next(rng) | 1u;
             m.coll = (uint8_t)(rng_next(rng) % NCL_COLL_COUNT);
+            if (rng_next(rng) % 2) { /* with the call's descriptor (NCL_WIRE_CAP_DESC) */
+                m.has_desc = 1;
+                m.desc.count = rng_next(rng);
+                m.desc.dtype = (uint8_t)(rng_next(rng) % NCL_DTYPE_COUNT);
+                m.desc.op = (uint8_t)(rng_next(rng) % NCL_OP_COUNT);
+                m.desc.algo = (uint8_t)(rng_next(rng) % NCL_ALGO_COUNT);
+                m.desc.inplace = (uint8_t)(rng_next(rng) % 2);
+                m.desc.root = (int32_t)(rng_next(rng) % nranks);
+            }
         }
         break;
     case NCL_WIRE_ABORT:
@@ -189,6 +198,10 @@ static void assert_msg_equal(const ncl_wire_msg *a, const ncl_wire_msg *b)
     assert_int_equal(a->notify, b->notify);
     assert_true(a->call == b->call);
     assert_int_equal(a->coll, b->coll);
+    assert_int_equal(a->has_desc, b->has_desc);
+    assert_true(a->desc.count == b->desc.count);
+    assert_memory_equal(&a->desc.dtype, &b->desc.dtype, 4);
+    assert_int_equal(a->desc.root, b->desc.root);
     assert_true(a->done_call == b->done_call);
     assert_int_equal(a->origin, b->origin);
     assert_int_equal(a->error_code, b->error_code);
@@ -252,6 +265,7 @@ static void test_round_trip(void **state)
             size_t need = 64u + (m.command == NCL_WIRE_HELLO || m.command == NCL_WIRE_HELLO_ACK ? 32u
                                  : m.command == NCL_WIRE_ERROR                                ? 4u + m.payload_len
                                  : m.command == NCL_WIRE_ABORT                                ? 16u + m.payload_len
+                                 : m.command == NCL_WIRE_NOTIFY                               ? 16u * m.has_desc
                                                                                               : m.payload_len);
             memset(wire, 0xA5, sizeof wire);
             assert_int_equal(ncl_wire_encode(&m, wire, need - 1, &n), NCL_WIRE_ERR_NO_SPACE);
@@ -896,6 +910,23 @@ static void build_corpus(void)
     ntt.call = 7;
     ntt.coll = NCL_COLL_BROADCAST;
     add_msg("ok", "notify_tagged_broadcast_7", &ntt);
+    ncl_wire_msg ntd = ntt; /* with the call's descriptor: count 1000 bf16 max, tree, in place, root 2 */
+    ntd.has_desc = 1;
+    ntd.desc = (ncl_wire_desc){.count = 1000, .dtype = NCL_BFLOAT16, .op = NCL_MAX, .algo = NCL_ALGO_TREE,
+                               .inplace = 1, .root = 2};
+    add_msg("ok", "notify_descriptor", &ntd);
+    add_mut("dtype", "notify_descriptor_dtype_99", &ntd, 64 + 8, 99, 1, 1);
+    add_mut("op", "notify_descriptor_op_9", &ntd, 64 + 9, 9, 1, 1);
+    add_mut("rank", "notify_descriptor_root_8", &ntd, 64 + 12, 8, 4, 1); /* the corpus has 8 ranks */
+    len = enc(&ntd, b); /* the descriptor on an untagged NOTIFY (call and coll 0) */
+    put_le(b + 40, 0, 8);
+    b[56] = 0;
+    reseal(b, len);
+    add("reserved", "notify_descriptor_untagged", b, len);
+    len = enc(&ntd, b);
+    put_le(b + 12, 15, 4);
+    reseal(b, len - 1);
+    add("length", "notify_payload_15", b, len - 1);
     ncl_wire_msg ab = base_msg(NCL_WIRE_ABORT, 1, 3);
     ab.call = 7;
     ab.coll = NCL_COLL_ALLREDUCE;

@@ -13,9 +13,11 @@
 static const char *g_scenario;
 
 /* Allreduce, then broadcast from every root, checked on every rank; a rank given as
- * `mismatcher` calls broadcast where the others call allreduce. */
+ * `mismatcher` calls broadcast where the others call allreduce, or (short) the allreduce with a
+ * smaller count. */
 typedef struct prog {
     int mismatcher;
+    int short_count;
     int checked; /* ranks whose results were right (written by each rank thread in turn) */
 } prog;
 
@@ -31,8 +33,9 @@ static ncl_result rank_fn(ncl_comm *comm, void *arg)
         return NCL_ERR_OUT_OF_MEMORY;
     for (int i = 0; i < N; i++)
         buf[i] = rank * 1000 + i;
-    ncl_result rc = rank == pg->mismatcher ? ncl_broadcast(buf, buf, N, NCL_INT32, 0, comm)
-                                           : ncl_allreduce(buf, buf, N, NCL_INT32, NCL_SUM, comm);
+    ncl_result rc = rank == pg->mismatcher && !pg->short_count
+                        ? ncl_broadcast(buf, buf, N, NCL_INT32, 0, comm)
+                        : ncl_allreduce(buf, buf, rank == pg->mismatcher ? N - 4 : N, NCL_INT32, NCL_SUM, comm);
     int ok = rc == NCL_SUCCESS;
     for (int i = 0; ok && i < N; i++)
         ok = buf[i] == 1000 * p * (p - 1) / 2 + p * i;
@@ -52,29 +55,41 @@ static ncl_result rank_fn(ncl_comm *comm, void *arg)
 static void test_collectives(void **state)
 {
     (void)state;
-    prog pg = {-1, 0};
+    prog pg = {-1, 0, 0};
     ncl_config cfg = NCL_CONFIG_INIT;
     ncl_result results[8];
     assert_int_equal(rs_simworld_run_scenario((void *)g_scenario, &cfg, 8, rank_fn, &pg, results), NCL_SUCCESS);
     assert_int_equal(pg.checked, 8);
 }
 
-/* Rank 3 calls broadcast as its first collective, the others allreduce: the ranks that wait on
- * it learn at once that it runs another collective (NCL_ERR_REMOTE), nobody waits for the
- * timeout (NCL_ERR_TIMEOUT). */
-static void test_mismatch(void **state)
+/* Rank 3 calls broadcast as its first collective, or allreduce with another count, where the
+ * others call allreduce: the ranks learn at once that the calls differ (NCL_ERR_REMOTE), nobody
+ * waits for the timeout (NCL_ERR_TIMEOUT) and nobody succeeds. */
+static void run_mismatch(int short_count)
 {
-    (void)state;
-    prog pg = {3, 0};
+    prog pg = {3, short_count, 0};
     ncl_config cfg = NCL_CONFIG_INIT;
     ncl_result results[8];
     assert_int_not_equal(rs_simworld_run_scenario((void *)g_scenario, &cfg, 8, rank_fn, &pg, results), NCL_SUCCESS);
     int remote = 0;
     for (int r = 0; r < 8; r++) {
         assert_int_not_equal(results[r], NCL_ERR_TIMEOUT);
+        assert_int_not_equal(results[r], NCL_SUCCESS);
         remote += results[r] == NCL_ERR_REMOTE;
     }
     assert_true(remote > 0);
+}
+
+static void test_mismatch(void **state)
+{
+    (void)state;
+    run_mismatch(0);
+}
+
+static void test_count_mismatch(void **state)
+{
+    (void)state;
+    run_mismatch(1);
 }
 
 /* One simulation per process: argv[2] picks the case. */
@@ -83,7 +98,10 @@ int main(int argc, char **argv)
     g_scenario = argc > 1 ? argv[1] : "scenarios/default.yaml";
     const struct CMUnitTest collectives[] = {cmocka_unit_test(test_collectives)};
     const struct CMUnitTest mismatch[] = {cmocka_unit_test(test_mismatch)};
+    const struct CMUnitTest count_mismatch[] = {cmocka_unit_test(test_count_mismatch)};
     if (argc > 2 && strcmp(argv[2], "mismatch") == 0)
         return cmocka_run_group_tests(mismatch, NULL, NULL);
+    if (argc > 2 && strcmp(argv[2], "count_mismatch") == 0)
+        return cmocka_run_group_tests(count_mismatch, NULL, NULL);
     return cmocka_run_group_tests(collectives, NULL, NULL);
 }
