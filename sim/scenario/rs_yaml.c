@@ -83,6 +83,28 @@ void rs_yaml_pop(rs_yaml *y, size_t old)
 
 /* libyaml's error in our words: the reader's (not UTF-8) with byte and offset, a tab where an
  * indentation was expected, otherwise its problem and the construct it was in. */
+/* What libyaml's problem wants instead, as the "allowed" every loader message ends with. */
+static const char *rs_yaml_hint(const char *problem)
+{
+    static const struct {
+        const char *problem, *hint;
+    } hints[] = {
+        {"expected ',' or '}'", "entries separated by ',' and the mapping closed with '}' on its line"},
+        {"expected ',' or ']'", "items separated by ',' and the list closed with ']' on its line"},
+        {"mapping values are not allowed", "one 'key: value' per line; quote a value that holds ': '"},
+        {"did not find expected key", "the keys of a mapping at one indentation, each 'key: value'"},
+        {"did not find expected '-'", "list items at one indentation, each '- value'"},
+        {"undefined alias", "an anchor &name defined before its alias *name"},
+        {"unexpected end of stream", "every quote and bracket closed"},
+        {"cannot start any token", "spaces for indentation; quote a value starting with @ or `"},
+        {"did not find expected node content", "a value after the key or '-'"},
+    };
+    for (size_t i = 0; i < RS_YAML_COUNT(hints); i++)
+        if (strstr(problem, hints[i].problem))
+            return hints[i].hint;
+    return "YAML mappings of 'key: value', indented with spaces; scenarios/README.md";
+}
+
 static int rs_yaml_error(rs_yaml *y, const yaml_parser_t *p, const char *text, size_t len)
 {
     const char *problem = p->problem ? p->problem : "syntax error";
@@ -103,9 +125,9 @@ static int rs_yaml_error(rs_yaml *y, const yaml_parser_t *p, const char *text, s
     if (at < len && text[at] == '\t')
         return rs_yaml_fail(y, line, "yaml", "%s: a tab (allowed: spaces for indentation)", problem);
     if (p->context)
-        return rs_yaml_fail(y, line, "yaml", "%s (%s that starts at line %d)", problem, p->context,
-                            (int)p->context_mark.line + 1);
-    return rs_yaml_fail(y, line, "yaml", "%s", problem);
+        return rs_yaml_fail(y, line, "yaml", "%s (%s that starts at line %d) (allowed: %s)", problem, p->context,
+                            (int)p->context_mark.line + 1, rs_yaml_hint(problem));
+    return rs_yaml_fail(y, line, "yaml", "%s (allowed: %s)", problem, rs_yaml_hint(problem));
 }
 
 /* A first pass over the events: syntax errors, more than one document, absurd nesting, all
