@@ -18,7 +18,7 @@
 #include "zmq/rs_zmqrun.h"
 
 static const char rs_scenario_opts[] =
-    "--json FILE, --stats, --csv FILE, --trace FILE, --trace-max N, --plot FILE, --links N|all|none, "
+    "--json FILE, --junit FILE, --stats, --csv FILE, --trace FILE, --trace-max N, --plot FILE, --links N|all|none, "
     "--waves FILE (RTL devices), and for a training scenario --fusion SPEC, --micro-batch N";
 
 /* Opens an output file before the run: a bad path should fail before a long run, not after. */
@@ -33,7 +33,7 @@ static FILE *rs_open_out(const char *flag, const char *path)
 /* `ringsim run SCENARIO [options]`: the scenario's workload on the model. */
 int rs_cmd_run_scenario(const char *path, int argc, char **argv)
 {
-    const char *json_path = NULL, *csv_path = NULL, *plot_path = NULL, *fusion = NULL;
+    const char *json_path = NULL, *junit_path = NULL, *csv_path = NULL, *plot_path = NULL, *fusion = NULL;
     long micro_batch = 0;
     rs_simrun_extras x;
     memset(&x, 0, sizeof x);
@@ -44,6 +44,8 @@ int rs_cmd_run_scenario(const char *path, int argc, char **argv)
             x.stats = 1;
         } else if (strcmp(a, "--json") == 0 && v) {
             json_path = argv[++i];
+        } else if (strcmp(a, "--junit") == 0 && v) {
+            junit_path = argv[++i];
         } else if (strcmp(a, "--csv") == 0 && v) {
             csv_path = argv[++i];
         } else if (strcmp(a, "--trace") == 0 && v) {
@@ -86,7 +88,7 @@ int rs_cmd_run_scenario(const char *path, int argc, char **argv)
                 return RS_EXIT_USAGE;
             }
             i++;
-        } else if (v == NULL && (strcmp(a, "--json") == 0 || strcmp(a, "--csv") == 0 || strcmp(a, "--trace") == 0 ||
+        } else if (v == NULL && (strcmp(a, "--json") == 0 || strcmp(a, "--junit") == 0 || strcmp(a, "--csv") == 0 || strcmp(a, "--trace") == 0 ||
                                  strcmp(a, "--plot") == 0 || strcmp(a, "--trace-max") == 0 ||
                                  strcmp(a, "--links") == 0 || strcmp(a, "--fusion") == 0 ||
                                  strcmp(a, "--micro-batch") == 0 || strcmp(a, "--waves") == 0)) {
@@ -133,7 +135,7 @@ int rs_cmd_run_scenario(const char *path, int argc, char **argv)
     x.on_row = rs_rows_add;
     x.row_ud = &rows;
     x.progress = isatty(STDERR_FILENO);
-    rs_report *rep = rs_report_create(&o, stdout, json != NULL);
+    rs_report *rep = rs_report_create(&o, stdout, json != NULL || junit_path != NULL);
     char summary[256];
     rs_scenario_summary(&sc, summary, sizeof summary);
     printf("# scenario %s: %s\n", sc.name, summary);
@@ -144,6 +146,8 @@ int rs_cmd_run_scenario(const char *path, int argc, char **argv)
     if (status == RS_EXIT_WRONG)
         fprintf(stderr, "ringsim: run: some results were wrong (see #wrong)\n");
     if (json && rs_report_write_json(rep, json, json_path, stderr) != 0 && status == RS_EXIT_OK)
+        status = RS_EXIT_USAGE;
+    if (rep && junit_path && rs_report_write_junit(rep, junit_path, stderr) != 0 && status == RS_EXIT_OK)
         status = RS_EXIT_USAGE;
     if (csv && (fflush(csv) != 0 || ferror(csv) || fclose(csv) != 0)) {
         fprintf(stderr, "ringsim: --csv: cannot write '%s': %s\n", csv_path, strerror(errno));
@@ -184,7 +188,7 @@ static int rs_split_scenario(int argc, char **argv, const char **scenario, char 
             continue;
         }
         if (!*bad && strncmp(a, "--backend", 9) && strncmp(a, "--ranks", 7) && strncmp(a, "--timeout", 9) &&
-            strncmp(a, "--json", 6) && strcmp(a, "-h") && strcmp(a, "--help"))
+            strncmp(a, "--json", 6) && strncmp(a, "--junit", 7) && strcmp(a, "-h") && strcmp(a, "--help"))
             *bad = a;
         rest[(*nrest)++] = argv[i];
         if (rs_cli_option_has_arg(a) && i + 1 < argc)
@@ -213,7 +217,7 @@ static int rs_run_host(int argc, char **argv)
     if (scenario) {
         if (bad) {
             fprintf(stderr, "ringsim: run %s: option '%s' does not go with a scenario (allowed with --backend host "
-                    "and a scenario: --ranks, --timeout, --json; the workload comes from the scenario)\n", scenario, bad);
+                    "and a scenario: --ranks, --timeout, --json, --junit; the workload comes from the scenario)\n", scenario, bad);
             return RS_EXIT_USAGE;
         }
         rs_scenario sc;
@@ -238,11 +242,15 @@ static int rs_run_host(int argc, char **argv)
     FILE *json = NULL;
     if (run.json_path && (json = rs_open_out("--json", run.json_path)) == NULL)
         return RS_EXIT_USAGE;
-    rs_report *rep = rs_report_create(&run.sweep, stdout, json != NULL);
+    rs_report *rep = rs_report_create(&run.sweep, stdout, json != NULL || run.junit_path != NULL);
     int status = rep ? rs_host_run(&run.sweep, rep, stderr) : RS_EXIT_USAGE;
     if (status == RS_EXIT_WRONG)
         fprintf(stderr, "ringsim: run: some results were wrong (see #wrong)\n");
+    if (rep && status != RS_EXIT_OK && status != RS_EXIT_WRONG)
+        rs_report_set_error(rep, "the run failed: see its messages on stderr");
     if (json && rs_report_write_json(rep, json, run.json_path, stderr) != 0 && status == RS_EXIT_OK)
+        status = RS_EXIT_USAGE;
+    if (rep && run.junit_path && rs_report_write_junit(rep, run.junit_path, stderr) != 0 && status == RS_EXIT_OK)
         status = RS_EXIT_USAGE;
     rs_report_destroy(rep);
     return status;
@@ -303,7 +311,7 @@ static int rs_run_zmq(int argc, char **argv)
     if (scenario) {
         if (scenario_only_bad) {
             fprintf(stderr, "ringsim: run %s: option '%s' does not go with a scenario (allowed with --backend zmq "
-                    "and a scenario: --ranks, --ranktable, --timeout, --connect-timeout, --json; the workload comes "
+                    "and a scenario: --ranks, --ranktable, --timeout, --connect-timeout, --json, --junit; the workload comes "
                     "from the scenario)\n", scenario, scenario_only_bad);
             goto out;
         }
@@ -329,6 +337,7 @@ static int rs_run_zmq(int argc, char **argv)
     }
     o->backend = RS_BACKEND_ZMQ;
     o->memprobe = 0;
+    cfg.junit_path = run.junit_path;
     status = rs_zmqrun(&cfg, o, run.json_path, stdout, stderr);
     rs_scenario_free(&sc);
 out:

@@ -13,7 +13,7 @@
 typedef enum rs_opt_id {
     OPT_HELP, OPT_BACKEND, OPT_MINBYTES, OPT_MAXBYTES, OPT_STEPFACTOR, OPT_STEPBYTES, OPT_ITERS,
     OPT_WARMUP, OPT_CHECK, OPT_OP, OPT_DTYPE, OPT_ROOT, OPT_RANKS, OPT_COLL, OPT_ALGO,
-    OPT_CHANNELS, OPT_TIMEOUT, OPT_JSON, OPT_SEED, OPT_MEMPROBE, OPT_NO_MEMPROBE
+    OPT_CHANNELS, OPT_TIMEOUT, OPT_JSON, OPT_JUNIT, OPT_SEED, OPT_MEMPROBE, OPT_NO_MEMPROBE
 } rs_opt_id;
 
 typedef struct rs_optdef {
@@ -42,6 +42,7 @@ static const rs_optdef rs_optdefs[] = {
     {0, "channels", 1, OPT_CHANNELS},
     {0, "timeout", 1, OPT_TIMEOUT},
     {0, "json", 1, OPT_JSON},
+    {0, "junit", 1, OPT_JUNIT},
     {0, "seed", 1, OPT_SEED},
     {0, "memprobe", 0, OPT_MEMPROBE},
     {0, "no-memprobe", 0, OPT_NO_MEMPROBE},
@@ -115,6 +116,7 @@ void rs_cli_usage_run(FILE *out)
         "  --channels N             parallel queues of ring algorithms, 1..%u (default 2)\n"
         "  --timeout SECONDS        limit of every notify wait (default: the engine's, 30)\n"
         "  --json FILE              also write the rows as JSON to FILE\n"
+        "  --junit FILE             also write JUnit XML to FILE: a testcase per row and placement\n"
         "  --seed N                 seed of the input data (default 1)\n"
         "  --memprobe, --no-memprobe  measure single-thread memcpy bandwidth of each size\n"
         "                           and print it beside the row (default on)\n"
@@ -481,11 +483,12 @@ int rs_cli_parse_run(int argc, char **argv, rs_cli_run *run, FILE *out, FILE *er
             break;
         }
         case OPT_JSON:
+        case OPT_JUNIT:
             if (*value == '\0') {
                 fprintf(err, "ringsim: %s: '' is not a file name (allowed: a path to write)\n", flag);
                 rc = -1;
             }
-            run->json_path = value;
+            *(def->id == OPT_JSON ? &run->json_path : &run->junit_path) = value;
             break;
         case OPT_SEED: {
             char *end = NULL;

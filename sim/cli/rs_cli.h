@@ -17,6 +17,7 @@ extern "C" {
 typedef struct rs_cli_run {
     rs_sweep sweep;
     const char *json_path; /**< NULL: no JSON */
+    const char *junit_path; /**< NULL: no JUnit XML */
 } rs_cli_run;
 
 /** The defaults: rs_sweep_defaults, no JSON. */

@@ -59,6 +59,9 @@ public:
 
     int build();
     int run(rs_report *rep);
+    /** The engine error's headline, the failing rank's detail, a down link and the hang's root
+     *  cause, one line: the JSON's "error" and the JUnit failure. */
+    const std::string &error_text() const { return error_text_; }
     uint64_t events() const { return cl_ ? cl_->network().scheduler().events() : 0; }
     void print_links(FILE *out);
     void print_devices(FILE *out);
@@ -91,6 +94,7 @@ private:
     int rows_total_ = 0, rows_done_ = 0;
     bool progress_shown_ = false;
     std::unique_ptr<model::Cluster> cl_;
+    std::string error_text_;
     rs::EngineSetup setup_;
     std::vector<Buffers> bufs_;
     rs::PayloadBuf expected_;
@@ -167,20 +171,27 @@ int Driver::engine_error(const char *what)
     clear_progress();
     if (!cl_->fault().empty()) {
         std::fprintf(err_, "ringsim: %s: %s: %s\n", sc_.path ? sc_.path : "scenario", what, cl_->fault().c_str());
+        error_text_ = std::string(what) + ": " + cl_->fault();
         return RS_EXIT_ENGINE;
     }
     std::fprintf(err_, "ringsim: %s: rank %d failed during %s: %s\n", sc_.path ? sc_.path : "scenario",
                  cl_->failed_rank(), what, ncl_strerror(cl_->failed_result()));
+    error_text_ = "rank " + std::to_string(cl_->failed_rank()) + " failed during " + what + ": " +
+                  ncl_strerror(cl_->failed_result());
     for (int r = 0; r < cl_->nranks(); r++) {
         std::string detail = ncl_comm_last_error(cl_->comm(r));
         if (!detail.empty())
             std::fprintf(err_, "ringsim:   %s\n", detail.c_str());
+        if (!detail.empty() && r == cl_->failed_rank())
+            error_text_ += " | " + detail;
         std::string fault = cl_->device_fault(r);
         if (!fault.empty())
             std::fprintf(err_, "ringsim:   rank %d device%s: %s\n", r, cl_->is_rtl(r) ? " (rtl)" : "", fault.c_str());
     }
-    for (int ch : cl_->network().down_channels())
+    for (int ch : cl_->network().down_channels()) {
         std::fprintf(err_, "ringsim:   link %s is down\n", cl_->network().channel_name(ch).c_str());
+        error_text_ += " | link " + cl_->network().channel_name(ch) + " is down";
+    }
     // who everyone waited for: the wait-for graph over all ranks, its first unsatisfied edge first
     std::vector<ncl_rank_state> st(cl_->nranks());
     bool stuck = false;
@@ -196,6 +207,8 @@ int Driver::engine_error(const char *what)
         size_t end = text.find('\n', at);
         end = end == std::string::npos ? text.size() : end;
         std::fprintf(err_, "ringsim:   %.*s\n", (int)(end - at), text.c_str() + at);
+        if (at == 0)
+            error_text_ += " | " + text.substr(0, end);
         at = end + 1;
     }
     return RS_EXIT_ENGINE;
@@ -511,6 +524,8 @@ extern "C" int rs_simrun(const rs_scenario *sc, rs_report *rep, const rs_simrun_
                 rs_report_set_error(rep, what.c_str());
             return RS_EXIT_ENGINE;
         }
+        if (status == RS_EXIT_ENGINE && rep && !d.error_text().empty())
+            rs_report_set_error(rep, d.error_text().c_str());
         d.print_links(stdout);
         d.finish_waves();
         if (d.finish_trace() != 0 && status == RS_EXIT_OK)

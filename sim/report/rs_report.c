@@ -7,6 +7,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "rs_junit.h"
+
 /* Column layout shared by headers and rows so they always line up. */
 #define RS_LEAD_FMT "%12s  %12s  %8s  %6s  %6s"
 #define RS_PART_FMT "  %8s  %7s  %7s  %6s"
@@ -307,6 +309,42 @@ void rs_report_set_error(rs_report *rep, const char *message)
     rep->error = 1;
     if (rep->doc && !cJSON_HasObjectItem(rep->doc, "error"))
         cJSON_AddStringToObject(rep->doc, "error", message);
+}
+
+int rs_report_write_junit(rs_report *rep, const char *path, FILE *err)
+{
+    rs_junit *j = rs_junit_new("ringsim run");
+    if (!j || !rep->doc) {
+        fprintf(err, "ringsim: --junit: cannot write '%s': out of memory\n", path);
+        rs_junit_free(j);
+        return 2;
+    }
+    static const char *const places[2] = {"out_of_place", "in_place"};
+    const cJSON *row;
+    cJSON_ArrayForEach(row, rep->rows) {
+        char cls[96], name[200], why[96];
+        snprintf(cls, sizeof cls, "ringsim.run.%s.%s", cJSON_GetStringValue(cJSON_GetObjectItem(row, "backend")),
+                 cJSON_GetStringValue(cJSON_GetObjectItem(row, "collective")));
+        for (int k = 0; k < 2; k++) {
+            const cJSON *r = cJSON_GetObjectItem(row, places[k]);
+            double wrong = cJSON_GetNumberValue(cJSON_GetObjectItem(r, "wrong")); /* NaN: not checked */
+            double root = cJSON_GetNumberValue(cJSON_GetObjectItem(row, "root"));
+            char rooted[32] = "";
+            if (root >= 0)
+                snprintf(rooted, sizeof rooted, " root %.0f", root);
+            snprintf(name, sizeof name, "%.0f B %s %s%s, %s, %s", cJSON_GetNumberValue(cJSON_GetObjectItem(row, "size")),
+                     cJSON_GetStringValue(cJSON_GetObjectItem(row, "type")),
+                     cJSON_GetStringValue(cJSON_GetObjectItem(row, "redop")), rooted,
+                     k ? "in place" : "out of place", cJSON_GetStringValue(cJSON_GetObjectItem(row, "algo")));
+            snprintf(why, sizeof why, "%.0f wrong values (#wrong)", wrong);
+            rs_junit_add(j, cls, name, cJSON_GetNumberValue(cJSON_GetObjectItem(r, "time_us")) * 1e-6,
+                         wrong > 0 ? why : NULL);
+        }
+    }
+    const char *error = cJSON_GetStringValue(cJSON_GetObjectItem(rep->doc, "error"));
+    if (rep->error) /* the run stopped: the rows above are the ones it printed */
+        rs_junit_add(j, "ringsim.run", "run", -1, error ? error : "the run failed: see its messages");
+    return rs_junit_write(j, path, err);
 }
 
 int rs_report_write_json(rs_report *rep, FILE *f, const char *path, FILE *err)

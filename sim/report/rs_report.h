@@ -78,6 +78,9 @@ void rs_report_set_error(rs_report *rep, const char *message);
 /** Writes the JSON document to f (named path, for messages). 0 on success, else prints
  *  "ringsim: --json: cannot write 'path': reason" on err and returns -1. Closes f. */
 int rs_report_write_json(rs_report *rep, FILE *f, const char *path, FILE *err);
+/** JUnit XML of the rows (the report must collect them: created with json nonzero): a testcase per
+ *  row and placement, failed where #wrong > 0, and one for the run's error. 0 or 2 after a message. */
+int rs_report_write_junit(rs_report *rep, const char *path, FILE *err);
 
 /** Bus bandwidth factor of nccl-tests for coll on nranks. */
 double rs_report_bus_factor(ncl_coll coll, int nranks);

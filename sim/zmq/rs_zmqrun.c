@@ -271,7 +271,7 @@ int rs_zmqrun(const rs_zmqrun_config *cfg, const rs_sweep *sweep, const char *js
         status = rc;
         goto out;
     }
-    rep = rs_report_create(&o, out, json != NULL);
+    rep = rs_report_create(&o, out, json != NULL || cfg->junit_path != NULL);
     if (!rep) {
         status = RS_EXIT_USAGE;
         goto out;
@@ -300,11 +300,15 @@ int rs_zmqrun(const rs_zmqrun_config *cfg, const rs_sweep *sweep, const char *js
     }
     if (status == RS_EXIT_WRONG)
         fprintf(err, "ringsim: run: some results were wrong (see #wrong)\n");
+    if (status != RS_EXIT_OK && status != RS_EXIT_WRONG)
+        rs_report_set_error(rep, "the run failed: see its messages on stderr");
     if (json) {
         if (rs_report_write_json(rep, json, json_path, err) != 0 && status == RS_EXIT_OK)
             status = RS_EXIT_USAGE;
         json = NULL;
     }
+    if (cfg->junit_path && rs_report_write_junit(rep, cfg->junit_path, err) != 0 && status == RS_EXIT_OK)
+        status = RS_EXIT_USAGE;
 out:
     rs_report_destroy(rep);
     if (status == RS_CTL_EXIT_INTERRUPTED)

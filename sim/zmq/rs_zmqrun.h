@@ -19,6 +19,7 @@ typedef struct rs_zmqrun_config {
     int shutdown_remote;          /**< SHUTDOWN the rank table's agents at the end too */
     int ranks_given;              /**< sweep->nranks was given (--ranks): it must match the table */
     const rs_scenario *scenario;  /**< the workload's scenario, for the header lines (may be NULL) */
+    const char *junit_path;       /**< JUnit XML of the rows too (may be NULL) */
 } rs_zmqrun_config;
 
 /** Spawns sweep->nranks local agents over ipc:// (or talks to the agents cfg's rank table lists),
