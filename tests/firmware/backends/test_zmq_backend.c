@@ -256,16 +256,21 @@ static void expect_broken(const zt_result *res, int i, int first)
                  want, res[i].msg);
 }
 
-static void test_fault_mismatch(void **state)
+/* fn on 4 ranks, rank `odd` the odd one, under the faults' engine timeout; the wall seconds. */
+static double run_odd(zt_fn fn, int odd, zt_result *res)
 {
-    (void)state;
     zt_world w;
     memset(&w, 0, sizeof w);
     w.nranks = 4;
     w.timeout_ns = FAULT_TIMEOUT_NS;
-    int odd = 2;
+    return zt_run(&w, fn, &odd, res);
+}
+
+static void test_fault_mismatch(void **state)
+{
+    (void)state;
     zt_result res[ZT_MAX_RANKS];
-    double s = zt_run(&w, mismatch_rank, &odd, res);
+    double s = run_odd(mismatch_rank, 2, res);
     print_message("rank 2 called broadcast, the others allreduce: all returned in %.2f s (timeout 60 s)\n", s);
     for (int i = 0; i < 4; i++) {
         print_message("rank %d: %s\n", i, res[i].msg);
@@ -303,13 +308,8 @@ static int count_mismatch_rank(zt_rank *r)
 static void test_fault_count_mismatch(void **state)
 {
     (void)state;
-    zt_world w;
-    memset(&w, 0, sizeof w);
-    w.nranks = 4;
-    w.timeout_ns = FAULT_TIMEOUT_NS;
-    int odd = 1;
     zt_result res[ZT_MAX_RANKS];
-    double s = zt_run(&w, count_mismatch_rank, &odd, res);
+    double s = run_odd(count_mismatch_rank, 1, res);
     print_message("rank 1 called allreduce #3 with count 500, the others 1000: all returned in %.2f s\n", s);
     int naming = 0;
     for (int i = 0; i < 4; i++) {
@@ -361,8 +361,16 @@ static void test_fault_abort_after_corrupt(void **state)
     snprintf(told, sizeof told, "rank %d aborted ", detector); /* directly or relayed by rank 0 */
     snprintf(rejected, sizeof rejected, "rank %d rejected your frame: checksum", detector);
     expect_broken(res, detector, NCL_ERR_LINK);
-    expect_broken(res, 0, NCL_ERR_LINK);
-    assert_non_null(strstr(res[0].msg, rejected)); /* the sender learnt it from the detector's ERROR */
+    /* the sender learns it from the detector's ERROR, or first from a bystander's relay of the
+     * detector's ABORT (which can overtake the ERROR on a loaded machine): either names the cause */
+    if (strstr(res[0].msg, "first=6 ")) {
+        expect_broken(res, 0, NCL_ERR_REMOTE);
+        if (!strstr(res[0].msg, told) || !strstr(res[0].msg, "link from rank 0") || !strstr(res[0].msg, "checksum"))
+            fail_msg("rank 0 was told, but not of its rejected frame: %s", res[0].msg);
+    } else {
+        expect_broken(res, 0, NCL_ERR_LINK);
+        assert_non_null(strstr(res[0].msg, rejected));
+    }
     for (int i = 1; i < 4; i++) {
         if (i == detector)
             continue;
