@@ -30,6 +30,15 @@ static FILE *rs_open_out(const char *flag, const char *path)
     return f;
 }
 
+/* --junit's file is written after the run (it needs the results): tried before it all the same. */
+static int rs_junit_writable(const char *path)
+{
+    FILE *f = path ? rs_open_out("--junit", path) : NULL;
+    if (f)
+        fclose(f);
+    return !path || f != NULL;
+}
+
 /* `ringsim run SCENARIO [options]`: the scenario's workload on the model. */
 int rs_cmd_run_scenario(const char *path, int argc, char **argv)
 {
@@ -116,6 +125,8 @@ int rs_cmd_run_scenario(const char *path, int argc, char **argv)
     if (status == RS_EXIT_OK && json_path && (json = rs_open_out("--json", json_path)) == NULL)
         status = RS_EXIT_USAGE;
     if (status == RS_EXIT_OK && csv_path && (csv = rs_open_out("--csv", csv_path)) == NULL)
+        status = RS_EXIT_USAGE;
+    if (status == RS_EXIT_OK && !rs_junit_writable(junit_path))
         status = RS_EXIT_USAGE;
     if (status != RS_EXIT_OK) {
         if (json)
@@ -240,6 +251,8 @@ static int rs_run_host(int argc, char **argv)
         rs_scenario_free(&sc);
     }
     FILE *json = NULL;
+    if (!rs_junit_writable(run.junit_path))
+        return RS_EXIT_USAGE;
     if (run.json_path && (json = rs_open_out("--json", run.json_path)) == NULL)
         return RS_EXIT_USAGE;
     rs_report *rep = rs_report_create(&run.sweep, stdout, json != NULL || run.junit_path != NULL);
@@ -338,7 +351,8 @@ static int rs_run_zmq(int argc, char **argv)
     o->backend = RS_BACKEND_ZMQ;
     o->memprobe = 0;
     cfg.junit_path = run.junit_path;
-    status = rs_zmqrun(&cfg, o, run.json_path, stdout, stderr);
+    if (rs_junit_writable(run.junit_path))
+        status = rs_zmqrun(&cfg, o, run.json_path, stdout, stderr);
     rs_scenario_free(&sc);
 out:
     free(mine);
