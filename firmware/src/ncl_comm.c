@@ -15,7 +15,8 @@ ncl_result ncl_comm_create(ncl_comm **out, int nranks, int rank, const ncl_hal *
         return NCL_ERR_INVALID_ARGUMENT;
     if (cfg->size != sizeof(ncl_config) || cfg->version != NCL_CONFIG_VERSION || !cfg->alloc ||
         !cfg->free || cfg->channels < 1 || cfg->channels > NCL_MAX_QUEUES || cfg->timeout_ns == 0 ||
-        cfg->slice_bytes == 0 || cfg->in_flight > NCL_MAX_IN_FLIGHT)
+        cfg->slice_bytes == 0 || cfg->in_flight > NCL_MAX_IN_FLIGHT || cfg->log_level < NCL_LOG_OFF ||
+        cfg->log_level > NCL_LOG_DEBUG)
         return NCL_ERR_INVALID_ARGUMENT;
     for (int c = 0; c < NCL_COLL_COUNT; c++)
         if (!ncl_algo_supported((ncl_coll)c, (ncl_algo)cfg->algorithm[c]))
@@ -172,6 +173,8 @@ ncl_result ncl_comm_fail(ncl_comm *comm, ncl_result result, const char *fmt, ...
     size_t n = ncl_fmt(comm->err, sizeof comm->err, "rank %d: ", comm->rank);
     ncl_vfmt(comm->err + n, sizeof comm->err - n, fmt, ap);
     va_end(ap);
-    ncl_hal_log(&comm->hal, NCL_LOG_ERROR, comm->err);
+    if (comm->cfg.log && comm->cfg.log_level >= NCL_LOG_ERROR)
+        comm->cfg.log(comm->cfg.log_ud, comm->rank, NCL_LOG_ERROR, comm->err);
+    ncl_hal_log(&comm->hal, NCL_LOG_ERROR, comm->err); /* the backend's to keep, and to show without a sink */
     return result;
 }

@@ -213,8 +213,8 @@ int ncl_bk_log_level_parse(const char *text, int *level)
         int level;
     } words[] = {
         {"debug", NCL_LOG_DEBUG}, {"all", NCL_LOG_DEBUG}, {"info", NCL_LOG_INFO},   {"warn", NCL_LOG_WARN},
-        {"warning", NCL_LOG_WARN}, {"error", NCL_LOG_ERROR}, {"off", -1},           {"none", -1},
-        {"0", -1},
+        {"warning", NCL_LOG_WARN}, {"error", NCL_LOG_ERROR}, {"off", NCL_LOG_OFF},  {"none", NCL_LOG_OFF},
+        {"0", NCL_LOG_OFF},
     };
     for (size_t i = 0; text && i < sizeof words / sizeof words[0]; i++) {
         if (same_word(text, words[i].word)) {

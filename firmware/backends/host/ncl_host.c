@@ -65,6 +65,7 @@ typedef struct host_rank {
     int completion_unseen;        /* a task completed that dma_poll has not reported yet */
     unsigned short_polls;         /* notify waits found short in a row without a wait_event between */
     uint64_t seq;                 /* collective being run, for logs */
+    uint64_t *agreed;             /* per peer: seq + 1 of the last call found to match ours (0: none) */
     uint8_t coll;
     uint8_t qstate[NCL_MAX_QUEUES];
     ncl_result result;
@@ -123,15 +124,31 @@ static const host_cfg *host_cfg_of(const host_world *w)
 
 /* ---- logging --------------------------------------------------------------------------- */
 
-static void host_log(void *ctx, int level, const char *msg)
+/* The world's log level: NCL_HOST_LOG when set (to debug a program without rebuilding it), else
+ * the program's ncl_config.log_level. */
+static int host_log_level(const ncl_config *cc)
 {
-    const host_rank *r = ctx;
-    if (r && level > host_cfg_of(r->world)->log_level)
+    const char *v = getenv("NCL_HOST_LOG");
+    int level = cc->log_level;
+    if (!v || !*v || ncl_bk_log_level_parse(v, &level) == 0)
+        return level;
+    if (cc->log_level >= NCL_LOG_WARN)
+        fprintf(stderr, "[ncl host] warn: NCL_HOST_LOG=%s not understood (debug, info, warn, error, off)\n", v);
+    return cc->log_level;
+}
+
+/* One line about `rank` (-1: the world's) at a level the caller let through: to the program's
+ * callback if it gave one, else to stderr in one fprintf (stdio locks the stream, so ranks' lines
+ * do not interleave). */
+static void host_emit(const ncl_config *cc, int rank, int level, const char *msg)
+{
+    if (cc->log) {
+        cc->log(cc->log_ud, rank, level, msg ? msg : "");
         return;
+    }
     const char *lv = ncl_bk_log_level_name(level);
-    /* One fprintf per line: stdio locks the stream, so ranks' lines do not interleave. */
-    if (r)
-        fprintf(stderr, "[ncl host rank %d] %s: %s\n", r->rank, lv, msg ? msg : "");
+    if (rank >= 0)
+        fprintf(stderr, "[ncl host rank %d] %s: %s\n", rank, lv, msg ? msg : "");
     else
         fprintf(stderr, "[ncl host] %s: %s\n", lv, msg ? msg : "");
 }
@@ -141,13 +158,29 @@ static int host_logs(const host_rank *r, int level)
     return level <= host_cfg_of(r->world)->log_level;
 }
 
+/* One line of the backend's own about rank r. */
+static void host_log(const host_rank *r, int level, const char *msg)
+{
+    if (host_logs(r, level))
+        host_emit(&host_cfg_of(r->world)->comm, r->rank, level, msg);
+}
+
+/* The HAL's log op: the engine's messages, shown only when the program gave no callback (the
+ * engine hands them to the callback itself). */
+static void host_engine_log(void *ctx, int level, const char *msg)
+{
+    const host_rank *r = ctx;
+    if (!host_cfg_of(r->world)->comm.log)
+        host_log(r, level, msg);
+}
+
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
 static void host_logf(host_rank *r, int level, const char *fmt, ...)
 {
-    int keep = r && level == NCL_LOG_ERROR; /* an error is the rank's last_error, logged or not */
-    if (r && !host_logs(r, level) && !keep)
+    int keep = level == NCL_LOG_ERROR; /* an error is the rank's last_error, logged or not */
+    if (!host_logs(r, level) && !keep)
         return;
     char msg[640];
     va_list ap;
@@ -156,24 +189,28 @@ static void host_logf(host_rank *r, int level, const char *fmt, ...)
     va_end(ap);
     if (keep)
         snprintf(r->err, sizeof r->err, "%.255s", msg);
-    if (!r || host_logs(r, level))
-        host_log(r, level, msg);
+    host_log(r, level, msg);
+}
+
+/* An error of the whole world (no rank's): under the program's config, as the world may not exist. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void host_world_error(const ncl_config *cc, const char *fmt, ...)
+{
+    if (host_log_level(cc) < NCL_LOG_ERROR)
+        return;
+    char msg[640];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    host_emit(cc, -1, NCL_LOG_ERROR, msg);
 }
 
 static const char *host_last_error(void *ctx)
 {
     return ((host_rank *)ctx)->err;
-}
-
-/* NCL_HOST_LOG=debug|info|warn|error|off; errors and warnings by default. */
-static int host_log_level_from_env(void)
-{
-    const char *v = getenv("NCL_HOST_LOG");
-    int level = NCL_LOG_WARN;
-    if (!v || !*v || ncl_bk_log_level_parse(v, &level) == 0)
-        return level;
-    fprintf(stderr, "[ncl host] warn: NCL_HOST_LOG=%s not understood (debug, info, warn, error, off)\n", v);
-    return NCL_LOG_WARN;
 }
 
 /* ---- notify counters (caller holds the owner's mu) ------------------------------------ */
@@ -270,14 +307,17 @@ static void host_unbind(host_rank *r);
 static int host_mismatch(host_rank *r, int peer)
 {
     host_rank *p = &r->world->ranks[peer];
-    if (peer == r->rank || atomic_load(&p->launch) >> 8 != r->seq)
+    /* A call's launch never changes: once matched, waits on that peer skip its lock. */
+    if (peer == r->rank || atomic_load(&p->launch) >> 8 != r->seq || r->agreed[peer] == r->seq + 1)
         return 0;
     pthread_mutex_lock(&p->mu);
     ncl_hal_launch theirs = p->desc;
     pthread_mutex_unlock(&p->mu);
     char why[256];
-    if (!ncl_launch_mismatch(&r->desc, r->rank, &theirs, peer, why, sizeof why))
+    if (!ncl_launch_mismatch(&r->desc, r->rank, &theirs, peer, why, sizeof why)) {
+        r->agreed[peer] = r->seq + 1;
         return 0;
+    }
     host_logf(r, NCL_LOG_ERROR, "mismatch: %s", why);
     return 1;
 }
@@ -307,6 +347,8 @@ static ncl_result host_begin(void *ctx, const ncl_hal_launch *l)
         host_logf(r, NCL_LOG_WARN, "begin of #%llu while #%llu was never ended; rebinding",
                   (unsigned long long)l->seq, (unsigned long long)r->seq);
     r->seq = l->seq;
+    /* a new communicator on this rank counts calls from 1 again */
+    memset(r->agreed, 0, (size_t)host_cfg_of(r->world)->nranks * sizeof *r->agreed);
     r->coll = l->coll;
     r->err[0] = '\0';
     pthread_mutex_lock(&r->mu);
@@ -601,7 +643,7 @@ const ncl_hal_ops ncl_host_hal_ops = {
     .notify_try_wait = host_notify_try_wait,
     .wait_event = host_wait_event,
     .now_ns = host_now_ns,
-    .log = host_log,
+    .log = host_engine_log,
     .notify_peek = host_notify_peek,
     .last_error = host_last_error,
 };
@@ -680,6 +722,7 @@ static void host_rank_fini(host_rank *r)
     pthread_rwlock_destroy(&r->bind_lock);
     free(r->ctrs.slot);
     free(r->scratch);
+    free(r->agreed);
 }
 
 static int host_rank_init(host_world *w, int rank)
@@ -703,7 +746,9 @@ static int host_rank_init(host_world *w, int rank)
             return 0;
     }
     ncl_bk_keep_scratch(&r->bufs, (uint64_t)(uintptr_t)r->scratch, cfg->scratch_bytes); /* landing zones */
-    if (!host_ctrs_init(&r->ctrs, HOST_CTR_INIT_CAP)) {
+    r->agreed = calloc((size_t)cfg->nranks, sizeof *r->agreed);
+    if (!r->agreed || !host_ctrs_init(&r->ctrs, HOST_CTR_INIT_CAP)) {
+        free(r->agreed);
         free(r->scratch);
         return 0;
     }
@@ -725,6 +770,7 @@ static int host_rank_init(host_world *w, int rank)
     if (!ok) {
         free(r->ctrs.slot);
         free(r->scratch);
+        free(r->agreed);
     }
     return ok;
 }
@@ -748,10 +794,11 @@ static host_world *host_world_create(const ncl_host_config *c, ncl_host_fn fn, v
         return NULL;
     w->cfg.nranks = c->nranks;
     w->cfg.scratch_bytes = c->scratch_bytes;
-    w->cfg.log_level = host_log_level_from_env();
+    w->cfg.log_level = host_log_level(&c->comm);
     w->cfg.fn = fn;
     w->cfg.arg = arg;
     w->cfg.comm = c->comm;
+    w->cfg.comm.log_level = w->cfg.log_level; /* the engine's messages obey NCL_HOST_LOG too */
     memcpy(w->cfg.no_inline_ops, c->no_inline_ops, sizeof w->cfg.no_inline_ops);
     w->cfg.inline_align = c->inline_align;
     if (!w->cfg.comm.alloc) {
@@ -806,7 +853,7 @@ static void host_hang_report(host_world *w, const ncl_host_config *cfg)
         end = strchr(line, '\n');
         if (!end)
             end = line + strlen(line);
-        host_logf(NULL, NCL_LOG_ERROR, "%.*s", (int)(end - line), line);
+        host_world_error(&w->cfg.comm, "%.*s", (int)(end - line), line);
     }
     if (cfg->hang_report && cfg->hang_report_size) {
         strncpy(cfg->hang_report, text, cfg->hang_report_size - 1);
@@ -824,8 +871,8 @@ ncl_result ncl_host_run_cfg(const ncl_host_config *cfg, ncl_host_fn fn, void *ar
         return NCL_ERR_INVALID_ARGUMENT;
     host_world *w = host_world_create(cfg, fn, arg);
     if (!w) {
-        host_logf(NULL, NCL_LOG_ERROR, "cannot allocate a world of %d ranks with %llu bytes of "
-                  "scratch each", cfg->nranks, (unsigned long long)cfg->scratch_bytes);
+        host_world_error(&cfg->comm, "cannot allocate a world of %d ranks with %llu bytes of "
+                         "scratch each", cfg->nranks, (unsigned long long)cfg->scratch_bytes);
         return NCL_ERR_OUT_OF_MEMORY;
     }
     int n = cfg->nranks, started = 0, err = 0;
@@ -845,8 +892,8 @@ ncl_result ncl_host_run_cfg(const ncl_host_config *cfg, ncl_host_fn fn, void *ar
 
     ncl_result rc = NCL_SUCCESS;
     if (started < n) {
-        host_logf(NULL, NCL_LOG_ERROR, "cannot create the thread of rank %d of %d (error %d: %s)",
-                  started, n, err, err == EAGAIN ? "thread limit reached" : "pthread_create failed");
+        host_world_error(&cfg->comm, "cannot create the thread of rank %d of %d (error %d: %s)",
+                         started, n, err, err == EAGAIN ? "thread limit reached" : "pthread_create failed");
         rc = NCL_ERR_BACKEND;
         if (rank_results)
             for (int i = 0; i < n; i++)

@@ -84,6 +84,8 @@ struct ncl_zmq {
     uint64_t data_tx;        /* data frames sent, for the fault hooks */
     uint64_t corrupt_nth, die_nth;
     int log_level;
+    ncl_log_fn log; /* the program's sink, or NULL: stderr */
+    void *log_ud;
 };
 
 /* ---- time, log, errors ------------------------------------------------------------------- */
@@ -98,13 +100,12 @@ static uint64_t zq_now(void)
 static void zq_log(void *ctx, int level, const char *msg)
 {
     const ncl_zmq *z = ctx;
-    if (z && level > z->log_level)
+    if (level > z->log_level)
         return;
-    const char *lv = ncl_bk_log_level_name(level);
-    if (z)
-        fprintf(stderr, "[ncl zmq rank %d] %s: %s\n", z->rank, lv, msg ? msg : "");
+    if (z->log)
+        z->log(z->log_ud, z->rank, level, msg ? msg : "");
     else
-        fprintf(stderr, "[ncl zmq] %s: %s\n", lv, msg ? msg : "");
+        fprintf(stderr, "[ncl zmq rank %d] %s: %s\n", z->rank, ncl_bk_log_level_name(level), msg ? msg : "");
 }
 
 #if defined(__GNUC__)
@@ -112,7 +113,7 @@ __attribute__((format(printf, 3, 4)))
 #endif
 static void zq_logf(ncl_zmq *z, int level, const char *fmt, ...)
 {
-    if (z && level > z->log_level)
+    if (level > z->log_level)
         return;
     char msg[ZQ_ERRLEN];
     va_list ap;
@@ -179,13 +180,15 @@ static void zq_hal_log(void *ctx, int level, const char *msg)
     ncl_zmq *z = ctx;
     if (z && level == NCL_LOG_ERROR && msg)
         snprintf(z->engine_err, sizeof z->engine_err, "%s", msg);
-    zq_log(ctx, level, msg);
+    if (!z->log) /* with a sink, the program's ncl_config.log has them from the engine */
+        zq_log(ctx, level, msg);
 }
 
-static int zq_log_level_from_env(void)
+/* NCL_ZMQ_LOG when set (to debug a program without rebuilding it), else the configured level. */
+static int zq_log_level(const ncl_zmq_config *cfg)
 {
     const char *v = getenv("NCL_ZMQ_LOG");
-    int level = NCL_LOG_WARN; /* also for a word it does not know */
+    int level = cfg->log_level; /* also for a word it does not know */
     if (v && *v)
         ncl_bk_log_level_parse(v, &level);
     return level;
@@ -1004,8 +1007,9 @@ ncl_result ncl_zmq_create(ncl_zmq **out, const ncl_zmq_config *cfg, char *err, s
     err[0] = '\0';
     if (!out || !cfg || cfg->size != sizeof *cfg || cfg->version != NCL_ZMQ_CONFIG_VERSION || cfg->nranks < 1 ||
         cfg->nranks > NCL_ZMQ_MAX_RANKS || cfg->rank < 0 || cfg->rank >= cfg->nranks || !cfg->endpoints ||
-        cfg->max_payload < NCL_WIRE_HELLO_LEN) {
-        snprintf(err, errlen, "ncl_zmq_create: invalid configuration (version, rank %d of %d, endpoints, payload)",
+        cfg->max_payload < NCL_WIRE_HELLO_LEN || cfg->log_level < NCL_LOG_OFF || cfg->log_level > NCL_LOG_DEBUG) {
+        snprintf(err, errlen, "ncl_zmq_create: invalid configuration (version, rank %d of %d, endpoints, payload, "
+                 "log level)",
                  cfg ? cfg->rank : -1, cfg ? cfg->nranks : 0);
         return NCL_ERR_INVALID_ARGUMENT;
     }
@@ -1021,7 +1025,9 @@ ncl_result ncl_zmq_create(ncl_zmq **out, const ncl_zmq_config *cfg, char *err, s
     z->scratch_bytes = cfg->scratch_bytes;
     z->corrupt_nth = cfg->fault_corrupt_nth;
     z->die_nth = cfg->fault_die_nth;
-    z->log_level = zq_log_level_from_env();
+    z->log_level = zq_log_level(cfg);
+    z->log = cfg->log;
+    z->log_ud = cfg->log_ud;
     z->abort_origin = -1;
     z->pending_origin = -1;
     z->peers = calloc((size_t)z->nranks, sizeof *z->peers);

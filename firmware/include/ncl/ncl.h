@@ -102,7 +102,13 @@ typedef struct ncl_cost {
 typedef void *(*ncl_alloc_fn)(void *ud, size_t bytes);
 typedef void (*ncl_free_fn)(void *ud, void *ptr);
 
-#define NCL_CONFIG_VERSION 1u
+/** Diagnostic levels: a message is delivered when its level <= the configured one. */
+enum { NCL_LOG_OFF = -1, NCL_LOG_ERROR = 0, NCL_LOG_WARN, NCL_LOG_INFO, NCL_LOG_DEBUG };
+/** Receives one diagnostic line (no newline) about `rank` (-1: not about one rank). The host
+ *  backend calls it from every rank's thread, possibly at once. */
+typedef void (*ncl_log_fn)(void *ud, int rank, int level, const char *msg);
+
+#define NCL_CONFIG_VERSION 2u
 #define NCL_MAX_QUEUES 8u
 #define NCL_MAX_IN_FLIGHT 4u /* data tasks one queue keeps in flight at most */
 #define NCL_MAX_COSTS 64u /* entries of a cost table */
@@ -191,6 +197,16 @@ typedef struct ncl_config {
      *  run twice the channels in queues and DMA engines (a helper queue per channel copies out of
      *  the zone). Used by ring allgather and chain broadcast. Every rank must pass the same value. */
     uint64_t landing_zone_bytes;
+    /** Where this communicator's diagnostics go, the engine's and (on the host backend, which
+     *  builds communicators from this config) the backend's: messages up to log_level (default
+     *  NCL_LOG_WARN; NCL_LOG_OFF: none) go to log(log_ud, ...) or, with log NULL, to the
+     *  backend's default sink (host and zmq: one line on stderr each; boards: their access log;
+     *  the SystemC model: none, errors reach ncl_comm_last_error). The environment variable
+     *  NCL_HOST_LOG (debug, info, warn, error, off), when set, overrides log_level on the host
+     *  backend: for debugging a program without rebuilding it. */
+    ncl_log_fn log;
+    void *log_ud;
+    int log_level;
 } ncl_config;
 
 /** ncl_config.landing_zone_bytes: no landing zones. */
@@ -199,7 +215,8 @@ typedef struct ncl_config {
 #define NCL_CONFIG_INIT                                                                       \
     {                                                                                         \
         sizeof(ncl_config), NCL_CONFIG_VERSION, 30000000000ull, 2u, (512ull << 10), {0, 0, 0, 0, 0}, \
-            -1, 2000u, 20u, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0              \
+            -1, 2000u, 20u, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL,  \
+            NCL_LOG_WARN                                                                      \
     }
 
 struct ncl_hal;

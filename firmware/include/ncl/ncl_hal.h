@@ -67,8 +67,6 @@ typedef struct ncl_hal_launch {
 int ncl_launch_mismatch(const ncl_hal_launch *mine, int my_rank, const ncl_hal_launch *theirs, int their_rank,
                         char *buf, size_t len);
 
-enum { NCL_LOG_ERROR = 0, NCL_LOG_WARN, NCL_LOG_INFO, NCL_LOG_DEBUG };
-
 /** Backend operations. None may block except wait_event; all return NCL_SUCCESS or an error.
  *  A NULL op means "not supported". */
 typedef struct ncl_hal_ops {
@@ -94,6 +92,9 @@ typedef struct ncl_hal_ops {
     ncl_result (*wait_event)(void *ctx, uint64_t timeout_ns);
     /** Monotonic time in nanoseconds (simulated time on the sim backend). */
     uint64_t (*now_ns)(void *ctx);
+    /** The engine's diagnostics (NCL_LOG_*), all of them, whatever sink ncl_config.log names: a
+     *  backend may keep them (zmq: an ABORT's reason) and shows them on its own default sink only
+     *  when the program gave no ncl_config.log (the engine delivers to that itself). */
     void (*log)(void *ctx, int level, const char *msg);
     /** *value = counter (peer, id) now, unchanged. Optional: with it a notify wait times out only
      *  when no record reached its counter for a whole timeout (a long stream of records is

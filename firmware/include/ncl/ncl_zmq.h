@@ -42,7 +42,7 @@ extern "C" {
  * create both again (every rank).
  */
 
-#define NCL_ZMQ_CONFIG_VERSION 1u
+#define NCL_ZMQ_CONFIG_VERSION 2u
 #define NCL_ZMQ_MAX_RANKS 1024
 
 typedef struct ncl_zmq_config {
@@ -61,12 +61,19 @@ typedef struct ncl_zmq_config {
      *  this rank sends; kill this process with SIGKILL right after sending the Nth data frame. */
     uint64_t fault_corrupt_nth;
     uint64_t fault_die_nth;
+    /** The backend's diagnostics, as ncl_config's (pass the same to both): messages up to
+     *  log_level (default NCL_LOG_WARN; NCL_LOG_OFF: none) go to log(log_ud, rank, level, text)
+     *  or, with log NULL, to stderr. NCL_ZMQ_LOG (debug, info, warn, error, off), when set,
+     *  overrides log_level. */
+    ncl_log_fn log;
+    void *log_ud;
+    int log_level;
 } ncl_zmq_config;
 
 #define NCL_ZMQ_CONFIG_INIT                                                                      \
     {                                                                                            \
         sizeof(ncl_zmq_config), NCL_ZMQ_CONFIG_VERSION, 1, 0, NULL, (4ull << 20), 30000000000ull, \
-            (4u << 20), 0, 0                                                                     \
+            (4u << 20), 0, 0, NULL, NULL, NCL_LOG_WARN                                           \
     }
 
 typedef struct ncl_zmq ncl_zmq;

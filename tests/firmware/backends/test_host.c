@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* cmocka's asserts longjmp and must stay on the main thread: rank functions check with
  * EXPECT, which prints the failed condition and makes the rank return NCL_ERR_INTERNAL. */
@@ -873,6 +874,89 @@ static void test_mismatched_calls(void **state)
     }
 }
 
+/* The same misuse gives every rank the same result and the same kind of message every time,
+ * whichever rank happens to see the mismatch first. */
+static void test_same_misuse_same_code(void **state)
+{
+    (void)state;
+    for (int odd_last = 0; odd_last < 2; odd_last++) {
+        ncl_result first[3];
+        for (int run = 0; run < 8; run++) {
+            odd_call o = {.what = 0, .odd_last = odd_last};
+            ncl_host_config cfg = NCL_HOST_CONFIG_INIT;
+            cfg.nranks = 3;
+            cfg.comm.log_level = NCL_LOG_OFF;
+            assert_int_equal(ncl_host_run_cfg(&cfg, odd_call_fn, &o, NULL), NCL_SUCCESS);
+            for (int r = 0; r < 3; r++) {
+                if (run == 0)
+                    first[r] = o.rc[r];
+                else if (o.rc[r] != first[r])
+                    fail_msg("rank 1 %s, run %d: rank %d returned %s, run 0 %s", odd_last ? "last" : "first",
+                             run, r, ncl_strerror(o.rc[r]), ncl_strerror(first[r]));
+                assert_non_null(strstr(o.err[r], "mismatch: rank "));
+            }
+        }
+    }
+}
+
+/* Diagnostics go where the program says: a callback gets every error line with its rank, and
+ * nothing reaches stderr; NCL_LOG_OFF silences the default sink too. */
+typedef struct log_sink {
+    atomic_int lines, mismatches, bad_rank;
+} log_sink;
+
+static void collect_log(void *ud, int rank, int level, const char *msg)
+{
+    log_sink *k = ud;
+    atomic_fetch_add(&k->lines, 1);
+    if (level == NCL_LOG_ERROR && strstr(msg, "mismatch"))
+        atomic_fetch_add(&k->mismatches, 1);
+    if (rank < -1 || rank > 2)
+        atomic_fetch_add(&k->bad_rank, 1);
+}
+
+/* Runs a count mismatch on 3 ranks with stderr sent to a file; returns the bytes written there. */
+static long stderr_bytes_of_mismatch(ncl_log_fn log, void *ud, int level)
+{
+    fflush(stderr);
+    FILE *tmp = tmpfile();
+    assert_non_null(tmp);
+    int saved = dup(2);
+    assert_true(saved >= 0 && dup2(fileno(tmp), 2) >= 0);
+    odd_call o = {.what = 0, .odd_last = 1};
+    ncl_host_config cfg = NCL_HOST_CONFIG_INIT;
+    cfg.nranks = 3;
+    cfg.comm.log = log;
+    cfg.comm.log_ud = ud;
+    cfg.comm.log_level = level;
+    ncl_result rc = ncl_host_run_cfg(&cfg, odd_call_fn, &o, NULL);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    fseek(tmp, 0, SEEK_END); /* written through fd 2: the stream's own position never moved */
+    long bytes = ftell(tmp);
+    fclose(tmp);
+    assert_int_equal(rc, NCL_SUCCESS);
+    for (int r = 0; r < 3; r++)
+        assert_int_not_equal(o.rc[r], NCL_SUCCESS);
+    return bytes;
+}
+
+static void test_log_sink(void **state)
+{
+    (void)state;
+    unsetenv("NCL_HOST_LOG");
+    log_sink k = {0};
+    assert_int_equal(stderr_bytes_of_mismatch(collect_log, &k, NCL_LOG_WARN), 0);
+    assert_true(atomic_load(&k.mismatches) >= 2);
+    assert_int_equal(atomic_load(&k.bad_rank), 0);
+    log_sink off = {0};
+    assert_int_equal(stderr_bytes_of_mismatch(collect_log, &off, NCL_LOG_OFF), 0);
+    assert_int_equal(atomic_load(&off.lines), 0);
+    assert_int_equal(stderr_bytes_of_mismatch(NULL, NULL, NCL_LOG_OFF), 0);
+    assert_true(stderr_bytes_of_mismatch(NULL, NULL, NCL_LOG_WARN) > 0); /* the default: stderr */
+}
+
 /* End to end: the engine's allreduce over this backend. */
 static ncl_result allreduce_fn(ncl_comm *comm, void *arg)
 {
@@ -1047,6 +1131,8 @@ int main(void)
         cmocka_unit_test(test_peer_exit_breaks_waits),
         cmocka_unit_test(test_engine_allreduce),
         cmocka_unit_test(test_mismatched_calls),
+        cmocka_unit_test(test_same_misuse_same_code),
+        cmocka_unit_test(test_log_sink),
         cmocka_unit_test(test_landing_zones),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
