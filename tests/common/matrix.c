@@ -113,6 +113,7 @@ static int root_taken(int roots, int root, int p)
 {
     switch (roots) {
     case MX_ROOTS_ENDS: return root == 0 || root == p - 1;
+    case MX_ROOTS_SOME: return root == 0 || root == p / 2 || root == p - 1;
     case MX_ROOTS_LAST: return root == p - 1;
     case MX_ROOTS_ZERO: return root == 0;
     default: return 1;

@@ -95,7 +95,7 @@ typedef struct mx_type {
     ncl_op op;
 } mx_type;
 
-enum { MX_ROOTS_ALL, MX_ROOTS_ENDS /* 0 and p-1 */, MX_ROOTS_LAST, MX_ROOTS_ZERO };
+enum { MX_ROOTS_ALL, MX_ROOTS_ENDS /* 0 and p-1 */, MX_ROOTS_SOME /* 0, p/2 and p-1 */, MX_ROOTS_LAST, MX_ROOTS_ZERO };
 enum { MX_OUT_OF_PLACE = 1, MX_IN_PLACE = 2, MX_BOTH_PLACES = 3 };
 #define MX_MAX_COUNTS 16
 

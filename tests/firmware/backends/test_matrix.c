@@ -149,9 +149,12 @@ static const uint32_t *g_ring_weights = NULL;
 
 /* The matrix's axes on p ranks: counts 0, 1, p-1, p+1, 1009 with every root, and a large count
  * (>= 4 MiB in the collective's largest buffer, a multiple of nothing) with the first and the last
- * root unless RINGSIM_MATRIX=full; under the sanitizers (RINGSIM_MATRIX=quick, 10x slower) the large
- * count takes the narrowest and the widest type (int8, float64): slicing and segment edges depend
- * on the element size only, and the small counts keep every type. */
+ * root unless RINGSIM_MATRIX=full. Under the sanitizers (RINGSIM_MATRIX=quick, 10x slower) the
+ * large count takes the narrowest and the widest type (int8, float64) with sum and avg (the one
+ * that ends with a division) and the last root: slicing and segment edges depend on the element
+ * size only, the reduction kernels are the small counts' too. The small counts keep every type
+ * and op but take roots 0, p/2 and p-1 only (the first, a middle one and the one whose successor
+ * wraps around). */
 typedef struct axes_ctx {
     int large, quick;
 } axes_ctx;
@@ -179,7 +182,9 @@ static int host_keep(const mx_axes *a, int p, const mx_case *c)
 {
     (void)p;
     const axes_ctx *x = a->ctx;
-    return !(x->large && x->quick && c->dt != NCL_INT8 && c->dt != NCL_FLOAT64);
+    if (!x->large || !x->quick)
+        return 1;
+    return (c->dt == NCL_INT8 || c->dt == NCL_FLOAT64) && (c->op == NCL_SUM || c->op == NCL_AVG);
 }
 
 /* One rank count (i: its index, for the logical-ring variant), one level or two. */
@@ -225,11 +230,11 @@ static void run_world(ncl_coll coll, ncl_algo algo, size_t i, int nranks, const 
     mx_init(&m);
     m.print_groups = getenv("RINGSIM_MATRIX_VERBOSE") != NULL;
     axes_ctx small = {0, quick}, large = {1, quick};
-    mx_axes ax = {.coll = coll, .algo = algo, .counts = host_counts, .roots = MX_ROOTS_ALL,
+    mx_axes ax = {.coll = coll, .algo = algo, .counts = host_counts, .roots = quick ? MX_ROOTS_SOME : MX_ROOTS_ALL,
                   .places = MX_BOTH_PLACES, .keep = host_keep, .ctx = &small};
     mx_add_axes(&m, &ax, nranks);
     ax.ctx = &large;
-    ax.roots = full ? MX_ROOTS_ALL : MX_ROOTS_ENDS;
+    ax.roots = full ? MX_ROOTS_ALL : quick ? MX_ROOTS_LAST : MX_ROOTS_ENDS;
     mx_add_axes(&m, &ax, nranks);
     size_t cases = m.n;
     uint64_t failed = mx_run(&m, &hw.w);
