@@ -86,7 +86,7 @@ static int rt_entry(rs_yaml *y, yaml_node_t *n, size_t idx, int nranks, rs_rank_
     memset(&e, 0, sizeof e);
     e.rank = -1;
     e.line = rs_yaml_line(n);
-    int rank_line = e.line, ep_line = e.line;
+    int rank_line = e.line, ep_line = e.line, ctl_line = e.line;
     for (size_t i = 0; i < rs_yaml_count(n); i++) {
         yaml_node_t *k = rs_yaml_pair_key(y, n, i), *v = rs_yaml_pair_value(y, n, i);
         const char *key = rs_yaml_text(k);
@@ -116,6 +116,8 @@ static int rt_entry(rs_yaml *y, yaml_node_t *n, size_t idx, int nranks, rs_rank_
                 return rs_yaml_fail(y, rs_yaml_line(v), f, "%s", why);
             if (dst == e.endpoint)
                 ep_line = rs_yaml_line(v);
+            else
+                ctl_line = rs_yaml_line(v);
         } else {
             return rs_yaml_fail(y, rs_yaml_line(k), f, "unknown key (allowed: %s)", rs_rt_entry_keys);
         }
@@ -131,6 +133,10 @@ static int rt_entry(rs_yaml *y, yaml_node_t *n, size_t idx, int nranks, rs_rank_
         if (rs_ranktable_control(e.endpoint, e.control, sizeof e.control, why, sizeof why))
             return rs_yaml_fail(y, ep_line, field, "%s", why);
     }
+    /* the agent binds both: one endpoint for the two sockets fails only when it starts */
+    if (!strcmp(e.control, e.endpoint))
+        return rs_yaml_fail(y, ctl_line, field, "control %s is the rank's own endpoint (allowed: an endpoint of its own)",
+                            e.control);
     seen[e.rank] = e.line;
     tmp[e.rank] = e;
     return 0;
