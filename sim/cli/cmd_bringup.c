@@ -22,22 +22,32 @@ void rs_cmd_bringup_usage(FILE *out)
         "  --ranktable FILE     use the running agents FILE lists instead\n"
         "  --expect TOPOLOGY    ring:N, biring:N, mesh:N, torus:RxC, switch:N, server8, cluster:S, or a\n"
         "                       scenario file (its topology section); default: a ring over the agents\n"
-        "  --slow-factor F      slow = bandwidth below F x the median of the links (default 0.5)\n"
+        "  --slow-factor F      slow = every sample, and a re-test's, below F x the links' median\n"
+        "                       bandwidth (default 0.5; lowered by the run's noise: see below)\n"
         "  --timeout S          how long a rank waits for each transfer (default 2); also the engine's\n"
         "                       timeout of spawned agents (others keep their own --timeout)\n"
         "  --connect-timeout S  how long agents may take to come up (default 30)\n"
         "  --bytes B            bandwidth transfer size (default 2M; K, M, G suffixes)\n"
         "  --slot B             size of each pattern transfer (default 64K)\n"
-        "  --reps N             bandwidth transfers per link, the best counts (default 3)\n"
+        "  --reps N             timed bandwidth transfers per link: its median, min, max (default 5)\n"
         "  --pings N            ping-pong round trips per link (default 20)\n"
         "  --ring-bytes B       size of each ring allreduce (default 64K)\n"
         "  --seed S             seed of the pseudo-random pattern (default 1)\n"
         "  --json FILE          write the results as JSON\n"
+        "  --junit FILE         write JUnit XML: a testcase per link ('link 0->1'), ring allreduce and\n"
+        "                       unexpected rank; a bad one fails with its verdict and reason\n"
         "  --shutdown-agents    with --ranktable: send SHUTDOWN at the end\n"
         "  --inject A-B:FAULT   test hook (spawned agents only): damage the link A->B; FAULT = dead,\n"
         "                       slow:GBPS, corrupt or miswire:C (see 'ringsim agent --fault')\n"
         "  --agent-backend B    spawned agents' HAL: zmq (default) or mmio (emulated boards: a verilated\n"
         "                       block per agent, at most 4 ranks, no corrupt injection; sim/zmq/ZMQ.md)\n"
+        "Slow and dead (the noise model): load only ever slows a transfer down, by a factor that varies.\n"
+        "A link's N = --reps timed transfers (after an untimed warm-up) give its median, min and max\n"
+        "GB/s; M = the median of the links' medians; the run's noise s = 1.4826 x the median of\n"
+        "|ln(sample / its link's median)| over every sample; T = min(F, e^(-2 s)) x M. A link with every\n"
+        "sample below T is a suspect, re-tested alone with 2N more transfers after all links: slow only\n"
+        "if those all stay below T too. A transfer not there after --timeout is lost, not late (load\n"
+        "delays one by milliseconds): a link that loses any of its 1 + N + 4 transfers is dead.\n"
         "Exit status: 0 every expected link good, 1 a link or ring is bad or a rank is missing,\n"
         "2 bad arguments or files, 130 interrupted.\n");
 }
@@ -83,7 +93,8 @@ int rs_cmd_bringup(int argc, char **argv)
     rs_bringup_opts opts, *o = &opts;
     static const char *const with_value[] = {"--ranks", "--ranktable", "--expect", "--slow-factor", "--timeout",
                                               "--connect-timeout", "--bytes", "--slot", "--reps", "--pings",
-                                              "--ring-bytes", "--seed", "--json", "--inject", "--agent-backend"};
+                                              "--ring-bytes", "--seed", "--json", "--junit", "--inject",
+                                              "--agent-backend"};
     rs_bringup_defaults(o);
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -116,6 +127,8 @@ int rs_cmd_bringup(int argc, char **argv)
             o->expect_spec = v;
         else if (!strcmp(a, "--json"))
             o->json_path = v;
+        else if (!strcmp(a, "--junit"))
+            o->junit_path = v;
         else if (!strcmp(a, "--agent-backend")) {
             o->agent_backend = v;
             if (strcmp(v, "zmq") && strcmp(v, "mmio")) {

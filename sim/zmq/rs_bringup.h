@@ -24,7 +24,8 @@ typedef struct rs_bringup_opts {
     const char *table_path;   /**< running agents; NULL: spawn nranks local ones */
     const char *expect_spec;  /**< ring:N, ..., or a scenario file; NULL: a ring over the agents */
     const char *json_path;
-    double slow_factor;       /**< slow = bandwidth below this x the median */
+    const char *junit_path;   /**< JUnit XML: a testcase per link, ring and unexpected rank */
+    double slow_factor;       /**< slow = every sample below this x the median (or less: the noise) */
     double timeout_s, connect_s;
     uint64_t bytes, slot, ring_bytes;
     long nranks, reps, pings, seed;

@@ -269,9 +269,12 @@ static void test_bringup_steps(void **state)
     assert_int_equal(rp.command, NCL_WIRE_SELFTEST);
     both(NCL_WIRE_SELFTEST, "{\"test\":\"link\",\"src\":0,\"dst\":1,\"reps\":2,\"pings\":3,\"timeout_ms\":5000}", j);
     assert_string_equal(cJSON_GetObjectItem(j[0], "role")->valuestring, "src");
-    assert_true(cJSON_GetObjectItem(j[0], "gbps")->valuedouble > 0);
+    cJSON *bw = cJSON_GetObjectItem(j[0], "samples_gbps"); /* one per timed transfer */
+    assert_int_equal(cJSON_GetArraySize(bw), 2);
+    for (cJSON *s = bw->child; s; s = s->next)
+        assert_true(s->valuedouble > 0);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j[0], "rtt_us")), 3);
-    assert_int_equal(cJSON_GetObjectItem(j[1], "transfers")->valueint, 6); /* 2 timed + 4 patterns */
+    assert_int_equal(cJSON_GetObjectItem(j[1], "transfers")->valueint, 7); /* a warm-up + 2 timed + 4 patterns */
     cJSON *pats = cJSON_GetObjectItem(j[1], "patterns");
     assert_int_equal(cJSON_GetArraySize(pats), 5);
     for (cJSON *p = pats->child; p; p = p->next)
