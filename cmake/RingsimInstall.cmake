@@ -8,15 +8,22 @@
 # ringsim::ncl_backend and Threads); ringsim::ncl_core is
 # the portable engine alone, for consumers that bring their own HAL backend; ringsim::ncl_wire is
 # the wire protocol's codec (ncl/ncl_wire.h), for consumers that speak it (not in pkg-config's
-# Libs: the host backend does not need it; link -lncl_wire -lncl_core yourself).
+# Libs: the host backend does not need it; link -lncl_wire -lncl_core yourself). ringsim::ringsim
+# is the program, and ringsim_add_scenario_test() (ringsimScenarioTest.cmake) runs a scenario
+# with it as a test of the consumer's own CTest.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(RINGSIM_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ringsim
     CACHE STRING "Where ringsimConfig.cmake is installed (relative to the prefix)")
 
-install(TARGETS ncl_core ncl_backend ncl ncl_wire
+set(_ringsim_exported ncl_core ncl_backend ncl ncl_wire)
+if(TARGET ringsim)
+  list(APPEND _ringsim_exported ringsim) # ringsim::ringsim, for ringsim_add_scenario_test()
+endif()
+install(TARGETS ${_ringsim_exported}
   EXPORT ringsimTargets
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
@@ -42,6 +49,7 @@ write_basic_package_version_file(
 install(FILES
   ${PROJECT_BINARY_DIR}/ringsimConfig.cmake
   ${PROJECT_BINARY_DIR}/ringsimConfigVersion.cmake
+  ${CMAKE_CURRENT_LIST_DIR}/ringsimScenarioTest.cmake
   DESTINATION ${RINGSIM_CMAKE_DIR})
 
 # pkg-config: paths are written relative to the .pc file's own directory (${pcfiledir}) so the
@@ -65,9 +73,6 @@ _ringsim_pc_path(RINGSIM_PC_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}")
 configure_file(${CMAKE_CURRENT_LIST_DIR}/ringsim.pc.in ${PROJECT_BINARY_DIR}/ringsim.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/ringsim.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
-if(TARGET ringsim)
-  install(TARGETS ringsim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-endif()
 if(EXISTS ${PROJECT_SOURCE_DIR}/LICENSE)
   install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
 endif()

@@ -64,6 +64,17 @@ if(NOT EXISTS ${exe} AND CONFIG)
   set(exe ${WORK_DIR}/consumer-build/${CONFIG}/consumer)
 endif()
 step("run consumer (find_package)" ${exe})
+# ringsim_add_scenario_test(): the consumer's CTest runs the installed program on its scenario.
+step("ctest consumer (ringsim_add_scenario_test)"
+  ${CMAKE_COMMAND} -E chdir ${WORK_DIR}/consumer-build ctest --output-on-failure ${config_args})
+foreach(t consumer_ring4 consumer_ring4_host)
+  file(READ ${WORK_DIR}/consumer-build/${t}.junit.xml junit)
+  string(REGEX MATCHALL "<testcase " cases "${junit}")
+  list(LENGTH cases n)
+  if(NOT n EQUAL 12 OR junit MATCHES "<failure") # 3 sizes x 2 collectives x 2 placements
+    message(FATAL_ERROR "install_consumer: ${t}.junit.xml has ${n} testcases (want 12, none failed):\n${junit}")
+  endif()
+endforeach()
 
 # 2. pkg-config: cc main.c $(pkg-config --cflags --libs ringsim).
 set(ENV{PKG_CONFIG_PATH} ${prefix}/${LIBDIR}/pkgconfig)
