@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,7 +19,9 @@ static const char *g_scenario;
 typedef struct prog {
     int mismatcher;
     int short_count;
-    int checked; /* ranks whose results were right (written by each rank thread in turn) */
+    int silent;      /* this rank returns without calling anything (-1: none) */
+    int checked;     /* ranks whose results were right (written by each rank thread in turn) */
+    char err[8][320]; /* each rank's last error */
 } prog;
 
 static ncl_result rank_fn(ncl_comm *comm, void *arg)
@@ -27,6 +30,8 @@ static ncl_result rank_fn(ncl_comm *comm, void *arg)
     int rank, p;
     ncl_comm_rank(comm, &rank);
     ncl_comm_size(comm, &p);
+    if (rank == pg->silent)
+        return NCL_SUCCESS;
     enum { N = 1001 };
     int32_t *buf = malloc(N * sizeof *buf);
     if (!buf)
@@ -49,13 +54,14 @@ static ncl_result rank_fn(ncl_comm *comm, void *arg)
     }
     free(buf);
     pg->checked += ok;
+    snprintf(pg->err[rank], sizeof pg->err[rank], "%s", ncl_comm_last_error(comm));
     return rc;
 }
 
 static void test_collectives(void **state)
 {
     (void)state;
-    prog pg = {-1, 0, 0};
+    prog pg = {.mismatcher = -1, .silent = -1};
     ncl_config cfg = NCL_CONFIG_INIT;
     ncl_result results[8];
     assert_int_equal(rs_simworld_run_scenario((void *)g_scenario, &cfg, 8, rank_fn, &pg, results), NCL_SUCCESS);
@@ -67,7 +73,7 @@ static void test_collectives(void **state)
  * waits for the timeout (NCL_ERR_TIMEOUT) and nobody succeeds. */
 static void run_mismatch(int short_count)
 {
-    prog pg = {3, short_count, 0};
+    prog pg = {.mismatcher = 3, .short_count = short_count, .silent = -1};
     ncl_config cfg = NCL_CONFIG_INIT;
     ncl_result results[8];
     assert_int_not_equal(rs_simworld_run_scenario((void *)g_scenario, &cfg, 8, rank_fn, &pg, results), NCL_SUCCESS);
@@ -92,6 +98,27 @@ static void test_count_mismatch(void **state)
     run_mismatch(1);
 }
 
+/* Rank 5 never calls: every other rank times out (1 s of simulated time: at once) naming rank 5 as
+ * the peer that never recorded; none succeeds. */
+static void test_silent_rank(void **state)
+{
+    (void)state;
+    prog pg = {.mismatcher = -1, .silent = 5};
+    ncl_config cfg = NCL_CONFIG_INIT;
+    cfg.timeout_ns = 1000000000ull; /* 1 s of simulated time */
+    ncl_result results[8];
+    assert_int_not_equal(rs_simworld_run_scenario((void *)g_scenario, &cfg, 8, rank_fn, &pg, results), NCL_SUCCESS);
+    int naming = 0;
+    for (int r = 0; r < 8; r++) {
+        if (r == 5)
+            continue;
+        print_message("rank %d: %s: %s\n", r, ncl_strerror(results[r]), pg.err[r]);
+        assert_int_equal(results[r], NCL_ERR_TIMEOUT);
+        naming += strstr(pg.err[r], "from rank 5, which never recorded it") != NULL;
+    }
+    assert_int_equal(naming, 7);
+}
+
 /* One simulation per process: argv[2] picks the case. */
 int main(int argc, char **argv)
 {
@@ -99,6 +126,9 @@ int main(int argc, char **argv)
     const struct CMUnitTest collectives[] = {cmocka_unit_test(test_collectives)};
     const struct CMUnitTest mismatch[] = {cmocka_unit_test(test_mismatch)};
     const struct CMUnitTest count_mismatch[] = {cmocka_unit_test(test_count_mismatch)};
+    const struct CMUnitTest silent[] = {cmocka_unit_test(test_silent_rank)};
+    if (argc > 2 && strcmp(argv[2], "silent") == 0)
+        return cmocka_run_group_tests(silent, NULL, NULL);
     if (argc > 2 && strcmp(argv[2], "mismatch") == 0)
         return cmocka_run_group_tests(mismatch, NULL, NULL);
     if (argc > 2 && strcmp(argv[2], "count_mismatch") == 0)
