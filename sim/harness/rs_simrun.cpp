@@ -86,6 +86,7 @@ private:
 
     void show_progress(ncl_coll coll, uint64_t size);
     void clear_progress();
+    void build_phase(const char *done, const char *next);
 
     const rs_scenario &sc_;
     const rs_simrun_extras &x_;
@@ -93,6 +94,7 @@ private:
     std::unique_ptr<rs::Tracer> tracer_;
     int rows_total_ = 0, rows_done_ = 0;
     bool progress_shown_ = false;
+    std::chrono::steady_clock::time_point phase_t0_;
     std::unique_ptr<model::Cluster> cl_;
     std::string error_text_;
     rs::EngineSetup setup_;
@@ -100,10 +102,28 @@ private:
     rs::PayloadBuf expected_;
 };
 
+// Building a large model takes long before its first row: its phases are named on stderr, with
+// the time each took, so a long silence has an explanation (from 4096 ranks on: deterministic).
+void Driver::build_phase(const char *done, const char *next)
+{
+    enum { LARGE = 4096 };
+    if (sc_.topo.nranks < LARGE)
+        return;
+    auto now = std::chrono::steady_clock::now();
+    if (done)
+        std::fprintf(err_, "ringsim: %d ranks: %s in %.1f s%s%s\n", sc_.topo.nranks, done,
+                     std::chrono::duration<double>(now - phase_t0_).count(), next ? "; " : "", next ? next : "");
+    else
+        std::fprintf(err_, "ringsim: %d ranks: %s\n", sc_.topo.nranks, next);
+    std::fflush(err_);
+    phase_t0_ = now;
+}
+
 int Driver::build()
 {
     int p = sc_.topo.nranks;
     uint64_t scratch = rs::scenario_scratch(sc_);
+    build_phase(nullptr, "building the model...");
     try {
         cl_.reset(new model::Cluster(sc_.topo, sc_.fidelity, sc_.device, sc_.payload_real != 0, scratch));
         for (size_t i = 0; i < sc_.faults_count; i++)
@@ -124,7 +144,9 @@ int Driver::build()
             tracer_->observe(*cl_->rtl());
     }
     bufs_.resize((size_t)p);
+    build_phase("model built", "finding the rings and costs...");
     rs::engine_setup(sc_, cl_->network().topology(), setup_);
+    build_phase("rings and costs", "creating the communicators...");
     if (!setup_.rings.empty()) {
         std::printf("# rings: %zu found from the topology, no link used twice%s", setup_.rings.size(),
                     p <= 16 ? ":" : "\n");
@@ -148,6 +170,7 @@ int Driver::build()
         }
     }
     ncl_result rc = cl_->connect(setup_.cfg, wrap);
+    build_phase("communicators", rc == NCL_SUCCESS ? "simulating..." : nullptr);
     if (rc != NCL_SUCCESS) {
         std::fprintf(err_, "ringsim: cannot create the communicators: %s\n", ncl_strerror(rc));
         if (rc == NCL_ERR_INVALID_ARGUMENT && sc_.workload.landing_zone > 0)
