@@ -10,6 +10,7 @@
 
 #include "harness/rs_simrun.h"
 #include "host/rs_bench.h"
+#include "report/rs_junit.h"
 #include "report/rs_plot.h"
 #include "report/rs_report.h"
 #include "report/rs_rows.h"
@@ -28,15 +29,6 @@ static FILE *rs_open_out(const char *flag, const char *path)
     if (f == NULL)
         fprintf(stderr, "ringsim: %s: cannot write '%s': %s\n", flag, path, strerror(errno));
     return f;
-}
-
-/* --junit's file is written after the run (it needs the results): tried before it all the same. */
-static int rs_junit_writable(const char *path)
-{
-    FILE *f = path ? rs_open_out("--junit", path) : NULL;
-    if (f)
-        fclose(f);
-    return !path || f != NULL;
 }
 
 /* `ringsim run SCENARIO [options]`: the scenario's workload on the model. */
@@ -126,7 +118,7 @@ int rs_cmd_run_scenario(const char *path, int argc, char **argv)
         status = RS_EXIT_USAGE;
     if (status == RS_EXIT_OK && csv_path && (csv = rs_open_out("--csv", csv_path)) == NULL)
         status = RS_EXIT_USAGE;
-    if (status == RS_EXIT_OK && !rs_junit_writable(junit_path))
+    if (status == RS_EXIT_OK && !rs_junit_try(junit_path, "ringsim", stderr))
         status = RS_EXIT_USAGE;
     if (status != RS_EXIT_OK) {
         if (json)
@@ -251,7 +243,7 @@ static int rs_run_host(int argc, char **argv)
         rs_scenario_free(&sc);
     }
     FILE *json = NULL;
-    if (!rs_junit_writable(run.junit_path))
+    if (!rs_junit_try(run.junit_path, "ringsim", stderr))
         return RS_EXIT_USAGE;
     if (run.json_path && (json = rs_open_out("--json", run.json_path)) == NULL)
         return RS_EXIT_USAGE;
@@ -351,7 +343,7 @@ static int rs_run_zmq(int argc, char **argv)
     o->backend = RS_BACKEND_ZMQ;
     o->memprobe = 0;
     cfg.junit_path = run.junit_path;
-    if (rs_junit_writable(run.junit_path))
+    if (rs_junit_try(run.junit_path, "ringsim", stderr))
         status = rs_zmqrun(&cfg, o, run.json_path, stdout, stderr);
     rs_scenario_free(&sc);
 out:

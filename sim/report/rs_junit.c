@@ -82,6 +82,16 @@ void rs_junit_free(rs_junit *j)
     free(j);
 }
 
+int rs_junit_try(const char *path, const char *who, FILE *err)
+{
+    FILE *f = path ? fopen(path, "w") : NULL;
+    if (path && !f)
+        fprintf(err, "%s: --junit: cannot write '%s': %s\n", who, path, strerror(errno));
+    if (f)
+        fclose(f);
+    return !path || f != NULL;
+}
+
 int rs_junit_write(rs_junit *j, const char *path, FILE *err)
 {
     FILE *f = fopen(path, "w");

@@ -841,13 +841,8 @@ int rs_bringup(const rs_bringup_opts *opts, FILE *out, FILE *err)
         goto early;
     }
     /* --junit's file is written at the end (it needs the verdicts): tried now all the same */
-    FILE *jf = o.junit_path ? fopen(o.junit_path, "w") : NULL;
-    if (o.junit_path && !jf) {
-        fprintf(err, "ringsim bringup: --junit: cannot write '%s': %s\n", o.junit_path, strerror(errno));
+    if (!rs_junit_try(o.junit_path, "ringsim bringup", err))
         goto early;
-    }
-    if (jf)
-        fclose(jf);
     int junit_due = o.junit_path != NULL;
     /* The memory every agent binds grows with n^2 pattern slots: keep it bounded. */
     while ((uint64_t)c.n * (uint64_t)c.n * RS_BU_PATTERNS * o.slot > (64u << 20) && o.slot > 256)
