@@ -94,10 +94,9 @@ typedef struct host_rank {
 typedef struct host_cfg {
     int nranks;
     uint64_t scratch_bytes;
-    int log_level;
     ncl_host_fn fn;
     void *arg;
-    ncl_config comm; /* alloc/free filled in */
+    ncl_config comm; /* alloc/free filled in, log_level as NCL_HOST_LOG says */
     uint16_t no_inline_ops[NCL_DTYPE_COUNT];
     uint32_t inline_align;
 } host_cfg;
@@ -155,7 +154,7 @@ static void host_emit(const ncl_config *cc, int rank, int level, const char *msg
 
 static int host_logs(const host_rank *r, int level)
 {
-    return level <= host_cfg_of(r->world)->log_level;
+    return level <= host_cfg_of(r->world)->comm.log_level;
 }
 
 /* One line of the backend's own about rank r. */
@@ -192,13 +191,13 @@ static void host_logf(host_rank *r, int level, const char *fmt, ...)
     host_log(r, level, msg);
 }
 
-/* An error of the whole world (no rank's): under the program's config, as the world may not exist. */
+/* An error of the whole world (no rank's), under the world's config (log_level already resolved). */
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
 static void host_world_error(const ncl_config *cc, const char *fmt, ...)
 {
-    if (host_log_level(cc) < NCL_LOG_ERROR)
+    if (cc->log_level < NCL_LOG_ERROR)
         return;
     char msg[640];
     va_list ap;
@@ -794,11 +793,10 @@ static host_world *host_world_create(const ncl_host_config *c, ncl_host_fn fn, v
         return NULL;
     w->cfg.nranks = c->nranks;
     w->cfg.scratch_bytes = c->scratch_bytes;
-    w->cfg.log_level = host_log_level(&c->comm);
     w->cfg.fn = fn;
     w->cfg.arg = arg;
     w->cfg.comm = c->comm;
-    w->cfg.comm.log_level = w->cfg.log_level; /* the engine's messages obey NCL_HOST_LOG too */
+    w->cfg.comm.log_level = host_log_level(&c->comm); /* the engine's messages obey NCL_HOST_LOG too */
     memcpy(w->cfg.no_inline_ops, c->no_inline_ops, sizeof w->cfg.no_inline_ops);
     w->cfg.inline_align = c->inline_align;
     if (!w->cfg.comm.alloc) {
@@ -871,8 +869,10 @@ ncl_result ncl_host_run_cfg(const ncl_host_config *cfg, ncl_host_fn fn, void *ar
         return NCL_ERR_INVALID_ARGUMENT;
     host_world *w = host_world_create(cfg, fn, arg);
     if (!w) {
-        host_world_error(&cfg->comm, "cannot allocate a world of %d ranks with %llu bytes of "
-                         "scratch each", cfg->nranks, (unsigned long long)cfg->scratch_bytes);
+        ncl_config cc = cfg->comm;
+        cc.log_level = host_log_level(&cfg->comm);
+        host_world_error(&cc, "cannot allocate a world of %d ranks with %llu bytes of scratch each", cfg->nranks,
+                         (unsigned long long)cfg->scratch_bytes);
         return NCL_ERR_OUT_OF_MEMORY;
     }
     int n = cfg->nranks, started = 0, err = 0;
@@ -892,7 +892,7 @@ ncl_result ncl_host_run_cfg(const ncl_host_config *cfg, ncl_host_fn fn, void *ar
 
     ncl_result rc = NCL_SUCCESS;
     if (started < n) {
-        host_world_error(&cfg->comm, "cannot create the thread of rank %d of %d (error %d: %s)",
+        host_world_error(&w->cfg.comm, "cannot create the thread of rank %d of %d (error %d: %s)",
                          started, n, err, err == EAGAIN ? "thread limit reached" : "pthread_create failed");
         rc = NCL_ERR_BACKEND;
         if (rank_results)
