@@ -296,7 +296,7 @@ ncl_result RtlDomain::init(int rank)
     c.max_queues = kQueues;
     c.bounce = d.bounce;
     c.bounce_bytes = sizeof d.bounce;
-    ncl_mmio_access a = {acc_rd, acc_wr, acc_mem_write, acc_mem_read, acc_wait_irq, nullptr, acc_now, nullptr, &d.port};
+    ncl_mmio_access a = {acc_rd, acc_wr, acc_mem_write, acc_mem_read, acc_wait_irq, nullptr, acc_now, nullptr, &d.port, nullptr};
     size_t bytes = round_up(ncl_mmio_mem_bytes(&c), 16);
     d.mm_mem.reset(new unsigned char[bytes + 16]);
     void *at = reinterpret_cast<void *>(round_up(reinterpret_cast<uintptr_t>(d.mm_mem.get()), 16));

@@ -703,6 +703,8 @@ static int ag_handle(agent *a, const void *buf, size_t len)
         cJSON_AddItemToObject(j, "rows", rows);
         if (fail && !a->quiet)
             fprintf(a->err, "ringsim agent: %s\n", fail);
+        if (fail && a->board) /* the zmq backend sends its ABORT itself; a board's engine cannot */
+            rs_board_abort(a->board, NCL_ERR_REMOTE, fail);
         ag_reply_json(a, &m, j);
         return 0;
     }
@@ -960,6 +962,8 @@ int rs_agent_serve(const rs_agent_opts *o, FILE *err)
         char why[64];
         snprintf(why, sizeof why, "rank %d: stopped by a signal", a.rank);
         ncl_zmq_abort(a.zmq, why);
+        if (a.board)
+            rs_board_abort(a.board, NCL_ERR_REMOTE, why);
     }
 out:
     if (a.node.hal)

@@ -122,6 +122,11 @@ struct rs_board {
     std::vector<int> hello_in, hello_ack, bye;
     std::vector<double> lost_at;  // disconnect seen at (0: not)
     int dead = -1;
+    // ABORT: the first one heard (origin rank, its reason), and whether this board sent its own
+    int abort_origin = -1;
+    std::string abort_why;
+    bool abort_sent = false;
+    bool news = false;  // a peer left, died or aborted since the last wait began: wake the waiter
     uint64_t die_nth = 0;
     uint64_t seq = 0;
     std::string error;
@@ -356,6 +361,7 @@ struct rs_board {
             note("link from rank " + std::to_string(from) + ": frame of " + std::to_string(len) + " bytes rejected: " +
                  (r != NCL_WIRE_OK ? std::string(ncl_wire_result_name(r)) + ": " + why : "src is not the link's rank"));
             if (dead < 0) dead = from;
+            news = true;
             fail_wait(from);  // a broken link: its transfer in flight fails now, not at the timeout
             return;
         }
@@ -388,7 +394,15 @@ struct rs_board {
         case NCL_WIRE_BYE:
             bye[(size_t)from] = 1;
             link[(size_t)from].up = 0;
+            news = true;
             fail_wait(from);
+            break;
+        case NCL_WIRE_ABORT:
+            if (abort_origin < 0) {
+                abort_origin = (int)w.origin;
+                abort_why.assign((const char *)w.payload, w.payload_len);
+            }
+            news = true;
             break;
         case NCL_WIRE_LINK: {
             if (w.payload_len < kLinkHdr) {
@@ -485,6 +499,7 @@ struct rs_board {
                 if (dead < 0) dead = p;
                 link[(size_t)p].up = 0;
                 note("rank " + std::to_string(p) + " (" + eps[(size_t)p] + ") disconnected without closing");
+                news = true;
                 fail_wait(p);
             }
         }
@@ -515,6 +530,40 @@ struct rs_board {
                 // lost peers are judged after a grace period: wake up for it
                 wait_link((long)(left_ms < 100 ? (left_ms ? left_ms : 1) : 100));
             }
+        }
+    }
+
+    // access.peer_check: an ABORT breaks the communicator; a peer that left or died records nothing more.
+    ncl_result peer_check(int peer, char *why, size_t len)
+    {
+        if (abort_origin >= 0) {
+            snprintf(why, len, "rank %d aborted: %s", abort_origin, abort_why.c_str());
+            return NCL_ERR_REMOTE;
+        }
+        if (peer < 0 || peer >= nranks || peer == rank) return NCL_SUCCESS;
+        if (bye[(size_t)peer] || dead == peer) {
+            snprintf(why, len, "rank %d (%s) %s", peer, eps[(size_t)peer].c_str(),
+                     bye[(size_t)peer] ? "closed its link" : "disconnected without closing");
+            return NCL_ERR_LINK;
+        }
+        return NCL_SUCCESS;
+    }
+
+    // ABORT to every peer still there, once: their waits end now, not at their timeouts.
+    void abort_all(uint32_t code, const char *why)
+    {
+        if (abort_sent || abort_origin >= 0) return;  // a relay would only repeat the first
+        abort_sent = true;
+        for (int p = 0; p < nranks; p++) {
+            if (p == rank || !hello_ack[(size_t)p] || bye[(size_t)p] || dead == p) continue;
+            ncl_wire_msg w;
+            memset(&w, 0, sizeof w);
+            w.command = NCL_WIRE_ABORT;
+            w.error_code = code;
+            w.origin = (uint32_t)rank;
+            w.payload = (const uint8_t *)why;
+            w.payload_len = (uint32_t)strnlen(why, NCL_WIRE_ERROR_TEXT_MAX);
+            send_msg(p, w);
         }
     }
 
@@ -556,7 +605,14 @@ static int b_wait_irq(void *ctx, uint64_t timeout_ns)
     rs_board *b = static_cast<rs_board *>(ctx);
     uint64_t t = now_ns();
     uint64_t deadline = timeout_ns > UINT64_MAX - t ? UINT64_MAX : t + timeout_ns;
-    return b->run_until([b] { return b->m->irq != 0; }, deadline) ? 1 : 0;
+    b->news = false;
+    // a peer's departure or ABORT ends the wait too: the backend asks peer_check next
+    return b->run_until([b] { return b->m->irq != 0 || b->news; }, deadline) && b->m->irq ? 1 : 0;
+}
+
+static ncl_result b_peer_check(void *ctx, int peer, char *why, size_t len)
+{
+    return static_cast<rs_board *>(ctx)->peer_check(peer, why, len);
 }
 
 static uint64_t b_now(void *) { return now_ns(); }
@@ -694,7 +750,10 @@ void rs_board_access(rs_board *b, ncl_mmio_access *a)
     a->wait_irq = b_wait_irq;
     a->now_ns = b_now;
     a->ctx = b;
+    a->peer_check = b_peer_check;
 }
+
+void rs_board_abort(rs_board *b, int code, const char *why) { b->abort_all((uint32_t)code, why); }
 
 uint8_t *rs_board_mem(rs_board *b) { return b->mem; }
 uint64_t rs_board_mem_bytes(const rs_board *b) { return b->mem_bytes; }

@@ -49,6 +49,11 @@ void rs_board_destroy(rs_board *b);
 /** The access functions for ncl_mmio_init (interrupt mode; now_ns is the real monotonic clock). */
 void rs_board_access(rs_board *b, ncl_mmio_access *out);
 
+/** This rank's collective failed (code, why): ABORT to every peer, once, so their waits fail now
+ *  with "rank R aborted: why" (ncl_mmio_access.peer_check) instead of at their timeouts. Not sent
+ *  when this board heard an ABORT first (the peers heard it too). */
+void rs_board_abort(rs_board *b, int code, const char *why);
+
 /** Device memory, as the controller sees it mapped: address a is rs_board_mem(b) + a. */
 uint8_t *rs_board_mem(rs_board *b);
 uint64_t rs_board_mem_bytes(const rs_board *b);

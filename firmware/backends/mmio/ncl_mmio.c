@@ -54,7 +54,7 @@ struct ncl_mmio {
     int completion_unseen; /* a controller task completed that wait_event has not reported */
     int failed;            /* the block reported an error during this collective */
     ncl_mmio_stats stats;
-    char err[320];
+    char err[512];
     mmio_slot *slots; /* ring_entries, right after this struct in the caller's memory */
 };
 
@@ -820,8 +820,16 @@ static ncl_result notify_try_wait(void *ctx, int peer, uint32_t id, uint32_t cou
                      id, peer, m->notify_count, m->cfg.nranks, m->ids_per_peer, m->ids_per_peer - 1);
     *done = 0;
     uint32_t have = count ? rd(m, NCL_MMIO_NOTIFY_CNT(idx)) : 0;
-    if (have < count)
-        return check_block(m); /* a stopped block would leave us waiting: say why instead */
+    if (have < count) {
+        ncl_result rc = check_block(m); /* a stopped block would leave us waiting: say why instead */
+        if (rc != NCL_SUCCESS || !m->acc.peer_check)
+            return rc;
+        char why[400] = "";
+        rc = m->acc.peer_check(m->acc.ctx, peer, why, sizeof why);
+        return rc == NCL_SUCCESS ? rc
+                                 : mfail(m, rc, "#%llu waiting for notify %u from rank %d: %s",
+                                         (unsigned long long)m->seq, id, peer, why);
+    }
     /* only this rank consumes its counters, so the read above still holds */
     for (uint32_t left = count; left;) {
         uint32_t amt = left < 0xFFFFu ? left : 0xFFFFu;

@@ -29,7 +29,8 @@ extern "C" {
  * - NOTIFY_RECORD becomes a NOTIFY_RECORD descriptor with FENCE=1 (it starts only after every
  *   earlier descriptor, remote writes included, completed), LOCAL=1 for a record to itself.
  *   Records are fire-and-forget: nothing in the ring ever waits, so the ring always drains.
- * - notify_try_wait is software: read NOTIFY_CNT[i]; if >= count, write NOTIFY_SUB(i, count).
+ * - notify_try_wait is software: read NOTIFY_CNT[i]; if >= count, write NOTIFY_SUB(i, count);
+ *   else access.peer_check (when given) may end the wait at once: the peer is gone or aborted.
  * - The block has one in-order ring; the backend still reports cfg.max_queues queues and
  *   serializes them into it (at most one data task per queue is in the ring at a time).
  * - Notify counters: HAL counter (sender, id) held by rank `self` is NOTIFY_CNT[d * ipp + id] with
@@ -75,6 +76,13 @@ typedef struct ncl_mmio_access {
     /** Optional: one message line (level NCL_LOG_*). */
     void (*log)(void *ctx, int level, const char *msg);
     void *ctx;
+    /** Optional (after ctx, so initializers written before it stay valid): can rank `peer` still
+     *  record the notify this rank waits for? Asked only while such a wait is unmet. NCL_SUCCESS:
+     *  it can; else the error the wait fails with at once, instead of at the engine's timeout, with
+     *  why filled: NCL_ERR_LINK (the peer or its link is gone), NCL_ERR_REMOTE (a rank's collective
+     *  failed: the communicator is broken on every rank). On a board: the link's status register
+     *  or a link-down interrupt; on emulated boards: the peer's BYE, its disconnect or an ABORT. */
+    ncl_result (*peer_check)(void *ctx, int peer, char *why, size_t why_len);
 } ncl_mmio_access;
 
 /** Buffer conventions (ncl_mmio_config.buffers). */

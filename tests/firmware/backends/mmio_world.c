@@ -143,7 +143,7 @@ ncl_result mmio_world_backend(mmio_world *w, int r, const mmio_opts *o)
     c.bounce_bytes = MMIO_BOUNCE_BYTES;
     c.log_level = verbose ? NCL_LOG_DEBUG : NCL_LOG_WARN;
     ncl_mmio_access a = {acc_rd, acc_wr, acc_mem_write, acc_mem_read, o->irq ? acc_wait_irq : NULL,
-                         o->irq ? NULL : acc_poll, acc_now, acc_log, &w->port[r]};
+                         o->irq ? NULL : acc_poll, acc_now, acc_log, &w->port[r], NULL};
     size_t bytes = (ncl_mmio_mem_bytes(&c) + 15u) / 16u * 16u;
     free(w->mm_mem[r]);
     w->mm_mem[r] = aligned_alloc(16, bytes);

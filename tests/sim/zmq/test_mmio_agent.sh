@@ -1,6 +1,6 @@
 #!/bin/bash
 # test_mmio_agent.sh — `ringsim agent --backend mmio` (emulated boards: a verilated rs_dev block per agent, links over ZeroMQ) end to end: results, a killed agent, bring-up, limits; no agent left behind.
-# usage: test_mmio_agent.sh RINGSIM CASE   (CASE: run, kill, bringup, limits)
+# usage: test_mmio_agent.sh RINGSIM CASE   (CASE: run, kill, term, bringup, limits)
 set -u
 RS=$1
 CASE=$2
@@ -32,6 +32,31 @@ kill)
     grep -q "^ringsim: rank $r: .*rank 1 (ipc://@ringsim-$JOB-1)" "$TMP/err" || fail "rank $r does not name the dead rank 1"
   done
   awk -v e="$ELAPSED" 'BEGIN { exit !(e < 15) }' || fail "took ${ELAPSED}s with a 2 s timeout"
+  ;;
+term)
+  # SIGTERM to one board's agent mid-sweep: it finishes its collective, ABORTs and says BYE; every
+  # peer's notify wait ends at once (peer_check), not at the 30 s timeout (it waited 31 s)
+  T0=$(date +%s.%N)
+  "$RS" run --backend zmq --agent-backend mmio --ranks 3 --timeout 30 -C allreduce -d int32 -b 4K -e 64K -f 4 \
+    -n 100000 -w 0 > "$TMP/out" 2> "$TMP/err" < /dev/null &
+  CPID=$!
+  for i in $(seq 100); do [ "$(agents_left "$JOB")" = 3 ] && break; sleep 0.1; done
+  [ "$(agents_left "$JOB")" = 3 ] || fail "the agents did not start"
+  sleep 2
+  for f in $(grep -las -- "$JOB" /proc/[0-9]*/cmdline); do
+    if tr '\0' ' ' 2>/dev/null < "$f" | grep -q -- "agent .*--rank 1 .*$JOB"; then P=${f#/proc/}; kill -TERM "${P%/cmdline}"; fi
+  done
+  wait $CPID
+  RC=$?
+  ELAPSED=$(awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+  echo "run with rank 1 terminated -> $RC in ${ELAPSED}s"
+  [ "$RC" = 3 ] || fail "exit status $RC, expected 3"
+  awk -v e="$ELAPSED" 'BEGIN { exit !(e < 15) }' || fail "took ${ELAPSED}s: a peer waited for its timeout"
+  grep -q 'agent rank 1 (pid [0-9]*) was killed by signal 15' "$TMP/err" || fail "the terminated agent is not named"
+  for r in 0 2; do
+    grep -q "^ringsim: rank $r: .*rank 1" "$TMP/err" || fail "rank $r does not name rank 1"
+  done
+  [ "$(agents_left "$JOB")" = 0 ] || fail "agents left behind"
   ;;
 bringup)
   # --slow-factor 0.01: 4 block-clocking agents on a shared 2-core host vary 2-5x in bandwidth
