@@ -1,6 +1,6 @@
 #!/bin/bash
-# test_mmio_agent.sh — `ringsim agent --backend mmio` (emulated boards: a verilated rs_dev block per agent, links over ZeroMQ) end to end: results, a killed agent, bring-up, limits; no agent left behind.
-# usage: test_mmio_agent.sh RINGSIM CASE   (CASE: run, kill, term, bringup, limits)
+# test_mmio_agent.sh — `ringsim agent --backend mmio` (emulated boards: a verilated rs_dev block per agent, links over ZeroMQ) end to end: results, a killed or terminated agent, bring-up (a dead link, a slow one), Ctrl-C, limits; no agent left behind.
+# usage: test_mmio_agent.sh RINGSIM CASE   (CASE: run, kill, term, bringup, slow, interrupt, limits)
 set -u
 RS=$1
 CASE=$2
@@ -68,6 +68,30 @@ bringup)
     --timeout 1 --slow-factor 0.01 --inject 1-2:dead
   grep -q '^ *1->2 .*dead: nothing arrives: rank 2 got no DATA from rank 1' "$TMP/out" || fail "the dead link 1->2 is not named"
   [ "$(grep -c ' good' "$TMP/out")" -ge 5 ] || fail "the other links are not good"
+  ;;
+slow)
+  # a link slowed ~20x (0.0002 GB/s against about 0.004 on emulated boards): slow after its re-test
+  run 1 bringup --agent-backend mmio --ranks 3 --expect ring:3 --bytes 64K --slot 4K --ring-bytes 16K --pings 5 --reps 2 \
+    --inject 1-2:slow:0.0002
+  grep -q '^ *1->2 .*slow: 0.000 GB/s is below 0.50 x the median .*first pass and re-test' "$TMP/out" \
+    || fail "the slow link 1->2 is not named"
+  [ "$(grep -c ' good$' "$TMP/out")" = 5 ] || fail "the other 5 links are not good"
+  grep -q '2 ring allreduce(s): 2 correct, 0 failed' "$TMP/out" || fail "a slow link still carries correct rings"
+  ;;
+interrupt)
+  # Ctrl-C to the controller mid-sweep: status 130, every board's agent gone
+  "$RS" run --backend zmq --agent-backend mmio --ranks 3 -C allreduce -d int32 -b 4K -e 64K -f 4 -n 100000 -w 0 \
+    > "$TMP/out" 2> "$TMP/err" < /dev/null &
+  CPID=$!
+  for i in $(seq 100); do [ "$(agents_left "$JOB")" = 3 ] && break; sleep 0.1; done
+  [ "$(agents_left "$JOB")" = 3 ] || fail "the agents did not start"
+  sleep 2
+  kill -INT $CPID
+  wait $CPID
+  RC=$?
+  [ "$RC" = 130 ] || fail "exit status $RC after SIGINT, expected 130"
+  grep -q 'interrupted: stopping the agents' "$TMP/err" || fail "no message"
+  [ "$(agents_left "$JOB")" = 0 ] || fail "agents left behind after SIGINT"
   ;;
 limits)
   run 2 run --backend zmq --agent-backend mmio --ranks 5 -C allreduce -e 1K
