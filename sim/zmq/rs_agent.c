@@ -147,9 +147,8 @@ static void ag_engine_error(agent *a, const ag_run *r, const rs_shape *s, const 
                             ncl_result rc, char *out, size_t len)
 {
     const char *detail = ncl_comm_last_error(a->comm);
+    /* (the mmio backend's own error is in the engine's detail already) */
     const char *link = a->board ? rs_board_last_error(a->board) : ncl_zmq_last_error(a->zmq);
-    if (a->board && !*link)
-        link = ncl_mmio_last_error(a->mm);
     /* the engine's detail (collective, step, peer) or else what the code means; then the
      * backend's first failure, which names the dead or corrupting rank */
     snprintf(out, len, "rank %d: %s %s (%s, %llu B %s %s): %s%s%s", a->rank, ncl_coll_name(r->coll),
@@ -703,8 +702,14 @@ static int ag_handle(agent *a, const void *buf, size_t len)
         cJSON_AddItemToObject(j, "rows", rows);
         if (fail && !a->quiet)
             fprintf(a->err, "ringsim agent: %s\n", fail);
-        if (fail && a->board) /* the zmq backend sends its ABORT itself; a board's engine cannot */
-            rs_board_abort(a->board, NCL_ERR_REMOTE, fail);
+        if (fail && a->board) { /* the zmq backend sends its ABORT itself; a board's engine cannot */
+            /* the link's own account (a lost peer) is the short reason, when there is one */
+            char why[300];
+            const char *link = rs_board_last_error(a->board);
+            if (*link)
+                snprintf(why, sizeof why, "rank %d: %s", a->rank, link);
+            rs_board_abort(a->board, NCL_ERR_REMOTE, *link ? why : fail);
+        }
         ag_reply_json(a, &m, j);
         return 0;
     }
@@ -887,6 +892,7 @@ int rs_agent_serve(const rs_agent_opts *o, FILE *err)
         mc.ring_base = RS_BOARD_RING_AT;
         mc.scratch_base = RS_BOARD_SCRATCH_AT;
         mc.scratch_bytes = RS_BOARD_SCRATCH_BYTES;
+        mc.launch_base = RS_BOARD_LAUNCH_AT; /* peers' calls compared: a mismatch is named */
         mc.irq = 1;
         mc.max_queues = 4;
         a.bounce = aligned_alloc(16, AG_BOUNCE_BYTES);

@@ -536,15 +536,15 @@ struct rs_board {
     // access.peer_check: an ABORT breaks the communicator; a peer that left or died records nothing more.
     ncl_result peer_check(int peer, char *why, size_t len)
     {
-        if (abort_origin >= 0) {
-            snprintf(why, len, "rank %d aborted: %s", abort_origin, abort_why.c_str());
-            return NCL_ERR_REMOTE;
-        }
-        if (peer < 0 || peer >= nranks || peer == rank) return NCL_SUCCESS;
-        if (bye[(size_t)peer] || dead == peer) {
+        // the awaited peer's own fate first: it names the rank that is really gone
+        if (peer >= 0 && peer < nranks && peer != rank && (bye[(size_t)peer] || dead == peer)) {
             snprintf(why, len, "rank %d (%s) %s", peer, eps[(size_t)peer].c_str(),
                      bye[(size_t)peer] ? "closed its link" : "disconnected without closing");
             return NCL_ERR_LINK;
+        }
+        if (abort_origin >= 0) {
+            snprintf(why, len, "rank %d aborted: %s", abort_origin, abort_why.c_str());
+            return NCL_ERR_REMOTE;
         }
         return NCL_SUCCESS;
     }

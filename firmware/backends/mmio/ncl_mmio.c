@@ -56,7 +56,15 @@ struct ncl_mmio {
     ncl_mmio_stats stats;
     char err[512];
     mmio_slot *slots; /* ring_entries, right after this struct in the caller's memory */
+    /* launch mailbox (cfg.launch_base): this call's launch; per peer, bits: its record was sent
+     * (this call), its record was compared and agrees (this call); after the slots */
+    ncl_hal_launch launch;
+    uint64_t *launch_sent, *launch_agreed;
+    int launch_flush; /* a launch record told a mismatched peer: end() lets it leave before the reset */
 };
+
+/* 64-bit words of one per-peer bit set. */
+static size_t peer_words(const ncl_mmio_config *c) { return ((size_t)c->nranks + 63u) / 64u; }
 
 static const char *const opc_names[] = {"0?", "WRITE", "WRITE_REDUCE", "LOCAL_COPY", "LOCAL_REDUCE",
                                         "NOTIFY_RECORD", "NOTIFY_WAIT", "NOP"};
@@ -194,7 +202,10 @@ static ncl_result bringup(ncl_mmio *m)
 size_t ncl_mmio_mem_bytes(const ncl_mmio_config *cfg)
 {
     size_t head = (sizeof(ncl_mmio) + 15u) / 16u * 16u;
-    return head + (cfg ? (size_t)cfg->ring_entries : 0) * sizeof(mmio_slot);
+    if (!cfg)
+        return head;
+    size_t slots = ((size_t)cfg->ring_entries * sizeof(mmio_slot) + 7u) / 8u * 8u;
+    return head + slots + 2u * peer_words(cfg) * sizeof(uint64_t);
 }
 
 static ncl_result check_config(const ncl_mmio_config *c, const ncl_mmio_access *a, const char **why)
@@ -221,6 +232,8 @@ static ncl_result check_config(const ncl_mmio_config *c, const ncl_mmio_access *
         return *why = "access functions reg_read32, reg_write32, mem_read, mem_write, now_ns are required", NCL_ERR_INVALID_ARGUMENT;
     if (c->irq && !a->wait_irq)
         return *why = "interrupt mode needs access.wait_irq", NCL_ERR_INVALID_ARGUMENT;
+    if (c->launch_base % NCL_MMIO_LAUNCH_BYTES)
+        return *why = "launch_base must be 32-byte aligned", NCL_ERR_INVALID_ARGUMENT;
     return NCL_SUCCESS;
 }
 
@@ -241,6 +254,9 @@ ncl_result ncl_mmio_init(ncl_mmio **out, void *mem, size_t mem_bytes, const ncl_
     m->hal.ops = &ncl_mmio_hal_ops;
     m->hal.ctx = m;
     m->slots = (mmio_slot *)((unsigned char *)mem + (sizeof(ncl_mmio) + 15u) / 16u * 16u);
+    size_t slots = ((size_t)cfg->ring_entries * sizeof(mmio_slot) + 7u) / 8u * 8u;
+    m->launch_sent = (uint64_t *)((unsigned char *)m->slots + slots);
+    m->launch_agreed = m->launch_sent + peer_words(cfg);
     *out = m;
     const char *why = NULL;
     ncl_result rc = check_config(cfg, access, &why);
@@ -473,13 +489,120 @@ static int resolve(ncl_mmio *m, ncl_ref ref, uint64_t bytes, int peer, int write
     return 0;
 }
 
+/* ---- the launch mailbox (mismatched calls) -------------------------------------------------- */
+
+/* A record: u64 seq, u64 count, u8 coll, dtype, op, algo, inplace, 3 x 0, i32 root, u32 check
+ * (seq's low word ^ 'LNCH': a record half-written by the peer's next call does not pass). */
+static void launch_encode(const ncl_hal_launch *l, uint8_t r[NCL_MMIO_LAUNCH_BYTES])
+{
+    memset(r, 0, NCL_MMIO_LAUNCH_BYTES);
+    put32(r, (uint32_t)l->seq);
+    put32(r + 4, (uint32_t)(l->seq >> 32));
+    put32(r + 8, (uint32_t)l->count);
+    put32(r + 12, (uint32_t)(l->count >> 32));
+    r[16] = l->coll;
+    r[17] = l->dtype;
+    r[18] = l->op;
+    r[19] = l->algo;
+    r[20] = l->inplace;
+    put32(r + 24, (uint32_t)l->root);
+    put32(r + 28, (uint32_t)l->seq ^ 0x4C4E4348u);
+}
+
+static int launch_decode(const uint8_t r[NCL_MMIO_LAUNCH_BYTES], ncl_hal_launch *l)
+{
+    memset(l, 0, sizeof *l);
+    l->seq = (uint64_t)get32(r + 4) << 32 | get32(r);
+    l->count = (uint64_t)get32(r + 12) << 32 | get32(r + 8);
+    l->coll = r[16];
+    l->dtype = r[17];
+    l->op = r[18];
+    l->algo = r[19];
+    l->inplace = r[20];
+    l->root = (int32_t)get32(r + 24);
+    return get32(r + 28) == ((uint32_t)l->seq ^ 0x4C4E4348u);
+}
+
+static uint64_t launch_slot(const ncl_mmio *m, int rank)
+{
+    return m->cfg.launch_base + (uint64_t)rank * NCL_MMIO_LAUNCH_BYTES;
+}
+
+static int peer_bit(const uint64_t *set, int peer) { return (int)(set[peer / 64] >> (peer % 64) & 1u); }
+static void peer_set(uint64_t *set, int peer) { set[peer / 64] |= 1ull << (peer % 64); }
+
+/* begin(): this call's record into this rank's own slot, nothing sent or compared yet. */
+static ncl_result launch_post(ncl_mmio *m, const ncl_hal_launch *l)
+{
+    if (!m->cfg.launch_base)
+        return NCL_SUCCESS;
+    m->launch = *l;
+    m->launch_flush = 0;
+    memset(m->launch_sent, 0, peer_words(&m->cfg) * sizeof(uint64_t));
+    memset(m->launch_agreed, 0, peer_words(&m->cfg) * sizeof(uint64_t));
+    uint8_t r[NCL_MMIO_LAUNCH_BYTES];
+    launch_encode(l, r);
+    if (m->acc.mem_write(m->acc.ctx, launch_slot(m, m->cfg.rank), r, sizeof r) != 0)
+        return mfail(m, NCL_ERR_BACKEND, "launch mailbox at 0x%llx is not in device memory",
+                     (unsigned long long)launch_slot(m, m->cfg.rank));
+    return NCL_SUCCESS;
+}
+
+/* Before this call's first record to peer: our slot into the peer's (the record's FENCE waits for
+ * it). The caller reserved the ring slot. */
+static ncl_result launch_send(ncl_mmio *m, int peer)
+{
+    mmio_desc d = {0};
+    d.opc = NCL_MMIO_OPC_WRITE;
+    d.peer = (uint32_t)peer;
+    d.src = d.dst = launch_slot(m, m->cfg.rank);
+    d.len = NCL_MMIO_LAUNCH_BYTES;
+    ncl_task t = {0};
+    t.kind = NCL_TASK_WRITE;
+    t.peer = peer;
+    t.bytes = NCL_MMIO_LAUNCH_BYTES;
+    ncl_result rc = ring_put(m, &d, -1, &t);
+    if (rc == NCL_SUCCESS)
+        peer_set(m->launch_sent, peer);
+    return rc;
+}
+
+/* While a notify from peer is awaited: its record of this call, when there, must agree with ours. */
+static ncl_result launch_compare(ncl_mmio *m, int peer)
+{
+    if (!m->cfg.launch_base || peer == m->cfg.rank || peer_bit(m->launch_agreed, peer))
+        return NCL_SUCCESS;
+    uint8_t r[NCL_MMIO_LAUNCH_BYTES];
+    ncl_hal_launch theirs;
+    if (m->acc.mem_read(m->acc.ctx, launch_slot(m, peer), r, sizeof r) != 0 || !launch_decode(r, &theirs) ||
+        theirs.seq != m->seq)
+        return NCL_SUCCESS; /* not written yet for this call (or already for its next): nothing to say */
+    char why[240];
+    if (ncl_launch_mismatch(&m->launch, m->cfg.rank, &theirs, peer, why, sizeof why)) {
+        /* the peer may be waiting for a record of ours it will now never get: our launch record
+         * (again: one sent before may still be in the ring) lets it name the mismatch too; end()
+         * lets the ring drain before the reset, so it arrives after everything else we sent it */
+        if (ring_reserve(m, 1) == NCL_SUCCESS && launch_send(m, peer) == NCL_SUCCESS) {
+            ring_doorbell(m);
+            m->launch_flush = 1;
+        }
+        return mfail(m, NCL_ERR_REMOTE, "mismatch: %s", why);
+    }
+    peer_set(m->launch_agreed, peer);
+    return NCL_SUCCESS;
+}
+
 static ncl_result begin(void *ctx, const ncl_hal_launch *l)
 {
     ncl_mmio *m = ctx;
     if (!l)
         return NCL_ERR_BACKEND;
     m->seq = l->seq;
+    m->err[0] = '\0'; /* last_error describes this call, not an older one */
     ncl_bk_bind(&m->bufs, l, m->cfg.scratch_base, m->cfg.scratch_bytes);
+    ncl_result rc = launch_post(m, l);
+    if (rc != NCL_SUCCESS)
+        return rc;
     m->failed = 0;
     m->completion_unseen = 0;
     for (uint32_t q = 0; q < NCL_MAX_QUEUES; q++)
@@ -500,6 +623,9 @@ static ncl_result end(void *ctx, ncl_result result)
          * not reach the next collective's counters. */
         mlog(m, NCL_LOG_WARN, "mmio rank %d: collective #%llu failed (%s); soft-resetting the block",
              m->cfg.rank, (unsigned long long)m->seq, ncl_strerror(result));
+        if (m->launch_flush) /* the whole ring free: the record told to a mismatched peer left */
+            (void)ring_reserve(m, m->cfg.ring_entries - 1);
+        m->launch_flush = 0;
         return bringup(m);
     }
     return NCL_SUCCESS;
@@ -784,9 +910,12 @@ static ncl_result notify_record(void *ctx, uint32_t queue, int peer, uint32_t id
         return mfail(m, NCL_ERR_UNSUPPORTED, "#%llu notify id %u (record to rank %d) does not fit: the "
                      "block's %u counters give each of %d ranks %u ids (0..%u)", (unsigned long long)m->seq,
                      id, peer, m->notify_count, m->cfg.nranks, m->ids_per_peer, m->ids_per_peer - 1);
+    int first = m->cfg.launch_base && peer != m->cfg.rank && !peer_bit(m->launch_sent, peer);
     ncl_result rc = check_block(m);
     if (rc == NCL_SUCCESS)
-        rc = ring_reserve(m, 1);
+        rc = ring_reserve(m, first ? 2u : 1u);
+    if (rc == NCL_SUCCESS && first)
+        rc = launch_send(m, peer);
     if (rc != NCL_SUCCESS)
         return rc;
     mmio_desc d = {0};
@@ -819,9 +948,12 @@ static ncl_result notify_try_wait(void *ctx, int peer, uint32_t id, uint32_t cou
                      "block's %u counters give each of %d ranks %u ids (0..%u)", (unsigned long long)m->seq,
                      id, peer, m->notify_count, m->cfg.nranks, m->ids_per_peer, m->ids_per_peer - 1);
     *done = 0;
+    ncl_result rc = launch_compare(m, peer); /* before its data is taken as ours */
+    if (rc != NCL_SUCCESS)
+        return rc;
     uint32_t have = count ? rd(m, NCL_MMIO_NOTIFY_CNT(idx)) : 0;
     if (have < count) {
-        ncl_result rc = check_block(m); /* a stopped block would leave us waiting: say why instead */
+        rc = check_block(m); /* a stopped block would leave us waiting: say why instead */
         if (rc != NCL_SUCCESS || !m->acc.peer_check)
             return rc;
         char why[400] = "";
@@ -896,6 +1028,8 @@ static void hal_log(void *ctx, int level, const char *msg)
         m->acc.log(m->acc.ctx, level, msg);
 }
 
+static const char *hal_last_error(void *ctx) { return ((ncl_mmio *)ctx)->err; }
+
 const ncl_hal_ops ncl_mmio_hal_ops = {
     .caps = caps,
     .begin = begin,
@@ -908,4 +1042,5 @@ const ncl_hal_ops ncl_mmio_hal_ops = {
     .now_ns = now_ns,
     .log = hal_log,
     .notify_peek = notify_peek,
+    .last_error = hal_last_error,
 };

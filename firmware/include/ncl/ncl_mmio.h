@@ -47,6 +47,17 @@ extern "C" {
  *   and brought up again (a collective that failed on this rank also resets it at end()). No
  *   register-level wait is unbounded: cfg.timeout_ns limits waiting for a free ring slot.
  *
+ * Mismatched calls (cfg.launch_base set). Every rank keeps a mailbox of one 32-byte record per
+ * rank at launch_base: begin() writes this rank's launch (seq, collective, count, dtype, op, root,
+ * placement, algorithm) into its own slot, and the first NOTIFY_RECORD of a call to each peer is
+ * preceded by a WRITE of that slot into the same slot of the peer's mailbox (the record's FENCE
+ * orders them), so a peer's record for call #seq is there by the time its first notify of the
+ * call is. notify_try_wait reads the peer's record (until it agreed), and when it is for this
+ * call and differs, fails with NCL_ERR_REMOTE naming both ranks and the field ("rank 1 called allreduce #3
+ * with count 5, rank 0 with count 9"), before the data it would bring moves. A record already
+ * overwritten by the peer's next call (it ran a whole call ahead) is not compared. Costs one
+ * 32-byte WRITE descriptor per (call, peer notified).
+ *
  * Buffers (the SYMMETRIC convention). The send/recv pointers of a collective are DEVICE
  * addresses ((void *)(uintptr_t)dev_addr), never host pointers, and every rank passes the same
  * addresses for the same collective, as with a symmetric heap: a peer's RECV (or SCRATCH) is at
@@ -88,7 +99,7 @@ typedef struct ncl_mmio_access {
 /** Buffer conventions (ncl_mmio_config.buffers). */
 enum { NCL_MMIO_BUF_SYMMETRIC = 0 /**< see above: the only one so far */ };
 
-#define NCL_MMIO_CONFIG_VERSION 1u
+#define NCL_MMIO_CONFIG_VERSION 2u
 
 typedef struct ncl_mmio_config {
     uint32_t size;          /**< sizeof(ncl_mmio_config) */
@@ -107,12 +118,18 @@ typedef struct ncl_mmio_config {
                                  bytes; 4 KiB+ keeps chunking cheap) */
     uint64_t bounce_bytes;
     int log_level;          /**< NCL_LOG_*: messages up to this level go to access.log */
+    uint64_t launch_base;   /**< device address of the launch mailbox, NCL_MMIO_LAUNCH_BYTES x
+                                 nranks (32-byte aligned), the same on every rank; 0: peers' calls
+                                 are not compared (see "Mismatched calls") */
 } ncl_mmio_config;
+
+/** Bytes of one rank's record in the launch mailbox. */
+#define NCL_MMIO_LAUNCH_BYTES 32u
 
 #define NCL_MMIO_CONFIG_INIT                                                                    \
     {                                                                                           \
         sizeof(ncl_mmio_config), NCL_MMIO_CONFIG_VERSION, 0, 1, 0, 256u, 0, 0, NCL_MMIO_BUF_SYMMETRIC, \
-            1, 4u, 4u, 1000000000ull, 0, 0, NCL_LOG_WARN                                        \
+            1, 4u, 4u, 1000000000ull, 0, 0, NCL_LOG_WARN, 0                                     \
     }
 
 typedef struct ncl_mmio ncl_mmio;
@@ -139,7 +156,8 @@ void ncl_mmio_fini(ncl_mmio *m);
 /** The HAL for ncl_comm_create (valid while m is). */
 const ncl_hal *ncl_mmio_hal(ncl_mmio *m);
 
-/** The last error the backend reported (also logged), "" if none. */
+/** The last error the backend reported in the running or last collective (also logged, and
+ *  added by the engine to ncl_comm_last_error), "" if none. */
 const char *ncl_mmio_last_error(const ncl_mmio *m);
 
 /** Where peers' RECV is when this rank's own launch binds none (reduce non-roots: the engine

@@ -136,6 +136,7 @@ ncl_result mmio_world_backend(mmio_world *w, int r, const mmio_opts *o)
     c.ring_entries = o->ring_entries ? o->ring_entries : 256;
     c.scratch_base = MMIO_SCRATCH_AT;
     c.scratch_bytes = MMIO_SCRATCH_BYTES;
+    c.launch_base = MMIO_LAUNCH_AT;
     c.irq = o->irq;
     c.max_queues = o->max_queues ? o->max_queues : 4;
     c.timeout_ns = 1000000; /* 1 ms simulated for a free ring slot */
@@ -407,15 +408,16 @@ void mmio_world_test_bad_descriptor(const mmio_dev_ops *ops)
     mmio_opts o = {1, 16, 4, 2, 0, 0};
     mmio_world *w = mmio_world_new(ops, 2, &o);
     const ncl_hal *h = ncl_mmio_hal(w->mm[0]);
+    /* slot 0: the WRITE of the launch record (the mailbox), slot 1: the record */
     assert_int_equal(ncl_hal_notify_record(h, 2, 1, 7), NCL_SUCCESS);
-    mmio_world_mem(w, 0, MMIO_RING_AT)[3] = 0x80; /* a reserved bit of word 0 */
+    mmio_world_mem(w, 0, MMIO_RING_AT + NCL_MMIO_DESC_BYTES)[3] = 0x80; /* a reserved bit of word 0 */
     ops->settle(w->dev);
     int done = 1;
     assert_int_equal(ncl_hal_notify_try_wait(h, 1, 0, 1, &done), NCL_ERR_BACKEND);
     assert_int_equal(done, 0);
     const char *e = ncl_mmio_last_error(w->mm[0]);
     printf("%s\n", e);
-    assert_non_null(strstr(e, "descriptor slot 0 (NOTIFY_RECORD"));
+    assert_non_null(strstr(e, "descriptor slot 1 (NOTIFY_RECORD"));
     assert_non_null(strstr(e, "BAD_DESC"));
     assert_non_null(strstr(e, "a record step 0 (task NOTIFY_RECORD to rank 1)"));
     mmio_world_check_up(w, 0, 1, 16);
@@ -482,6 +484,56 @@ void mmio_world_test_silent_peer(const mmio_dev_ops *ops)
         assert_true(took >= MMIO_COMM_TIMEOUT_NS);
         assert_true(took < MMIO_COMM_TIMEOUT_NS + MMIO_COMM_TIMEOUT_NS / 2);
         mmio_world_check_up(w, 0, irq, 256); /* a failed collective resets the block at end() */
+        mmio_world_free(w);
+    }
+}
+
+/* Rank `odd` starts what `how` says, every other rank an allreduce of 900 float32 sums. */
+static ncl_result mismatch_start(mmio_world *w, int r, int odd, char how)
+{
+    void *sb = mmio_dev_ptr(MMIO_SEND_AT), *rb = mmio_dev_ptr(MMIO_RECV_AT);
+    if (r != odd)
+        return ncl_allreduce_start(sb, rb, 900, NCL_FLOAT32, NCL_SUM, w->comm[r]);
+    switch (how) {
+    case 'c': return ncl_allreduce_start(sb, rb, 500, NCL_FLOAT32, NCL_SUM, w->comm[r]);
+    case 'd': return ncl_allreduce_start(sb, rb, 900, NCL_INT32, NCL_SUM, w->comm[r]);
+    case 'o': return ncl_allreduce_start(sb, rb, 900, NCL_FLOAT32, NCL_MAX, w->comm[r]);
+    default: return ncl_broadcast_start(sb, rb, 900, NCL_FLOAT32, 0, w->comm[r]);
+    }
+}
+
+void mmio_world_test_mismatch(const mmio_dev_ops *ops)
+{
+    static const struct { int n; char how; const char *named; } cases[] = {
+        {2, 'c', "called allreduce #1 with count 500, rank 0 with count 900"},
+        {2, 'd', "called allreduce #1 with dtype int32, rank 0 with float"},
+        {2, 'o', "called allreduce #1 with op max, rank 0 with sum"},
+        {2, 'b', "called broadcast #1, rank 0 allreduce #1"},
+        {4, 'c', "called allreduce #1 with count 500, rank "},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        mmio_opts o = {(int)(i % 2), 0, 4, 2, 0, 0};
+        mmio_world *w = mmio_world_new(ops, cases[i].n, &o);
+        ncl_result rc[MMIO_MAXR];
+        int started[MMIO_MAXR] = {0}, named = 0;
+        for (int r = 0; r < cases[i].n; r++) {
+            started[r] = 1;
+            rc[r] = mismatch_start(w, r, 1, cases[i].how);
+        }
+        assert_true(mmio_world_drive(w, started, rc));
+        for (int r = 0; r < cases[i].n; r++) {
+            const char *e = ncl_comm_last_error(w->comm[r]);
+            printf("%d ranks, '%c': rank %d: %s: %s\n", cases[i].n, cases[i].how, r, ncl_strerror(rc[r]), e);
+            /* no rank succeeds; who sees the other's record names the field, the rest time out */
+            assert_true(rc[r] == NCL_ERR_REMOTE || (cases[i].n > 2 && rc[r] == NCL_ERR_TIMEOUT));
+            if (rc[r] == NCL_ERR_REMOTE) {
+                assert_non_null(strstr(e, "mismatch: rank "));
+                named += strstr(e, cases[i].named) != NULL;
+            }
+            /* software's finding: no block stopped (a peer's late record may still raise NOTIFY) */
+            assert_int_equal(mmio_world_reg(w, r, NCL_MMIO_ERR_STATUS), 0);
+        }
+        assert_true(named >= 1); /* rank 1's peer names it as the text says */
         mmio_world_free(w);
     }
 }

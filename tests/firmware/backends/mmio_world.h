@@ -18,6 +18,7 @@ extern "C" {
 #define MMIO_MAXR 4
 #define MMIO_MEM_BYTES (4u << 20)
 #define MMIO_RING_AT 0x1000u
+#define MMIO_LAUNCH_AT 0x8000u /* the launch mailbox: mismatched calls are named */
 #define MMIO_SCRATCH_AT 0x10000u
 #define MMIO_SCRATCH_BYTES (1u << 20)
 #define MMIO_SEND_AT 0x200000u
@@ -116,6 +117,11 @@ void mmio_world_test_bad_descriptor(const mmio_dev_ops *ops);
 /** Rank 1 never starts: rank 0's wait for its record times out with the engine's message, within
  *  [timeout, 1.5 x timeout) of simulated time, and its block is reset for reuse. */
 void mmio_world_test_silent_peer(const mmio_dev_ops *ops);
+/** Rank 1 calls another count, dtype, op or collective than its peers (launch mailbox): no rank
+ *  succeeds, and a rank that reads rank 1's record fails with NCL_ERR_REMOTE naming both ranks and
+ *  the field ("rank 1 called allreduce #1 with count 500, rank 0 with count 900"); on 4 ranks the
+ *  others may time out instead (nothing relays the failure in firmware alone). */
+void mmio_world_test_mismatch(const mmio_dev_ops *ops);
 
 #ifdef __cplusplus
 }

@@ -190,6 +190,8 @@ static void test_bringup_refused(void **state)
 
 /* ---- notify mapping -------------------------------------------------------------------------- */
 
+static uint32_t ld32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+
 static void test_notify_mapping(void **state)
 {
     (void)state;
@@ -213,12 +215,14 @@ static void test_notify_mapping(void **state)
     assert_int_equal(done, 1);
     for (uint32_t i = 0; i < NCL_MMIO_NOTIFY_COUNT; i++)
         assert_int_equal(mmio_world_reg(w, 1, NCL_MMIO_NOTIFY_CNT(i)), 0);
-    /* the FENCE flag on records, the LOCAL flag on self-records */
-    uint32_t w0 = (uint32_t)mmio_world_mem(w, 0, MMIO_RING_AT)[0] | (uint32_t)mmio_world_mem(w, 0, MMIO_RING_AT)[1] << 8 |
-                  (uint32_t)mmio_world_mem(w, 0, MMIO_RING_AT)[2] << 16 | (uint32_t)mmio_world_mem(w, 0, MMIO_RING_AT)[3] << 24;
-    assert_int_equal(NCL_MMIO_GET(NCL_MMIO_DESC_OPCODE, w0), NCL_MMIO_OPC_NOTIFY_RECORD);
-    assert_int_equal(NCL_MMIO_GET(NCL_MMIO_DESC_FENCE, w0), 1);
-    assert_int_equal(NCL_MMIO_GET(NCL_MMIO_DESC_LOCAL, w0), 0);
+    /* the call's first record to a peer follows the WRITE of the launch record (the mailbox);
+     * the FENCE flag on records, the LOCAL flag on self-records */
+    const uint8_t *ring = mmio_world_mem(w, 0, MMIO_RING_AT);
+    uint32_t w0 = ld32(ring), w1 = ld32(ring + NCL_MMIO_DESC_BYTES);
+    assert_int_equal(NCL_MMIO_GET(NCL_MMIO_DESC_OPCODE, w0), NCL_MMIO_OPC_WRITE);
+    assert_int_equal(NCL_MMIO_GET(NCL_MMIO_DESC_OPCODE, w1), NCL_MMIO_OPC_NOTIFY_RECORD);
+    assert_int_equal(NCL_MMIO_GET(NCL_MMIO_DESC_FENCE, w1), 1);
+    assert_int_equal(NCL_MMIO_GET(NCL_MMIO_DESC_LOCAL, w1), 0);
     mmio_world_free(w);
 
     /* 16 counters for 4 ranks: 4 ids each; id 4 is refused with a message, never aliased */
@@ -238,7 +242,6 @@ static void test_notify_mapping(void **state)
 
 /* ---- task routing: which tasks become which descriptors, which run on the controller -------- */
 
-static uint32_t ld32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
 static void st32(uint8_t *p, uint32_t v)
 {
     for (int i = 0; i < 4; i++)
@@ -585,6 +588,12 @@ static void test_corrupt_descriptor(void **state)
     mmio_world_test_bad_descriptor(&ref_ops);
 }
 
+static void test_mismatched_call(void **state)
+{
+    (void)state;
+    mmio_world_test_mismatch(&ref_ops);
+}
+
 static void test_peer_never_records(void **state)
 {
     (void)state;
@@ -606,6 +615,7 @@ int main(void)
         cmocka_unit_test(test_bad_address),
         cmocka_unit_test(test_corrupt_descriptor),
         cmocka_unit_test(test_peer_never_records),
+        cmocka_unit_test(test_mismatched_call),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
