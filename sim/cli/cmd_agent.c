@@ -39,7 +39,7 @@ void rs_cmd_agent_usage(FILE *out)
         "                       SPEC = PEER:dead | PEER:slow:GBPS | PEER:corrupt | PEER:miswire:RANK, comma-separated\n"
         "Test hook: RINGSIM_ZMQ_FAULT=die:RANK:N | corrupt:RANK:N (kill this agent after its Nth data\n"
         "frame / flip a byte of its Nth data frame) when RANK is this agent's rank; with --backend mmio\n"
-        "only die (after its Nth link transfer).\n");
+        "N counts link transfers.\n");
 }
 
 int rs_cmd_agent(int argc, char **argv)

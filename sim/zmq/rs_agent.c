@@ -149,6 +149,8 @@ static void ag_engine_error(agent *a, const ag_run *r, const rs_shape *s, const 
     const char *detail = ncl_comm_last_error(a->comm);
     /* (the mmio backend's own error is in the engine's detail already) */
     const char *link = a->board ? rs_board_last_error(a->board) : ncl_zmq_last_error(a->zmq);
+    if (a->board && detail && *link && strstr(detail, link))
+        link = ""; /* the board's account reached the engine through the backend (peer_check) */
     /* the engine's detail (collective, step, peer) or else what the code means; then the
      * backend's first failure, which names the dead or corrupting rank */
     snprintf(out, len, "rank %d: %s %s (%s, %llu B %s %s): %s%s%s", a->rank, ncl_coll_name(r->coll),
@@ -866,11 +868,6 @@ int rs_agent_serve(const rs_agent_opts *o, FILE *err)
     char cerr[1024];
     ncl_result rc = NCL_SUCCESS;
     if (mmio) {
-        if (zc.fault_corrupt_nth) {
-            fprintf(err, "ringsim agent: RINGSIM_ZMQ_FAULT=corrupt needs --backend zmq (allowed with mmio: die:RANK:N)\n");
-            status = RS_EXIT_USAGE;
-            goto out;
-        }
         rs_board_config bc;
         memset(&bc, 0, sizeof bc);
         bc.rank = a.rank;
@@ -879,6 +876,7 @@ int rs_agent_serve(const rs_agent_opts *o, FILE *err)
         bc.mem_bytes = AG_BOARD_MEM;
         bc.connect_timeout_ns = connect_ns;
         bc.fault_die_nth = zc.fault_die_nth;
+        bc.fault_corrupt_nth = zc.fault_corrupt_nth;
         bc.stop = &ag_stop;
         if (rs_board_create(&a.board, &bc, cerr, sizeof cerr)) {
             fprintf(err, "ringsim agent: %s\n", cerr);

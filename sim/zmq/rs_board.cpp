@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include <algorithm>
 #include <deque>
 #include <memory>
 #include <string>
@@ -120,6 +121,7 @@ struct rs_board {
     std::vector<rs_board_link> link;
     std::vector<std::string> eps;  // peers' endpoints, to name them
     std::vector<int> hello_in, hello_ack, bye;
+    std::vector<std::string> gone;  // per peer: the sentence saying why it records nothing more ("": it may)
     std::vector<double> lost_at;  // disconnect seen at (0: not)
     int dead = -1;
     // ABORT: the first one heard (origin rank, its reason), and whether this board sent its own
@@ -127,7 +129,7 @@ struct rs_board {
     std::string abort_why;
     bool abort_sent = false;
     bool news = false;  // a peer left, died or aborted since the last wait began: wake the waiter
-    uint64_t die_nth = 0;
+    uint64_t die_nth = 0, corrupt_nth = 0;
     uint64_t seq = 0;
     std::string error;
 
@@ -242,7 +244,7 @@ struct rs_board {
     }
 
     // Encodes w (flags and, for a reply, seq already set) and sends it on the link to peer.
-    int send_msg(int peer, ncl_wire_msg &w)
+    int send_msg(int peer, ncl_wire_msg &w, bool damage = false)
     {
         if (!(w.flags & NCL_WIRE_FLAG_REPLY)) w.seq = ++seq;
         w.src = (uint32_t)rank;
@@ -257,6 +259,7 @@ struct rs_board {
             zmq_msg_close(&f);
             return -1;
         }
+        if (damage) static_cast<uint8_t *>(zmq_msg_data(&f))[len - 1] ^= 0x10;  // a flipped bit in transit
         if (zmq_msg_send(&f, dealer[(size_t)peer], 0) < 0) {
             zmq_msg_close(&f);
             return -1;
@@ -295,7 +298,8 @@ struct rs_board {
         w.command = NCL_WIRE_LINK;
         w.payload = p.data();
         w.payload_len = (uint32_t)p.size();
-        send_msg(peer, w);
+        // test hook: the Nth transfer is damaged on the wire (its checksum fails at the peer)
+        send_msg(peer, w, corrupt_nth && num == corrupt_nth);
         link[(size_t)peer].tx++;
         link[(size_t)peer].tx_bytes += tx.data.size();
         if (die_nth && num >= die_nth) {
@@ -358,11 +362,22 @@ struct rs_board {
         char why[300];
         ncl_wire_result r = ncl_wire_decode(buf, len, &lim, &w, why, sizeof why);
         if (r != NCL_WIRE_OK || (w.src != (uint32_t)from)) {
-            note("link from rank " + std::to_string(from) + ": frame of " + std::to_string(len) + " bytes rejected: " +
-                 (r != NCL_WIRE_OK ? std::string(ncl_wire_result_name(r)) + ": " + why : "src is not the link's rank"));
+            std::string what = "frame of " + std::to_string(len) + " bytes rejected: " +
+                               (r != NCL_WIRE_OK ? std::string(ncl_wire_result_name(r)) + ": " + why
+                                                 : "src is not the link's rank");
+            std::string said = "link from rank " + std::to_string(from) + " (" + eps[(size_t)from] + "): " + what;
+            note(said);
             if (dead < 0) dead = from;
-            news = true;
-            fail_wait(from);  // a broken link: its transfer in flight fails now, not at the timeout
+            lose(from, said);
+            // the sender waits for the ack of what we could not read: tell it, the link is closed
+            ncl_wire_msg e;
+            memset(&e, 0, sizeof e);
+            e.command = NCL_WIRE_ERROR;
+            e.error_code = (uint32_t)r;
+            std::string text = "rank " + std::to_string(rank) + ": your " + what;
+            e.payload = (const uint8_t *)text.data();
+            e.payload_len = (uint32_t)std::min(text.size(), (size_t)NCL_WIRE_ERROR_TEXT_MAX);
+            send_msg(from, e);
             return;
         }
         switch (w.command) {
@@ -393,10 +408,16 @@ struct rs_board {
             break;
         case NCL_WIRE_BYE:
             bye[(size_t)from] = 1;
-            link[(size_t)from].up = 0;
-            news = true;
-            fail_wait(from);
+            lose(from, "rank " + std::to_string(from) + " (" + eps[(size_t)from] + ") closed its link");
             break;
+        case NCL_WIRE_ERROR: {
+            std::string text((const char *)w.payload, w.payload_len);
+            std::string said = "link to rank " + std::to_string(from) + " (" + eps[(size_t)from] + ") closed by the peer: " + text;
+            note(said);
+            if (dead < 0) dead = from;
+            lose(from, said);
+            break;
+        }
         case NCL_WIRE_ABORT:
             if (abort_origin < 0) {
                 abort_origin = (int)w.origin;
@@ -450,6 +471,16 @@ struct rs_board {
         }
     }
 
+    // The peer records nothing more (why): its transfer in flight fails now, not at the timeout,
+    // and a wait for its notify ends (peer_check).
+    void lose(int peer, const std::string &why)
+    {
+        if (gone[(size_t)peer].empty()) gone[(size_t)peer] = why;
+        link[(size_t)peer].up = 0;
+        news = true;
+        fail_wait(peer);
+    }
+
     // The transfer waiting for a peer that is gone gets the BAD ack the router would give.
     void fail_wait(int peer)
     {
@@ -498,9 +529,9 @@ struct rs_board {
             if (lost_at[(size_t)p] && !bye[(size_t)p] && dead != p && now_s() - lost_at[(size_t)p] > kGraceS) {
                 if (dead < 0) dead = p;
                 link[(size_t)p].up = 0;
-                note("rank " + std::to_string(p) + " (" + eps[(size_t)p] + ") disconnected without closing");
-                news = true;
-                fail_wait(p);
+                std::string said = "rank " + std::to_string(p) + " (" + eps[(size_t)p] + ") disconnected without closing";
+                note(said);
+                lose(p, said);
             }
         }
     }
@@ -537,9 +568,8 @@ struct rs_board {
     ncl_result peer_check(int peer, char *why, size_t len)
     {
         // the awaited peer's own fate first: it names the rank that is really gone
-        if (peer >= 0 && peer < nranks && peer != rank && (bye[(size_t)peer] || dead == peer)) {
-            snprintf(why, len, "rank %d (%s) %s", peer, eps[(size_t)peer].c_str(),
-                     bye[(size_t)peer] ? "closed its link" : "disconnected without closing");
+        if (peer >= 0 && peer < nranks && peer != rank && !gone[(size_t)peer].empty()) {
+            snprintf(why, len, "%s", gone[(size_t)peer].c_str());
             return NCL_ERR_LINK;
         }
         if (abort_origin >= 0) {
@@ -632,6 +662,7 @@ int rs_board_create(rs_board **out, const rs_board_config *cfg, char *err, size_
     b->rank = cfg->rank;
     b->nranks = cfg->nranks;
     b->die_nth = cfg->fault_die_nth;
+    b->corrupt_nth = cfg->fault_corrupt_nth;
     b->mem_bytes = cfg->mem_bytes;
     b->mem = static_cast<uint8_t *>(calloc(1, cfg->mem_bytes));  // untouched pages cost nothing
     if (!b->mem) {
@@ -654,6 +685,7 @@ int rs_board_create(rs_board **out, const rs_board_config *cfg, char *err, size_
     b->hello_in.assign(n, 0);
     b->hello_ack.assign(n, 0);
     b->bye.assign(n, 0);
+    b->gone.assign(n, std::string());
     b->lost_at.assign(n, 0.0);
     b->zctx = zmq_ctx_new();
     b->router = zmq_socket(b->zctx, ZMQ_ROUTER);

@@ -30,6 +30,7 @@ typedef struct rs_board_config {
     uint64_t mem_bytes;             /**< device memory behind the block (multiple of 4) */
     uint64_t connect_timeout_ns;    /**< limit of the HELLO exchange with every peer */
     uint64_t fault_die_nth;         /**< test hook: SIGKILL this process after its Nth LINK sent (0: off) */
+    uint64_t fault_corrupt_nth;     /**< test hook: flip a bit of its Nth LINK frame on the wire (0: off) */
     const volatile sig_atomic_t *stop; /**< set by a signal: the HELLO exchange gives up (may be NULL) */
 } rs_board_config;
 

@@ -1,6 +1,6 @@
 #!/bin/bash
-# test_mmio_agent.sh — `ringsim agent --backend mmio` (emulated boards: a verilated rs_dev block per agent, links over ZeroMQ) end to end: results, a killed or terminated agent, bring-up (a dead link, a slow one), Ctrl-C, limits; no agent left behind.
-# usage: test_mmio_agent.sh RINGSIM CASE   (CASE: run, kill, term, bringup, slow, interrupt, limits)
+# test_mmio_agent.sh — `ringsim agent --backend mmio` (emulated boards: a verilated rs_dev block per agent, links over ZeroMQ) end to end: results, a killed or terminated agent, a corrupting link, bring-up (a dead link, a slow one), Ctrl-C, limits; no agent left behind.
+# usage: test_mmio_agent.sh RINGSIM CASE   (CASE: run, kill, corrupt, term, bringup, slow, interrupt, limits)
 set -u
 RS=$1
 CASE=$2
@@ -32,6 +32,18 @@ kill)
     grep -q "^ringsim: rank $r: .*rank 1 (ipc://@ringsim-$JOB-1)" "$TMP/err" || fail "rank $r does not name the dead rank 1"
   done
   awk -v e="$ELAPSED" 'BEGIN { exit !(e < 15) }' || fail "took ${ELAPSED}s with a 2 s timeout"
+  ;;
+corrupt)
+  # a flipped bit on the wire (rank 0's 9th link transfer): the receiving board's checksum names the
+  # link and closes it (ERROR), the sender's transfer fails, ABORT tells the third board; an engine
+  # timeout (120 s) above CTest's limit (60 s): passing proves no rank waited for it
+  RINGSIM_ZMQ_FAULT=corrupt:0:9 run 3 run --backend zmq --agent-backend mmio --ranks 3 --timeout 120 -C allreduce \
+    -d int32 -b 4K -e 4K -n 5 -w 1
+  grep -q "^ringsim: rank 1: .*link from rank 0 (ipc://@ringsim-$JOB-0): frame of [0-9]* bytes rejected: checksum" \
+    "$TMP/err" || fail "the receiver does not name the corrupt link"
+  grep -q "^ringsim: rank 0: .*link to rank 1 (ipc://@ringsim-$JOB-1) closed by the peer: .*checksum" "$TMP/err" \
+    || fail "the sender does not say its frame was refused"
+  grep -q '^ringsim: rank 2: .*rank [01] aborted: .*checksum' "$TMP/err" || fail "the bystander was not told why (ABORT)"
   ;;
 term)
   # SIGTERM to one board's agent mid-sweep: it finishes its collective, ABORTs and says BYE; every
