@@ -552,8 +552,11 @@ static void bu_judge(const rs_bringup_opts *o, const bu_bw *bw, bu_link *L, int 
         if (at >= 0)
             bu_set(l, "miswired", "rank %d's data for rank %d arrives at rank %d", l->src, l->dst, at);
         else if (!l->transfers)
-            bu_set(l, "dead", "nothing arrives: rank %d got no DATA from rank %d within %.1f s (--timeout)", l->dst,
-                   l->src, o->timeout_s);
+            /* a link that slow cannot be told from a dead one within the timeout: say both */
+            bu_set(l, "dead", "nothing arrives: rank %d got no DATA from rank %d within %.1f s (--timeout): the link "
+                   "is down, or too slow to carry %llu B in that time (below %.2g GB/s; a longer --timeout or "
+                   "smaller --bytes would tell)", l->dst, l->src, o->timeout_s, (unsigned long long)o->bytes,
+                   (double)o->bytes / (o->timeout_s * 1e9));
         else if (l->wrong && l->bad_transfers == l->transfers &&
                  l->poison >= (o->bytes + RS_BU_PATTERNS * o->slot) * 9 / 10)
             bu_set(l, "miswired", "rank %d's notifies arrive but none of its data: it lands elsewhere", l->src);
@@ -561,10 +564,13 @@ static void bu_judge(const rs_bringup_opts *o, const bu_bw *bw, bu_link *L, int 
             bu_set(l, "corrupting", "%llu B wrong in %d of %d transfers, first at offset %lld (%s)",
                    (unsigned long long)l->wrong, l->bad_transfers, l->transfers, (long long)l->first_bad,
                    l->first_pattern ? l->first_pattern : "?");
-        else if (l->transfers < l->expected_transfers)
-            bu_set(l, "dead", "only %d of %d transfers arrived within %.1f s", l->transfers, l->expected_transfers,
-                   o->timeout_s);
-        else if (l->retested && l->bw_max < bw->bound)
+        else if (l->transfers < l->expected_transfers) {
+            /* the bandwidth transfers come first, then the patterns' slots */
+            uint64_t next = l->transfers < l->expected_transfers - RS_BU_PATTERNS ? o->bytes : o->slot;
+            bu_set(l, "dead", "only %d of %d transfers arrived, the next not within %.1f s (--timeout): the link "
+                   "stopped, or is too slow to carry %llu B in that time (below %.2g GB/s)", l->transfers,
+                   l->expected_transfers, o->timeout_s, (unsigned long long)next, (double)next / (o->timeout_s * 1e9));
+        } else if (l->retested && l->bw_max < bw->bound)
             bu_set(l, "slow", "%.3f GB/s is below %.2f x the median %.3f GB/s (--slow-factor%s), and so is every one "
                    "of %d samples, first pass and re-test (fastest %.3f GB/s)", l->gbps, bw->factor, bw->median,
                    lowered, l->nbw, l->bw_max);
