@@ -37,6 +37,9 @@ const StatInfo k_stats[] = {
     {"peak_queue_bytes", "B", "packet: peak bytes in the sender-side output queue"},
     {"credit_stalls", "-", "packet: times a ready packet waited for receiver credits"},
     {"up", "-", "0 once a fault took the channel down"},
+    {"corrupt_counted", "-", "messages (packet fidelity: packets) counted since a corrupt fault began"},
+    {"damaged", "-", "of them, damaged: replayed by the link layer (crc) or delivered wrong (crc: false)"},
+    {"replay", "s", "wire time of the replays (crc); part of busy"},
 };
 
 } // namespace
@@ -147,7 +150,10 @@ void Link::flow_start(uint32_t msg, uint32_t hop, uint64_t payload)
     st_.wire_bytes += wire;
     st_.packets += (payload + p_.packet_bytes - 1) / p_.packet_bytes;
     st_.transfers++;
-    flows_.push_back(Flow{vtime_ + (double)wire, fseq_++, msg, hop});
+    double size = (double)wire;
+    if (corrupt_.every) // the one test a healthy channel pays
+        size = damage_flow(msg, size);
+    flows_.push_back(Flow{vtime_ + size, fseq_++, msg, hop});
     std::push_heap(flows_.begin(), flows_.end(), FlowLater());
     st_.peak_queue = std::max<uint64_t>(st_.peak_queue, flows_.size());
     ps_reschedule(now);
@@ -268,8 +274,12 @@ void Link::try_send()
     st_.wire_bytes += wire;
     st_.packets++;
     uint64_t dur = Scheduler::to_ps((double)wire / p_.bandwidth);
+    if (corrupt_.every) { // the one test a healthy channel pays
+        send_corrupting(pkt, dur);
+        return;
+    }
     s_.after(dur, &Link::tx_done, this, pkt);
-    net_.packet_sent(pkt, *this, dur);
+    net_.packet_sent(pkt, *this, dur, 0);
 }
 
 void Link::tx_done(void *self, uint64_t pkt)
@@ -320,6 +330,66 @@ void Link::degrade(double bandwidth, double latency)
     rate_ = link_rate(p_);
     if (net_.fidelity() == RS_FIDELITY_MESSAGE)
         ps_reschedule(now);
+}
+
+void Link::corrupt(uint32_t every, bool crc)
+{
+    corrupt_ = LinkCorruption{every, crc};
+    since_damage_ = 0;
+}
+
+// Counts a message (packet) starting across a corrupting channel; every `every`-th is damaged.
+Link::Damage Link::next_damage(bool has_payload)
+{
+    if (!has_payload && !corrupt_.crc)
+        return Damage::none; // unprotected control messages are not modelled: not counted either
+    st_.corrupt_counted++;
+    if (++since_damage_ < corrupt_.every)
+        return Damage::none;
+    since_damage_ = 0;
+    st_.damaged++;
+    return corrupt_.crc ? Damage::replay : Damage::silent;
+}
+
+// Message fidelity: a replayed flow serialises twice (its bytes stay on the channel's fair share,
+// so the traffic beside and behind it waits) and lands a latency later; a silently damaged one
+// marks its message. Returns the bytes the flow serialises.
+double Link::damage_flow(uint32_t msg, double wire)
+{
+    switch (next_damage(true)) {
+    case Damage::replay:
+        st_.replay_s += wire / rate_;
+        net_.msgs_[msg].replay_ps += lat_ps_;
+        return 2 * wire;
+    case Damage::silent:
+        net_.msgs_[msg].damaged = true;
+        break;
+    case Damage::none:
+        break;
+    }
+    return wire;
+}
+
+// Packet fidelity, the packet now on the wire of a corrupting channel: a replayed one keeps the
+// wire for its serialisation again and lands that and a latency later; a silently damaged one
+// marks its message.
+void Link::send_corrupting(uint32_t pkt, uint64_t tx_ps)
+{
+    uint64_t busy = tx_ps, late = 0;
+    switch (next_damage(true)) {
+    case Damage::replay:
+        st_.replay_s += Scheduler::to_s(tx_ps);
+        busy += tx_ps;
+        late = tx_ps + lat_ps_;
+        break;
+    case Damage::silent:
+        net_.msgs_[net_.pkts_[pkt].msg].damaged = true;
+        break;
+    case Damage::none:
+        break;
+    }
+    s_.after(busy, &Link::tx_done, this, pkt);
+    net_.packet_sent(pkt, *this, tx_ps, late);
 }
 
 } // namespace model

@@ -170,6 +170,8 @@ void Network::launch(uint32_t m, int src, int dst, uint64_t bytes)
     msg.inject_left = bytes;
     msg.arrived = 0;
     msg.deliver_at = 0;
+    msg.replay_ps = 0;
+    msg.damaged = false;
     uint64_t now = sched_->now();
     msg.start_ps = now;
     if (src == dst) {
@@ -186,6 +188,8 @@ void Network::launch(uint32_t m, int src, int dst, uint64_t bytes)
         uint64_t t = now;
         for (size_t k = 0; k < r.size(); k++)
             t += links_[r[k]]->latency_ps() + (k ? fwd_ps_ : 0);
+        if (corrupting_)
+            t += control_replays(r);
         sched_->at(t, &Network::deliver_ev, this, m);
         return;
     }
@@ -227,8 +231,21 @@ void Network::hop_done(uint32_t m, uint32_t hop)
         if (sw >= 0)
             switches_[sw].count_forward(msg.bytes);
     }
-    if (--msg.hops_left == 0)
-        sched_->at(msg.deliver_at, &Network::deliver_ev, this, m);
+    if (--msg.hops_left == 0) // a hop's replay lands a latency after its second serialisation
+        sched_->at(msg.deliver_at + msg.replay_ps, &Network::deliver_ev, this, m);
+}
+
+// A message without payload (a notify) across corrupting channels: each replay costs that
+// channel's latency once more (such a message has no serialisation in this model).
+uint64_t Network::control_replays(const std::vector<int> &route)
+{
+    uint64_t late = 0;
+    for (int ch : route) {
+        Link &l = *links_[ch];
+        if (l.corruption().every && l.next_damage(false) == Link::Damage::replay)
+            late += l.latency_ps();
+    }
+    return late;
 }
 
 void Network::deliver_ev(void *self, uint64_t m)
@@ -243,22 +260,24 @@ void Network::deliver(uint32_t m)
     if (observer_)
         observer_(observer_ud_, msg.src, msg.dst, msg.bytes, msg.start_ps, sched_->now(),
                   msg.route == UINT32_MAX ? -1 : routes_[msg.route][0]);
+    delivery_damaged_ = msg.damaged; // for the callback to ask
     if (msg.fn) {
         Scheduler::Fn fn = msg.fn;
         void *obj = msg.obj;
         uint64_t arg = msg.arg;
         free_msgs_.push_back(m); // the callback may start transfers that reuse the slot
         fn(obj, arg);
-        return;
+    } else {
+        std::function<void()> cb = std::move(msg.cb);
+        msg.cb = nullptr;
+        free_msgs_.push_back(m);
+        if (cb)
+            cb();
     }
-    std::function<void()> cb = std::move(msg.cb);
-    msg.cb = nullptr;
-    free_msgs_.push_back(m);
-    if (cb)
-        cb();
+    delivery_damaged_ = false;
 }
 
-void Network::packet_sent(uint32_t pkt, Link &l, uint64_t tx_ps)
+void Network::packet_sent(uint32_t pkt, Link &l, uint64_t tx_ps, uint64_t late_ps)
 {
     // Called when the packet starts on the wire. At its destination it arrives whole:
     // start + serialisation + latency. At a switch or transit NPU it is forwarded cut-through
@@ -275,7 +294,8 @@ void Network::packet_sent(uint32_t pkt, Link &l, uint64_t tx_ps)
             Scheduler::to_ps((double)(pk.payload + next.params().header_bytes) / next.params().bandwidth);
         t = now + l.latency_ps() + fwd_ps_ + (tx_ps > next_ps ? tx_ps - next_ps : 0);
     }
-    sched_->at(t, &Network::packet_arrive, this, ((uint64_t)l.id() << 32) | pkt);
+    // late_ps: a link-layer replay (corrupt fault), the packet's serialisation and latency again
+    sched_->at(t + late_ps, &Network::packet_arrive, this, ((uint64_t)l.id() << 32) | pkt);
 }
 
 void Network::packet_arrive(void *self, uint64_t arg)
@@ -304,9 +324,14 @@ void Network::packet_arrive(void *self, uint64_t arg)
 
 void Network::schedule_fault(const rs_fault &f)
 {
-    topo_.match(f.ends, f.kind == RS_FAULT_DOWN ? "fault down" : "fault degrade"); // throws
+    static const char *const what[] = {"fault down", "fault degrade", "fault corrupt"};
+    if ((unsigned)f.kind > RS_FAULT_CORRUPT)
+        throw ConfigError("fault: unknown action " + std::to_string((int)f.kind));
+    topo_.match(f.ends, what[f.kind]); // throws
     if (f.kind == RS_FAULT_DEGRADE && f.bandwidth == 0)
         throw ConfigError("fault degrade: bandwidth must be > 0 (use a down fault)");
+    if (f.kind == RS_FAULT_CORRUPT && f.every == 0)
+        throw ConfigError("fault corrupt: every must be at least 1 (every N-th message is damaged)");
     faults_.push_back(f);
     fault_done_.push_back(false);
     sched_->at(Scheduler::to_ps(f.at), &Network::fault_ev, this, faults_.size() - 1);
@@ -319,10 +344,14 @@ void Network::fault_ev(void *self, uint64_t idx)
     n.faults_applied_++;
     n.fault_done_[idx] = true;
     for (int ch : n.topo_.match(f.ends, "fault")) {
-        if (f.kind == RS_FAULT_DOWN)
-            n.links_[ch]->set_down();
-        else
-            n.links_[ch]->degrade(f.bandwidth, f.latency);
+        switch (f.kind) {
+        case RS_FAULT_DOWN: n.links_[ch]->set_down(); break;
+        case RS_FAULT_DEGRADE: n.links_[ch]->degrade(f.bandwidth, f.latency); break;
+        case RS_FAULT_CORRUPT:
+            n.links_[ch]->corrupt(f.every, f.crc != 0);
+            n.corrupting_ = true;
+            break;
+        }
     }
 }
 
@@ -374,7 +403,7 @@ void Network::for_each_channel(const std::function<void(const ChannelInfo &)> &f
     for (const auto &l : links_) {
         const TopoChannel &c = topo_.channels()[l->id()];
         ChannelInfo ci{l->id(), l->from(), l->to(), topo_.channel_name(l->id()), l->params(),
-                       l->up(), c.nic, l->stats_now(), 0.0};
+                       l->up(), c.nic, l->stats_now(), 0.0, l->corruption()};
         ci.utilisation = now > 0 ? std::min(1.0, ci.stats.busy_s / now) : 0.0;
         fn(ci);
     }

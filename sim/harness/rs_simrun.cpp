@@ -64,6 +64,7 @@ public:
     const std::string &error_text() const { return error_text_; }
     uint64_t events() const { return cl_ ? cl_->network().scheduler().events() : 0; }
     void print_links(FILE *out);
+    void report_corruption(rs_report *rep);
     void print_devices(FILE *out);
     int finish_trace() { return tracer_ ? tracer_->finish() : 0; }
     void finish_waves()
@@ -442,6 +443,25 @@ void Driver::print_links(FILE *out)
     std::fflush(out);
 }
 
+// Every channel a corrupt fault reached: what it damaged, and what the replays cost (one line
+// each, in channel order; nothing at all for a run without such a fault).
+void Driver::report_corruption(rs_report *rep)
+{
+    bool any = false;
+    for (size_t i = 0; i < sc_.faults_count; i++)
+        any |= sc_.faults[i].kind == RS_FAULT_CORRUPT;
+    if (!any || !cl_ || !rep) // the channel walk names every channel: not for runs without one
+        return;
+    bool packets = sc_.fidelity == RS_FIDELITY_PACKET;
+    cl_->network().for_each_channel([&](const model::ChannelInfo &c) {
+        if (c.corruption.every == 0)
+            return;
+        rs_link_corruption lc{c.name.c_str(), c.corruption.every, c.corruption.crc, packets,
+                              c.stats.corrupt_counted, c.stats.damaged, c.stats.replay_s * 1e6};
+        rs_report_corruption(rep, &lc);
+    });
+}
+
 // --stats: the devices whose memory was busiest (all of them up to 8 ranks).
 void Driver::print_devices(FILE *out)
 {
@@ -549,6 +569,7 @@ extern "C" int rs_simrun(const rs_scenario *sc, rs_report *rep, const rs_simrun_
         }
         if (status == RS_EXIT_ENGINE && rep && !d.error_text().empty())
             rs_report_set_error(rep, d.error_text().c_str());
+        d.report_corruption(rep);
         d.print_links(stdout);
         d.finish_waves();
         if (d.finish_trace() != 0 && status == RS_EXIT_OK)

@@ -304,6 +304,34 @@ void rs_report_training(rs_report *rep, const rs_train_summary *s)
                                 *(const double *)((const char *)s + rs_train_fields[i].offset));
 }
 
+void rs_report_corruption(rs_report *rep, const rs_link_corruption *c)
+{
+    const char *unit = c->packets ? "packets" : "messages";
+    if (c->crc)
+        fprintf(rep->out, "# link %s: %llu of %llu %s damaged and replayed (crc, every: %u), +%.6g us on the link\n",
+                c->link, (unsigned long long)c->damaged, (unsigned long long)c->counted, unit, c->every,
+                c->replay_us);
+    else /* notifies are not counted without a CRC (model/README.md) */
+        fprintf(rep->out, "# link %s: %llu of %llu data %s damaged, not detected (crc: false, every: %u)\n", c->link,
+                (unsigned long long)c->damaged, (unsigned long long)c->counted, unit, c->every);
+    fflush(rep->out);
+    if (rep->doc == NULL)
+        return;
+    cJSON *list = cJSON_GetObjectItem(rep->doc, "corrupt_links");
+    if (list == NULL)
+        list = cJSON_AddArrayToObject(rep->doc, "corrupt_links");
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "link", c->link);
+    cJSON_AddNumberToObject(j, "every", c->every);
+    cJSON_AddBoolToObject(j, "crc", c->crc);
+    cJSON_AddStringToObject(j, "counted", unit);
+    cJSON_AddNumberToObject(j, c->packets ? "packets" : "messages", (double)c->counted);
+    cJSON_AddNumberToObject(j, "damaged", (double)c->damaged);
+    cJSON_AddNumberToObject(j, "replayed", c->crc ? (double)c->damaged : 0.0);
+    cJSON_AddNumberToObject(j, "replay_us", c->replay_us);
+    cJSON_AddItemToArray(list, j);
+}
+
 void rs_report_set_error(rs_report *rep, const char *message)
 {
     rep->error = 1;

@@ -72,6 +72,21 @@ extern const rs_train_field rs_train_fields[RS_TRAIN_FIELDS];
 /** Records it for the JSON document ("training"; `ringsim compare` reads it). */
 void rs_report_training(rs_report *rep, const rs_train_summary *s);
 
+/** What a corrupt fault (bit errors) did to one direction of a link over the run. */
+typedef struct rs_link_corruption {
+    const char *link;   /**< the channel, "npu1->npu2" */
+    uint32_t every;     /**< every N-th message damaged */
+    int crc;            /**< 1: detected and replayed by the link layer; 0: delivered damaged */
+    int packets;        /**< 1: counted packets (packet fidelity), 0: messages */
+    uint64_t counted;   /**< messages (packets) counted since the fault began */
+    uint64_t damaged;   /**< of them, damaged */
+    double replay_us;   /**< crc: wire time the replays took */
+} rs_link_corruption;
+
+/** Prints one comment line for it ("# link npu1->npu2: 37 of 148 messages damaged and replayed
+ *  ...") and records it in JSON ("corrupt_links"). */
+void rs_report_corruption(rs_report *rep, const rs_link_corruption *c);
+
 /** Marks the run as failed by an engine error (recorded in JSON). */
 void rs_report_set_error(rs_report *rep, const char *message);
 

@@ -645,22 +645,44 @@ int rs_scenario_fusion_check(const rs_fusion *f, const rs_training *t, char *why
 
 /* ---- faults and the whole scenario ------------------------------------------------------------ */
 
+/* A key of one action given on a fault of another: "means nothing for action down". */
+static int rs_fault_key_unused(rs_schema_ctx *c, yaml_node_t *node, const rs_fault *f, const char *key,
+                               const char *owner)
+{
+    return rs_yaml_fail(c->y, rs_schema_key_line(c, node, key), key, "means nothing for action %s (allowed: with action %s)",
+                        rs_yaml_enum_name(&rs_scenario_actions, f->kind), owner);
+}
+
+/* corrupt: how often (required) and whether the link layer catches it; a silent corruption needs
+ * bytes to damage. */
+static int rs_check_corrupt(rs_schema_ctx *c, yaml_node_t *node, const rs_fault *f)
+{
+    if (f->every == 0)
+        return rs_yaml_fail(c->y, rs_schema_key_line(c, node, "every"), "every",
+                            "missing: action corrupt needs it (allowed: a whole number from 1 to 1000000000)");
+    const rs_scenario *sc = c->root;
+    if (!f->crc && !sc->payload_real)
+        return rs_yaml_fail(c->y, rs_schema_key_line(c, node, "crc"), "crc",
+                            "false needs payload: real (with payload none no bytes move, so nothing can land "
+                            "damaged; allowed: true, or payload: real)");
+    return 0;
+}
+
 int rs_scenario_check_fault(rs_schema_ctx *c, yaml_node_t *node, void *base)
 {
     const rs_fault *f = base;
     int line = rs_schema_key_line(c, node, "link");
     if (rs_check_ref(c, &f->ends, "link", "link", "link", line, line) != 0)
         return -1;
-    if (f->kind == RS_FAULT_DOWN && (f->bandwidth >= 0 || f->latency >= 0)) {
-        const char *k = f->bandwidth >= 0 ? "bandwidth" : "latency";
-        return rs_yaml_fail(c->y, rs_schema_key_line(c, node, k), k,
-                            "means nothing for action down (allowed: with action "
-                            "degrade)");
-    }
+    if (f->kind != RS_FAULT_DEGRADE && (f->bandwidth >= 0 || f->latency >= 0))
+        return rs_fault_key_unused(c, node, f, f->bandwidth >= 0 ? "bandwidth" : "latency", "degrade");
+    /* crc has a default, so whether it was written is asked of the file, not of the struct */
+    if (f->kind != RS_FAULT_CORRUPT && (f->every != 0 || rs_yaml_get(c->y, node, "crc", NULL) != NULL))
+        return rs_fault_key_unused(c, node, f, f->every != 0 ? "every" : "crc", "corrupt");
     if (f->kind == RS_FAULT_DEGRADE && f->bandwidth < 0 && f->latency < 0)
         return rs_yaml_fail(c->y, rs_yaml_line(node), NULL,
                             "degrade changes nothing (allowed: give bandwidth, latency or both)");
-    return 0;
+    return f->kind == RS_FAULT_CORRUPT ? rs_check_corrupt(c, node, f) : 0;
 }
 
 /* MemAvailable of /proc/meminfo in bytes; 0 when unknown (another system: no check). */

@@ -65,6 +65,9 @@ static int rs_key_shown(const void *root, const rs_map *m, const rs_key *k, cons
         return 0;
     if (!rs_schema_is_set(k, base))
         return 0;
+    /* crc always holds a value (its default), but only a corrupt fault may say it */
+    if (m == &rs_scenario_map_fault && strcmp(k->name, "crc") == 0)
+        return ((const rs_fault *)base)->kind == RS_FAULT_CORRUPT;
     if (m == &rs_scenario_map_workload) {
         const rs_workload *w = base;
         if (k->sub == &rs_scenario_map_training)

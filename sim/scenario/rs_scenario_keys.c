@@ -283,15 +283,26 @@ static const rs_key rs_keys_fault[] = {
     {"both", RS_T_BOOL, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_fault, ends.both), 0, 0, 1, 0, 0, 0, "true",
      NULL, &rs_scenario_bools, NULL, "true: both directions; false: from -> to only"},
     {"action", RS_T_ENUM, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_fault, kind), 0, 0, 0, RS_F_REQUIRED, 0, 0,
-     NULL, NULL, &rs_scenario_actions, NULL, "down: the link stops; degrade: new bandwidth and/or latency"},
+     NULL, NULL, &rs_scenario_actions, NULL,
+     "down: the link stops; degrade: new bandwidth and/or latency; corrupt: bit errors (see every, crc)"},
     {"bandwidth", RS_T_UNIT, RS_UNIT_BANDWIDTH, RS_S_DBL, offsetof(rs_fault, bandwidth), 0, 0, RS_BW_MAX,
      RS_F_MIN_EXCL | RS_F_UNSET, 0, 0, NULL, "unchanged", NULL, NULL, "degrade: new bandwidth"},
     {"latency", RS_T_UNIT, RS_UNIT_TIME, RS_S_DBL, offsetof(rs_fault, latency), 0, 0, 1.0, RS_F_UNSET, 0, 0,
      NULL, "unchanged", NULL, NULL, "degrade: new latency"},
+    /* no default: 0 stays "not given", which the check refuses for corrupt and the dump leaves out */
+    {"every", RS_T_INT, RS_UNIT_COUNT, RS_S_U32, offsetof(rs_fault, every), 0, 1, 1e9, 0, 0, 0, NULL,
+     "**required** for corrupt", NULL, NULL,
+     "corrupt: every N-th message crossing the link from `at` on is damaged, each direction counted on its own "
+     "(packet fidelity: every N-th packet)"},
+    {"crc", RS_T_BOOL, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_fault, crc), 0, 0, 1, 0, 0, 0, "true", NULL,
+     &rs_scenario_bools, NULL,
+     "corrupt: true: the receiving link layer detects the damage and the sender replays the message (results "
+     "exact, the link busy again); false: the damage lands unnoticed, one byte flipped (needs payload: real)"},
 };
-static const rs_map rs_map_fault = {
+const rs_map rs_scenario_map_fault = {
     "faults[]", "Changes to links at a simulated time. A collective that needs a link that is down "
-    "ends with the engine's timeout error.",
+    "ends with the engine's timeout error; a corrupting link slows what crosses it (crc) or damages its "
+    "data (crc: false).",
     rs_keys_fault, RS_COUNT(rs_keys_fault), 1, sizeof(rs_fault), offsetof(rs_fault, ends.line), NULL,
     rs_scenario_check_fault};
 
@@ -316,7 +327,7 @@ static const rs_key rs_keys_top[] = {
     {"seed", RS_T_U64, RS_UNIT_COUNT, RS_S_U64, offsetof(rs_scenario, seed), 0, 0, 0, 0, 0, 0, "1", NULL,
      NULL, NULL, "seed of the input data; same scenario + seed = same results and times"},
     {"faults", RS_T_SEQ, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_scenario, faults),
-     offsetof(rs_scenario, faults_count), 0, 0, 0, 0, 0, NULL, "none", NULL, &rs_map_fault,
+     offsetof(rs_scenario, faults_count), 0, 0, 0, 0, 0, NULL, "none", NULL, &rs_scenario_map_fault,
      "link changes at simulated times"},
 };
 static const rs_map rs_map_top = {
@@ -327,7 +338,7 @@ static const rs_map rs_map_top = {
 const rs_map *const rs_scenario_maps[] = {
     &rs_map_top,      &rs_map_topology, &rs_map_link,     &rs_map_nic,    &rs_map_switch,
     &rs_map_link_item, &rs_map_override, &rs_map_device,  &rs_scenario_map_workload, &rs_scenario_map_sizes,
-    &rs_scenario_map_training, &rs_map_fault, &rs_scenario_map_model_table, &rs_scenario_map_tensor, NULL,
+    &rs_scenario_map_training, &rs_scenario_map_fault, &rs_scenario_map_model_table, &rs_scenario_map_tensor, NULL,
 };
 
 /* Which keys apply is decided by topology.kind (`dims` only for torus2d, ...). */

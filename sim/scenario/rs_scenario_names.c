@@ -12,7 +12,8 @@ static const rs_yaml_name rs_kind_names[] = {
 static const rs_yaml_name rs_payload_names[] = {{"real", 1, 0}, {"none", 0, 0}};
 static const rs_yaml_name rs_fidelity_names[] = {{"message", RS_FIDELITY_MESSAGE, 0}, {"packet", RS_FIDELITY_PACKET, 0}};
 static const rs_yaml_name rs_devfid_names[] = {{"systemc", RS_DEVICE_SYSTEMC, 0}, {"rtl", RS_DEVICE_RTL, 0}};
-static const rs_yaml_name rs_action_names[] = {{"down", RS_FAULT_DOWN, 0}, {"degrade", RS_FAULT_DEGRADE, 0}};
+static const rs_yaml_name rs_action_names[] = {
+    {"down", RS_FAULT_DOWN, 0}, {"degrade", RS_FAULT_DEGRADE, 0}, {"corrupt", RS_FAULT_CORRUPT, 0}};
 static const rs_yaml_name rs_rings_names[] = {{"auto", RS_RINGS_AUTO, 0}, {"rank", RS_RINGS_RANK, 0}};
 /* YAML 1.2 core schema booleans; yes/no/on/off are deliberately not booleans here */
 static const rs_yaml_name rs_bool_names[] = {

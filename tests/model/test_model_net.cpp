@@ -338,6 +338,101 @@ static void case_down()
     }
 }
 
+// Corrupt: every N-th message across a channel is damaged. With crc the link layer replays it: its
+// serialisation again (the channel busy meanwhile) and its latency again, exactly; a notify's replay
+// costs the latency; the channel counts both. Without crc the times stay, the delivery says the
+// data is damaged, and notifies are not counted.
+static rs_fault corrupt_fault(uint32_t every, int crc)
+{
+    rs_fault f{};
+    f.kind = RS_FAULT_CORRUPT;
+    f.ends = rs_link_ref{0, 1, 0, 5};
+    f.bandwidth = f.latency = -1;
+    f.every = every;
+    f.crc = crc;
+    return f;
+}
+
+static model::LinkStats stats_of(Network &n, int a, int b)
+{
+    model::LinkStats st;
+    int ch = channel(n, a, b);
+    n.for_each_channel([&](const model::ChannelInfo &c) {
+        if (c.id == ch)
+            st = c.stats;
+    });
+    return st;
+}
+
+static void case_corrupt()
+{
+    const uint64_t w = 4096; // one packet: both fidelities count the same
+    const double s = wire(w) / B;
+    rs_topology_spec r2 = test_spec(RS_TOPO_RING, 2);
+    // every module exists before the first sc_start: replay (one at a time, then two at once), silent
+    Network rm(r2, RS_FIDELITY_MESSAGE), rp(r2, RS_FIDELITY_PACKET);
+    Network bm(r2, RS_FIDELITY_MESSAGE), bp(r2, RS_FIDELITY_PACKET);
+    Network sm(r2, RS_FIDELITY_MESSAGE), sp(r2, RS_FIDELITY_PACKET);
+    Network *replay[2] = {&rm, &rp}, *both[2] = {&bm, &bp}, *silent[2] = {&sm, &sp};
+    for (int i = 0; i < 2; i++) {
+        replay[i]->schedule_fault(corrupt_fault(2, 1));
+        both[i]->schedule_fault(corrupt_fault(1, 1));
+        silent[i]->schedule_fault(corrupt_fault(2, 0));
+    }
+    run(); // the faults happen at 0 s: before the first transfer (which would start at once)
+    // One at a time: the 2nd and 4th are replayed; then two notifies, the 2nd of them replayed.
+    for (int i = 0; i < 2; i++) {
+        Network &n = *replay[i];
+        for (int k = 0; k < 6; k++) {
+            Timer t;
+            send(n, 0, 1, k < 4 ? w : 0, t);
+            run();
+            double clean = k < 4 ? L + s : L;
+            CHECK_NEAR(t.elapsed(), k % 2 ? clean + (k < 4 ? s : 0) + L : clean, 1e-6);
+        }
+        model::LinkStats st = stats_of(n, 0, 1);
+        CHECK(st.corrupt_counted == 6 && st.damaged == 3);
+        CHECK_NEAR(st.replay_s, 2 * s, 1e-6);
+        CHECK(stats_of(n, 1, 0).corrupt_counted == 0); // the other direction is healthy
+    }
+    // Two at once, both replayed: the replays keep the channel, so the pair ends a pair's
+    // serialisation later (packet: the second waits behind the first's replay; message: they share).
+    for (int i = 0; i < 2; i++) {
+        Timer a, b;
+        send(*both[i], 0, 1, w, a);
+        send(*both[i], 0, 1, w, b);
+        run();
+        CHECK_NEAR(b.elapsed(), 4 * s + 2 * L, 1e-6);
+        CHECK_NEAR(a.elapsed(), i ? 2 * s + 2 * L : 4 * s + 2 * L, 1e-6);
+    }
+    // Silent: the same times, every 2nd data message delivered damaged, notifies not counted.
+    for (int i = 0; i < 2; i++) {
+        Network &n = *silent[i];
+        std::vector<int> damaged;
+        for (int k = 0; k < 5; k++) {
+            double t0 = n.now_s(), t = -1;
+            uint64_t bytes = k == 2 ? 0 : w;
+            n.transfer(0, 1, bytes, [&n, &damaged, &t] {
+                damaged.push_back(n.delivery_damaged());
+                t = n.now_s();
+            });
+            run();
+            CHECK_NEAR(t - t0, bytes ? L + s : L, 1e-6);
+        }
+        CHECK((damaged == std::vector<int>{0, 1, 0, 0, 1}));
+        CHECK(!n.delivery_damaged()); // only inside the delivery
+        model::LinkStats st = stats_of(n, 0, 1);
+        CHECK(st.corrupt_counted == 4 && st.damaged == 2 && st.replay_s == 0);
+    }
+    // every 0 is not a fault the model takes.
+    try {
+        rm.schedule_fault(corrupt_fault(0, 1));
+        g_failures++;
+    } catch (const model::ConfigError &e) {
+        CHECK(std::strstr(e.what(), "every") != nullptr);
+    }
+}
+
 // Same inputs -> same times: two identical networks side by side, and a second phase that
 // repeats the workload later must reproduce the first phase's durations.
 struct Chain {
@@ -407,7 +502,7 @@ static void case_determinism()
 int sc_main(int argc, char **argv)
 {
     if (argc < 2) {
-        std::fprintf(stderr, "usage: test_model_net single|sent|multihop|share|ring8|degrade|down|determinism\n");
+        std::fprintf(stderr, "usage: test_model_net single|sent|multihop|share|ring8|degrade|down|corrupt|determinism\n");
         return 2;
     }
     std::string c = argv[1];
@@ -419,6 +514,7 @@ int sc_main(int argc, char **argv)
         else if (c == "ring8") case_ring8();
         else if (c == "degrade") case_degrade();
         else if (c == "down") case_down();
+        else if (c == "corrupt") case_corrupt();
         else if (c == "determinism") case_determinism();
         else {
             std::fprintf(stderr, "unknown case %s\n", c.c_str());

@@ -1,8 +1,8 @@
 // link.hpp — one unidirectional channel (a full-duplex link is two). Message fidelity: a transfer
 // is one flow, bandwidth shared fairly (processor sharing, virtual-time finish tags) at the rate
 // the credits allow (link_rate). Packet fidelity: packets serialised one at a time with
-// credit-based flow control against the receiver's buffer. Holds its state (up/down, degraded)
-// and statistics.
+// credit-based flow control against the receiver's buffer. Holds its state (up/down, degraded,
+// corrupting) and statistics.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +34,17 @@ struct LinkStats {
     uint64_t peak_queue = 0; // message: peak concurrent flows; packet: peak packets queued to send
     uint64_t peak_queue_bytes = 0; // packet: peak bytes in the sender-side output queue
     uint64_t credit_stalls = 0;    // packet: times a ready packet waited for credits
+    // A corrupt fault (bit errors): what crossed since it began, what was damaged, and the wire
+    // time the link layer's replays took (crc; they are in busy_s too).
+    uint64_t corrupt_counted = 0; // messages (packet fidelity: packets) counted towards `every`
+    uint64_t damaged = 0;         // of them, damaged: replayed (crc) or delivered wrong (no crc)
+    double replay_s = 0;          // serialisation time of the replays
+};
+
+/** A corrupt fault's setting on a channel: every N-th message damaged (0: none), caught or not. */
+struct LinkCorruption {
+    uint32_t every = 0;
+    bool crc = true;
 };
 
 class Link {
@@ -73,6 +84,13 @@ public:
     void set_down();
     /** New bandwidth and/or latency from now; a value < 0 keeps the current one. */
     void degrade(double bandwidth, double latency);
+    /** Bit errors from now: every `every`-th message (packet fidelity: packet) that starts across
+     *  this channel is damaged. crc: the receiver detects it and the sender replays it at once (its
+     *  serialisation again, and its latency again before it lands); no crc: it is delivered
+     *  damaged (Network::delivery_damaged). Messages without payload (notifies) count only with crc:
+     *  control messages are not left to corrupt silently. A later corrupt fault restarts the count. */
+    void corrupt(uint32_t every, bool crc);
+    const LinkCorruption &corruption() const { return corrupt_; }
 
     static const ComponentInfo &info();
     static rs_link_params defaults();     // NPU-NPU links (HCCS-like)
@@ -95,6 +113,13 @@ private:
     void ps_reschedule(uint64_t now);
     static void ps_event(void *self, uint64_t gen);
 
+    // What happens to the message (packet) now starting across a corrupting channel.
+    enum class Damage { none, replay, silent };
+    // Out of line and cold: only corrupting channels call them.
+    [[gnu::cold]] Damage next_damage(bool has_payload);
+    [[gnu::cold, gnu::noinline]] double damage_flow(uint32_t msg, double wire);
+    [[gnu::cold, gnu::noinline]] void send_corrupting(uint32_t pkt, uint64_t tx_ps);
+
     void try_send();
     void admit(uint32_t pkt, Link &in_link);
     static void tx_done(void *self, uint64_t pkt);
@@ -107,6 +132,8 @@ private:
     uint64_t lat_ps_;
     bool up_ = true;
     LinkStats st_;
+    LinkCorruption corrupt_;
+    uint32_t since_damage_ = 0; // messages counted since the last damaged one
 
     // message fidelity: processor sharing
     std::vector<Flow> flows_; // min-heap on finish tag

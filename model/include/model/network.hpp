@@ -29,6 +29,7 @@ struct ChannelInfo {
     bool nic;
     LinkStats stats;
     double utilisation;     // busy time / simulated time so far, 0..1
+    LinkCorruption corruption; // a corrupt fault's setting (every 0: none has happened)
 };
 
 class Network {
@@ -55,6 +56,9 @@ public:
     /** Apply a fault at f.at (simulated seconds; now if already past). Throws ConfigError when
      *  its link does not exist. Endpoints are node ids: ranks, then switches. */
     void schedule_fault(const rs_fault &f);
+    /** Inside an on-delivery callback: whether that transfer was damaged on the way and nobody
+     *  noticed (a corrupt fault with crc false). The receiver's data must then land wrong. */
+    bool delivery_damaged() const { return delivery_damaged_; }
 
     void for_each_channel(const std::function<void(const ChannelInfo &)> &fn);
     /** Every channel's parameters now (faults that happened included), by channel id. */
@@ -104,6 +108,8 @@ private:
         uint32_t hops_left;   // message: hops still serialising
         uint64_t deliver_at;  // message: latest (serial end + downstream latency) so far
         uint64_t start_ps;    // when the transfer started (for the observer)
+        uint64_t replay_ps;   // message fidelity: latency its link-layer replays add to delivery
+        bool damaged;         // silently damaged on some hop (corrupt fault without crc)
         Scheduler::Fn fn;     // on delivery: fn(obj, arg) ...
         Scheduler::Fn sent;   // when the last byte left src: sent(obj, arg), or null
         void *obj;
@@ -128,9 +134,10 @@ private:
     static void hop_enter(void *self, uint64_t arg);
     static void deliver_ev(void *self, uint64_t msg);
     // packet fidelity
-    void packet_sent(uint32_t pkt, Link &l, uint64_t tx_ps);
+    void packet_sent(uint32_t pkt, Link &l, uint64_t tx_ps, uint64_t late_ps);
     static void packet_arrive(void *self, uint64_t pkt_and_link);
     static void fault_ev(void *self, uint64_t idx);
+    uint64_t control_replays(const std::vector<int> &route);
 
     Topology topo_;
     rs_fidelity fid_;
@@ -157,6 +164,8 @@ private:
     uint64_t faults_applied_ = 0;
     std::vector<rs_fault> faults_;
     std::vector<bool> fault_done_; // by index in faults_
+    bool corrupting_ = false;       // some channel has had a corrupt fault
+    bool delivery_damaged_ = false; // see delivery_damaged()
     uint64_t started_ = 0, delivered_ = 0;
     Observer observer_ = nullptr;
     void *observer_ud_ = nullptr;

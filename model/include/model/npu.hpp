@@ -115,6 +115,7 @@ private:
         bool started = false;     // given to the queue's engine
         bool deferred = false;    // a local task issued while earlier ones still ran
         bool send_wait = false;   // a write waiting for the queue's previous one to leave
+        bool damaged = false;     // a write that arrived damaged, unnoticed (corrupt fault, no crc)
         uint8_t done = 0;         // 1: finished, 2: failed
     };
     static constexpr uint32_t kDepth = NCL_MAX_IN_FLIGHT; // the most the engine keeps in flight
@@ -148,7 +149,7 @@ private:
     Dma &dma_of(uint64_t id) { return queues_[id / kDepth].dma[id % kDepth]; }
     void start_dma(uint32_t queue);
     void finish_dma(uint64_t id);
-    bool apply(const ncl_task &t);
+    bool apply(const ncl_task &t, bool damaged);
     unsigned char *resolve(const ncl_ref &ref, uint64_t bytes, bool write, const char *what);
     void add_record(int from, uint32_t id);
     void wake() { waker_(waker_ud_, rank_); }

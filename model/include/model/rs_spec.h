@@ -102,7 +102,9 @@ typedef struct rs_device_params {
  * the unchanged engine through the mmio backend, its link transfers on the same Network. */
 typedef enum rs_device_fidelity { RS_DEVICE_SYSTEMC = 0, RS_DEVICE_RTL } rs_device_fidelity;
 
-typedef enum rs_fault_kind { RS_FAULT_DOWN = 0, RS_FAULT_DEGRADE } rs_fault_kind;
+/* down: the link stops; degrade: new bandwidth and/or latency; corrupt: bit errors on the link
+ * (every N-th message damaged, replayed by the link layer or landing unnoticed). */
+typedef enum rs_fault_kind { RS_FAULT_DOWN = 0, RS_FAULT_DEGRADE, RS_FAULT_CORRUPT } rs_fault_kind;
 
 typedef struct rs_fault {
     double at;               /* simulated seconds */
@@ -110,6 +112,10 @@ typedef struct rs_fault {
     rs_link_ref ends;
     double bandwidth;        /* degrade: new value, < 0 keeps */
     double latency;          /* degrade: new value, < 0 keeps */
+    uint32_t every;          /* corrupt: every N-th message (packet at packet fidelity) crossing a
+                                direction of the link from `at` on is damaged; 0: not given */
+    int32_t crc;             /* corrupt: 1 the link layer detects the damage and replays the message;
+                                0 the damage lands unnoticed (needs a real payload) */
 } rs_fault;
 
 typedef enum rs_fidelity { RS_FIDELITY_MESSAGE = 0, RS_FIDELITY_PACKET } rs_fidelity;

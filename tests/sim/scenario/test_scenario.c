@@ -384,6 +384,42 @@ static void test_defaults(void **state)
     rs_scenario_free(&sc);
 }
 
+/* Corrupt faults: every and crc read (crc true by default), left out of other actions' dumps, and
+ * the dump loads back to the same dump. */
+static void test_corrupt_faults(void **state)
+{
+    (void)state;
+    static const char text[] = "topology: {kind: ring, ranks: 4}\n"
+                               "faults:\n"
+                               "  - {at: 10 us, link: [1, 2], both: false, action: corrupt, every: 4}\n"
+                               "  - {at: 0 s, link: [2, 3], both: false, action: corrupt, every: 1, crc: false}\n"
+                               "  - {at: 1 ms, link: [3, 0], both: false, action: degrade, bandwidth: 1 GB/s}\n";
+    rs_scenario sc, again;
+    char err[RS_SCENARIO_ERRLEN];
+    if (rs_scenario_load_string(text, strlen(text), "c.yaml", &sc, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(sc.faults_count, 3);
+    assert_int_equal(sc.faults[0].kind, RS_FAULT_CORRUPT);
+    assert_int_equal(sc.faults[0].every, 4);
+    assert_int_equal(sc.faults[0].crc, 1);
+    assert_true(sc.faults[0].bandwidth < 0 && sc.faults[0].latency < 0);
+    assert_int_equal(sc.faults[1].every, 1);
+    assert_int_equal(sc.faults[1].crc, 0);
+    assert_int_equal(sc.faults[2].every, 0);
+    char *d1 = dump_text(&sc);
+    assert_non_null(strstr(d1, "action: corrupt, every: 4, crc: true}"));
+    assert_non_null(strstr(d1, "action: corrupt, every: 1, crc: false}"));
+    assert_non_null(strstr(d1, "action: degrade, bandwidth: 1 GB/s}"));
+    if (rs_scenario_load_string(d1, strlen(d1), "c.yaml", &again, err, sizeof err) != 0)
+        fail_msg("dump does not load: %s\n%s", err, d1);
+    char *d2 = dump_text(&again);
+    assert_string_equal(d1, d2);
+    free(d1);
+    free(d2);
+    rs_scenario_free(&again);
+    rs_scenario_free(&sc);
+}
+
 /* Every ```yaml block of scenarios/README.md is a valid scenario. */
 static void test_readme_examples(void **state)
 {
@@ -808,6 +844,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_bad_fixtures),   cmocka_unit_test(test_hostile_inputs),
         cmocka_unit_test(test_links),          cmocka_unit_test(test_validate_output),
         cmocka_unit_test(test_readme_examples), cmocka_unit_test(test_training),
+        cmocka_unit_test(test_corrupt_faults),
     };
     return cmocka_run_group_tests_name("scenario", tests, NULL, NULL);
 }
