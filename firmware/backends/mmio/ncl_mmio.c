@@ -257,6 +257,7 @@ ncl_result ncl_mmio_init(ncl_mmio **out, void *mem, size_t mem_bytes, const ncl_
     size_t slots = ((size_t)cfg->ring_entries * sizeof(mmio_slot) + 7u) / 8u * 8u;
     m->launch_sent = (uint64_t *)((unsigned char *)m->slots + slots);
     m->launch_agreed = m->launch_sent + peer_words(cfg);
+    memset(m->launch_sent, 0, 2u * peer_words(cfg) * sizeof(uint64_t)); /* the caller's memory: not zeroed */
     *out = m;
     const char *why = NULL;
     ncl_result rc = check_config(cfg, access, &why);
