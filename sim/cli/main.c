@@ -49,6 +49,10 @@ static void rs_usage(FILE *f)
         "            board) ('ringsim agent --help')\n"
         "  bringup   test every expected link of a set of agents: latency, bandwidth, data patterns,\n"
         "            ring allreduces; names dead, slow, corrupting, miswired links ('ringsim bringup --help')\n"
+        "  measured FILE... [--collective NAME] [--ranks N] [--json OUT]\n"
+        "            read measured benchmark tables (nccl-tests/rccl-tests text or -J JSON, HCCL Test,\n"
+        "            OSU latency tables, ringsim run/bringup --json) and show them normalized; a bad\n"
+        "            file is refused with FILE:LINE: and the reason ('ringsim measured --help')\n"
         "  params    every model component's parameters, ports and statistics\n"
         "  validate  check scenario files (YAML) without running them: keys, units, ranges, links\n"
         "  help      this text ('ringsim help COMMAND' for a command's options)\n"
@@ -83,6 +87,7 @@ static const rs_command rs_commands[] = {
     {"params", rs_cmd_params, NULL},
     {"agent", rs_cmd_agent, rs_cmd_agent_usage},
     {"bringup", rs_cmd_bringup, rs_cmd_bringup_usage},
+    {"measured", rs_cmd_measured, rs_cmd_measured_usage},
     {"help", rs_cmd_help, NULL},
     {"version", rs_cmd_version, NULL},
     /* the spellings every program takes */

@@ -23,5 +23,9 @@ int rs_cmd_agent(int argc, char **argv);
 void rs_cmd_agent_usage(FILE *out);
 int rs_cmd_bringup(int argc, char **argv);
 void rs_cmd_bringup_usage(FILE *out);
+/** `ringsim measured FILE... [--collective NAME] [--ranks N] [--json OUT]`: 0 when every file
+ *  reads, 2 on bad usage or a file refused (FILE:LINE: on stderr). */
+int rs_cmd_measured(int argc, char **argv);
+void rs_cmd_measured_usage(FILE *out);
 
 #endif

@@ -14,10 +14,11 @@ declare -A allowed=(
     [sweep]=""
     [scenario]="sweep"
     [report]="sweep"
+    [measured]=""
     [host]="sweep report"
     [harness]="sweep scenario report"
     [zmq]="sweep scenario report"
-    [cli]="sweep scenario report host harness zmq"
+    [cli]="sweep scenario report host harness zmq measured"
 )
 wings="${!allowed[*]}"
 bad=0
