@@ -26,6 +26,8 @@
  *   #
  *   # Collective test concluded: all_reduce_perf                         (>= 2.16)
  *
+ * Older nccl-tests (before 2.10) print no root column, some no redop column, and 'error' (the largest
+ * deviation from the expected values, a float) where '#wrong' is: read, with what they lack unknown.
  * Variants: "cputime" for "time" (-C 1); i_min i_max i_p99 i_cv% after each placement (-I 1);
  * a timestamp column last (-S 1); rccl-tests' in-place-only table; "# Testing N cycle." between
  * repeats; #wrong "N/A" without -c. Times and bandwidths are printed with 2 decimals, fewer for
@@ -45,6 +47,8 @@ typedef struct nccl_state {
     rs_meas_sweep sweep;   /* the current sweep: rows of one type, redop and root, sizes rising */
     int after_footer_text;
     int cols_per_group;
+    int has_redop, has_root, nlead; /* the leading columns: size count type [redop] [root] */
+    int error_col;         /* 'error' (older nccl-tests) where '#wrong' is */
 } nccl_state;
 
 /* "host:pid:tid [dev] NCCL INFO ..." — NCCL's own debug lines (NCCL_DEBUG=INFO), which land
@@ -192,11 +196,12 @@ static int nccl_places(rs_meas_ctx *c, nccl_state *st, const rs_meas_toks *tk, i
 /* '#  size  count  type  redop  root  time  algbw  busbw  #wrong  time ...' */
 static int nccl_columns(rs_meas_ctx *c, nccl_state *st, const rs_meas_toks *tk, int line)
 {
-    static const char *const lead[5] = {"size", "count", "type", "redop", "root"};
+    static const char *const lead[3] = {"size", "count", "type"};
     static const char *const group[4] = {"time", "algbw", "busbw", "#wrong"};
     static const char *const iter[4] = {"i_min", "i_max", "i_p99", "i_cv%"};
     const char *allowed = "size count type redop root, then per placement time (or cputime) algbw busbw #wrong "
-                          "[i_min i_max i_p99 i_cv%], then [timestamp]";
+                          "[i_min i_max i_p99 i_cv%], then [timestamp]; older: without root or redop, 'error' for "
+                          "'#wrong'";
     char q[80];
     if (st->place_line == 0)
         return rs_meas_fail(c, line, "column names without the placement line above them (expected: '#  ... "
@@ -204,11 +209,21 @@ static int nccl_columns(rs_meas_ctx *c, nccl_state *st, const rs_meas_toks *tk, 
     if (tk->more)
         return rs_meas_fail(c, line, "more than %d columns (allowed: %s)", RS_MEAS_MAXTOK, allowed);
     int i = 0;
-    for (; i < 5; i++)
+    for (; i < 3; i++)
         if (!rs_meas_tok_is(tk, i, lead[i]))
             return rs_meas_fail(c, line, "column %d is '%s', not '%s' (allowed: %s)", i + 1,
                                 i < tk->n ? rs_meas_quote(q, sizeof q, tk->p[i], tk->len[i]) : "", lead[i], allowed);
+    st->has_redop = rs_meas_tok_is(tk, i, "redop");
+    i += st->has_redop;
+    st->has_root = rs_meas_tok_is(tk, i, "root");
+    i += st->has_root;
+    st->nlead = i;
+    if (!rs_meas_tok_is(tk, i, "time") && !rs_meas_tok_is(tk, i, "cputime"))
+        return rs_meas_fail(c, line, "column %d is '%s', not '%s' (allowed: %s)", i + 1,
+                            i < tk->n ? rs_meas_quote(q, sizeof q, tk->p[i], tk->len[i]) : "",
+                            !st->has_redop ? "redop" : !st->has_root ? "root" : "time", allowed);
     int groups = 0, cputime = -1;
+    st->error_col = -1;
     st->periter = -1;
     while (i < tk->n) {
         if (rs_meas_tok_is(tk, i, "timestamp") && i == tk->n - 1) {
@@ -216,9 +231,13 @@ static int nccl_columns(rs_meas_ctx *c, nccl_state *st, const rs_meas_toks *tk, 
             i++;
             break;
         }
-        int cpu = rs_meas_tok_is(tk, i, "cputime");
+        int cpu = rs_meas_tok_is(tk, i, "cputime"), err = rs_meas_tok_is(tk, i + 3, "error");
+        if (st->error_col >= 0 && err != st->error_col)
+            return rs_meas_fail(c, line, "one placement's check column is '#wrong', the other's 'error' (allowed: the "
+                                "same)");
+        st->error_col = err;
         for (int k = 0; k < 4; k++, i++)
-            if (!(k == 0 && cpu) && !rs_meas_tok_is(tk, i, group[k]))
+            if (!(k == 0 && cpu) && !(k == 3 && err) && !rs_meas_tok_is(tk, i, group[k]))
                 return rs_meas_fail(c, line, "unknown column '%s' where '%s' belongs (allowed: %s)",
                                     i < tk->n ? rs_meas_quote(q, sizeof q, tk->p[i], tk->len[i]) : "(none)", group[k],
                                     allowed);
@@ -245,7 +264,13 @@ static int nccl_columns(rs_meas_ctx *c, nccl_state *st, const rs_meas_toks *tk, 
         rs_meas_note(c->t, "times are CPU times (-C 1): bandwidths come from the device times, not printed");
     st->cputime = cputime > 0;
     st->cols_per_group = 4 + 4 * st->periter;
-    st->ncols = 5 + groups * st->cols_per_group + 2 * st->timestamp;
+    st->ncols = st->nlead + groups * st->cols_per_group + 2 * st->timestamp;
+    if (!st->has_redop || !st->has_root || st->error_col > 0) {
+        c->t->old_layout = 1;
+        rs_meas_note(c->t, "older nccl-tests columns:%s%s%s", st->has_redop ? "" : " no redop (op unknown);",
+                     st->has_root ? "" : " no root (unknown);",
+                     st->error_col > 0 ? " 'error' is the largest deviation, not a count (#wrong unknown)" : "");
+    }
     st->cols_line = line;
     return 0;
 }
@@ -284,8 +309,8 @@ static int nccl_row(rs_meas_ctx *c, nccl_state *st, const rs_meas_toks *tk, int 
         if (last_open && tk->n < st->ncols)
             return rs_meas_fail(c, line, "the file ends inside this row: %d of %d columns and no end of line "
                                 "(truncated?)", tk->n, st->ncols);
-        return rs_meas_fail(c, line, "the row has %d columns, the header at line %d has %d (size count type redop "
-                            "root, then time algbw busbw #wrong per placement)", tk->more ? RS_MEAS_MAXTOK : tk->n,
+        return rs_meas_fail(c, line, "the row has %d columns, the header at line %d has %d (its size count type "
+                            "[redop] [root], then time algbw busbw #wrong per placement)", tk->more ? RS_MEAS_MAXTOK : tk->n,
                             st->cols_line, st->ncols);
     }
     uint64_t size, count;
@@ -300,19 +325,23 @@ static int nccl_row(rs_meas_ctx *c, nccl_state *st, const rs_meas_toks *tk, int 
     if (rs_meas_dtype(tk->p[2], tk->len[2], &type, &tsize) != 0)
         return rs_meas_fail(c, line, "type '%s' is unknown (allowed: %s)", rs_meas_quote(q, sizeof q, tk->p[2], tk->len[2]),
                             rs_meas_dtype_allowed());
-    if (rs_meas_op(tk->p[3], tk->len[3], &op) != 0)
+    int at = 3;
+    op = "";
+    root = -1;
+    if (st->has_redop && rs_meas_op(tk->p[at], tk->len[at], &op) != 0)
         return rs_meas_fail(c, line, "redop '%s' is unknown (allowed: sum, prod, max, min, avg, mulsum, none)",
-                            rs_meas_quote(q, sizeof q, tk->p[3], tk->len[3]));
-    if (rs_meas_parse_int(tk->p[4], tk->len[4], &root) != 0 || root < -1)
+                            rs_meas_quote(q, sizeof q, tk->p[at], tk->len[at]));
+    at += st->has_redop;
+    if (st->has_root && (rs_meas_parse_int(tk->p[at], tk->len[at], &root) != 0 || root < -1))
         return rs_meas_fail(c, line, "root '%s' is not a rank (allowed: -1 for none, or 0 and up)",
-                            rs_meas_quote(q, sizeof q, tk->p[4], tk->len[4]));
+                            rs_meas_quote(q, sizeof q, tk->p[at], tk->len[at]));
     rs_meas_table *t = c->t;
     if (t->maxbytes && size > t->maxbytes)
         return rs_meas_fail(c, line, "size %llu B is above maxBytes %llu of the header at line %d",
                             (unsigned long long)size, (unsigned long long)t->maxbytes, st->nthread_line);
     if (rs_meas_nccl_sweep(c, &st->sweep, size, type, op, root, line) != 0)
         return -1;
-    int col = 5;
+    int col = st->nlead;
     for (int g = 0; g < st->ngroups; g++, col += st->cols_per_group) {
         rs_meas_row *r = rs_meas_add_row(c, line);
         if (r == NULL)
@@ -331,6 +360,13 @@ static int nccl_row(rs_meas_ctx *c, nccl_state *st, const rs_meas_toks *tk, int 
         const char *w = tk->p[col + 3];
         size_t wl = tk->len[col + 3];
         if (rs_meas_eq(w, wl, "N/A")) {
+            r->wrong = -1;
+            r->check = RS_MEAS_CHECK_NONE;
+        } else if (st->error_col) {
+            double v, res; /* the largest deviation: rounding of float sums is not a failure */
+            if (rs_meas_parse_num(w, wl, 0, &v, &res) != 0 || !(v >= 0))
+                return rs_meas_fail(c, line, "error '%s' is not a deviation (allowed: a number, 0 and up)",
+                                    rs_meas_quote(q, sizeof q, w, wl));
             r->wrong = -1;
             r->check = RS_MEAS_CHECK_NONE;
         } else {
@@ -382,7 +418,9 @@ static int nccl_footer(rs_meas_ctx *c, nccl_state *st, const rs_meas_toks *tk, i
             return rs_meas_fail(c, line, "'%s' is not '# Out of bounds values : N OK' (FAILED when N > 0)",
                                 rs_meas_quote(q, sizeof q, tk->p[0], (size_t)(tk->p[tk->n - 1] + tk->len[tk->n - 1] - tk->p[0])));
         /* N counts the checks that failed; it is 0 exactly when no row has a #wrong */
-        if (rs_meas_nccl_oob(c, n, line) != 0)
+        if (st->error_col > 0)
+            c->t->out_of_bounds = n; /* no #wrong to hold it against */
+        else if (rs_meas_nccl_oob(c, n, line) != 0)
             return -1;
         st->oob_line = line;
         st->phase = 3;
@@ -588,6 +626,9 @@ static int nccl_infer_coll(rs_meas_ctx *c, int where_line)
     if (big == NULL)
         return rs_meas_fail(c, where_line, "which collective? The file does not name its program and no row has a "
                             "count to tell it by (%s)", ask);
+    if (t->old_layout && (!big->op[0] || big->root < 0))
+        return rs_meas_fail(c, where_line, "which collective? The file does not name its program, and its older "
+                            "columns (no %s) cannot tell (%s)", !big->op[0] ? "redop" : "root", ask);
     const char *canon;
     int ts = 1;
     rs_meas_dtype(big->dtype, strlen(big->dtype), &canon, &ts);
@@ -648,10 +689,10 @@ static int nccl_shape(rs_meas_ctx *c)
                  k == RS_MEAS_COLL_SCATTER;
     for (size_t i = 0; i < t->nrows; i++) {
         const rs_meas_row *r = &t->rows[i];
-        if (reduces != (strcmp(r->op, "none") != 0))
+        if (r->op[0] && reduces != (strcmp(r->op, "none") != 0))
             return rs_meas_fail(c, r->line, "redop %s for %s (%s) (allowed: %s)", r->op, rs_meas_coll_name(k), t->coll_from,
                                 reduces ? "sum, prod, max, min, avg, mulsum" : "none");
-        if (rooted != (r->root >= 0))
+        if (!(t->old_layout && r->root < 0) && rooted != (r->root >= 0))
             return rs_meas_fail(c, r->line, "root %d for %s (%s) (allowed: %s)", r->root, rs_meas_coll_name(k),
                                 t->coll_from, rooted ? "a rank, 0 and up" : "-1");
         if (t->ranks > 0 && r->root >= t->ranks)

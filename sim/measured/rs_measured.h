@@ -130,6 +130,9 @@ typedef struct rs_meas_table {
     char accel[16];        /**< OSU's buffer kind from the title (CUDA, ROCM, ...); "" host */
     char dtype[16];        /**< the file's dtype when one applies to every row; "" */
     long log_lines;        /**< NCCL debug lines between the table's lines (counted, never rows) */
+    int old_layout;        /**< nccl-tests before redop/root/#wrong columns: rows' op "" (unknown)
+                                without redop, root -1 (unknown) without root, #wrong unknown ('error'
+                                is the largest deviation, not a count) */
     long out_of_bounds;    /**< nccl-tests' footer count; -1 */
     double avg_busbw;      /**< nccl-tests' footer, GB/s; NAN */
     char notes[256];       /**< what else the tool said (warnings, its last error line) */

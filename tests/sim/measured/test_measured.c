@@ -416,15 +416,15 @@ static const struct {
                            "(allowed: one file per run)"},
     {"nccl_unknown_column.txt", "16: unknown column 'sm_util' where 'time' belongs (allowed: size count type redop "
                                 "root, then per placement time (or cputime) algbw busbw #wrong [i_min i_max i_p99 "
-                                "i_cv%], then [timestamp])"},
+                                "i_cv%], then [timestamp]; older: without root or redop, 'error' for '#wrong')"},
     {"nccl_bad_algbw.txt", "35: algbw 39.01 GB/s contradicts size / time: 1048576 B in 33.59 us is 31.217 GB/s "
                            "(allowed: 31.21 to 31.23 GB/s within the printed precision)"},
     {"nccl_bad_busbw.txt", "32: busbw 177.85 GB/s is not algbw x 0.7500 (reduce_scatter on 4 ranks, REFERENCE.md): "
                            "101.63 x 0.7500 = 76.222 GB/s (allowed: 76.21 to 76.23 GB/s within the printed precision)"},
     {"nccl_size_falls.txt", "28: size 4096 B after 8192 B at line 27: sizes must rise within a sweep (a new sweep "
                             "starts at its first size again, or with another type, redop or root)"},
-    {"nccl_short_row.txt", "31: the row has 12 columns, the header at line 16 has 13 (size count type redop root, then "
-                           "time algbw busbw #wrong per placement)"},
+    {"nccl_short_row.txt", "31: the row has 12 columns, the header at line 16 has 13 (its size count type [redop] [root], "
+                           "then time algbw busbw #wrong per placement)"},
     {"nccl_footer_contradicts.txt", "43: out of bounds values 0, but 1 row(s) of the table report #wrong > 0 "
                                     "(expected: 0 exactly when no row does)"},
     {"nccl_cut.json", "1: the JSON ends early, inside a value (truncated?)"},
@@ -586,8 +586,8 @@ static void test_nccl_variants(void **state)
                    "two.txt", NULL, "16: a second nccl-tests run starts here (the first at line 1) (allowed: one run per "
                    "file)");
     buffer_refused(NCCL_HEAD PLACES COLS UNITS ROW1K "2048  512  float  sum  -1  10.24  0.20  0.20  0  10.24  0.20  "
-                   "0.20  0  7\n" FOOT, "extra.txt", NULL, "11: the row has 14 columns, the header at line 8 has 13 (size "
-                   "count type redop root, then time algbw busbw #wrong per placement)");
+                   "0.20  0  7\n" FOOT, "extra.txt", NULL, "11: the row has 14 columns, the header at line 8 has 13 (its "
+                   "size count type [redop] [root], then time algbw busbw #wrong per placement)");
     buffer_refused(NCCL_HEAD PLACES COLS UNITS ROW1K ROW2K ROW4K, "nofoot.txt", NULL,
                    "12: the file ends after the row at line 12 without the footer '# Out of bounds values : N OK' "
                    "(truncated?)");
@@ -619,8 +619,8 @@ static void test_nccl_variants(void **state)
                    "not a collective this reader knows (allowed: all_reduce_perf, all_gather_perf, broadcast_perf, "
                    "reduce_perf, reduce_scatter_perf, alltoall_perf, sendrecv_perf, gather_perf, scatter_perf)");
     buffer_refused(NCCL_HEAD PLACES COLS UNITS ROW1K "some words the tool never prints\n" FOOT, "junk.txt", NULL,
-                   "11: the row has 6 columns, the header at line 8 has 13 (size count type redop root, then time algbw "
-                   "busbw #wrong per placement)");
+                   "11: the row has 6 columns, the header at line 8 has 13 (its size count type [redop] [root], then "
+                   "time algbw busbw #wrong per placement)");
     buffer_refused(NCCL_HEAD "# Something new\n" PLACES COLS UNITS ROW1K FOOT, "cmt.txt", NULL,
                    "7: '# Something new' is no line of nccl-tests output (expected: its header, device lines, column "
                    "names, rows and footer)");
