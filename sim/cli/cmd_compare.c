@@ -1,5 +1,6 @@
 /* cmd_compare.c — `ringsim compare A B`: runs each scenario in a child writing JSON, then prints
- * both side by side (sim/report/rs_compare.c). */
+ * both side by side (sim/report/rs_compare.c); `ringsim compare MACHINE --measured FILE...`: the
+ * measured rows against the machine scenario's predictions (sim/calib/). */
 #define _POSIX_C_SOURCE 200809L
 #include "rs_cmd.h"
 
@@ -9,6 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "calib/rs_calib.h"
+#include "measured/rs_measured.h"
 #include "report/rs_compare.h"
 #include "report/rs_plot.h"
 #include "rs_cli.h"
@@ -59,32 +62,128 @@ void rs_cmd_compare_usage(FILE *out)
 {
     fprintf(out,
         "usage: ringsim compare A B [--json FILE] [--plot FILE] [--fusion-a SPEC] [--fusion-b SPEC]\n"
+        "       ringsim compare MACHINE --measured FILE [--measured FILE...] [--collective NAME] [--ranks N]\n"
+        "                       [--json FILE]\n"
         "\n"
         "Runs two scenarios (each in a child process) and prints their simulated times side by side\n"
         "per collective and size, with the ratio B/A; for two training scenarios, their iteration\n"
         "summaries.\n"
+        "With --measured: every row of the measured tables (what `ringsim measured` reads: nccl-tests,\n"
+        "HCCL Test, OSU, ringsim JSON) against the time the scenario MACHINE predicts for it\n"
+        "(simulated, timing only, one iteration), with the error per row, and per file, collective\n"
+        "and placement and over all the median, geometric mean and worst |error|.\n"
         "  --json FILE        also write the comparison as JSON\n"
         "  --plot FILE        busbw of both against size (.svg or .png, needs gnuplot)\n"
         "  --fusion-a SPEC    the fusion strategy of training scenario A (as run --fusion); -b for B\n"
+        "  --measured FILE    a measured table (repeatable)\n"
+        "  --collective NAME  the collective, where a file does not name it (as ringsim measured)\n"
+        "  --ranks N          the rank count, where a file does not give it (default: the scenario's)\n"
         "  -h, --help         this text\n");
+}
+
+/* `compare MACHINE --measured FILE...`: every file read (all refusals shown), then predicted. */
+static int rs_compare_measured(const char *machine, const char *const *files, int nfiles, const rs_meas_opts *user,
+                               const char *json_path, FILE *out, FILE *err)
+{
+    rs_scenario sc;
+    if (rs_cli_load_scenario(machine, &sc) != 0)
+        return RS_EXIT_USAGE;
+    rs_meas_table *tables = calloc((size_t)nfiles, sizeof *tables);
+    const rs_meas_table **read = calloc((size_t)nfiles, sizeof *read);
+    int status = tables && read ? RS_EXIT_OK : RS_EXIT_USAGE;
+    for (int i = 0; i < nfiles && tables && read; i++) {
+        char msg[RS_MEAS_ERRLEN];
+        rs_meas_opts o = *user;
+        if (rs_meas_read(files[i], &o, &tables[i], msg, sizeof msg) == 0 && tables[i].ranks == 0 && !o.ranks) {
+            /* a file without its rank count (OSU, HCCL Test) is the machine's */
+            rs_meas_free(&tables[i]);
+            o.ranks = (int)sc.topo.nranks;
+        } else if (tables[i].name) {
+            read[i] = &tables[i];
+            continue;
+        }
+        if (rs_meas_read(files[i], &o, &tables[i], msg, sizeof msg) != 0) {
+            fprintf(err, "%s\n", msg);
+            status = RS_EXIT_USAGE;
+            continue;
+        }
+        snprintf(tables[i].ranks_from, sizeof tables[i].ranks_from, "the scenario's");
+        read[i] = &tables[i];
+    }
+    FILE *json = NULL;
+    if (status == RS_EXIT_OK && json_path && (json = fopen(json_path, "w")) == NULL) {
+        fprintf(err, "ringsim: --json: cannot write '%s': %s\n", json_path, strerror(errno));
+        status = RS_EXIT_USAGE;
+    }
+    rs_calib c;
+    memset(&c, 0, sizeof c);
+    if (status == RS_EXIT_OK)
+        status = rs_calib_predict(&sc, read, (size_t)nfiles, &c, err);
+    if (status == RS_EXIT_OK) {
+        rs_calib_print(&c, out);
+        if (json && (rs_calib_write_json(&c, json) != 0 || fflush(json) != 0)) {
+            fprintf(err, "ringsim: --json: cannot write '%s': %s\n", json_path, strerror(errno));
+            status = RS_EXIT_USAGE;
+        }
+    }
+    if (json)
+        fclose(json);
+    rs_calib_free(&c);
+    for (int i = 0; tables && i < nfiles; i++)
+        rs_meas_free(&tables[i]);
+    free(tables);
+    free(read);
+    rs_scenario_free(&sc);
+    return status;
 }
 
 int rs_cmd_compare(int argc, char **argv)
 {
     FILE *out = stdout, *err = stderr;
     const char *paths[2] = {NULL, NULL}, *json_path = NULL, *plot_path = NULL, *fusion[2] = {NULL, NULL};
-    int npaths = 0;
+    const char **measured = calloc((size_t)argc + 1, sizeof *measured);
+    int npaths = 0, nmeasured = 0;
+    rs_meas_opts mopts;
+    memset(&mopts, 0, sizeof mopts);
+    if (!measured) {
+        fprintf(err, "ringsim: compare: out of memory\n");
+        return RS_EXIT_USAGE;
+    }
     for (int i = 0; i < argc; i++) {
         int valued = strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "--plot") == 0 ||
-                     strcmp(argv[i], "--fusion-a") == 0 || strcmp(argv[i], "--fusion-b") == 0;
+                     strcmp(argv[i], "--fusion-a") == 0 || strcmp(argv[i], "--fusion-b") == 0 ||
+                     strcmp(argv[i], "--measured") == 0 || strcmp(argv[i], "--collective") == 0 ||
+                     strcmp(argv[i], "--ranks") == 0;
         if (valued && i + 1 >= argc) {
             fprintf(err, "ringsim: %s: missing value\n", argv[i]);
+            free(measured);
             return RS_EXIT_USAGE;
+        } else if (strcmp(argv[i], "--measured") == 0) {
+            measured[nmeasured++] = argv[++i];
+        } else if (strcmp(argv[i], "--collective") == 0) {
+            rs_meas_coll k;
+            mopts.collective = argv[++i];
+            if (rs_meas_coll_parse(mopts.collective, &k) != 0) {
+                fprintf(err, "ringsim: compare: --collective '%s' (allowed: %s)\n", mopts.collective,
+                        rs_meas_coll_allowed());
+                free(measured);
+                return RS_EXIT_USAGE;
+            }
+        } else if (strcmp(argv[i], "--ranks") == 0) {
+            char *end = NULL;
+            long v = strtol(argv[++i], &end, 10);
+            if (end == argv[i] || *end || v < 1 || v > 1000000) {
+                fprintf(err, "ringsim: compare: --ranks '%s' (allowed: a whole number from 1 to 1000000)\n", argv[i]);
+                free(measured);
+                return RS_EXIT_USAGE;
+            }
+            mopts.ranks = (int)v;
         } else if (strcmp(argv[i], "--fusion-a") == 0 || strcmp(argv[i], "--fusion-b") == 0) {
             fusion[argv[i][9] == 'b'] = argv[i + 1];
             i++;
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             rs_cmd_compare_usage(out);
+            free(measured);
             return RS_EXIT_OK;
         } else if (strcmp(argv[i], "--json") == 0) {
             json_path = argv[++i];
@@ -92,12 +191,24 @@ int rs_cmd_compare(int argc, char **argv)
             plot_path = argv[++i];
         } else if (argv[i][0] == '-' || npaths == 2) {
             fprintf(err, "ringsim: compare: unexpected '%s' (usage: ringsim compare A B [--json FILE] [--plot FILE] "
-                    "[--fusion-a SPEC] [--fusion-b SPEC])\n", argv[i]);
+                    "[--fusion-a SPEC] [--fusion-b SPEC], or ringsim compare MACHINE --measured FILE...)\n", argv[i]);
+            free(measured);
             return RS_EXIT_USAGE;
         } else {
             paths[npaths++] = argv[i];
         }
     }
+    if (nmeasured || mopts.collective || mopts.ranks) {
+        int st = RS_EXIT_USAGE;
+        if (!nmeasured || npaths != 1 || plot_path || fusion[0] || fusion[1])
+            fprintf(err, "ringsim: compare: --measured needs one scenario (the machine) and takes --collective, "
+                    "--ranks and --json only (usage: ringsim compare MACHINE --measured FILE...)\n");
+        else
+            st = rs_compare_measured(paths[0], measured, nmeasured, &mopts, json_path, out, err);
+        free(measured);
+        return st;
+    }
+    free(measured);
     if (npaths != 2) {
         fprintf(err, "ringsim: compare: two scenarios needed (usage: ringsim compare A B [--json FILE] [--plot FILE])\n");
         return RS_EXIT_USAGE;

@@ -583,6 +583,13 @@ static int json_ringsim_run(rs_meas_ctx *c, const json_doc *d, const cJSON *root
     double ranks;
     if (json_whole(&top, root, "ranks", 1, 1e7, &ranks) != 0)
         return -1;
+    /* the measurement's protocol, where the run says (a prediction repeats it) */
+    double iters, warmup;
+    if (cJSON_GetObjectItemCaseSensitive(root, "iters") && json_whole(&top, root, "iters", 0, 1e9, &iters) == 0)
+        t->iters = (int)iters;
+    if (cJSON_GetObjectItemCaseSensitive(root, "warmup_iters") &&
+        json_whole(&top, root, "warmup_iters", 0, 1e9, &warmup) == 0)
+        t->warmup_iters = (int)warmup;
     const cJSON *rows = cJSON_GetObjectItemCaseSensitive(root, "rows");
     if (!cJSON_IsArray(rows))
         return json_bad(&top, "rows", rows ? "not a list" : "missing (expected: the run's rows)");

@@ -18,7 +18,8 @@ declare -A allowed=(
     [host]="sweep report"
     [harness]="sweep scenario report"
     [zmq]="sweep scenario report"
-    [cli]="sweep scenario report host harness zmq measured"
+    [calib]="sweep scenario report harness measured"
+    [cli]="sweep scenario report host harness zmq measured calib"
 )
 wings="${!allowed[*]}"
 bad=0
