@@ -94,20 +94,21 @@ static int rs_compare_measured(const char *machine, const char *const *files, in
     for (int i = 0; i < nfiles && tables && read; i++) {
         char msg[RS_MEAS_ERRLEN];
         rs_meas_opts o = *user;
-        if (rs_meas_read(files[i], &o, &tables[i], msg, sizeof msg) == 0 && tables[i].ranks == 0 && !o.ranks) {
-            /* a file without its rank count (OSU, HCCL Test) is the machine's */
+        int rc = rs_meas_read(files[i], &o, &tables[i], msg, sizeof msg);
+        if (rc == 0 && tables[i].ranks == 0 && !o.ranks) {
+            /* a file without its rank count (OSU, HCCL Test) is the machine's: read again with it, so
+             * per-rank sizes become nccl-tests sizes */
             rs_meas_free(&tables[i]);
             o.ranks = (int)sc.topo.nranks;
-        } else if (tables[i].name) {
-            read[i] = &tables[i];
-            continue;
+            rc = rs_meas_read(files[i], &o, &tables[i], msg, sizeof msg);
+            if (rc == 0)
+                snprintf(tables[i].ranks_from, sizeof tables[i].ranks_from, "the scenario's");
         }
-        if (rs_meas_read(files[i], &o, &tables[i], msg, sizeof msg) != 0) {
+        if (rc != 0) {
             fprintf(err, "%s\n", msg);
             status = RS_EXIT_USAGE;
             continue;
         }
-        snprintf(tables[i].ranks_from, sizeof tables[i].ranks_from, "the scenario's");
         read[i] = &tables[i];
     }
     FILE *json = NULL;

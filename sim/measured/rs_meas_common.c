@@ -509,14 +509,18 @@ int rs_meas_command(const char *s, size_t len, rs_meas_prog_kind kind, rs_meas_c
 
 /* ---- the table ----------------------------------------------------------------------------- */
 
-static void *rs_grow(void *p, size_t *cap, size_t n, size_t size)
+/* Room for one more of n elements of `size` bytes in p (cap allocated): p, or p grown; NULL with
+ * "out of memory at WHAT N" at line. */
+static void *rs_meas_room(rs_meas_ctx *c, void *p, size_t *cap, size_t n, size_t size, const char *what, int line)
 {
     if (n < *cap)
         return p;
     size_t nc = *cap ? *cap * 2 : 16;
     void *q = realloc(p, nc * size);
-    if (q == NULL)
+    if (q == NULL) {
+        rs_meas_fail(c, line, "out of memory at %s %zu", what, n + 1);
         return NULL;
+    }
     *cap = nc;
     return q;
 }
@@ -524,14 +528,11 @@ static void *rs_grow(void *p, size_t *cap, size_t n, size_t size)
 rs_meas_row *rs_meas_add_row(rs_meas_ctx *c, int line)
 {
     rs_meas_table *t = c->t;
-    rs_meas_row *rows = rs_grow(t->rows, &t->cap_rows, t->nrows, sizeof *rows);
-    if (rows == NULL) {
-        rs_meas_fail(c, line, "out of memory at row %zu", t->nrows + 1);
+    rs_meas_row *rows = rs_meas_room(c, t->rows, &t->cap_rows, t->nrows, sizeof *rows, "row", line);
+    if (rows == NULL)
         return NULL;
-    }
     t->rows = rows;
-    rs_meas_row *r = &rows[t->nrows++];
-    memset(r, 0, sizeof *r);
+    rs_meas_row *r = memset(&rows[t->nrows++], 0, sizeof *r);
     r->count = -1;
     r->root = -1;
     r->algbw = r->busbw = r->min_us = r->max_us = NAN;
@@ -558,14 +559,11 @@ int rs_meas_line_trimmed(const rs_meas_lines *L, size_t k, const char **s, size_
 rs_meas_device *rs_meas_add_device(rs_meas_ctx *c, int line)
 {
     rs_meas_table *t = c->t;
-    rs_meas_device *d = rs_grow(t->devices, &t->cap_devices, t->ndevices, sizeof *d);
-    if (d == NULL) {
-        rs_meas_fail(c, line, "out of memory at device line %zu", t->ndevices + 1);
+    rs_meas_device *d = rs_meas_room(c, t->devices, &t->cap_devices, t->ndevices, sizeof *d, "device line", line);
+    if (d == NULL)
         return NULL;
-    }
     t->devices = d;
-    d = &d[t->ndevices++];
-    memset(d, 0, sizeof *d);
+    d = memset(&d[t->ndevices++], 0, sizeof *d);
     d->line = line;
     return d;
 }
@@ -573,14 +571,11 @@ rs_meas_device *rs_meas_add_device(rs_meas_ctx *c, int line)
 rs_meas_link *rs_meas_add_link(rs_meas_ctx *c, int line)
 {
     rs_meas_table *t = c->t;
-    rs_meas_link *l = rs_grow(t->links, &t->cap_links, t->nlinks, sizeof *l);
-    if (l == NULL) {
-        rs_meas_fail(c, line, "out of memory at link %zu", t->nlinks + 1);
+    rs_meas_link *l = rs_meas_room(c, t->links, &t->cap_links, t->nlinks, sizeof *l, "link", line);
+    if (l == NULL)
         return NULL;
-    }
     t->links = l;
-    l = &l[t->nlinks++];
-    memset(l, 0, sizeof *l);
+    l = memset(&l[t->nlinks++], 0, sizeof *l);
     l->line = line;
     return l;
 }

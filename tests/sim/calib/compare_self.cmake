@@ -4,18 +4,12 @@
 #   -DRINGSIM=... -DSCENARIO=... -DOUT=prefix -DROWS=n
 cmake_minimum_required(VERSION 3.22)
 
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  string(REPLACE ";" " " shown "${ARGN}")
-  message("$ ${shown}\n--- stdout ---\n${out}--- stderr ---\n${err}--- exit status ${rc} ---")
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "compare_self: exit status ${rc}, expected 0")
-  endif()
-endfunction()
+set(RUN_STEP_NAME compare_self)
+include(${CMAKE_CURRENT_LIST_DIR}/../run_step.cmake)
 
 file(REMOVE "${OUT}.run.json" "${OUT}.compare.json")
-run(${RINGSIM} run ${SCENARIO} --json ${OUT}.run.json)
-run(${RINGSIM} compare ${SCENARIO} --measured ${OUT}.run.json --json ${OUT}.compare.json)
+run_step(${RINGSIM} run ${SCENARIO} --json ${OUT}.run.json)
+run_step(${RINGSIM} compare ${SCENARIO} --measured ${OUT}.run.json --json ${OUT}.compare.json)
 file(READ "${OUT}.compare.json" doc)
 string(JSON n LENGTH "${doc}" rows)
 if(NOT n EQUAL ROWS)

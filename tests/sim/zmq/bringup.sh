@@ -133,8 +133,7 @@ interrupt)
   # Ctrl-C while a very slow link is being measured: status 130, every agent gone
   "$RS" bringup --ranks 3 --expect ring:3 --inject 0-1:slow:0.0002 --timeout 30 < /dev/null > "$TMP/out" 2> "$TMP/err" &
   CPID=$!
-  for i in $(seq 100); do [ "$(agents_left "$JOB")" = 3 ] && break; sleep 0.1; done
-  [ "$(agents_left "$JOB")" = 3 ] || fail "the agents did not start"
+  await_agents 3
   sleep 0.5
   kill -INT $CPID
   wait $CPID

@@ -1,4 +1,4 @@
-# cli_lib.sh — shared by the zmq CLI test scripts (sourced): fail, agents_left, run.
+# cli_lib.sh — shared by the zmq CLI test scripts (sourced): fail, agents_left, await_agents, signal_agent, run.
 # The caller sets RS (the ringsim binary), CASE, TMP (a scratch directory) and JOB (RINGSIM_JOB).
 
 fail() { echo "FAIL ($CASE): $*"; echo "--- stdout"; cat "$TMP/out" 2>/dev/null; echo "--- stderr"; cat "$TMP/err" 2>/dev/null; exit 1; }
@@ -11,6 +11,24 @@ agents_left() {
     if tr '\0' ' ' 2>/dev/null < "$f" | grep -q -- "agent .*$1"; then n=$((n + 1)); fi
   done
   echo $n
+}
+
+# await_agents N: waits up to 10 s until N agents of this job run; fails if they never do.
+await_agents() {
+  local i
+  for i in $(seq 100); do [ "$(agents_left "$JOB")" = "$1" ] && return; sleep 0.1; done
+  fail "the agents did not start"
+}
+
+# signal_agent SIGNAL RANK: sends SIGNAL to this job's agent of rank RANK.
+signal_agent() {
+  local f p
+  for f in $(grep -las -- "$JOB" /proc/[0-9]*/cmdline); do
+    if tr '\0' ' ' 2>/dev/null < "$f" | grep -q -- "agent .*--rank $2 .*$JOB"; then
+      p=${f#/proc/}
+      kill -"$1" "${p%/cmdline}"
+    fi
+  done
 }
 
 # run EXPECTED-STATUS ARGS...: runs ringsim ARGS into $TMP/out and $TMP/err, prints the command,

@@ -75,8 +75,7 @@ interrupt)
   # Ctrl-C in the middle of a long sweep: status 130, every agent gone
   "$RS" run --backend zmq --ranks 3 -C allreduce -b 1K -e 1M -n 100000 -w 0 > "$TMP/out" 2> "$TMP/err" < /dev/null &
   CPID=$!
-  for i in $(seq 100); do [ "$(agents_left "$JOB")" = 3 ] && break; sleep 0.1; done
-  [ "$(agents_left "$JOB")" = 3 ] || fail "the agents did not start"
+  await_agents 3
   sleep 1
   kill -INT $CPID
   wait $CPID
@@ -91,12 +90,9 @@ term)
   T0=$(date +%s.%N)
   "$RS" run --backend zmq --ranks 3 --timeout 30 -C allreduce -b 1K -e 1M -n 100000 -w 0 > "$TMP/out" 2> "$TMP/err" < /dev/null &
   CPID=$!
-  for i in $(seq 100); do [ "$(agents_left "$JOB")" = 3 ] && break; sleep 0.1; done
-  [ "$(agents_left "$JOB")" = 3 ] || fail "the agents did not start"
+  await_agents 3
   sleep 1
-  for f in $(grep -las -- "$JOB" /proc/[0-9]*/cmdline); do
-    if tr '\0' ' ' 2>/dev/null < "$f" | grep -q -- "agent .*--rank 1 .*$JOB"; then P=${f#/proc/}; kill -TERM "${P%/cmdline}"; fi
-  done
+  signal_agent TERM 1
   wait $CPID
   RC=$?
   ELAPSED=$(awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')

@@ -52,12 +52,9 @@ term)
   "$RS" run --backend zmq --agent-backend mmio --ranks 3 --timeout 30 -C allreduce -d int32 -b 4K -e 64K -f 4 \
     -n 100000 -w 0 > "$TMP/out" 2> "$TMP/err" < /dev/null &
   CPID=$!
-  for i in $(seq 100); do [ "$(agents_left "$JOB")" = 3 ] && break; sleep 0.1; done
-  [ "$(agents_left "$JOB")" = 3 ] || fail "the agents did not start"
+  await_agents 3
   sleep 2
-  for f in $(grep -las -- "$JOB" /proc/[0-9]*/cmdline); do
-    if tr '\0' ' ' 2>/dev/null < "$f" | grep -q -- "agent .*--rank 1 .*$JOB"; then P=${f#/proc/}; kill -TERM "${P%/cmdline}"; fi
-  done
+  signal_agent TERM 1
   wait $CPID
   RC=$?
   ELAPSED=$(awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
@@ -95,8 +92,7 @@ interrupt)
   "$RS" run --backend zmq --agent-backend mmio --ranks 3 -C allreduce -d int32 -b 4K -e 64K -f 4 -n 100000 -w 0 \
     > "$TMP/out" 2> "$TMP/err" < /dev/null &
   CPID=$!
-  for i in $(seq 100); do [ "$(agents_left "$JOB")" = 3 ] && break; sleep 0.1; done
-  [ "$(agents_left "$JOB")" = 3 ] || fail "the agents did not start"
+  await_agents 3
   sleep 2
   kill -INT $CPID
   wait $CPID
