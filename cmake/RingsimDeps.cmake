@@ -9,6 +9,7 @@
 #   ringsim::cjson       cJSON: an alias of the CMake package's target `cjson` when cJSONConfig.cmake
 #                        exists (Debian ships it), else of PkgConfig::CJSON (pkg-config libcjson).
 #                        Link ringsim::cjson and `#include <cjson/cJSON.h>` either way.
+#   GSL::gsl             the GNU Scientific Library (CMake's FindGSL): calibrate's least-squares solver
 #   verilate(), verilator_link_systemc()  from find_package(verilator).
 #
 # Verilator's runtime include dirs come in as plain -I: our -Wall -Wextra then fires inside its
@@ -62,6 +63,11 @@ else()
   else()
     ringsim_dep_missing(cJSON libcjson-dev)
   endif()
+endif()
+
+find_package(GSL QUIET)
+if(NOT GSL_FOUND)
+  ringsim_dep_missing(GSL libgsl-dev)
 endif()
 
 find_package(verilator QUIET HINTS $ENV{VERILATOR_ROOT} /usr/share/verilator)

@@ -30,7 +30,7 @@ static int calib_coll(rs_meas_coll k)
 }
 
 /* One simulated sweep: a collective, dtype, op and root over sizes begin * factor^i <= end. */
-typedef struct calib_job {
+typedef struct rs_calib_job {
     ncl_coll coll;
     ncl_dtype dtype;
     ncl_op op;
@@ -119,48 +119,109 @@ static int calib_child(const rs_scenario *machine, const calib_job *j, FILE *to)
     return st;
 }
 
-/* Runs job j in a child; its rows' times go to the rows of c that asked for them (job index ji). */
-static int calib_run(const rs_scenario *sc, const calib_job *j, rs_calib *c, const int *job_of, int ji, FILE *err)
+/* One child simulating one sweep of a job: where its rows go. */
+typedef struct calib_child_run {
+    pid_t pid;
+    FILE *rows; /* the child's output */
+    int ji;
+    calib_job j;
+} calib_child_run;
+
+static int calib_start(const rs_scenario *sc, const calib_job *j, int ji, calib_child_run *run, FILE *err)
 {
-    FILE *tmp = tmpfile();
-    if (!tmp) {
+    run->rows = tmpfile();
+    if (!run->rows) {
         fprintf(err, "ringsim: compare: cannot create a temporary file: %s\n", strerror(errno));
         return RS_EXIT_USAGE;
     }
+    run->ji = ji;
+    run->j = *j;
     fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
+    run->pid = fork();
+    if (run->pid == 0) {
         if (freopen("/dev/null", "w", stdout) == NULL) /* the run's own lines (rings found, ...) */
             _exit(RS_EXIT_USAGE);
-        int st = calib_child(sc, j, tmp);
+        int st = calib_child(sc, j, run->rows);
         fflush(NULL);
         _exit(st);
     }
-    int st = 0;
-    if (pid < 0 || waitpid(pid, &st, 0) < 0) {
+    if (run->pid < 0) {
         fprintf(err, "ringsim: compare: cannot run the simulation: %s\n", strerror(errno));
-        fclose(tmp);
+        fclose(run->rows);
         return RS_EXIT_USAGE;
     }
+    return RS_EXIT_OK;
+}
+
+/* Waits for one of the children; its rows' times go to the rows of c that asked for them. */
+static int calib_finish(calib_child_run *runs, int *nrun, rs_calib *c, int only_fit, FILE *err)
+{
+    int st = 0, k = *nrun;
+    while (k == *nrun) {
+        pid_t pid = wait(&st);
+        if (pid < 0 && errno == EINTR)
+            continue;
+        if (pid < 0) { /* no child left to wait for: their rows are lost */
+            fprintf(err, "ringsim: compare: cannot run the simulation: %s\n", strerror(errno));
+            for (k = 0; k < *nrun; k++)
+                fclose(runs[k].rows);
+            *nrun = 0;
+            return RS_EXIT_USAGE;
+        }
+        for (k = 0; k < *nrun && runs[k].pid != pid; k++)
+            ;
+    }
+    calib_child_run run = runs[k];
+    runs[k] = runs[--*nrun];
     int status = WIFEXITED(st) ? WEXITSTATUS(st) : RS_EXIT_ENGINE;
     if (status != RS_EXIT_OK) {
+        const calib_job *j = &run.j;
         fprintf(err, "ringsim: compare: simulating %s %s %s root %d, %llu..%llu B, failed (exit status %d%s)\n",
                 ncl_coll_name(j->coll), ncl_dtype_name(j->dtype), ncl_op_name(j->op), j->root,
                 (unsigned long long)j->begin, (unsigned long long)j->end, status,
                 WIFSIGNALED(st) ? ", killed by a signal" : "");
-        fclose(tmp);
+        fclose(run.rows);
         return status;
     }
-    rewind(tmp);
+    rewind(run.rows);
     unsigned long long size;
     double t[2];
-    while (fscanf(tmp, "%llu %lg %lg", &size, &t[0], &t[1]) == 3)
+    while (fscanf(run.rows, "%llu %lg %lg", &size, &t[0], &t[1]) == 3)
         for (size_t i = 0; i < c->n; i++)
-            if (job_of[i] == ji && c->rows[i].m->nccl_bytes == size)
+            if (c->job_of[i] == run.ji && c->rows[i].m->nccl_bytes == size && !(only_fit && c->rows[i].held_out))
                 c->rows[i].predicted_us = t[c->rows[i].place == RS_MEAS_PLACE_IN];
-    fclose(tmp);
+    fclose(run.rows);
     c->runs++;
     return RS_EXIT_OK;
+}
+
+int rs_calib_read(const rs_scenario *sc, const char *const *files, int n, const rs_meas_opts *opts,
+                  rs_meas_table *tables, FILE *err)
+{
+    int status = RS_EXIT_OK;
+    for (int i = 0; i < n; i++) {
+        char msg[RS_MEAS_ERRLEN];
+        rs_meas_opts o = *opts;
+        int rc = rs_meas_read(files[i], &o, &tables[i], msg, sizeof msg);
+        if (rc == 0 && tables[i].ranks == 0 && !o.ranks) {
+            /* a file without its rank count is the machine's: read again with it */
+            rs_meas_free(&tables[i]);
+            o.ranks = (int)sc->topo.nranks;
+            rc = rs_meas_read(files[i], &o, &tables[i], msg, sizeof msg);
+            if (rc == 0)
+                snprintf(tables[i].ranks_from, sizeof tables[i].ranks_from, "the scenario's");
+        }
+        if (rc != 0) {
+            fprintf(err, "%s\n", msg);
+            status = RS_EXIT_USAGE;
+            memset(&tables[i], 0, sizeof tables[i]);
+            continue;
+        }
+    }
+    if (status != RS_EXIT_OK) /* the refused ones are zeroed */
+        for (int i = 0; i < n; i++)
+            rs_meas_free(&tables[i]);
+    return status;
 }
 
 /* The factor f >= 2 with sizes[i] = sizes[0] f^i for all i (sorted, distinct), or 0. */
@@ -185,8 +246,8 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-int rs_calib_predict(const rs_scenario *sc, const rs_meas_table *const *tables, size_t ntables, rs_calib *out,
-                     FILE *err)
+int rs_calib_rows(const rs_scenario *sc, const rs_meas_table *const *tables, size_t ntables, rs_calib *out,
+                  FILE *err)
 {
     memset(out, 0, sizeof *out);
     char summary[256];
@@ -197,23 +258,21 @@ int rs_calib_predict(const rs_scenario *sc, const rs_meas_table *const *tables, 
     for (size_t k = 0; k < ntables; k++)
         total += tables[k]->nrows;
     out->rows = calloc(total ? total : 1, sizeof *out->rows);
-    calib_job *jobs = calloc(total ? total : 1, sizeof *jobs);
-    int *job_of = calloc(total ? total : 1, sizeof *job_of);
-    uint64_t *sizes = calloc(total ? total : 1, sizeof *sizes);
-    if (!out->rows || !jobs || !job_of || !sizes) {
+    out->jobs = calloc(total ? total : 1, sizeof *out->jobs);
+    out->job_of = calloc(total ? total : 1, sizeof *out->job_of);
+    if (!out->rows || !out->jobs || !out->job_of) {
         fprintf(err, "ringsim: compare: out of memory for %zu rows\n", total);
-        free(jobs), free(job_of), free(sizes);
+        rs_calib_free(out);
         return RS_EXIT_USAGE;
     }
     /* every row first: a table that cannot be compared is refused before anything runs */
-    int njobs = 0;
     char why[400];
     for (size_t k = 0; k < ntables; k++) {
         const rs_meas_table *t = tables[k];
         if (t->ranks && t->ranks != ranks) {
             fprintf(err, "ringsim: compare: %s: %d ranks (%s), the scenario %d (allowed: a machine scenario of "
                     "the measured rank count)\n", t->name, t->ranks, t->ranks_from, ranks);
-            free(jobs), free(job_of), free(sizes);
+            rs_calib_free(out);
             return RS_EXIT_USAGE;
         }
         for (size_t i = 0; i < t->nrows; i++) {
@@ -221,7 +280,7 @@ int rs_calib_predict(const rs_scenario *sc, const rs_meas_table *const *tables, 
             calib_job j;
             if (calib_job_of(t, r, &j, why, sizeof why) != 0) {
                 fprintf(err, "ringsim: compare: %s\n", why);
-                free(jobs), free(job_of), free(sizes);
+                rs_calib_free(out);
                 return RS_EXIT_USAGE;
             }
             rs_calib_row *cr = &out->rows[out->n];
@@ -237,54 +296,96 @@ int rs_calib_predict(const rs_scenario *sc, const rs_meas_table *const *tables, 
             else if (r->nccl_bytes % unit)
                 cr->why_not = "not a whole number of elements (of each rank's)";
             int ji = 0;
-            while (ji < njobs && !calib_same_kind(&jobs[ji], &j))
+            while (ji < out->njobs && !calib_same_kind(&out->jobs[ji], &j))
                 ji++;
-            if (ji == njobs)
-                jobs[njobs++] = j;
-            job_of[out->n++] = ji;
+            if (ji == out->njobs)
+                out->jobs[out->njobs++] = j;
+            out->job_of[out->n++] = ji;
         }
     }
-    int status = RS_EXIT_OK;
-    for (int ji = 0; ji < njobs && status == RS_EXIT_OK; ji++) {
-        /* the kind's distinct sizes (0 B moves nothing: not simulated) */
-        size_t ns = 0;
-        for (size_t i = 0; i < out->n; i++)
-            if (job_of[i] == ji && !out->rows[i].why_not)
-                sizes[ns++] = out->rows[i].m->nccl_bytes;
-        qsort(sizes, ns, sizeof *sizes, cmp_u64);
-        size_t d = 0;
-        for (size_t i = 0; i < ns; i++)
-            if (d == 0 || sizes[i] != sizes[d - 1])
-                sizes[d++] = sizes[i];
-        calib_job j = jobs[ji];
-        uint32_t f = calib_factor(sizes, d);
-        if (d && f) { /* one sweep covers them */
-            j.begin = sizes[0];
-            j.end = sizes[d - 1];
-            j.factor = f;
-            status = calib_run(sc, &j, out, job_of, ji, err);
-        } else { /* sizes of no common factor: one simulation each */
-            for (size_t s = 0; s < d && status == RS_EXIT_OK; s++) {
-                j.begin = j.end = sizes[s];
-                j.factor = 2;
-                status = calib_run(sc, &j, out, job_of, ji, err);
-            }
-        }
+    return RS_EXIT_OK;
+}
+
+/* The simulations a job needs: one sweep where its sizes are geometric, else one per size.
+ * Appends them to todo (room for every row) and returns how many. */
+static int calib_plan_job(const rs_calib *c, int ji, int only_fit, uint64_t *sizes, calib_job *todo)
+{
+    size_t ns = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (c->job_of[i] == ji && !c->rows[i].why_not && !(only_fit && c->rows[i].held_out))
+            sizes[ns++] = c->rows[i].m->nccl_bytes;
+    qsort(sizes, ns, sizeof *sizes, cmp_u64);
+    size_t d = 0;
+    for (size_t i = 0; i < ns; i++)
+        if (d == 0 || sizes[i] != sizes[d - 1])
+            sizes[d++] = sizes[i];
+    calib_job j = c->jobs[ji];
+    uint32_t f = calib_factor(sizes, d);
+    if (d && f) {
+        j.begin = sizes[0], j.end = sizes[d - 1], j.factor = f;
+        todo[0] = j;
+        return 1;
     }
-    for (size_t i = 0; i < out->n; i++)
-        if (!isnan(out->rows[i].predicted_us) && out->rows[i].m->time_us > 0)
-            out->rows[i].error = out->rows[i].predicted_us / out->rows[i].m->time_us - 1;
-    free(jobs), free(job_of), free(sizes);
+    for (size_t s = 0; s < d; s++) {
+        j.begin = j.end = sizes[s], j.factor = 2;
+        todo[s] = j;
+    }
+    return (int)d;
+}
+
+int rs_calib_simulate(const rs_scenario *sc, rs_calib *c, int only_fit, FILE *err)
+{
+    uint64_t *sizes = calloc(c->n ? c->n : 1, sizeof *sizes);
+    calib_job *todo = calloc(c->n ? c->n : 1, sizeof *todo);
+    int *todo_ji = calloc(c->n ? c->n : 1, sizeof *todo_ji);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int width = cores < 1 ? 1 : cores > 64 ? 64 : (int)cores; /* children at once */
+    calib_child_run *runs = calloc((size_t)width, sizeof *runs);
+    if (!sizes || !todo || !todo_ji || !runs) {
+        fprintf(err, "ringsim: compare: out of memory for %zu rows\n", c->n);
+        free(sizes), free(todo), free(todo_ji), free(runs);
+        return RS_EXIT_USAGE;
+    }
+    int ntodo = 0;
+    c->runs = 0;
+    for (int ji = 0; ji < c->njobs; ji++) {
+        int k = calib_plan_job(c, ji, only_fit, sizes, todo + ntodo);
+        for (int i = 0; i < k; i++)
+            todo_ji[ntodo + i] = ji;
+        ntodo += k;
+    }
+    for (size_t i = 0; i < c->n; i++)
+        if (!(only_fit && c->rows[i].held_out))
+            c->rows[i].predicted_us = c->rows[i].error = NAN;
+    /* a SystemC simulation runs once per process: a child per sweep, as many at once as cores */
+    int status = RS_EXIT_OK, nrun = 0, next = 0;
+    while ((next < ntodo && status == RS_EXIT_OK) || nrun) {
+        if (next < ntodo && status == RS_EXIT_OK && nrun < width) {
+            status = calib_start(sc, &todo[next], todo_ji[next], &runs[nrun], err);
+            if (status == RS_EXIT_OK)
+                nrun++;
+            next++;
+            continue;
+        }
+        int st = calib_finish(runs, &nrun, c, only_fit, err);
+        if (status == RS_EXIT_OK)
+            status = st;
+    }
+    for (size_t i = 0; i < c->n; i++)
+        if (!isnan(c->rows[i].predicted_us) && c->rows[i].m->time_us > 0)
+            c->rows[i].error = c->rows[i].predicted_us / c->rows[i].m->time_us - 1;
+    free(sizes), free(todo), free(todo_ji), free(runs);
     return status;
 }
 
-/* ---- summaries ------------------------------------------------------------------------------- */
+int rs_calib_predict(const rs_scenario *sc, const rs_meas_table *const *tables, size_t ntables, rs_calib *out,
+                     FILE *err)
+{
+    int status = rs_calib_rows(sc, tables, ntables, out, err);
+    return status == RS_EXIT_OK ? rs_calib_simulate(sc, out, 0, err) : status;
+}
 
-typedef struct calib_stats {
-    size_t n;
-    double median, geomean, worst; /* of |error|; worst keeps its sign */
-    const rs_calib_row *worst_row;
-} calib_stats;
+/* ---- summaries ------------------------------------------------------------------------------- */
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -292,17 +393,19 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Over the rows of c with an error: those of like's file, collective and placement, or all (NULL). */
-static calib_stats calib_summary(const rs_calib *c, const rs_calib_row *like)
+/* Over the rows of c with an error: those of like's file, collective and placement, or all (NULL);
+ * of those, the held-out ones (held 1), the fitted ones (0) or both (-1). */
+static rs_calib_stats calib_summary(const rs_calib *c, const rs_calib_row *like, int held)
 {
-    calib_stats s;
+    rs_calib_stats s;
     memset(&s, 0, sizeof s);
     double *v = malloc((c->n ? c->n : 1) * sizeof *v), logsum = 0;
     if (!v)
         return s;
     for (size_t i = 0; i < c->n; i++) {
         const rs_calib_row *r = &c->rows[i];
-        if (isnan(r->error) || (like && (r->table != like->table || r->m->coll != like->m->coll || r->place != like->place)))
+        if (isnan(r->error) || (like && (r->table != like->table || r->m->coll != like->m->coll || r->place != like->place)) ||
+            (held >= 0 && r->held_out != held))
             continue;
         double a = fabs(r->error);
         v[s.n++] = a;
@@ -321,7 +424,12 @@ static calib_stats calib_summary(const rs_calib *c, const rs_calib_row *like)
     return s;
 }
 
-static void calib_print_stats(FILE *out, const char *what, const calib_stats *s)
+rs_calib_stats rs_calib_summary(const rs_calib *c, int held)
+{
+    return calib_summary(c, NULL, held);
+}
+
+static void calib_print_stats(FILE *out, const char *what, const rs_calib_stats *s)
 {
     if (!s->n) {
         fprintf(out, "# %s: no row predicted\n", what);
@@ -332,9 +440,26 @@ static void calib_print_stats(FILE *out, const char *what, const calib_stats *s)
             s->worst_row->table->name, s->worst_row->m->line);
 }
 
+static int calib_any_held_out(const rs_calib *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->rows[i].held_out)
+            return 1;
+    return 0;
+}
+
+static void calib_json_stats(cJSON *parent, const char *name, const rs_calib_stats *s)
+{
+    cJSON *o = cJSON_AddObjectToObject(parent, name);
+    cJSON_AddNumberToObject(o, "rows", (double)s->n);
+    cJSON_AddNumberToObject(o, "median_abs_error", s->median);
+    cJSON_AddNumberToObject(o, "geomean_abs_error", s->geomean);
+    cJSON_AddNumberToObject(o, "worst_error", s->worst);
+}
+
 void rs_calib_print(const rs_calib *c, FILE *out)
 {
-    fprintf(out, "# ringsim compare: the machine %s\n", c->machine);
+    fprintf(out, "# the machine %s\n", c->machine);
     fprintf(out, "#   its workload replaced by each file's rows: %d simulation(s), timing only, with the files' "
             "iterations and warm-ups (at most 20 and 5; 1 and 1 where a file does not say)\n", c->runs);
     const rs_meas_table *cur = NULL;
@@ -352,9 +477,10 @@ void rs_calib_print(const rs_calib *c, FILE *out)
             snprintf(pred, sizeof pred, "%.2f", r->predicted_us);
         if (!isnan(r->error))
             snprintf(e, sizeof e, "%+.1f", 100 * r->error);
-        fprintf(out, "%14s %12llu %13s %13.2f %13s %9s %6d%s%s%s\n", rs_meas_coll_name(r->m->coll),
+        fprintf(out, "%14s %12llu %13s %13.2f %13s %9s %6d%s%s%s%s\n", rs_meas_coll_name(r->m->coll),
                 (unsigned long long)r->m->nccl_bytes, rs_meas_place_name(r->place), r->m->time_us, pred, e, r->m->line,
-                r->why_not ? "  (" : "", r->why_not ? r->why_not : "", r->why_not ? ")" : "");
+                r->why_not ? "  (" : "", r->why_not ? r->why_not : "", r->why_not ? ")" : "",
+                r->held_out ? "  (held out)" : "");
     }
     fprintf(out, "#\n");
     /* per file, collective and placement, in the order they first appear */
@@ -369,18 +495,51 @@ void rs_calib_print(const rs_calib *c, FILE *out)
         char what[400];
         snprintf(what, sizeof what, "%s %s (%s)", rs_meas_coll_name(r->m->coll), rs_meas_place_name(r->place),
                  r->table->name);
-        calib_stats s = calib_summary(c, r);
+        rs_calib_stats s = calib_summary(c, r, -1);
         calib_print_stats(out, what, &s);
     }
-    calib_stats all = calib_summary(c, NULL);
+    if (calib_any_held_out(c)) {
+        rs_calib_stats fitted = calib_summary(c, NULL, 0), held = calib_summary(c, NULL, 1);
+        calib_print_stats(out, "fitted rows", &fitted);
+        calib_print_stats(out, "held-out rows", &held);
+    }
+    rs_calib_stats all = calib_summary(c, NULL, -1);
     calib_print_stats(out, "all", &all);
 }
 
-int rs_calib_write_json(const rs_calib *c, FILE *f)
+/* The fit's values and how it ended, as the "fit" object of calibrate's JSON. */
+static void calib_fit_json(const rs_calib_fit *fit, cJSON *into)
+{
+    cJSON *o = cJSON_AddObjectToObject(into, "fit"), *ps = cJSON_AddArrayToObject(o, "values");
+    for (int i = 0; i < fit->nparams; i++) {
+        const rs_calib_param *p = &fit->params[i];
+        cJSON *v = cJSON_CreateObject();
+        cJSON_AddStringToObject(v, "key", p->key);
+        cJSON_AddNumberToObject(v, "start", p->start);
+        cJSON_AddNumberToObject(v, "value", p->value);
+        if (p->pinned)
+            cJSON_AddTrueToObject(v, "pinned");
+        else if (isnan(p->sigma) || !p->determined)
+            cJSON_AddNullToObject(v, "relative_uncertainty");
+        else
+            cJSON_AddNumberToObject(v, "relative_uncertainty", exp(p->sigma) - 1);
+        cJSON_AddItemToArray(ps, v);
+    }
+    cJSON_AddNumberToObject(o, "rows", fit->rows);
+    cJSON_AddNumberToObject(o, "iterations", fit->iterations);
+    cJSON_AddNumberToObject(o, "simulation_rounds", fit->simulations);
+    cJSON_AddNumberToObject(o, "rms_log_error_before", fit->rms_before);
+    cJSON_AddNumberToObject(o, "rms_log_error_after", fit->rms_after);
+    cJSON_AddStringToObject(o, "stopped", fit->stopped);
+}
+
+int rs_calib_write_json(const rs_calib *c, const rs_calib_fit *fit, FILE *f)
 {
     cJSON *j = cJSON_CreateObject(), *rows = cJSON_AddArrayToObject(j, "rows");
     cJSON_AddStringToObject(j, "machine", c->machine);
     cJSON_AddNumberToObject(j, "simulations", c->runs);
+    if (fit)
+        calib_fit_json(fit, j);
     for (size_t i = 0; i < c->n; i++) {
         const rs_calib_row *r = &c->rows[i];
         cJSON *o = cJSON_CreateObject();
@@ -401,14 +560,17 @@ int rs_calib_write_json(const rs_calib *c, FILE *f)
             cJSON_AddNumberToObject(o, "error", r->error);
         if (r->why_not)
             cJSON_AddStringToObject(o, "not_simulated", r->why_not);
+        if (r->held_out)
+            cJSON_AddTrueToObject(o, "held_out");
         cJSON_AddItemToArray(rows, o);
     }
-    calib_stats all = calib_summary(c, NULL);
-    cJSON *s = cJSON_AddObjectToObject(j, "summary");
-    cJSON_AddNumberToObject(s, "rows", (double)all.n);
-    cJSON_AddNumberToObject(s, "median_abs_error", all.median);
-    cJSON_AddNumberToObject(s, "geomean_abs_error", all.geomean);
-    cJSON_AddNumberToObject(s, "worst_error", all.worst);
+    rs_calib_stats all = calib_summary(c, NULL, -1);
+    calib_json_stats(j, "summary", &all);
+    if (calib_any_held_out(c)) {
+        rs_calib_stats fitted = calib_summary(c, NULL, 0), held = calib_summary(c, NULL, 1);
+        calib_json_stats(j, "fitted", &fitted);
+        calib_json_stats(j, "held_out", &held);
+    }
     char *text = cJSON_Print(j);
     int rc = text && fputs(text, f) >= 0 && fputc('\n', f) != EOF ? 0 : -1;
     free(text);
@@ -419,5 +581,7 @@ int rs_calib_write_json(const rs_calib *c, FILE *f)
 void rs_calib_free(rs_calib *c)
 {
     free(c->rows);
+    free(c->jobs);
+    free(c->job_of);
     memset(c, 0, sizeof *c);
 }

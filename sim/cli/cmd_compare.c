@@ -90,27 +90,9 @@ static int rs_compare_measured(const char *machine, const char *const *files, in
         return RS_EXIT_USAGE;
     rs_meas_table *tables = calloc((size_t)nfiles, sizeof *tables);
     const rs_meas_table **read = calloc((size_t)nfiles, sizeof *read);
-    int status = tables && read ? RS_EXIT_OK : RS_EXIT_USAGE;
-    for (int i = 0; i < nfiles && tables && read; i++) {
-        char msg[RS_MEAS_ERRLEN];
-        rs_meas_opts o = *user;
-        int rc = rs_meas_read(files[i], &o, &tables[i], msg, sizeof msg);
-        if (rc == 0 && tables[i].ranks == 0 && !o.ranks) {
-            /* a file without its rank count (OSU, HCCL Test) is the machine's: read again with it, so
-             * per-rank sizes become nccl-tests sizes */
-            rs_meas_free(&tables[i]);
-            o.ranks = (int)sc.topo.nranks;
-            rc = rs_meas_read(files[i], &o, &tables[i], msg, sizeof msg);
-            if (rc == 0)
-                snprintf(tables[i].ranks_from, sizeof tables[i].ranks_from, "the scenario's");
-        }
-        if (rc != 0) {
-            fprintf(err, "%s\n", msg);
-            status = RS_EXIT_USAGE;
-            continue;
-        }
+    int status = tables && read ? rs_calib_read(&sc, files, nfiles, user, tables, err) : RS_EXIT_USAGE;
+    for (int i = 0; i < nfiles && read; i++)
         read[i] = &tables[i];
-    }
     FILE *json = NULL;
     if (status == RS_EXIT_OK && json_path && (json = fopen(json_path, "w")) == NULL) {
         fprintf(err, "ringsim: --json: cannot write '%s': %s\n", json_path, strerror(errno));
@@ -122,7 +104,7 @@ static int rs_compare_measured(const char *machine, const char *const *files, in
         status = rs_calib_predict(&sc, read, (size_t)nfiles, &c, err);
     if (status == RS_EXIT_OK) {
         rs_calib_print(&c, out);
-        if (json && (rs_calib_write_json(&c, json) != 0 || fflush(json) != 0)) {
+        if (json && (rs_calib_write_json(&c, NULL, json) != 0 || fflush(json) != 0)) {
             fprintf(err, "ringsim: --json: cannot write '%s': %s\n", json_path, strerror(errno));
             status = RS_EXIT_USAGE;
         }

@@ -34,6 +34,12 @@ static void rs_usage(FILE *f)
         "            writes a VCD of the RTL devices (device.fidelity: rtl), one scope per rank\n"
         "  compare A B [--json FILE] [--plot FILE] [--fusion-a SPEC] [--fusion-b SPEC]\n"
         "            run two scenarios and print their times side by side with ratios B/A\n"
+        "  compare MACHINE --measured FILE... [--json FILE]\n"
+        "            every measured row (the formats `measured` reads) against the machine scenario's\n"
+        "            prediction: error per row, median / geomean / worst per file and collective\n"
+        "  calibrate MACHINE MEASURED... [--fit KEYS] [--pin KEY=VALUE] [--hold-out SPEC] [--out FILE]\n"
+        "            fit the machine scenario's link, NIC, switch and device values to measured tables on\n"
+        "            the model and write the calibrated scenario ('ringsim calibrate --help')\n"
         "  plan SCENARIO [--simulate]\n"
         "            every algorithm's predicted time at every size of the scenario and auto's choice;\n"
         "            --simulate runs each on the model beside its prediction\n"
@@ -88,6 +94,7 @@ static const rs_command rs_commands[] = {
     {"agent", rs_cmd_agent, rs_cmd_agent_usage},
     {"bringup", rs_cmd_bringup, rs_cmd_bringup_usage},
     {"measured", rs_cmd_measured, rs_cmd_measured_usage},
+    {"calibrate", rs_cmd_calibrate, rs_cmd_calibrate_usage},
     {"help", rs_cmd_help, NULL},
     {"version", rs_cmd_version, NULL},
     /* the spellings every program takes */

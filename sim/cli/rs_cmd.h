@@ -27,5 +27,9 @@ void rs_cmd_bringup_usage(FILE *out);
  *  reads, 2 on bad usage or a file refused (FILE:LINE: on stderr). */
 int rs_cmd_measured(int argc, char **argv);
 void rs_cmd_measured_usage(FILE *out);
+/** `ringsim calibrate MACHINE MEASURED... [--fit KEYS] [--pin KEY=VALUE] [--hold-out SPEC] [--out FILE]
+ *  [--json FILE]`: 0 when fitted and written, 2 on bad usage or input, else a simulation's status. */
+int rs_cmd_calibrate(int argc, char **argv);
+void rs_cmd_calibrate_usage(FILE *out);
 
 #endif
