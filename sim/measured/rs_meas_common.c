@@ -337,6 +337,7 @@ const char *rs_meas_format_name(rs_meas_format f)
 {
     static const char *const names[RS_MEAS_FMT_COUNT] = {
         "nccl-tests text", "nccl-tests JSON", "HCCL Test", "OSU", "ringsim run JSON", "ringsim bringup JSON",
+        "measured CSV",
     };
     return (unsigned)f < RS_MEAS_FMT_COUNT ? names[f] : "?";
 }

@@ -148,6 +148,9 @@ int rs_meas_nccl_text(rs_meas_ctx *c, const char *text, size_t len);
 int rs_meas_hccl_text(rs_meas_ctx *c, const char *text, size_t len);
 int rs_meas_osu_text(rs_meas_ctx *c, const char *text, size_t len);
 int rs_meas_json_text(rs_meas_ctx *c, const char *text, size_t len);
+int rs_meas_csv_text(rs_meas_ctx *c, const char *text, size_t len);
+/* 1 when a line looks like a measured CSV header: comma-separated names, one of them time_us. */
+int rs_meas_csv_header_like(const char *s, size_t len);
 
 /* Case-sensitive prefix and equality tests on a counted string. */
 int rs_meas_starts(const char *s, size_t len, const char *prefix);

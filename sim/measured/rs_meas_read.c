@@ -52,12 +52,30 @@ static int rs_detect(rs_meas_ctx *c, const char *text, size_t len, rs_meas_forma
         i++;
     }
     const char *allowed = "nccl-tests or rccl-tests output, nccl-tests -J JSON, HCCL Test output, an OSU collective "
-                          "latency table, ringsim run --json, ringsim bringup --json";
+                          "latency table, ringsim run --json, ringsim bringup --json, measured CSV";
     if (i == len)
         return rs_meas_fail(c, line, "the file is empty (allowed: %s)", allowed);
     if (text[i] == '{') {
         *fmt = RS_MEAS_FMT_NCCL_JSON; /* rs_meas_json_text tells the three JSON formats apart */
         return 0;
+    }
+    /* measured CSV: its first line that is no '#' comment names the columns */
+    for (size_t k = 0, b = 0; k <= len; k++) {
+        if (k < len && text[k] != '\n')
+            continue;
+        size_t x = b, y = k;
+        while (x < y && (text[x] == ' ' || text[x] == '\t' || text[x] == '\r'))
+            x++;
+        while (y > x && (text[y - 1] == ' ' || text[y - 1] == '\t' || text[y - 1] == '\r'))
+            y--;
+        b = k + 1;
+        if (x == y || text[x] == '#')
+            continue;
+        if (rs_meas_csv_header_like(text + x, y - x)) {
+            *fmt = RS_MEAS_FMT_CSV;
+            return 0;
+        }
+        break;
     }
     rs_mark first = {RS_MEAS_FMT_COUNT, 0};
     size_t start = 0;
@@ -83,7 +101,8 @@ static int rs_detect(rs_meas_ctx *c, const char *text, size_t len, rs_meas_forma
     if (first.line == 0) {
         /* a table cut before its header, or some other text: name what it lacks */
         return rs_meas_fail(c, 1, "not a measured table this reader knows: no '# nThread' (nccl-tests), '# OSU ...' "
-                            "title or 'data_size(Bytes):' header (HCCL Test) (allowed: %s)", allowed);
+                            "title, 'data_size(Bytes):' header (HCCL Test) or CSV header with time_us (allowed: %s)",
+                            allowed);
     }
     *fmt = first.fmt;
     return 0;
@@ -99,6 +118,8 @@ static int rs_dispatch(rs_meas_ctx *c, rs_meas_format fmt, const char *text, siz
         return rs_meas_hccl_text(c, text, len);
     case RS_MEAS_FMT_OSU:
         return rs_meas_osu_text(c, text, len);
+    case RS_MEAS_FMT_CSV:
+        return rs_meas_csv_text(c, text, len);
     default:
         return rs_meas_json_text(c, text, len);
     }
@@ -129,6 +150,7 @@ RS_MEAS_DIRECT(rs_meas_read_nccl_text, RS_MEAS_FMT_NCCL_TEXT, rs_meas_nccl_text)
 RS_MEAS_DIRECT(rs_meas_read_hccl, RS_MEAS_FMT_HCCL, rs_meas_hccl_text)
 RS_MEAS_DIRECT(rs_meas_read_osu, RS_MEAS_FMT_OSU, rs_meas_osu_text)
 RS_MEAS_DIRECT(rs_meas_read_json, RS_MEAS_FMT_NCCL_JSON, rs_meas_json_text)
+RS_MEAS_DIRECT(rs_meas_read_csv, RS_MEAS_FMT_CSV, rs_meas_csv_text)
 
 int rs_meas_read(const char *path, const rs_meas_opts *opts, rs_meas_table *t, char *err, size_t errlen)
 {

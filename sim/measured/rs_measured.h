@@ -29,6 +29,7 @@ typedef enum rs_meas_format {
     RS_MEAS_FMT_OSU,           /**< OSU micro-benchmarks' blocking collective latency tables */
     RS_MEAS_FMT_RINGSIM_RUN,   /**< ringsim run --json (every backend) */
     RS_MEAS_FMT_RINGSIM_BRINGUP, /**< ringsim bringup --json: ring allreduce rows and per-link measurements */
+    RS_MEAS_FMT_CSV,           /**< measured CSV: named columns (collective, size_bytes, time_us, ...), '#' provenance */
     RS_MEAS_FMT_COUNT
 } rs_meas_format;
 
@@ -135,7 +136,7 @@ typedef struct rs_meas_table {
                                 is the largest deviation, not a count) */
     long out_of_bounds;    /**< nccl-tests' footer count; -1 */
     double avg_busbw;      /**< nccl-tests' footer, GB/s; NAN */
-    char notes[256];       /**< what else the tool said (warnings, its last error line) */
+    char notes[768];       /**< what else the tool said (warnings, its last error line; a CSV's source) */
     rs_meas_device *devices;
     size_t ndevices, cap_devices;
     rs_meas_row *rows;
@@ -174,6 +175,8 @@ int rs_meas_read_osu(const char *text, size_t len, const char *name, const rs_me
                      char *err, size_t errlen);
 int rs_meas_read_json(const char *text, size_t len, const char *name, const rs_meas_opts *opts, rs_meas_table *t,
                       char *err, size_t errlen);
+int rs_meas_read_csv(const char *text, size_t len, const char *name, const rs_meas_opts *opts, rs_meas_table *t,
+                     char *err, size_t errlen);
 
 /** Frees what *t holds and empties it (safe on an empty or failed table). */
 void rs_meas_free(rs_meas_table *t);

@@ -61,7 +61,8 @@ static void run(reader_fn fn, const uint8_t *data, size_t size, const rs_meas_op
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const reader_fn direct[] = {rs_meas_read_nccl_text, rs_meas_read_hccl, rs_meas_read_osu, rs_meas_read_json};
+    static const reader_fn direct[] = {rs_meas_read_nccl_text, rs_meas_read_hccl, rs_meas_read_osu, rs_meas_read_json,
+                                       rs_meas_read_csv};
     /* what a user may say: nothing, or a collective and a rank count that may contradict the file */
     static const rs_meas_opts hints = {"allgather", 4};
     run(rs_meas_read_buffer, data, size, NULL);

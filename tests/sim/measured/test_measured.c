@@ -361,6 +361,64 @@ static void test_osu(void **state)
     rs_meas_free(&t);
 }
 
+/* Measured CSV: named columns in any order, '#' provenance, several collectives in one file. */
+static void test_csv(void **state)
+{
+    (void)state;
+    rs_meas_table t;
+    read_ok("csv_mixed_4.csv", NULL, &t);
+    assert_int_equal(t.format, RS_MEAS_FMT_CSV);
+    assert_int_equal(t.coll, RS_MEAS_COLL_ALLREDUCE);
+    assert_string_equal(t.coll_from, "rows: allreduce, broadcast, allgather");
+    assert_int_equal(t.ranks, 4);
+    assert_int_equal(t.iters, 2);
+    assert_int_equal(t.warmup_iters, 1);
+    assert_non_null(strstr(t.notes, "hardware: a 4-NPU ring on the SystemC model"));
+    assert_int_equal(t.nrows, 18);
+    const rs_meas_row *r = &t.rows[6];
+    assert_int_equal(r->coll, RS_MEAS_COLL_BROADCAST);
+    assert_int_equal(r->root, 1);
+    assert_string_equal(r->op, "none");
+    assert_string_equal(r->dtype, "half");
+    assert_int_equal(r->nccl_bytes, 1024);
+    assert_int_equal(r->place, RS_MEAS_PLACE_OUT);
+    near(r->time_us, 5.559, 1e-12);
+    near(r->time_res, 0.001, 1e-15);
+    assert_int_equal(r->check, RS_MEAS_CHECK_PASS);
+    assert_int_equal(r->line, 15);
+    rs_meas_free(&t);
+
+    /* the fewest columns, in another order; the rest from the user; a comment that is no key */
+    char err[RS_MEAS_ERRLEN];
+    const char *min = "# measured by hand, see the lab notebook p. 12\ntime_us,size_bytes\n10.5,1024\n20.25,4096\n";
+    rs_meas_opts o = {"broadcast", 2};
+    assert_int_equal(rs_meas_read_buffer(min, strlen(min), "m.csv", &o, &t, err, sizeof err), 0);
+    assert_int_equal(t.format, RS_MEAS_FMT_CSV);
+    assert_int_equal(t.nrows, 2);
+    assert_int_equal(t.rows[1].coll, RS_MEAS_COLL_BROADCAST);
+    assert_int_equal(t.rows[1].ranks, 2);
+    assert_int_equal(t.rows[1].place, RS_MEAS_PLACE_NONE);
+    assert_true(isnan(t.rows[1].algbw));
+    rs_meas_free(&t);
+    buffer_refused(min, "m.csv", NULL, "3: which collective? no 'collective' field (allowed: the column, or --collective "
+                   "NAME)");
+    buffer_refused("# tool: x\nsize_bytes,time_us\n8,1.0\n", "k.csv", &o, "1: unknown metadata 'tool' (allowed: # source, "
+                   "hardware, software, command, iters, warmup, note: ..., or a comment that is no 'key:')");
+    buffer_refused("size_bytes,time_us,size_bytes\n8,1.0,8\n", "d.csv", &o, "1: column 'size_bytes' twice (fields 1 and 3)");
+    buffer_refused("collective,time_us\nallreduce,1.0\n", "n.csv", NULL, "1: no 'size_bytes' column (allowed: collective, "
+                   "ranks, dtype, op, root, size_bytes, placement, time_us, algbw_gbps, busbw_gbps, wrong; size_bytes and "
+                   "time_us required)");
+    buffer_refused("collective,size_bytes,time_us\nalltogether,8,1.0\n", "c.csv", NULL, "2: collective 'alltogether' "
+                   "(allowed: allreduce, broadcast, reduce, reduce_scatter, allgather, alltoall, sendrecv, gather, scatter)");
+    buffer_refused("size_bytes,time_us\n8,1.0\n# late\n", "l.csv", &o, "3: a comment after the header (line 1) (allowed: "
+                   "'#' lines before it)");
+    buffer_refused("size_bytes,time_us\n8,\n", "e.csv", &o, "2: time_us '' is not a number of microseconds");
+    buffer_refused("size_bytes,time_us\n8,1.0", "t.csv", &o, "2: the file ends inside this row, with no end of line "
+                   "(truncated?)");
+    buffer_refused("collective,size_bytes,time_us\nallreduce,8,1.0\n", "h.csv", &o, "2: --collective broadcast, but the "
+                   "file measures allreduce (line 2) (allowed: --collective allreduce or none)");
+}
+
 static void test_ringsim_json(void **state)
 {
     (void)state;
@@ -409,7 +467,15 @@ static const struct {
     const char *file, *message;
 } bad[] = {
     {"empty.txt", "1: the file is empty (allowed: nccl-tests or rccl-tests output, nccl-tests -J JSON, HCCL Test output, "
-                  "an OSU collective latency table, ringsim run --json, ringsim bringup --json)"},
+                  "an OSU collective latency table, ringsim run --json, ringsim bringup --json, measured CSV)"},
+    {"csv_unknown_column.csv", "2: unknown column 'gpu_util' (allowed: collective, ranks, dtype, op, root, size_bytes, "
+                               "placement, time_us, algbw_gbps, busbw_gbps, wrong; size_bytes and time_us required)"},
+    {"csv_bad_busbw.csv", "3: busbw 10.49 GB/s is not algbw x 1.7500 (allreduce on 8 ranks, REFERENCE.md): 10.49 x 1.7500 "
+                          "= 18.358 GB/s (allowed: 18.34 to 18.37 GB/s within the printed precision)"},
+    {"csv_repeat.csv", "5: the same measurement as line 3 (allreduce, 1024 B, out_of_place): one row each (allowed: "
+                       "another size, placement, dtype, op or root)"},
+    {"csv_bad_meta.csv", "1: iters 'twenty' is not a whole number of iterations"},
+    {"csv_short_row.csv", "4: 4 fields, the header (line 2) has 5"},
     {"nccl_cut_row.txt", "27: the file ends inside this row: 8 of 13 columns and no end of line (truncated?)"},
     {"nccl_no_rows.txt", "17: the file ends before any row of the table (truncated? the column names are at line 16)"},
     {"mixed_nccl_osu.txt", "24: OSU output after nccl-tests text output (line 1): two tools' outputs in one file "
@@ -747,6 +813,7 @@ static void test_truncations(void **state)
     static const char *const files[] = {
         "nccl_allreduce_8.txt", "nccl_allgather_16.txt", "rccl_allreduce_8.txt", "nccl_allreduce_8.json",
         "hccl_allreduce_8.txt", "osu_allreduce_full.txt", "ringsim_run_host.json", "ringsim_bringup_2.json",
+        "csv_mixed_4.csv",
     };
     for (size_t f = 0; f < COUNT(files); f++) {
         size_t len;
@@ -872,7 +939,7 @@ int main(void)
         cmocka_unit_test(test_nccl_reduce_scatter_4), cmocka_unit_test(test_nccl_broadcast_8),
         cmocka_unit_test(test_rccl_allreduce_8), cmocka_unit_test(test_nccl_json),
         cmocka_unit_test(test_hccl), cmocka_unit_test(test_osu),
-        cmocka_unit_test(test_ringsim_json), cmocka_unit_test(test_bad_fixtures),
+        cmocka_unit_test(test_ringsim_json), cmocka_unit_test(test_csv), cmocka_unit_test(test_bad_fixtures),
         cmocka_unit_test(test_hints), cmocka_unit_test(test_nccl_variants),
         cmocka_unit_test(test_json_variants), cmocka_unit_test(test_hccl_osu_variants),
         cmocka_unit_test(test_direct_readers), cmocka_unit_test(test_truncations),
