@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "harness/rs_simrun.h"
+#include "report/rs_plot.h"
 #include "ncl/ncl_names.h"
 #include "scenario/rs_scenario.h"
 
@@ -576,6 +577,51 @@ int rs_calib_write_json(const rs_calib *c, const rs_calib_fit *fit, FILE *f)
     free(text);
     cJSON_Delete(j);
     return rc;
+}
+
+int rs_calib_plot(const rs_calib *c, const char *path, const char *title, FILE *err)
+{
+    /* per file, collective and placement: the measured curve and the predicted one */
+    size_t ng = 0;
+    const rs_calib_row **first = calloc(c->n ? c->n : 1, sizeof *first);
+    rs_plot_series *series = calloc(2 * (c->n ? c->n : 1), sizeof *series);
+    double *size = calloc(2 * (c->n ? c->n : 1), sizeof *size), *bw = calloc(2 * (c->n ? c->n : 1), sizeof *bw);
+    char (*titles)[160] = calloc(2 * (c->n ? c->n : 1), sizeof *titles);
+    int st = first && series && size && bw && titles ? 0 : -1;
+    size_t used = 0;
+    for (size_t i = 0; i < c->n && st == 0; i++) {
+        const rs_calib_row *r = &c->rows[i];
+        size_t g = 0;
+        while (g < ng && !(first[g]->table == r->table && first[g]->m->coll == r->m->coll && first[g]->place == r->place))
+            g++;
+        if (g < ng)
+            continue;
+        first[ng++] = r;
+        for (int pred = 0; pred < 2; pred++) {
+            rs_plot_series *s = &series[2 * (ng - 1) + (size_t)pred];
+            snprintf(titles[2 * (ng - 1) + (size_t)pred], sizeof titles[0], "%s %s %s (%s)",
+                     rs_meas_coll_name(r->m->coll), rs_meas_place_name(r->place), pred ? "predicted" : "measured",
+                     strrchr(r->table->name, '/') ? strrchr(r->table->name, '/') + 1 : r->table->name);
+            s->title = titles[2 * (ng - 1) + (size_t)pred];
+            s->size = size + used;
+            s->busbw = bw + used;
+            for (size_t k = i; k < c->n; k++) {
+                const rs_calib_row *o = &c->rows[k];
+                double t = pred ? o->predicted_us : o->m->time_us;
+                if (o->table != r->table || o->m->coll != r->m->coll || o->place != r->place || !(t > 0))
+                    continue;
+                size[used] = (double)o->m->nccl_bytes;
+                bw[used++] = (double)o->m->nccl_bytes / t / 1e3 * rs_meas_bus_factor(o->m->coll, o->m->ranks);
+                s->n++;
+            }
+        }
+    }
+    if (st == 0)
+        st = rs_plot_busbw(path, title, series, (int)(2 * ng), err);
+    else
+        fprintf(err, "ringsim: --plot: out of memory\n");
+    free(first), free(series), free(size), free(bw), free(titles);
+    return st ? RS_EXIT_USAGE : RS_EXIT_OK;
 }
 
 void rs_calib_free(rs_calib *c)

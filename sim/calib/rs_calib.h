@@ -137,6 +137,10 @@ int rs_calib_write_scenario(const rs_scenario *sc, const rs_calib *c, const rs_c
 /** The rows (and the fit, unless NULL) as JSON. 0, or -1 when the file cannot be written. */
 int rs_calib_write_json(const rs_calib *c, const rs_calib_fit *fit, FILE *f);
 
+/** `--plot FILE`: busbw against size, measured and predicted, per file, collective and placement
+ *  (SVG or PNG, through gnuplot). RS_EXIT_OK, or RS_EXIT_USAGE after a message on err. */
+int rs_calib_plot(const rs_calib *c, const char *path, const char *title, FILE *err);
+
 void rs_calib_free(rs_calib *c);
 
 #ifdef __cplusplus

@@ -8,11 +8,13 @@
 
 #include "calib/rs_calib.h"
 #include "measured/rs_measured.h"
+#include "report/rs_plot.h"
 #include "rs_cli.h"
 
 #define CALIB_USAGE                                                                                                  \
     "usage: ringsim calibrate MACHINE.yaml MEASURED... [--fit KEY[=START],...] [--pin KEY=VALUE]...\n"               \
-    "                         [--hold-out SPEC] [--out FILE] [--json FILE] [--collective NAME] [--ranks N]"
+    "                         [--hold-out SPEC] [--out FILE] [--json FILE] [--plot FILE] [--collective NAME]\n"   \
+    "                         [--ranks N]"
 
 void rs_cmd_calibrate_usage(FILE *out)
 {
@@ -38,6 +40,7 @@ void rs_cmd_calibrate_usage(FILE *out)
         "  --out FILE         the calibrated scenario (default: MACHINE's name with .calibrated.yaml,\n"
         "                     in the current directory)\n"
         "  --json FILE        the rows and the fit as JSON\n"
+        "  --plot FILE        busbw against size, measured and calibrated (.svg or .png, needs gnuplot)\n"
         "  --collective NAME, --ranks N  as for `ringsim measured`, for files that do not say\n"
         "  -h, --help         this text\n"
         "Exit status: 0 when fitted and written, 2 on bad usage, a file that does not read or too few\n"
@@ -100,7 +103,7 @@ static void calib_command(int argc, char **argv, char *buf, size_t len)
 }
 
 typedef struct calib_args {
-    const char *machine, *out_path, *json_path;
+    const char *machine, *out_path, *json_path, *plot_path;
     const char **files, **fits, **pins, **holds;
     int nfiles, nfits, npins, nholds;
     rs_meas_opts mopts;
@@ -112,7 +115,7 @@ static int calib_parse(int argc, char **argv, calib_args *a, FILE *out, FILE *er
     for (int i = 0; i < argc; i++) {
         const char *s = argv[i];
         int valued = !strcmp(s, "--fit") || !strcmp(s, "--pin") || !strcmp(s, "--hold-out") || !strcmp(s, "--out") ||
-                     !strcmp(s, "--json") || !strcmp(s, "--collective") || !strcmp(s, "--ranks");
+                     !strcmp(s, "--json") || !strcmp(s, "--plot") || !strcmp(s, "--collective") || !strcmp(s, "--ranks");
         if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
             rs_cmd_calibrate_usage(out);
             return RS_EXIT_OK;
@@ -129,6 +132,10 @@ static int calib_parse(int argc, char **argv, calib_args *a, FILE *out, FILE *er
             a->out_path = argv[++i];
         } else if (!strcmp(s, "--json")) {
             a->json_path = argv[++i];
+        } else if (!strcmp(s, "--plot")) {
+            a->plot_path = argv[++i];
+            if (rs_plot_check(a->plot_path, err) != 0)
+                return RS_EXIT_USAGE;
         } else if (!strcmp(s, "--collective")) {
             rs_meas_coll k;
             a->mopts.collective = argv[++i];
@@ -181,6 +188,8 @@ static int calib_fit_and_write(rs_scenario *sc, rs_calib *c, rs_calib_fit *fit, 
     }
     fclose(f);
     fprintf(out, "# wrote the calibrated scenario to %s\n", out_path);
+    if (a->plot_path && (st = rs_calib_plot(c, a->plot_path, c->machine, err)) != RS_EXIT_OK)
+        return st;
     if (a->json_path) {
         FILE *j = fopen(a->json_path, "w");
         if (!j || rs_calib_write_json(c, fit, j) != 0 || fflush(j) != 0) {

@@ -63,15 +63,16 @@ void rs_cmd_compare_usage(FILE *out)
     fprintf(out,
         "usage: ringsim compare A B [--json FILE] [--plot FILE] [--fusion-a SPEC] [--fusion-b SPEC]\n"
         "       ringsim compare MACHINE --measured FILE [--measured FILE...] [--collective NAME] [--ranks N]\n"
-        "                       [--json FILE]\n"
+        "                       [--json FILE] [--plot FILE]\n"
         "\n"
         "Runs two scenarios (each in a child process) and prints their simulated times side by side\n"
         "per collective and size, with the ratio B/A; for two training scenarios, their iteration\n"
         "summaries.\n"
         "With --measured: every row of the measured tables (what `ringsim measured` reads: nccl-tests,\n"
         "HCCL Test, OSU, ringsim JSON) against the time the scenario MACHINE predicts for it\n"
-        "(simulated, timing only, one iteration), with the error per row, and per file, collective\n"
-        "and placement and over all the median, geometric mean and worst |error|.\n"
+        "(simulated, timing only, with the file's iterations and warm-ups), with the error per row,\n"
+        "and per file, collective and placement and over all the median, geometric mean and worst\n"
+        "|error|; --plot draws measured and predicted busbw against size.\n"
         "  --json FILE        also write the comparison as JSON\n"
         "  --plot FILE        busbw of both against size (.svg or .png, needs gnuplot)\n"
         "  --fusion-a SPEC    the fusion strategy of training scenario A (as run --fusion); -b for B\n"
@@ -83,7 +84,7 @@ void rs_cmd_compare_usage(FILE *out)
 
 /* `compare MACHINE --measured FILE...`: every file read (all refusals shown), then predicted. */
 static int rs_compare_measured(const char *machine, const char *const *files, int nfiles, const rs_meas_opts *user,
-                               const char *json_path, FILE *out, FILE *err)
+                               const char *json_path, const char *plot_path, FILE *out, FILE *err)
 {
     rs_scenario sc;
     if (rs_cli_load_scenario(machine, &sc) != 0)
@@ -108,6 +109,8 @@ static int rs_compare_measured(const char *machine, const char *const *files, in
             fprintf(err, "ringsim: --json: cannot write '%s': %s\n", json_path, strerror(errno));
             status = RS_EXIT_USAGE;
         }
+        if (status == RS_EXIT_OK && plot_path)
+            status = rs_calib_plot(&c, plot_path, c.machine, err);
     }
     if (json)
         fclose(json);
@@ -183,11 +186,11 @@ int rs_cmd_compare(int argc, char **argv)
     }
     if (nmeasured || mopts.collective || mopts.ranks) {
         int st = RS_EXIT_USAGE;
-        if (!nmeasured || npaths != 1 || plot_path || fusion[0] || fusion[1])
+        if (!nmeasured || npaths != 1 || fusion[0] || fusion[1])
             fprintf(err, "ringsim: compare: --measured needs one scenario (the machine) and takes --collective, "
-                    "--ranks and --json only (usage: ringsim compare MACHINE --measured FILE...)\n");
-        else
-            st = rs_compare_measured(paths[0], measured, nmeasured, &mopts, json_path, out, err);
+                    "--ranks, --json and --plot only (usage: ringsim compare MACHINE --measured FILE...)\n");
+        else if (!plot_path || rs_plot_check(plot_path, err) == 0)
+            st = rs_compare_measured(paths[0], measured, nmeasured, &mopts, json_path, plot_path, out, err);
         free(measured);
         return st;
     }

@@ -2,6 +2,7 @@
 # (TRUTH's `ringsim run --json`): the fit must find them, every row (held out too) predicted
 # exactly, and the scenario it writes must load and predict the same rows exactly again.
 #   -DRINGSIM=... -DMACHINE=... -DTRUTH=... -DOUT=prefix -DARGS=a|b|... -DEXPECT=regex (stdout)
+#   [-DPLOT=ON: --plot OUT.svg too, which must hold the measured and the predicted curves]
 cmake_minimum_required(VERSION 3.22)
 
 set(RUN_STEP_NAME calibrate_self)
@@ -24,7 +25,10 @@ function(expect_exact json what)
 endfunction()
 
 string(REPLACE "|" ";" args "${ARGS}")
-file(REMOVE "${OUT}.truth.json" "${OUT}.yaml" "${OUT}.calib.json" "${OUT}.again.json")
+file(REMOVE "${OUT}.truth.json" "${OUT}.yaml" "${OUT}.calib.json" "${OUT}.again.json" "${OUT}.svg")
+if(PLOT)
+  list(APPEND args --plot ${OUT}.svg)
+endif()
 run_step(${RINGSIM} run ${TRUTH} --json ${OUT}.truth.json)
 execute_process(COMMAND ${RINGSIM} calibrate ${MACHINE} ${OUT}.truth.json ${args} --out ${OUT}.yaml
                 --json ${OUT}.calib.json RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -36,6 +40,12 @@ if(NOT out MATCHES "${EXPECT}")
   message(FATAL_ERROR "calibrate_self: calibrate's output does not match: ${EXPECT}")
 endif()
 expect_exact(${OUT}.calib.json "the fit")
+if(PLOT)
+  file(READ "${OUT}.svg" svg)
+  if(NOT svg MATCHES "allreduce out_of_place measured" OR NOT svg MATCHES "broadcast in_place predicted")
+    message(FATAL_ERROR "calibrate_self: ${OUT}.svg lacks the measured or the predicted curves")
+  endif()
+endif()
 file(READ "${OUT}.yaml" written)
 if(NOT written MATCHES "^# calibrated by ringsim from [^\n]*: ringsim calibrate [^\n]*\n# measured: [^\n]*truth\\.json")
   message(FATAL_ERROR "calibrate_self: the calibrated scenario does not start with its provenance")
