@@ -93,9 +93,19 @@ typedef struct rs_calib_param {
     int pinned;
 } rs_calib_param;
 
+/** A link of a bring-up (ringsim bringup --json) as the calibrated scenario takes it. */
+typedef struct rs_calib_link {
+    int src, dst;
+    char verdict[16];     /**< good, slow: an override of bandwidth and latency; dead: down from 0 s */
+    double bandwidth;     /**< B/s: the transfers' median rate */
+    double latency;       /**< s: half the ping's median round trip */
+} rs_calib_link;
+
 typedef struct rs_calib_fit {
     rs_calib_param params[RS_CALIB_MAX_PARAMS];
     int nparams;
+    rs_calib_link *links;     /**< a bring-up's links, set before the fit (rs_calib_fit_free) */
+    int nlinks;
     int rows;                 /**< rows fitted */
     int iterations;           /**< the solver's */
     int simulations;          /**< rounds of simulations (each all the fitted rows) */
@@ -111,6 +121,14 @@ const char *rs_calib_keys_allowed(void);
  *  scenario's value or VALUE. 0, or -1 with why ("'x' is not a key calibrate sets (allowed: ...)"). */
 int rs_calib_param_parse(const rs_scenario *sc, const char *spec, int pinned, rs_calib_param *p, char *why,
                          size_t len);
+
+/** A bring-up's measured links into the scenario: each good or slow link an override of its
+ *  bandwidth (the transfers' median rate) and latency (half the median ping round trip), each
+ *  dead one down from 0 s, recorded in fit->links. A link the topology lacks, or one the bring-up
+ *  found corrupting or miswired, is refused: RS_EXIT_USAGE after a message. */
+int rs_calib_links(rs_scenario *sc, const rs_meas_table *const *tables, size_t ntables, rs_calib_fit *fit, FILE *err);
+
+void rs_calib_fit_free(rs_calib_fit *fit);
 
 /** Marks the rows a --hold-out SPEC names: comma-separated collectives, size ranges A..B (A.. and
  *  ..B too), K/M (of every M sizes of a file's collective and placement, the last K) and measured

@@ -132,6 +132,110 @@ int rs_calib_param_parse(const rs_scenario *sc, const char *spec, int pinned, rs
     return 0;
 }
 
+/* A fitted value as the scenario will say it: 4 significant digits (its uncertainty is larger). */
+static double calib_round(double v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.4g", v);
+    return strtod(buf, NULL);
+}
+
+/* ---- a bring-up's links: the boards on the bench ------------------------------------------------ */
+
+/* The override of one-way link a->b, added when the scenario has none. NULL when memory runs out. */
+static rs_link_override *calib_override(rs_scenario *sc, int a, int b)
+{
+    rs_topology_spec *t = &sc->topo;
+    for (size_t i = 0; i < t->overrides_count; i++) {
+        rs_link_override *o = &t->overrides[i];
+        if (o->ends.a == a && o->ends.b == b && !o->ends.both)
+            return o;
+        if (o->ends.both && ((o->ends.a == a && o->ends.b == b) || (o->ends.a == b && o->ends.b == a))) {
+            o->ends.both = 0; /* split: this direction is its own now */
+            rs_link_override back = *o;
+            back.ends.a = o->ends.b, back.ends.b = o->ends.a;
+            rs_link_override *grown = realloc(t->overrides, (t->overrides_count + 1) * sizeof *grown);
+            if (!grown)
+                return NULL;
+            t->overrides = grown;
+            t->overrides[t->overrides_count++] = back;
+            return calib_override(sc, a, b);
+        }
+    }
+    rs_link_override *grown = realloc(t->overrides, (t->overrides_count + 1) * sizeof *grown);
+    if (!grown)
+        return NULL;
+    t->overrides = grown;
+    rs_link_override *o = &t->overrides[t->overrides_count++];
+    memset(o, 0, sizeof *o);
+    o->ends.a = a, o->ends.b = b;
+    o->bandwidth = o->latency = -1;
+    return o;
+}
+
+int rs_calib_links(rs_scenario *sc, const rs_meas_table *const *tables, size_t ntables, rs_calib_fit *fit, FILE *err)
+{
+    for (size_t k = 0; k < ntables; k++)
+        for (size_t i = 0; i < tables[k]->nlinks; i++) {
+            const rs_meas_link *l = &tables[k]->links[i];
+            const char *v = l->verdict;
+            if (!rs_scenario_link_exists(&sc->topo, l->src, l->dst)) {
+                fprintf(err, "ringsim: calibrate: %s:%d: the bring-up's link %d->%d is no link of the scenario's "
+                        "topology (%s; allowed: a scenario of the boards as they are cabled)\n", tables[k]->name,
+                        l->line, l->src, l->dst, rs_scenario_kind_name(sc->topo.kind));
+                return RS_EXIT_USAGE;
+            }
+            if (strcmp(v, "good") && strcmp(v, "slow") && strcmp(v, "dead")) {
+                fprintf(err, "ringsim: calibrate: %s:%d: link %d->%d is %s: fix it and run the bring-up again "
+                        "(allowed: links the bring-up found good, slow or dead)\n", tables[k]->name, l->line, l->src,
+                        l->dst, v);
+                return RS_EXIT_USAGE;
+            }
+            rs_calib_link *grown = realloc(fit->links, (size_t)(fit->nlinks + 1) * sizeof *grown);
+            if (!grown) {
+                fprintf(err, "ringsim: calibrate: out of memory for the bring-up's links\n");
+                return RS_EXIT_USAGE;
+            }
+            fit->links = grown;
+            rs_calib_link *cl = &fit->links[fit->nlinks++];
+            memset(cl, 0, sizeof *cl);
+            cl->src = l->src, cl->dst = l->dst;
+            snprintf(cl->verdict, sizeof cl->verdict, "%s", v);
+            if (!strcmp(v, "dead")) { /* down from the start: the rings go around it */
+                rs_fault *grown = realloc(sc->faults, (sc->faults_count + 1) * sizeof *grown);
+                if (!grown)
+                    return RS_EXIT_USAGE;
+                sc->faults = grown;
+                rs_fault *f = &sc->faults[sc->faults_count++];
+                memset(f, 0, sizeof *f);
+                f->kind = RS_FAULT_DOWN;
+                f->ends.a = l->src, f->ends.b = l->dst;
+                f->bandwidth = f->latency = -1;
+                continue;
+            }
+            /* as measured: the transfers' median rate, half the ping's median round trip */
+            cl->bandwidth = calib_round(l->gbps * 1e9);
+            cl->latency = calib_round(l->rtt_median_us * 1e-6 / 2);
+            rs_link_override *o = calib_override(sc, l->src, l->dst);
+            if (!o || !(cl->bandwidth > 0) || !(cl->latency >= 0)) {
+                fprintf(err, "ringsim: calibrate: %s:%d: link %d->%d: %s\n", tables[k]->name, l->line, l->src, l->dst,
+                        o ? "no bandwidth or round trip measured (allowed: a link the bring-up measured)"
+                          : "out of memory");
+                return RS_EXIT_USAGE;
+            }
+            o->bandwidth = cl->bandwidth;
+            o->latency = cl->latency;
+        }
+    return RS_EXIT_OK;
+}
+
+void rs_calib_fit_free(rs_calib_fit *fit)
+{
+    free(fit->links);
+    fit->links = NULL;
+    fit->nlinks = 0;
+}
+
 /* ---- rows held out of the fit ------------------------------------------------------------------ */
 
 /* A size for --hold-out: with a unit ("1 MiB", "64KiB") or plain bytes. */
@@ -301,13 +405,6 @@ static double calib_rms(const rs_calib *c)
     return n ? sqrt(s / (double)n) : NAN;
 }
 
-/* A fitted value as the scenario will say it: 4 significant digits (its uncertainty is larger). */
-static double calib_round(double v)
-{
-    char buf[32];
-    snprintf(buf, sizeof buf, "%.4g", v);
-    return strtod(buf, NULL);
-}
 
 /* The sum of squared residuals, for the simplex. */
 static double calib_chisq(const gsl_vector *xv, void *data)
@@ -509,6 +606,17 @@ static void calib_provenance(const rs_calib *c, const rs_calib_fit *fit, const c
         char text[320];
         calib_param_text(&fit->params[i], text, sizeof text);
         fprintf(out, "%s  %s\n", lead, text);
+    }
+    for (int i = 0; i < fit->nlinks; i++) {
+        const rs_calib_link *l = &fit->links[i];
+        char bw[48], lat[48];
+        rs_units_format(l->bandwidth, RS_UNIT_BANDWIDTH, bw, sizeof bw);
+        rs_units_format(l->latency, RS_UNIT_TIME, lat, sizeof lat);
+        if (!strcmp(l->verdict, "dead"))
+            fprintf(out, "%s  link %d->%d: dead in the bring-up: down from 0 s\n", lead, l->src, l->dst);
+        else
+            fprintf(out, "%s  link %d->%d: %s, %s (%s in the bring-up: its transfers' median rate, half its median "
+                    "round trip)\n", lead, l->src, l->dst, bw, lat, l->verdict);
     }
     char before[160], fitted[160], held[160];
     rs_calib_stats f = rs_calib_summary(c, 0), h = rs_calib_summary(c, 1);

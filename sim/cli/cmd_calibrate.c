@@ -29,14 +29,17 @@ void rs_cmd_calibrate_usage(FILE *out)
         "trust-region solver, then its Nelder-Mead simplex, which steps over the jumps where auto\n"
         "switches algorithms. Deterministic: the same inputs give the same file.\n"
         "  --fit KEY[=START],...  the values to fit (default topology.link.bandwidth,\n"
-        "                     topology.link.latency); START overrides the scenario's value as the\n"
-        "                     starting point (allowed keys: %s)\n"
+        "                     topology.link.latency; device.task_overhead with a bring-up); START\n"
+        "                     overrides the scenario's value as the starting point (allowed keys: %s)\n"
         "  --pin KEY=VALUE    set a value measured separately (a device-to-device copy bandwidth, a\n"
         "                     ping-pong latency) and keep it out of the fit; repeatable\n"
         "  --hold-out SPEC    rows kept out of the fit and only predicted, comma-separated: a\n"
         "                     collective (broadcast), a size range (1MiB..64MiB, ..4KiB, 1GiB..), K/M\n"
         "                     (of every M sizes of a file's collective and placement the last K: 2/3\n"
         "                     fits on a third) or a measured FILE as given; repeatable\n"
+        "A `ringsim bringup --json` among the files is the boards on the bench: each link it found good\n"
+        "or slow becomes an override of that link (its transfers' median rate, half its median ping\n"
+        "round trip), each dead one a link down from 0 s; its ring allreduces are rows to fit.\n"
         "  --out FILE         the calibrated scenario (default: MACHINE's name with .calibrated.yaml,\n"
         "                     in the current directory)\n"
         "  --json FILE        the rows and the fit as JSON\n"
@@ -229,9 +232,6 @@ int rs_cmd_calibrate(int argc, char **argv)
     for (int i = 0; st == -1 && i < a.nfits; i++)
         if (calib_add_params(&sc, a.fits[i], 0, &fit, err) != 0)
             st = RS_EXIT_USAGE;
-    if (st == -1 && a.nfits == 0 &&
-        calib_add_params(&sc, "topology.link.bandwidth,topology.link.latency", 0, &fit, err) != 0)
-        st = RS_EXIT_USAGE;
     for (int i = 0; st == -1 && i < a.npins; i++)
         if (calib_add_params(&sc, a.pins[i], 1, &fit, err) != 0)
             st = RS_EXIT_USAGE;
@@ -242,6 +242,14 @@ int rs_cmd_calibrate(int argc, char **argv)
     }
     for (int i = 0; st == -1 && i < a.nfiles; i++)
         read[i] = &tables[i];
+    /* a bring-up's links are the boards' own: overrides before the fit, which then fits what the
+     * links do not say (by default the task overhead; else the links' defaults) */
+    if (st == -1 && rs_calib_links(&sc, read, (size_t)a.nfiles, &fit, err) != RS_EXIT_OK)
+        st = RS_EXIT_USAGE;
+    if (st == -1 && a.nfits == 0 &&
+        calib_add_params(&sc, fit.nlinks ? "device.task_overhead" : "topology.link.bandwidth,topology.link.latency", 0,
+                         &fit, err) != 0)
+        st = RS_EXIT_USAGE;
     if (st == -1)
         st = rs_calib_rows(&sc, read, (size_t)a.nfiles, &c, err) == RS_EXIT_OK ? -1 : RS_EXIT_USAGE;
     for (int i = 0; st == -1 && i < a.nholds; i++) {
@@ -257,6 +265,7 @@ int rs_cmd_calibrate(int argc, char **argv)
         st = calib_fit_and_write(&sc, &c, &fit, &a, command, out, err);
     }
     rs_calib_free(&c);
+    rs_calib_fit_free(&fit);
     for (int i = 0; have_tables && i < a.nfiles; i++)
         rs_meas_free(&tables[i]);
     if (loaded)
