@@ -71,6 +71,7 @@ struct ncl_comm {
     int broken;                /* a collective failed mid-way: peers' state is unknown */
     ncl_result last_rc;        /* how the last launched collective ended (ncl_comm_state) */
     ncl_plan plan;
+    int latency_path;          /* the running call's data tasks go NCL_TASK_LATENCY_PATH */
     ncl_gen_fn next;
     ncl_queue queues[NCL_MAX_QUEUES];
     /* the last plan the checker proved (rank excluded), so repeated launches are not rechecked */

@@ -3,6 +3,8 @@
 
 #include "ncl_backend.h"
 
+#include <cmath>
+
 #include "model/rs_defaults.h"
 
 namespace model {
@@ -21,6 +23,12 @@ const ParamInfo k_params[] = {
     {"reduce_bandwidth", "B/s", RS_DEFAULT_NPU_REDUCE_BANDWIDTH,
      "inline and local reductions run at this rate (a two-source write reduces at both ends at once)"},
     {"task_overhead", "s", RS_DEFAULT_NPU_TASK_OVERHEAD, "time to issue one data task (the o of alpha = L + o)"},
+    {"latency_path_overhead", "s", "task_overhead",
+     "time to issue a data task of a call on the engine's latency path (workload.latency_path: calls up to "
+     "that size, NCCL's LL protocols)"},
+    {"latency_path_efficiency", "", "0.5",
+     "useful bytes per wire byte of a latency-path write: its data and flags go in one stream (no notify of "
+     "their own), so the wire carries bytes / efficiency"},
     {"memory", "B", RS_DEFAULT_NPU_MEMORY, "device memory (scratch comes out of it)"},
     {"inline_reduce", "", RS_DEFAULT_NPU_INLINE_REDUCE,
      "dtypes (and ops) the DMA reduces as it writes, or as it reads two sources (REDUCE_WRITE); a reducing "
@@ -199,7 +207,9 @@ void Npu::start_dma(uint32_t queue)
         if (qs.dma[slot].started)
             continue;
         qs.dma[slot].started = true;
-        qs.issue_free_ps = std::max(qs.issue_free_ps, sched_.now()) + Scheduler::to_ps(dev_.task_overhead);
+        bool latency_path = (qs.dma[slot].task.flags & NCL_TASK_LATENCY_PATH) && dev_.latency_path_overhead >= 0;
+        double o = latency_path ? dev_.latency_path_overhead : dev_.task_overhead;
+        qs.issue_free_ps = std::max(qs.issue_free_ps, sched_.now()) + Scheduler::to_ps(o);
         sched_.at(qs.issue_free_ps, ev_issue, this, (uint64_t)queue * kDepth + slot);
     }
 }
@@ -272,6 +282,11 @@ void Npu::launch(uint64_t id)
     }
     d.issued_ps = sched_.now();
     d.min_ps = 0;
+    // the latency path's flags ride in the data: the wire carries bytes / efficiency
+    uint64_t wire = t.bytes;
+    double eff = dev_.latency_path_efficiency;
+    if ((t.flags & NCL_TASK_LATENCY_PATH) && eff > 0 && eff < 1)
+        wire = (uint64_t)std::ceil((double)t.bytes / eff);
     if (reduces && dev_.reduce_bandwidth > 0) { // after the engine's earlier reduces
         Queue &qs = queues_[id / kDepth];
         qs.reduce_free_ps = std::max(qs.reduce_free_ps, d.issued_ps) + Scheduler::to_ps(bytes / dev_.reduce_bandwidth);
@@ -282,13 +297,13 @@ void Npu::launch(uint64_t id)
     case NCL_TASK_WRITE_REDUCE:
         d.src_mem = mem_.start(t.bytes);
         d.dst_mem = all_[t.peer]->mem_.start(t.kind == NCL_TASK_WRITE ? t.bytes : 2 * t.bytes);
-        net_.transfer(rank_, t.peer, t.bytes, ev_written, this, id, ev_sent);
+        net_.transfer(rank_, t.peer, wire, ev_written, this, id, ev_sent);
         return;
     case NCL_TASK_REDUCE_WRITE:
     case NCL_TASK_REDUCE_WRITE_REDUCE: // two sources read here
         d.src_mem = mem_.start(2 * t.bytes);
         d.dst_mem = all_[t.peer]->mem_.start(t.kind == NCL_TASK_REDUCE_WRITE ? t.bytes : 2 * t.bytes);
-        net_.transfer(rank_, t.peer, t.bytes, ev_written, this, id, ev_sent);
+        net_.transfer(rank_, t.peer, wire, ev_written, this, id, ev_sent);
         return;
     case NCL_TASK_LOCAL_REDUCE: mem_.start(3 * t.bytes, ev_local_done, this, id); return;
     // wide accumulation (t.bytes = the narrow side, fp32 twice that): a convert reads one side

@@ -30,25 +30,32 @@ typedef struct calib_key {
     unsigned kinds;    /* a bit per rs_topo_kind that has it; 0: every kind */
     size_t link_field; /* topology.link.*: the field in rs_link_params, which a `links` list's links follow */
     double lo, hi;
+    int whole;         /* stored as uint64_t bytes, not a double */
 } calib_key;
 
 static const calib_key calib_keys[] = {
     {"topology.link.bandwidth", RS_UNIT_BANDWIDTH, offsetof(rs_scenario, topo.link.bandwidth), 0,
-     offsetof(rs_link_params, bandwidth), 1e6, 1e15},
+     offsetof(rs_link_params, bandwidth), 1e6, 1e15, 0},
     {"topology.link.latency", RS_UNIT_TIME, offsetof(rs_scenario, topo.link.latency), 0,
-     offsetof(rs_link_params, latency), 1e-12, 0.1},
+     offsetof(rs_link_params, latency), 1e-12, 0.1, 0},
     {"topology.nic.bandwidth", RS_UNIT_BANDWIDTH, offsetof(rs_scenario, topo.nic.bandwidth), CALIB_KIND(CLUSTER),
-     CALIB_NO_LINK_FIELD, 1e6, 1e15},
+     CALIB_NO_LINK_FIELD, 1e6, 1e15, 0},
     {"topology.nic.latency", RS_UNIT_TIME, offsetof(rs_scenario, topo.nic.latency), CALIB_KIND(CLUSTER),
-     CALIB_NO_LINK_FIELD, 1e-12, 0.1},
+     CALIB_NO_LINK_FIELD, 1e-12, 0.1, 0},
     {"topology.switch.latency", RS_UNIT_TIME, offsetof(rs_scenario, topo.sw.latency),
-     CALIB_KIND(SWITCH) | CALIB_KIND(FAT_TREE) | CALIB_KIND(CLUSTER), CALIB_NO_LINK_FIELD, 1e-12, 0.1},
+     CALIB_KIND(SWITCH) | CALIB_KIND(FAT_TREE) | CALIB_KIND(CLUSTER), CALIB_NO_LINK_FIELD, 1e-12, 0.1, 0},
     {"device.task_overhead", RS_UNIT_TIME, offsetof(rs_scenario, device.task_overhead), 0, CALIB_NO_LINK_FIELD,
-     1e-12, 1.0},
+     1e-12, 1.0, 0},
     {"device.memory_bandwidth", RS_UNIT_BANDWIDTH, offsetof(rs_scenario, device.mem_bandwidth), 0,
-     CALIB_NO_LINK_FIELD, 1e6, 1e15},
+     CALIB_NO_LINK_FIELD, 1e6, 1e15, 0},
     {"device.reduce_bandwidth", RS_UNIT_BANDWIDTH, offsetof(rs_scenario, device.reduce_bandwidth), 0,
-     CALIB_NO_LINK_FIELD, 1e6, 1e15},
+     CALIB_NO_LINK_FIELD, 1e6, 1e15, 0},
+    {"device.latency_path_overhead", RS_UNIT_TIME, offsetof(rs_scenario, device.latency_path_overhead), 0,
+     CALIB_NO_LINK_FIELD, 1e-12, 1.0, 0},
+    {"device.latency_path_efficiency", RS_UNIT_COUNT, offsetof(rs_scenario, device.latency_path_efficiency), 0,
+     CALIB_NO_LINK_FIELD, 0.01, 1.0, 0},
+    {"workload.latency_path", RS_UNIT_SIZE, offsetof(rs_scenario, workload.latency_path), 0, CALIB_NO_LINK_FIELD, 1,
+     1099511627776.0, 1},
 };
 #define CALIB_NKEYS (sizeof calib_keys / sizeof calib_keys[0])
 
@@ -56,7 +63,8 @@ const char *rs_calib_keys_allowed(void)
 {
     return "topology.link.bandwidth, topology.link.latency, topology.nic.bandwidth, topology.nic.latency "
            "(cluster), topology.switch.latency (switch, fat_tree, cluster), device.task_overhead, "
-           "device.memory_bandwidth, device.reduce_bandwidth";
+           "device.memory_bandwidth, device.reduce_bandwidth, device.latency_path_overhead, "
+           "device.latency_path_efficiency, workload.latency_path";
 }
 
 static const calib_key *calib_key_find(const char *name, size_t len)
@@ -67,15 +75,23 @@ static const calib_key *calib_key_find(const char *name, size_t len)
     return NULL;
 }
 
-static double *calib_field(rs_scenario *sc, const calib_key *k)
+/* A key's value in the scenario (SI); the latency path's overhead, unset, is the task overhead. */
+static double calib_get(const rs_scenario *sc, const calib_key *k)
 {
-    return (double *)((char *)sc + k->offset);
+    const char *at = (const char *)sc + k->offset;
+    double v = k->whole ? (double)*(const uint64_t *)at : *(const double *)at;
+    return v < 0 && k->offset == offsetof(rs_scenario, device.latency_path_overhead) ? sc->device.task_overhead : v;
 }
 
 /* Sets a key's value; a `links` list's links that had the old value (took the default) follow. */
 static void calib_set(rs_scenario *sc, const calib_key *k, double value)
 {
-    double *f = calib_field(sc, k), old = *f;
+    char *at = (char *)sc + k->offset;
+    if (k->whole) {
+        *(uint64_t *)at = (uint64_t)llround(value);
+        return;
+    }
+    double *f = (double *)at, old = *f;
     *f = value;
     if (k->link_field != CALIB_NO_LINK_FIELD && sc->topo.kind == RS_TOPO_LINKS)
         for (size_t i = 0; i < sc->topo.links_count; i++) {
@@ -104,7 +120,7 @@ int rs_calib_param_parse(const rs_scenario *sc, const char *spec, int pinned, rs
     }
     p->key = k->name;
     p->pinned = pinned;
-    p->start = *calib_field((rs_scenario *)sc, k);
+    p->start = calib_get(sc, k);
     if (pinned && !eq) {
         snprintf(why, len, "--pin %s needs a value (KEY=VALUE, e.g. %s=%s)", k->name, k->name,
                  k->unit == RS_UNIT_TIME ? "2 us" : "25 GB/s");

@@ -148,6 +148,13 @@ static const rs_key rs_keys_device[] = {
      NULL, NULL, "throughput of the inline-reduce unit"},
     {"task_overhead", RS_T_UNIT, RS_UNIT_TIME, RS_S_DBL, offsetof(rs_device_params, task_overhead), 0, 0,
      1.0, 0, 0, 0, RS_DEFAULT_NPU_TASK_OVERHEAD, NULL, NULL, NULL, "time to issue one task"},
+    {"latency_path_overhead", RS_T_UNIT, RS_UNIT_TIME, RS_S_DBL, offsetof(rs_device_params, latency_path_overhead),
+     0, 0, 1.0, RS_F_UNSET, 0, 0, NULL, "task_overhead", NULL, NULL,
+     "time to issue a data task of a call on the latency path (workload.latency_path)"},
+    {"latency_path_efficiency", RS_T_UNIT, RS_UNIT_COUNT, RS_S_DBL,
+     offsetof(rs_device_params, latency_path_efficiency), 0, 0, 1.0, RS_F_MIN_EXCL, 0, 0, "0.5", NULL, NULL, NULL,
+     "useful bytes per wire byte of a latency-path write (data and its flags in one stream, no separate "
+     "notify for the data: NCCL's LL carries 0.5, LL128 0.94)"},
     {"memory", RS_T_UNIT, RS_UNIT_SIZE, RS_S_U64, offsetof(rs_device_params, memory_bytes), 0, 1048576,
      1099511627776.0, 0, 0, 0, RS_DEFAULT_NPU_MEMORY, NULL, NULL, NULL,
      "device memory size; with payload real it must hold a rank's send + receive buffers"},
@@ -239,6 +246,11 @@ static const rs_key rs_keys_workload[] = {
      "data tasks an engine queue keeps in flight: with more than one a ring step's rounds run back to back, "
      "each round's latency hidden behind the transfer before it; 1 runs round by round, each round paying "
      "the step's latencies again"},
+    {"latency_path", RS_T_UNIT, RS_UNIT_SIZE, RS_S_U64, offsetof(rs_workload, latency_path), 0, 0,
+     1099511627776.0, 0, 0, 0, "0 B", NULL, NULL, NULL,
+     "the engine's protocol switch (NCCL's LL below a size, Simple above): a call whose buffer is at most this "
+     "big issues its writes on the latency path, priced with device.latency_path_overhead per task and "
+     "device.latency_path_efficiency of the wire; 0 B: every call on the bandwidth path"},
     {"landing_zone", RS_T_UNIT, RS_UNIT_SIZE, RS_S_DBL, offsetof(rs_workload, landing_zone), 0, 0, 1073741824.0,
      RS_F_UNSET, 0, 0, NULL, "the engine's: (p-1) x (link latency + task overhead) x link bandwidth, in all at most "
      "a quarter of device.scratch", NULL, NULL,

@@ -207,6 +207,14 @@ typedef struct ncl_config {
     ncl_log_fn log;
     void *log_ud;
     int log_level;
+    /** The latency path (NCCL's LL protocols): a call whose buffer (REFERENCE.md's n: allgather's
+     *  and reduce-scatter's whole gathered buffer) is at most this many bytes marks its data
+     *  tasks NCL_TASK_LATENCY_PATH, which a backend may carry differently (the SystemC model
+     *  prices them with the device's latency-path overhead and efficiency: data and flags in one
+     *  stream, less per-task cost, fewer useful bytes per wire byte). The schedule is the same and
+     *  correct either way. 0 (the default): every call takes the bandwidth path. Every rank must
+     *  pass the same value. */
+    uint64_t latency_path_bytes;
 } ncl_config;
 
 /** ncl_config.landing_zone_bytes: no landing zones. */
@@ -216,7 +224,7 @@ typedef struct ncl_config {
     {                                                                                         \
         sizeof(ncl_config), NCL_CONFIG_VERSION, 30000000000ull, 2u, (512ull << 10), {0, 0, 0, 0, 0}, \
             -1, 2000u, 20u, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL,  \
-            NCL_LOG_WARN                                                                      \
+            NCL_LOG_WARN, 0                                                                   \
     }
 
 struct ncl_hal;

@@ -67,6 +67,10 @@ typedef struct ncl_task {
  *  everything before it landed; posting only lets the next transfers overlap its latency. */
 #define NCL_TASK_POSTED 1u
 
+/** A data task of a call on the latency path (ncl_config.latency_path_bytes): set by the executor
+ *  as it hands the task to the backend, a hint on how to carry it; never part of a schedule. */
+#define NCL_TASK_LATENCY_PATH 2u
+
 /** 1 for the kinds that write into another rank's memory (`peer`). */
 static inline int ncl_task_is_remote(uint32_t kind)
 {

@@ -82,6 +82,9 @@ typedef struct rs_device_params {
     double mem_bandwidth;    /* bytes/s of device memory, shared by DMA reads, writes and reductions */
     double reduce_bandwidth; /* bytes/s of the inline-reduce unit */
     double task_overhead;    /* seconds to issue one task */
+    double latency_path_overhead;   /* seconds to issue a data task of a latency-path call (< 0: task_overhead) */
+    double latency_path_efficiency; /* useful bytes per wire byte on the latency path (data and flags
+                                       in one stream: NCCL's LL 0.5, LL128 0.94); 0: 1 */
     /* The DMA's inline reduce (ncl_hal_caps): text as written ("all", "none", "int32 float:sum"),
      * the ops per dtype it cannot reduce inline (bit 1 << op; 0: all inline), and the alignment it
      * needs (bytes; 0 or 1: any). */
@@ -155,6 +158,8 @@ typedef struct rs_workload {
     uint64_t slice_bytes;    /* ncl_config.slice_bytes, the engine's largest DMA task (0: RS_DEFAULT_ENGINE_SLICE) */
     uint32_t in_flight;      /* ncl_config.in_flight, data tasks a queue keeps in flight (0: the
                                 device's queue_depth, at most NCL_MAX_IN_FLIGHT) */
+    uint64_t latency_path;   /* ncl_config.latency_path_bytes: calls of at most this many bytes take the
+                                latency path (0: none) */
     double landing_zone;     /* ncl_config.landing_zone_bytes: bytes of each zone, 0 none, < 0 the engine's size */
     int32_t rings;           /* rs_rings: the logical rings of the ring algorithms */
     int32_t deterministic;   /* 1: ncl_config.deterministic (one canonical reduction order) */
