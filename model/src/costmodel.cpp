@@ -436,10 +436,10 @@ std::vector<AlgoCost> CostModel::tree(ncl_coll coll) const
                 t = std::max(t + route_latency(v, v + m), done[(size_t)(v + m)]) + o + route_latency(v + m, v);
             done[(size_t)v] = t;
         }
-        // Rounds pipeline (k of them, the engine's count from this line): children are granted
-        // ahead, so after the first round a round costs a write's issue (o) and its own beta;
-        // the first crosses ceil(lg p) sends one after another at the root:
-        //   (h - 1 + k)(o + n beta / k) + the latencies of done(0).
+        // Rounds pipeline (line 0; k of them, the engine's count from this line): children are
+        // granted ahead; the first round crosses ceil(lg p) sends one after another at the root,
+        // each later one adds its beta and, where rounds are few, a write's issue and the slowest
+        // grant's way (alpha):  (h - 1 + k)(alpha + n beta / k) + done(0) - h alpha.
         // Where the children's writes share a channel (a switch port, a ring's last hop into
         // the root) that channel sets the pace instead: busy from the first write's arrival to
         // the last one's way on, with every child writing at once (a floor).
@@ -459,11 +459,21 @@ std::vector<AlgoCost> CostModel::tree(ncl_coll coll) const
         c.chain_div = 1;
         c.fixed_s = done[0] - h * c.alpha_s;
         c.oop_alpha_s = o;
-        AlgoCost shared = c;
+        // Fine rounds (line 1, which the engine runs where it is the cheaper): k = n beta / 2
+        // alpha (NCL_TREE_ROUND_ALPHAS), a round's transfer twice its latency and issue, so that
+        // both hide behind the transfers and only the first round's h sends in a row stay:
+        //   done(0) - alpha + n beta + h n beta / k = done(0) + (2h - 1) alpha + n beta,
+        // and once k reaches NCL_TREE_ROUNDS_MAX the floor done(0) - alpha + n beta (1 + h / kmax).
+        AlgoCost fine = c, capped = c, shared = c;
+        fine.hops = 0, fine.chain_div = 0, fine.fixed_s = 0;
+        fine.alpha_s = done[0] + (NCL_TREE_ROUND_ALPHAS * h - 1) * c.alpha_s;
+        capped.hops = 0, capped.chain_div = 0, capped.fixed_s = 0, capped.floor = true;
+        capped.alpha_s = done[0] - c.alpha_s;
+        capped.beta_s = beta * (1.0 + (double)h / NCL_TREE_ROUNDS_MAX);
         shared.hops = 0, shared.chain_div = 0, shared.fixed_s = 0, shared.floor = true;
         shared.alpha_s = all.link_alpha + o; // the fill before the first grant
         shared.beta_s = all.beta;
-        return {c, shared};
+        return {c, fine, capped, shared};
     }
     using Lines = std::vector<std::pair<double, int>>; // alpha, writes on the wire before
     auto upper = [](Lines l) {                        // the lines no other one exceeds everywhere

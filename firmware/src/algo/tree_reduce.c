@@ -127,12 +127,20 @@ static ncl_result prepare(ncl_plan *p)
             round_max = ncl_min_u64(round_max, cap);
         }
     }
-    /* rounds: the cost model's pipeline over the tree's depth, at least enough that no round
-     * exceeds round_max, at most one element each */
-    uint64_t depth = 0;
+    /* rounds: the cost model's pipeline over the tree's depth (cost line 0, or no table), or
+     * where the table prices it cheaper, fine rounds of a few alphas' bytes (line 1: past a
+     * round's issue every round's latency hides behind the transfers); at least enough that no
+     * round exceeds round_max, at most one element each */
+    uint64_t depth = 0, bytes = p->count * p->esize, k;
     while ((1ull << depth) < (uint64_t)p->nranks)
         depth++;
-    uint64_t k = ncl_pipeline_segments(depth + 1, p->count * p->esize, p->link_alpha_ns, p->link_gbps);
+    if (p->cost_line == 1) {
+        uint64_t round_bytes = (uint64_t)NCL_TREE_ROUND_ALPHAS * p->link_alpha_ns * p->link_gbps;
+        k = round_bytes ? bytes / round_bytes : 1;
+        k = ncl_min_u64(ncl_max_u64(k, 1), NCL_TREE_ROUNDS_MAX);
+    } else {
+        k = ncl_pipeline_segments(depth + 1, bytes, p->link_alpha_ns, p->link_gbps);
+    }
     k = ncl_min_u64(ncl_max_u64(k, ncl_div_ceil(p->count, round_max)), p->count);
     if (k > UINT32_MAX)
         return NCL_ERR_UNSUPPORTED;
