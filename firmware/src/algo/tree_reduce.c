@@ -5,7 +5,8 @@
 /* Tree as in tree_broadcast.c: v = rank - root (mod p), parent = v minus its lowest set bit,
  * children c_j = v + 2^j for 2^j below that bit (root: all 2^j < p), nearest (smallest subtree)
  * first. The buffer runs in R rounds (plan->segments): at most a slice and a scratch slot each,
- * and as many as the cost model's pipeline over the tree's depth wants.
+ * and as many as the cost table's cheaper line wants: a pipeline over the tree's depth, or fine
+ * rounds of NCL_TREE_ROUND_ALPHAS alphas' bytes (model/README.md, "Binomial tree reduce").
  *
  * Accumulation targets: recv on the root (pre-copied with its input unless in place); on every
  * other rank with children, K slots of scratch, round r in slot r % K, pre-filled with the input's
@@ -101,7 +102,7 @@ static uint64_t lead(const shape *sh, uint64_t v, uint64_t d)
 {
     if (v == 0 || d == 0)
         return sh->lag;
-    uint64_t room = sh->slots - 1 - sh->lag * (d - 1); /* >= 1: slots >= lag dmax + 1 */
+    uint64_t room = sh->slots - 1 - sh->lag * (d - 1); /* no wrap: slots >= lag (d - 1) + 1 */
     return room < sh->lag ? room : sh->lag;
 }
 
