@@ -25,8 +25,8 @@
  * iterations after its fill).
  *
  * Queues: with two (max_queues >= 2) the writes up run on a send queue of their own: it waits for
- * the gather's LOCAL notify that round r is reduced, for the parent's READY, writes, posts DATA
- * and posts a LOCAL credit back once the write has read the slot; the gather waits for that
+ * the gather's notify to itself that round r is reduced, for the parent's READY, writes, posts
+ * DATA and posts a credit back to itself once the write has read the slot; the gather waits for that
  * credit before it refills the slot. With one queue the gather sends round r right after taking
  * it in (the executor holds the refill of a slot until the write that reads it has finished).
  * Every record is posted: a grant goes once its fill has landed, a DATA once its write has,
@@ -214,7 +214,10 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     const int split = p->queues == QUEUES_SPLIT;
     const ncl_ref in = ncl_plan_input(p, r);
     const uint32_t data = NCL_NOTIFY_DATA(0), ready = NCL_NOTIFY_READY(0);
-    const uint32_t reduced = NCL_NOTIFY_LOCAL(SEND), credit = NCL_NOTIFY_LOCAL(GATHER);
+    /* the queues tell each other with records to this rank itself on channel 0's ids: counters
+     * are per sender, so they never meet a child's DATA or the parent's READY, and they stay
+     * within the two ids a board with few notify counters gives each peer (ncl_mmio.h) */
+    const uint32_t reduced = NCL_NOTIFY_DATA(0), credit = NCL_NOTIFY_READY(0);
 #define CHILD(j) ncl_mod((int64_t)r + (int64_t)(1ull << (j)), n)
 #define ROUND(j) (g->i - a - sh.lag * (j)) /* the round child j is taken in at iteration i */
     uint64_t off, len;

@@ -566,7 +566,7 @@ static void test_small_scratch(void **state)
 }
 
 /* Tree reduce on a backend with one queue: the gather sends each round up itself (no send queue,
- * no LOCAL credits; the executor holds a slot's refill behind the write that reads it). Tiny
+ * no credits; the executor holds a slot's refill behind the write that reads it). Tiny
  * slices, so every shape runs many rounds through few slots, one and several tasks in flight. */
 static void test_tree_reduce_one_queue(void **state)
 {
