@@ -401,8 +401,7 @@ AlgoCost CostModel::chain(ncl_coll coll) const
 // Binomial tree from rank 0 (REFERENCE.md: ceil(lg p) sends on the critical path), as the engine
 // runs it: a parent sends to its children one after another, farthest (largest subtree) first,
 // each child starting when its data has arrived; the first write to a child waits for its READY.
-// A reduce grants one child at a time and waits for its DATA: one line, alpha the latest
-// arrival's latency sum, beta the most sends in a row on any path.
+// A reduce runs in pipelined rounds (below).
 // A broadcast's writes are posted: the next goes once the previous one has left the wire (n beta
 // after it started), whenever its READY is in, and its DATA rides it. When a rank has its data is
 // then the latest of several lines alpha + k n beta (a READY's latency, or k writes on the wire
@@ -423,22 +422,58 @@ std::vector<AlgoCost> CostModel::tree(ncl_coll coll) const
             if (v + m < p_)
                 beta = std::max(beta, step({down ? Flow{v, v + m, 1.0} : Flow{v + m, v, 1.0}}).beta);
     if (!down) {
-        std::vector<double> at((size_t)p_, 0.0); // latency part of when v has its subtree's sum
-        std::vector<int> sends((size_t)p_, 0);
-        for (int v = 0; v < p_; v++) {
-            double t = at[(size_t)v];
-            int k = sends[(size_t)v];
-            for (int m = (v ? (v & -v) : top) >> 1; m >= 1; m >>= 1) {
-                int child = v + m;
-                if (child >= p_)
-                    continue;
-                t = std::max(t, route_latency(child, v)) + o + route_latency(child, v); // READY, then write
-                at[(size_t)child] = t, sends[(size_t)child] = ++k;
-            }
+        // tree_reduce.c: one round is a chain of grants and writes. Rank v's target is ready after
+        // its fill (o; the root in place: at once); it grants c_0, takes its round in, grants c_1,
+        // ...: child c_j's write starts once the grant has arrived and c_j has its subtree's sum,
+        // and lands o + its route's latency later. done(v): when v holds its subtree's round.
+        std::vector<double> done((size_t)p_, 0.0);
+        for (int v = p_ - 1; v >= 0; v--) { // children (v + 2^j) come after their parent
+            int span = v ? (v & -v) : top;
+            if (span == 1 || v + 1 >= p_)
+                continue; // a leaf: its input is its sum
+            double t = v ? o : 0.0; // out of place the root's fill too: oop_alpha_s
+            for (int m = 1; m < span && v + m < p_; m <<= 1)
+                t = std::max(t + route_latency(v, v + m), done[(size_t)(v + m)]) + o + route_latency(v + m, v);
+            done[(size_t)v] = t;
         }
-        for (int v = 0; v < p_; v++)
-            c.alpha_s = std::max(c.alpha_s, at[(size_t)v]), c.beta_s = std::max(c.beta_s, sends[(size_t)v] * beta);
-        return {c};
+        // Rounds pipeline (line 0; k of them, the engine's count from this line): children are
+        // granted ahead; the first round crosses ceil(lg p) sends one after another at the root,
+        // each later one adds its beta and, where rounds are few, a write's issue and the slowest
+        // grant's way (alpha):  (h - 1 + k)(alpha + n beta / k) + done(0) - h alpha.
+        // Where the children's writes share a channel (a switch port, a ring's last hop into
+        // the root) that channel sets the pace instead: busy from the first write's arrival to
+        // the last one's way on, with every child writing at once (a floor).
+        std::vector<Flow> flows;
+        for (int v = 1; v < p_; v++)
+            flows.push_back(Flow{v, v - (v & -v), 1.0});
+        Step all = step(flows, true);
+        int h = 0;
+        while ((1 << h) < p_)
+            h++;
+        double lat = 0; // the slowest grant's way to a child
+        for (const Flow &f : flows)
+            lat = std::max(lat, route_latency(f.dst, f.src));
+        c.hops = h;
+        c.alpha_s = o + lat;
+        c.beta_s = beta;
+        c.chain_div = 1;
+        c.fixed_s = done[0] - h * c.alpha_s;
+        c.oop_alpha_s = o;
+        // Fine rounds (line 1, which the engine runs where it is the cheaper): k = n beta / 2
+        // alpha (NCL_TREE_ROUND_ALPHAS), a round's transfer twice its latency and issue, so that
+        // both hide behind the transfers and only the first round's h sends in a row stay:
+        //   done(0) - alpha + n beta + h n beta / k = done(0) + (2h - 1) alpha + n beta,
+        // and once k reaches NCL_TREE_ROUNDS_MAX the floor done(0) - alpha + n beta (1 + h / kmax).
+        AlgoCost fine = c, capped = c, shared = c;
+        fine.hops = 0, fine.chain_div = 0, fine.fixed_s = 0;
+        fine.alpha_s = done[0] + (NCL_TREE_ROUND_ALPHAS * h - 1) * c.alpha_s;
+        capped.hops = 0, capped.chain_div = 0, capped.fixed_s = 0, capped.floor = true;
+        capped.alpha_s = done[0] - c.alpha_s;
+        capped.beta_s = beta * (1.0 + (double)h / NCL_TREE_ROUNDS_MAX);
+        shared.hops = 0, shared.chain_div = 0, shared.fixed_s = 0, shared.floor = true;
+        shared.alpha_s = all.link_alpha + o; // the fill before the first grant
+        shared.beta_s = all.beta;
+        return {c, fine, capped, shared};
     }
     using Lines = std::vector<std::pair<double, int>>; // alpha, writes on the wire before
     auto upper = [](Lines l) {                        // the lines no other one exceeds everywhere

@@ -77,6 +77,13 @@ typedef enum ncl_algo {
     NCL_ALGO_COUNT
 } ncl_algo;
 
+/** Tree reduce's fine rounds (its cost line 1, which the engine runs where the table prices it
+ *  cheaper): rounds of NCL_TREE_ROUND_ALPHAS alphas of the link's bytes each (the line's alpha
+ *  and beta), so that a round's transfer outlasts what a round costs the queues, at most
+ *  NCL_TREE_ROUNDS_MAX rounds. The cost model prices them with the same numbers. */
+#define NCL_TREE_ROUND_ALPHAS 2u
+#define NCL_TREE_ROUNDS_MAX 256u
+
 /** One entry of the cost table `algorithm: auto` chooses with: the predicted time of a collective
  *  of n bytes (nccl-tests' size) with one algorithm on this communicator's topology. Linear
  *  (hops 0): fixed + alpha + n beta. A pipeline over `hops` links (chain): fixed + the best

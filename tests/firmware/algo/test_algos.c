@@ -565,6 +565,24 @@ static void test_small_scratch(void **state)
                      NCL_SUCCESS);
 }
 
+/* Tree reduce on a backend with one queue: the gather sends each round up itself (no send queue,
+ * no credits; the executor holds a slot's refill behind the write that reads it). Tiny
+ * slices, so every shape runs many rounds through few slots, one and several tasks in flight. */
+static void test_tree_reduce_one_queue(void **state)
+{
+    (void)state;
+    static const pair tree = {NCL_COLL_REDUCE, NCL_ALGO_TREE};
+    int cases = 0, refused = 0, printed = 0, fails = 0;
+    g_max_queues = 1, g_channels = 1;
+    for (int flights = 0; flights < 2; flights++) {
+        g_in_flight = flights ? NCL_MAX_IN_FLIGHT : 1;
+        fails += run_matrix(&tree, 64, 96, 0, &cases, &refused, &printed);
+    }
+    g_max_queues = NCL_MAX_QUEUES, g_channels = CHANNELS, g_in_flight = 1;
+    print_message("reduce/tree on one queue: %d cases, %d refused for scratch, %d failed\n", cases, refused, fails);
+    assert_int_equal(fails, 0);
+}
+
 /* hier needs two real levels and an inter algorithm it runs: prepare refuses one level
  * (local_size 0, 1 or nranks), a local size that does not divide the ranks, halving-doubling
  * over a server count that is not a power of two, and any other inter algorithm. */
@@ -887,7 +905,7 @@ int main(int argc, char **argv)
     enum { MAXP = NCL_COLL_COUNT * (NCL_ALGO_COUNT - 1) };
     static pair pairs[MAXP];
     static char names[2 * MAXP][64];
-    struct CMUnitTest tests[2 * MAXP + 10];
+    struct CMUnitTest tests[2 * MAXP + 12];
     size_t n = 0, np = 0;
     for (int c = 0; c < NCL_COLL_COUNT; c++) {
         for (int a = NCL_ALGO_AUTO + 1; a < NCL_ALGO_COUNT; a++) {
@@ -910,7 +928,9 @@ int main(int argc, char **argv)
     tests[n++] = rings;
     struct CMUnitTest scratch = cmocka_unit_test(test_small_scratch);
     struct CMUnitTest chain = cmocka_unit_test(test_chain_segments);
+    struct CMUnitTest one_queue = cmocka_unit_test(test_tree_reduce_one_queue);
     tests[n++] = scratch;
+    tests[n++] = one_queue;
     tests[n++] = chain;
     struct CMUnitTest hier = cmocka_unit_test(test_hier_refusals);
     tests[n++] = hier;
