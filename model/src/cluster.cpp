@@ -14,7 +14,7 @@ namespace model {
 
 Cluster::Cluster(const rs_topology_spec &topo, rs_fidelity fidelity, const rs_device_params &device,
                  bool payload, uint64_t scratch_bytes)
-    : net_(new Network(topo, fidelity)), payload_(payload)
+    : net_(new Network(topo, fidelity)), payload_(payload), launch_ps_(Scheduler::to_ps(device.launch_overhead))
 {
     int p = topo.nranks;
     ranks_.resize((size_t)p);
@@ -97,6 +97,20 @@ void Cluster::wake(void *self, int rank)
         return;
     r.pending = true;
     c->net_->scheduler().after(0, ev_progress, c, (uint64_t)rank);
+}
+
+// A call starts on the devices launch_overhead after the host makes it: every call of a run pays
+// it, back to back ones one after another (as launches on one stream).
+void Cluster::launch(int rank)
+{
+    if (launch_ps_ == 0)
+        return start(rank);
+    net_->scheduler().after(launch_ps_, ev_start, this, (uint64_t)rank);
+}
+
+void Cluster::ev_start(void *self, uint64_t rank)
+{
+    static_cast<Cluster *>(self)->start((int)rank);
 }
 
 void Cluster::ev_progress(void *self, uint64_t rank)
@@ -252,7 +266,7 @@ void Cluster::progress(int rank)
         return fail(rank, rc);
     r.end_ps = net_->scheduler().now();
     if (--r.remaining > 0)
-        start(rank); // back to back, like a loop of launches on a stream
+        launch(rank); // back to back, like a loop of launches on a stream
     else
         rank_done();
 }
@@ -280,7 +294,7 @@ bool Cluster::run(const Collective &c, int k, double *time_us)
         if (is_rtl(i))
             rtl_map(i, true);
     for (int i = 0; i < nranks(); i++)
-        start(i);
+        launch(i);
     for (;;) {
         sc_core::sc_start();
         if (s.overflowed()) { // the clock cannot hold this run's times: no result, never a wrapped one

@@ -23,6 +23,8 @@ const ParamInfo k_params[] = {
     {"reduce_bandwidth", "B/s", RS_DEFAULT_NPU_REDUCE_BANDWIDTH,
      "inline and local reductions run at this rate (a two-source write reduces at both ends at once)"},
     {"task_overhead", "s", RS_DEFAULT_NPU_TASK_OVERHEAD, "time to issue one data task (the o of alpha = L + o)"},
+    {"launch_overhead", "s", "0 s",
+     "from a call to its start on the device (a kernel launch, a doorbell): every call pays it once"},
     {"latency_path_overhead", "s", "task_overhead",
      "time to issue a data task of a call on the engine's latency path (workload.latency_path: calls up to "
      "that size, NCCL's LL protocols)"},

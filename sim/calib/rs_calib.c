@@ -396,7 +396,16 @@ static int cmp_double(const void *a, const void *b)
 
 /* Over the rows of c with an error: those of like's file, collective and placement, or all (NULL);
  * of those, the held-out ones (held 1), the fitted ones (0) or both (-1). */
+static rs_calib_stats calib_summary_band(const rs_calib *c, const rs_calib_row *like, int held, uint64_t lo,
+                                         uint64_t hi);
 static rs_calib_stats calib_summary(const rs_calib *c, const rs_calib_row *like, int held)
+{
+    return calib_summary_band(c, like, held, 0, UINT64_MAX);
+}
+
+/* The same over the rows of lo <= size < hi. */
+static rs_calib_stats calib_summary_band(const rs_calib *c, const rs_calib_row *like, int held, uint64_t lo,
+                                         uint64_t hi)
 {
     rs_calib_stats s;
     memset(&s, 0, sizeof s);
@@ -406,7 +415,7 @@ static rs_calib_stats calib_summary(const rs_calib *c, const rs_calib_row *like,
     for (size_t i = 0; i < c->n; i++) {
         const rs_calib_row *r = &c->rows[i];
         if (isnan(r->error) || (like && (r->table != like->table || r->m->coll != like->m->coll || r->place != like->place)) ||
-            (held >= 0 && r->held_out != held))
+            (held >= 0 && r->held_out != held) || r->m->nccl_bytes < lo || r->m->nccl_bytes >= hi)
             continue;
         double a = fabs(r->error);
         v[s.n++] = a;
@@ -503,6 +512,11 @@ void rs_calib_print(const rs_calib *c, FILE *out)
         rs_calib_stats fitted = calib_summary(c, NULL, 0), held = calib_summary(c, NULL, 1);
         calib_print_stats(out, "fitted rows", &fitted);
         calib_print_stats(out, "held-out rows", &held);
+        /* the bands issue 18's acceptance names: bandwidth-bound sizes and the latency-bound rest */
+        rs_calib_stats big = calib_summary_band(c, NULL, 1, 1u << 20, UINT64_MAX);
+        rs_calib_stats small = calib_summary_band(c, NULL, 1, 0, 1u << 20);
+        calib_print_stats(out, "held-out rows >= 1 MiB", &big);
+        calib_print_stats(out, "held-out rows < 1 MiB", &small);
     }
     rs_calib_stats all = calib_summary(c, NULL, -1);
     calib_print_stats(out, "all", &all);
@@ -571,6 +585,10 @@ int rs_calib_write_json(const rs_calib *c, const rs_calib_fit *fit, FILE *f)
         rs_calib_stats fitted = calib_summary(c, NULL, 0), held = calib_summary(c, NULL, 1);
         calib_json_stats(j, "fitted", &fitted);
         calib_json_stats(j, "held_out", &held);
+        rs_calib_stats big = calib_summary_band(c, NULL, 1, 1u << 20, UINT64_MAX);
+        rs_calib_stats small = calib_summary_band(c, NULL, 1, 0, 1u << 20);
+        calib_json_stats(j, "held_out_from_1mib", &big);
+        calib_json_stats(j, "held_out_below_1mib", &small);
     }
     char *text = cJSON_Print(j);
     int rc = text && fputs(text, f) >= 0 && fputc('\n', f) != EOF ? 0 : -1;

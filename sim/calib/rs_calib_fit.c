@@ -50,6 +50,8 @@ static const calib_key calib_keys[] = {
      CALIB_NO_LINK_FIELD, 1e6, 1e15, 0},
     {"device.reduce_bandwidth", RS_UNIT_BANDWIDTH, offsetof(rs_scenario, device.reduce_bandwidth), 0,
      CALIB_NO_LINK_FIELD, 1e6, 1e15, 0},
+    {"device.launch_overhead", RS_UNIT_TIME, offsetof(rs_scenario, device.launch_overhead), 0, CALIB_NO_LINK_FIELD,
+     1e-12, 1.0, 0},
     {"device.latency_path_overhead", RS_UNIT_TIME, offsetof(rs_scenario, device.latency_path_overhead), 0,
      CALIB_NO_LINK_FIELD, 1e-12, 1.0, 0},
     {"device.latency_path_efficiency", RS_UNIT_COUNT, offsetof(rs_scenario, device.latency_path_efficiency), 0,
@@ -63,7 +65,7 @@ const char *rs_calib_keys_allowed(void)
 {
     return "topology.link.bandwidth, topology.link.latency, topology.nic.bandwidth, topology.nic.latency "
            "(cluster), topology.switch.latency (switch, fat_tree, cluster), device.task_overhead, "
-           "device.memory_bandwidth, device.reduce_bandwidth, device.latency_path_overhead, "
+           "device.memory_bandwidth, device.reduce_bandwidth, device.launch_overhead, device.latency_path_overhead, "
            "device.latency_path_efficiency, workload.latency_path";
 }
 
@@ -585,6 +587,8 @@ static void calib_param_text(const rs_calib_param *p, char *buf, size_t len)
                  "together with another value)", p->key, v, s);
     else if (isnan(p->sigma))
         snprintf(buf, len, "%s: %s (from %s; no uncertainty: as many rows as values)", p->key, v, s);
+    else if (p->sigma > 2.4) /* a factor of 10 either way */
+        snprintf(buf, len, "%s: %s (from %s; hardly determined: +- more than 1000 %%)", p->key, v, s);
     else
         snprintf(buf, len, "%s: %s +- %.2g %% (from %s)", p->key, v, 100 * (exp(p->sigma) - 1), s);
 }

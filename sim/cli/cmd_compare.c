@@ -63,7 +63,7 @@ void rs_cmd_compare_usage(FILE *out)
     fprintf(out,
         "usage: ringsim compare A B [--json FILE] [--plot FILE] [--fusion-a SPEC] [--fusion-b SPEC]\n"
         "       ringsim compare MACHINE --measured FILE [--measured FILE...] [--collective NAME] [--ranks N]\n"
-        "                       [--json FILE] [--plot FILE]\n"
+        "                       [--hold-out SPEC] [--json FILE] [--plot FILE]\n"
         "\n"
         "Runs two scenarios (each in a child process) and prints their simulated times side by side\n"
         "per collective and size, with the ratio B/A; for two training scenarios, their iteration\n"
@@ -79,12 +79,14 @@ void rs_cmd_compare_usage(FILE *out)
         "  --measured FILE    a measured table (repeatable)\n"
         "  --collective NAME  the collective, where a file does not name it (as ringsim measured)\n"
         "  --ranks N          the rank count, where a file does not give it (default: the scenario's)\n"
+        "  --hold-out SPEC    rows a calibration kept out of its fit, summarised apart (as calibrate's)\n"
         "  -h, --help         this text\n");
 }
 
 /* `compare MACHINE --measured FILE...`: every file read (all refusals shown), then predicted. */
 static int rs_compare_measured(const char *machine, const char *const *files, int nfiles, const rs_meas_opts *user,
-                               const char *json_path, const char *plot_path, FILE *out, FILE *err)
+                               const char *const *holds, int nholds, const char *json_path, const char *plot_path,
+                               FILE *out, FILE *err)
 {
     rs_scenario sc;
     if (rs_cli_load_scenario(machine, &sc) != 0)
@@ -102,7 +104,16 @@ static int rs_compare_measured(const char *machine, const char *const *files, in
     rs_calib c;
     memset(&c, 0, sizeof c);
     if (status == RS_EXIT_OK)
-        status = rs_calib_predict(&sc, read, (size_t)nfiles, &c, err);
+        status = rs_calib_rows(&sc, read, (size_t)nfiles, &c, err);
+    for (int i = 0; status == RS_EXIT_OK && i < nholds; i++) {
+        char why[600];
+        if (rs_calib_hold_out(&c, holds[i], why, sizeof why) != 0) {
+            fprintf(err, "ringsim: compare: %s\n", why);
+            status = RS_EXIT_USAGE;
+        }
+    }
+    if (status == RS_EXIT_OK)
+        status = rs_calib_simulate(&sc, &c, 0, err);
     if (status == RS_EXIT_OK) {
         rs_calib_print(&c, out);
         if (json && (rs_calib_write_json(&c, NULL, json) != 0 || fflush(json) != 0)) {
@@ -128,24 +139,28 @@ int rs_cmd_compare(int argc, char **argv)
     FILE *out = stdout, *err = stderr;
     const char *paths[2] = {NULL, NULL}, *json_path = NULL, *plot_path = NULL, *fusion[2] = {NULL, NULL};
     const char **measured = calloc((size_t)argc + 1, sizeof *measured);
-    int npaths = 0, nmeasured = 0;
+    const char **holds = calloc((size_t)argc + 1, sizeof *holds);
+    int npaths = 0, nmeasured = 0, nholds = 0;
     rs_meas_opts mopts;
     memset(&mopts, 0, sizeof mopts);
-    if (!measured) {
+    if (!measured || !holds) {
         fprintf(err, "ringsim: compare: out of memory\n");
+        free(measured), free(holds);
         return RS_EXIT_USAGE;
     }
     for (int i = 0; i < argc; i++) {
         int valued = strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "--plot") == 0 ||
                      strcmp(argv[i], "--fusion-a") == 0 || strcmp(argv[i], "--fusion-b") == 0 ||
                      strcmp(argv[i], "--measured") == 0 || strcmp(argv[i], "--collective") == 0 ||
-                     strcmp(argv[i], "--ranks") == 0;
+                     strcmp(argv[i], "--ranks") == 0 || strcmp(argv[i], "--hold-out") == 0;
         if (valued && i + 1 >= argc) {
             fprintf(err, "ringsim: %s: missing value\n", argv[i]);
             free(measured);
             return RS_EXIT_USAGE;
         } else if (strcmp(argv[i], "--measured") == 0) {
             measured[nmeasured++] = argv[++i];
+        } else if (strcmp(argv[i], "--hold-out") == 0) {
+            holds[nholds++] = argv[++i];
         } else if (strcmp(argv[i], "--collective") == 0) {
             rs_meas_coll k;
             mopts.collective = argv[++i];
@@ -184,17 +199,18 @@ int rs_cmd_compare(int argc, char **argv)
             paths[npaths++] = argv[i];
         }
     }
-    if (nmeasured || mopts.collective || mopts.ranks) {
+    if (nmeasured || mopts.collective || mopts.ranks || nholds) {
         int st = RS_EXIT_USAGE;
         if (!nmeasured || npaths != 1 || fusion[0] || fusion[1])
             fprintf(err, "ringsim: compare: --measured needs one scenario (the machine) and takes --collective, "
-                    "--ranks, --json and --plot only (usage: ringsim compare MACHINE --measured FILE...)\n");
+                    "--ranks, --hold-out, --json and --plot only (usage: ringsim compare MACHINE --measured FILE...)\n");
         else if (!plot_path || rs_plot_check(plot_path, err) == 0)
-            st = rs_compare_measured(paths[0], measured, nmeasured, &mopts, json_path, plot_path, out, err);
-        free(measured);
+            st = rs_compare_measured(paths[0], measured, nmeasured, &mopts, holds, nholds, json_path, plot_path, out,
+                                     err);
+        free(measured), free(holds);
         return st;
     }
-    free(measured);
+    free(measured), free(holds);
     if (npaths != 2) {
         fprintf(err, "ringsim: compare: two scenarios needed (usage: ringsim compare A B [--json FILE] [--plot FILE])\n");
         return RS_EXIT_USAGE;

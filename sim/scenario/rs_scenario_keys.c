@@ -148,6 +148,10 @@ static const rs_key rs_keys_device[] = {
      NULL, NULL, "throughput of the inline-reduce unit"},
     {"task_overhead", RS_T_UNIT, RS_UNIT_TIME, RS_S_DBL, offsetof(rs_device_params, task_overhead), 0, 0,
      1.0, 0, 0, 0, RS_DEFAULT_NPU_TASK_OVERHEAD, NULL, NULL, NULL, "time to issue one task"},
+    {"launch_overhead", RS_T_UNIT, RS_UNIT_TIME, RS_S_DBL, offsetof(rs_device_params, launch_overhead), 0, 0, 1.0,
+     0, 0, 0, "0 s", NULL, NULL, NULL,
+     "from a call to its start on the devices (a kernel launch, a doorbell): every call pays it once, "
+     "whatever its size and algorithm"},
     {"latency_path_overhead", RS_T_UNIT, RS_UNIT_TIME, RS_S_DBL, offsetof(rs_device_params, latency_path_overhead),
      0, 0, 1.0, RS_F_UNSET, 0, 0, NULL, "task_overhead", NULL, NULL,
      "time to issue a data task of a call on the latency path (workload.latency_path)"},

@@ -104,6 +104,8 @@ private:
     void fail(int rank, ncl_result rc);
     void rank_done();
     static void ev_progress(void *self, uint64_t rank);
+    static void ev_start(void *self, uint64_t rank);
+    void launch(int rank); // start(rank) after the device's launch overhead
     static void wake(void *self, int rank);
 
     std::unique_ptr<Network> net_;
@@ -116,6 +118,7 @@ private:
     std::vector<Npu *> npus_;
     Collective call_{};
     uint64_t timeout_ns_ = 0;
+    uint64_t launch_ps_ = 0; // device.launch_overhead
     std::function<void(int)> waker_;
     // rebalance_rings: the rings, every set of weights used so far, and which one each call uses
     // (decided by the first rank to start it, so a fault between two ranks' starts cannot split them)

@@ -82,6 +82,7 @@ typedef struct rs_device_params {
     double mem_bandwidth;    /* bytes/s of device memory, shared by DMA reads, writes and reductions */
     double reduce_bandwidth; /* bytes/s of the inline-reduce unit */
     double task_overhead;    /* seconds to issue one task */
+    double launch_overhead;  /* seconds from a call to its start on the device (a kernel launch, a doorbell) */
     double latency_path_overhead;   /* seconds to issue a data task of a latency-path call (< 0: task_overhead) */
     double latency_path_efficiency; /* useful bytes per wire byte on the latency path (data and flags
                                        in one stream: NCCL's LL 0.5, LL128 0.94); 0: 1 */
