@@ -105,12 +105,15 @@ void Cluster::launch(int rank)
 {
     if (launch_ps_ == 0)
         return start(rank);
+    ranks_[rank].launching = true;
     net_->scheduler().after(launch_ps_, ev_start, this, (uint64_t)rank);
 }
 
 void Cluster::ev_start(void *self, uint64_t rank)
 {
-    static_cast<Cluster *>(self)->start((int)rank);
+    Cluster *c = static_cast<Cluster *>(self);
+    c->ranks_[rank].launching = false;
+    c->start((int)rank);
 }
 
 void Cluster::ev_progress(void *self, uint64_t rank)
@@ -254,7 +257,7 @@ void Cluster::start(int rank)
 void Cluster::progress(int rank)
 {
     Rank &r = ranks_[rank];
-    if (r.remaining == 0)
+    if (r.remaining == 0 || r.launching)
         return;
     if (is_rtl(rank)) // take the block's events, so its next one raises irq again
         rtl_->events_taken(rank);

@@ -89,6 +89,7 @@ private:
         void *recv = nullptr;
         int remaining = 0;    // calls left in this run
         bool pending = false; // a progress callback is scheduled
+        bool launching = false; // its next call starts after the launch overhead: nothing to test
         uint64_t end_ps = 0;
         uint64_t calls = 0;       // collectives started (rebalance_rings)
         uint32_t weights = 0;     // index in weights_ of the ring weights its communicator has
