@@ -216,7 +216,7 @@ static ncl_result step_queue(ncl_comm *comm, uint32_t q, int *moved)
                     done = 1;
                     break;
                 }
-                if (ncl_task_is_remote(qs->task.kind) && comm->latency_path)
+                if (comm->latency_path)
                     qs->task.flags |= NCL_TASK_LATENCY_PATH;
                 rc = ncl_hal_dma_submit(hal, q, &qs->task);
                 if (rc != NCL_SUCCESS)

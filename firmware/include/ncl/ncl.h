@@ -217,8 +217,8 @@ typedef struct ncl_config {
     /** The latency path (NCCL's LL protocols): a call whose buffer (REFERENCE.md's n: allgather's
      *  and reduce-scatter's whole gathered buffer) is at most this many bytes marks its data
      *  tasks NCL_TASK_LATENCY_PATH, which a backend may carry differently (the SystemC model
-     *  prices them with the device's latency-path overhead and efficiency: data and flags in one
-     *  stream, less per-task cost, fewer useful bytes per wire byte). The schedule is the same and
+     *  prices them with the device's latency-path overhead, and its writes with its efficiency:
+     *  data and flags in one stream, less per-task cost, fewer useful bytes per wire byte). The schedule is the same and
      *  correct either way. 0 (the default): every call takes the bandwidth path. Every rank must
      *  pass the same value. */
     uint64_t latency_path_bytes;
