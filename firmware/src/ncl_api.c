@@ -168,10 +168,9 @@ static ncl_result start(ncl_comm *comm, const call *c)
     if ((comm->cfg.check_schedules || comm->plan.algo == NCL_ALGO_USER) && (rc = prove(comm)) != NCL_SUCCESS)
         return rc;
     comm->next = ncl_algo_find(c->coll, (ncl_algo)comm->plan.algo)->next;
-    /* REFERENCE.md's n: the whole gathered buffer for allgather and reduce-scatter */
-    uint64_t n = c->count * comm->plan.esize *
-                 (c->coll == NCL_COLL_ALLGATHER || c->coll == NCL_COLL_REDUCE_SCATTER ? (uint64_t)comm->nranks : 1u);
-    comm->latency_path = n <= comm->cfg.latency_path_bytes;
+    /* count x size as NCCL's tuning counts it: a rank's share for allgather and reduce-scatter
+     * (2 A100s switch protocols at 128 KiB of allreduce and at 256 KiB of gathered allgather) */
+    comm->latency_path = c->count * comm->plan.esize <= comm->cfg.latency_path_bytes;
     l.seq = ++comm->seq;
     l.algo = comm->plan.algo;
     rc = ncl_hal_begin(&comm->hal, &l);

@@ -252,8 +252,8 @@ static const rs_key rs_keys_workload[] = {
      "the step's latencies again"},
     {"latency_path", RS_T_UNIT, RS_UNIT_SIZE, RS_S_U64, offsetof(rs_workload, latency_path), 0, 0,
      1099511627776.0, 0, 0, 0, "0 B", NULL, NULL, NULL,
-     "the engine's protocol switch (NCCL's LL below a size, Simple above): a call whose buffer is at most this "
-     "big issues its writes on the latency path, priced with device.latency_path_overhead per task and "
+     "the engine's protocol switch (NCCL's LL below a size, Simple above): a call whose buffer (a rank's share "
+     "for allgather and reduce_scatter, as NCCL counts) is at most this big issues its tasks on the latency path, priced with device.latency_path_overhead per task and "
      "device.latency_path_efficiency of the wire; 0 B: every call on the bandwidth path"},
     {"landing_zone", RS_T_UNIT, RS_UNIT_SIZE, RS_S_DBL, offsetof(rs_workload, landing_zone), 0, 0, 1073741824.0,
      RS_F_UNSET, 0, 0, NULL, "the engine's: (p-1) x (link latency + task overhead) x link bandwidth, in all at most "

@@ -214,8 +214,8 @@ typedef struct ncl_config {
     ncl_log_fn log;
     void *log_ud;
     int log_level;
-    /** The latency path (NCCL's LL protocols): a call whose buffer (REFERENCE.md's n: allgather's
-     *  and reduce-scatter's whole gathered buffer) is at most this many bytes marks its data
+    /** The latency path (NCCL's LL protocols): a call whose count x element size (a rank's share
+     *  for allgather and reduce-scatter, as NCCL's tuning counts) is at most this many bytes marks its data
      *  tasks NCL_TASK_LATENCY_PATH, which a backend may carry differently (the SystemC model
      *  prices them with the device's latency-path overhead, and its writes with its efficiency:
      *  data and flags in one stream, less per-task cost, fewer useful bytes per wire byte). The schedule is the same and
