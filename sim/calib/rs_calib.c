@@ -450,6 +450,19 @@ static void calib_print_stats(FILE *out, const char *what, const rs_calib_stats 
             s->worst_row->table->name, s->worst_row->m->line);
 }
 
+/* The summaries apart from "all" where a calibration held rows out: the fitted rows, the held-out
+ * ones, and those in the bands issue 18's acceptance names (bandwidth-bound sizes, the rest). */
+static const struct {
+    const char *text, *json;
+    int held;
+    uint64_t lo, hi;
+} calib_groups[] = {
+    {"fitted rows", "fitted", 0, 0, UINT64_MAX},
+    {"held-out rows", "held_out", 1, 0, UINT64_MAX},
+    {"held-out rows >= 1 MiB", "held_out_from_1mib", 1, 1u << 20, UINT64_MAX},
+    {"held-out rows < 1 MiB", "held_out_below_1mib", 1, 0, 1u << 20},
+};
+
 static int calib_any_held_out(const rs_calib *c)
 {
     for (size_t i = 0; i < c->n; i++)
@@ -508,15 +521,9 @@ void rs_calib_print(const rs_calib *c, FILE *out)
         rs_calib_stats s = calib_summary(c, r, -1);
         calib_print_stats(out, what, &s);
     }
-    if (calib_any_held_out(c)) {
-        rs_calib_stats fitted = calib_summary(c, NULL, 0), held = calib_summary(c, NULL, 1);
-        calib_print_stats(out, "fitted rows", &fitted);
-        calib_print_stats(out, "held-out rows", &held);
-        /* the bands issue 18's acceptance names: bandwidth-bound sizes and the latency-bound rest */
-        rs_calib_stats big = calib_summary_band(c, NULL, 1, 1u << 20, UINT64_MAX);
-        rs_calib_stats small = calib_summary_band(c, NULL, 1, 0, 1u << 20);
-        calib_print_stats(out, "held-out rows >= 1 MiB", &big);
-        calib_print_stats(out, "held-out rows < 1 MiB", &small);
+    for (size_t g = 0; calib_any_held_out(c) && g < sizeof calib_groups / sizeof calib_groups[0]; g++) {
+        rs_calib_stats st = calib_summary_band(c, NULL, calib_groups[g].held, calib_groups[g].lo, calib_groups[g].hi);
+        calib_print_stats(out, calib_groups[g].text, &st);
     }
     rs_calib_stats all = calib_summary(c, NULL, -1);
     calib_print_stats(out, "all", &all);
@@ -581,14 +588,9 @@ int rs_calib_write_json(const rs_calib *c, const rs_calib_fit *fit, FILE *f)
     }
     rs_calib_stats all = calib_summary(c, NULL, -1);
     calib_json_stats(j, "summary", &all);
-    if (calib_any_held_out(c)) {
-        rs_calib_stats fitted = calib_summary(c, NULL, 0), held = calib_summary(c, NULL, 1);
-        calib_json_stats(j, "fitted", &fitted);
-        calib_json_stats(j, "held_out", &held);
-        rs_calib_stats big = calib_summary_band(c, NULL, 1, 1u << 20, UINT64_MAX);
-        rs_calib_stats small = calib_summary_band(c, NULL, 1, 0, 1u << 20);
-        calib_json_stats(j, "held_out_from_1mib", &big);
-        calib_json_stats(j, "held_out_below_1mib", &small);
+    for (size_t g = 0; calib_any_held_out(c) && g < sizeof calib_groups / sizeof calib_groups[0]; g++) {
+        rs_calib_stats st = calib_summary_band(c, NULL, calib_groups[g].held, calib_groups[g].lo, calib_groups[g].hi);
+        calib_json_stats(j, calib_groups[g].json, &st);
     }
     char *text = cJSON_Print(j);
     int rc = text && fputs(text, f) >= 0 && fputc('\n', f) != EOF ? 0 : -1;
