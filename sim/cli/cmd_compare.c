@@ -155,7 +155,7 @@ int rs_cmd_compare(int argc, char **argv)
                      strcmp(argv[i], "--ranks") == 0 || strcmp(argv[i], "--hold-out") == 0;
         if (valued && i + 1 >= argc) {
             fprintf(err, "ringsim: %s: missing value\n", argv[i]);
-            free(measured);
+            free(measured), free(holds);
             return RS_EXIT_USAGE;
         } else if (strcmp(argv[i], "--measured") == 0) {
             measured[nmeasured++] = argv[++i];
@@ -167,7 +167,7 @@ int rs_cmd_compare(int argc, char **argv)
             if (rs_meas_coll_parse(mopts.collective, &k) != 0) {
                 fprintf(err, "ringsim: compare: --collective '%s' (allowed: %s)\n", mopts.collective,
                         rs_meas_coll_allowed());
-                free(measured);
+                free(measured), free(holds);
                 return RS_EXIT_USAGE;
             }
         } else if (strcmp(argv[i], "--ranks") == 0) {
@@ -175,7 +175,7 @@ int rs_cmd_compare(int argc, char **argv)
             long v = strtol(argv[++i], &end, 10);
             if (end == argv[i] || *end || v < 1 || v > 1000000) {
                 fprintf(err, "ringsim: compare: --ranks '%s' (allowed: a whole number from 1 to 1000000)\n", argv[i]);
-                free(measured);
+                free(measured), free(holds);
                 return RS_EXIT_USAGE;
             }
             mopts.ranks = (int)v;
@@ -184,7 +184,7 @@ int rs_cmd_compare(int argc, char **argv)
             i++;
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             rs_cmd_compare_usage(out);
-            free(measured);
+            free(measured), free(holds);
             return RS_EXIT_OK;
         } else if (strcmp(argv[i], "--json") == 0) {
             json_path = argv[++i];
@@ -193,7 +193,7 @@ int rs_cmd_compare(int argc, char **argv)
         } else if (argv[i][0] == '-' || npaths == 2) {
             fprintf(err, "ringsim: compare: unexpected '%s' (usage: ringsim compare A B [--json FILE] [--plot FILE] "
                     "[--fusion-a SPEC] [--fusion-b SPEC], or ringsim compare MACHINE --measured FILE...)\n", argv[i]);
-            free(measured);
+            free(measured), free(holds);
             return RS_EXIT_USAGE;
         } else {
             paths[npaths++] = argv[i];
