@@ -63,10 +63,22 @@ static const calib_key calib_keys[] = {
 
 const char *rs_calib_keys_allowed(void)
 {
-    return "topology.link.bandwidth, topology.link.latency, topology.nic.bandwidth, topology.nic.latency "
-           "(cluster), topology.switch.latency (switch, fat_tree, cluster), device.task_overhead, "
-           "device.memory_bandwidth, device.reduce_bandwidth, device.launch_overhead, device.latency_path_overhead, "
-           "device.latency_path_efficiency, workload.latency_path";
+    static char list[1024]; /* the table's names, with the topologies that have each where not all */
+    if (list[0])
+        return list;
+    size_t used = 0;
+    for (size_t i = 0; i < CALIB_NKEYS && used < sizeof list; i++) {
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", calib_keys[i].name);
+        for (int kind = 0, first = 1; calib_keys[i].kinds && kind < RS_TOPO_KIND_COUNT && used < sizeof list; kind++)
+            if (calib_keys[i].kinds >> kind & 1u) {
+                used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", first ? " (" : "/",
+                                         rs_scenario_kind_name((rs_topo_kind)kind));
+                first = 0;
+            }
+        if (calib_keys[i].kinds && used < sizeof list)
+            used += (size_t)snprintf(list + used, sizeof list - used, ")");
+    }
+    return list;
 }
 
 static const calib_key *calib_key_find(const char *name, size_t len)
@@ -160,35 +172,42 @@ static double calib_round(double v)
 
 /* ---- a bring-up's links: the boards on the bench ------------------------------------------------ */
 
-/* The override of one-way link a->b, added when the scenario has none. NULL when memory runs out. */
+/* Appends o to the scenario's overrides: where it went, or NULL when memory runs out. */
+static rs_link_override *calib_override_add(rs_topology_spec *t, rs_link_override o)
+{
+    rs_link_override *grown = realloc(t->overrides, (t->overrides_count + 1) * sizeof *grown);
+    if (!grown)
+        return NULL;
+    t->overrides = grown;
+    t->overrides[t->overrides_count] = o;
+    return &t->overrides[t->overrides_count++];
+}
+
+/* The override of one-way link a->b, added when the scenario has none; one that covers both ways is
+ * split in two first. NULL when memory runs out. */
 static rs_link_override *calib_override(rs_scenario *sc, int a, int b)
 {
     rs_topology_spec *t = &sc->topo;
     for (size_t i = 0; i < t->overrides_count; i++) {
         rs_link_override *o = &t->overrides[i];
-        if (o->ends.a == a && o->ends.b == b && !o->ends.both)
+        int same = o->ends.a == a && o->ends.b == b, back = o->ends.a == b && o->ends.b == a;
+        if (same && !o->ends.both)
             return o;
-        if (o->ends.both && ((o->ends.a == a && o->ends.b == b) || (o->ends.a == b && o->ends.b == a))) {
-            o->ends.both = 0; /* split: this direction is its own now */
-            rs_link_override back = *o;
-            back.ends.a = o->ends.b, back.ends.b = o->ends.a;
-            rs_link_override *grown = realloc(t->overrides, (t->overrides_count + 1) * sizeof *grown);
-            if (!grown)
+        if (o->ends.both && (same || back)) {
+            rs_link_override other = *o;
+            other.ends.a = o->ends.b, other.ends.b = o->ends.a, other.ends.both = 0;
+            rs_link_override *added = calib_override_add(t, other);
+            if (!added)
                 return NULL;
-            t->overrides = grown;
-            t->overrides[t->overrides_count++] = back;
-            return calib_override(sc, a, b);
+            t->overrides[i].ends.both = 0;
+            return same ? &t->overrides[i] : added;
         }
     }
-    rs_link_override *grown = realloc(t->overrides, (t->overrides_count + 1) * sizeof *grown);
-    if (!grown)
-        return NULL;
-    t->overrides = grown;
-    rs_link_override *o = &t->overrides[t->overrides_count++];
-    memset(o, 0, sizeof *o);
-    o->ends.a = a, o->ends.b = b;
-    o->bandwidth = o->latency = -1;
-    return o;
+    rs_link_override fresh;
+    memset(&fresh, 0, sizeof fresh);
+    fresh.ends.a = a, fresh.ends.b = b;
+    fresh.bandwidth = fresh.latency = -1;
+    return calib_override_add(t, fresh);
 }
 
 int rs_calib_links(rs_scenario *sc, const rs_meas_table *const *tables, size_t ntables, rs_calib_fit *fit, FILE *err)

@@ -292,15 +292,21 @@ int rs_meas_csv_text(rs_meas_ctx *c, const char *text, size_t len)
     /* the collective and rank count: each row's (the user's --collective and --ranks must agree with
      * every row that has them), else the user's; the file's are the first row's */
     char where[64], names[sizeof t->coll_from] = "rows:";
+    rs_meas_table first; /* the first row's collective and rank count, with where they came from */
     for (size_t i = 0; i < t->nrows; i++) {
         rs_meas_row *r = &t->rows[i];
-        rs_meas_table keep = *t; /* the first row's collective and rank count stay the file's */
         snprintf(where, sizeof where, "line %d", r->line);
-        if (rs_meas_settle_coll(c, r->coll, r->line, where) != 0)
+        if (rs_meas_settle_coll(c, r->coll, r->line, where) != 0 ||
+            rs_meas_settle_ranks(c, r->ranks, r->line, where) != 0)
             return -1;
-        if (i) {
-            t->coll = keep.coll;
-            memcpy(t->coll_from, keep.coll_from, sizeof t->coll_from);
+        if (i == 0) {
+            first.coll = t->coll, first.ranks = t->ranks;
+            memcpy(first.coll_from, t->coll_from, sizeof first.coll_from);
+            memcpy(first.ranks_from, t->ranks_from, sizeof first.ranks_from);
+        } else { /* a later row was only checked against the user's word */
+            t->coll = first.coll, t->ranks = first.ranks;
+            memcpy(t->coll_from, first.coll_from, sizeof t->coll_from);
+            memcpy(t->ranks_from, first.ranks_from, sizeof t->ranks_from);
         }
         if (r->coll == RS_MEAS_COLL_NONE && t->coll == RS_MEAS_COLL_NONE)
             return rs_meas_fail(c, r->line, "which collective? no 'collective' field (allowed: the column, or "
@@ -309,12 +315,6 @@ int rs_meas_csv_text(rs_meas_ctx *c, const char *text, size_t len)
             r->coll = t->coll;
         if (st.at[CSV_RANKS] >= 0 && r->ranks == 0)
             return rs_meas_fail(c, r->line, "no ranks on this row (allowed: a rank count in the 'ranks' column)");
-        if (rs_meas_settle_ranks(c, r->ranks, r->line, where) != 0)
-            return -1;
-        if (i) {
-            t->ranks = keep.ranks;
-            memcpy(t->ranks_from, keep.ranks_from, sizeof t->ranks_from);
-        }
         if (r->ranks == 0)
             r->ranks = t->ranks;
         char name[24];
