@@ -64,7 +64,11 @@ static uint32_t g_local_ring_count = 0;
 static uint32_t g_channels = CHANNELS;
 static const uint32_t *g_ring_weights = NULL;
 static uint32_t g_weight_rings = 0;
-static int g_fp32_only = 0; /* the weighted matrix: the split is per element, fp32 stands for all */
+/* Element types a matrix runs: all; fp32 alone (the weighted matrix: the split is per element, fp32
+ * stands for all); or the smallest and largest element (schedule variants whose shapes depend on
+ * element size, not on the kernels, which the default variant proves for every type). */
+enum { DTYPES_ALL, DTYPES_FP32, DTYPES_EDGES };
+static int g_dtypes = DTYPES_ALL;
 /* Data tasks a queue keeps in flight: the ring family orders rounds differently with more than one */
 static uint32_t g_in_flight = 1;
 /* Landing zones (test_landing_zones): bytes of each zone (0: none) and every channel's uses so far */
@@ -200,7 +204,8 @@ static int run_ranks(const pair *pp, int p, uint64_t slice_bytes, uint64_t scrat
                 continue;
             for (int inplace = 0; inplace < 2; inplace++) {
                 for (size_t di = 0; di < sizeof dtypes / sizeof dtypes[0]; di++) {
-                    if (g_fp32_only && dtypes[di] != NCL_FLOAT32)
+                    if ((g_dtypes == DTYPES_FP32 && dtypes[di] != NCL_FLOAT32) ||
+                        (g_dtypes == DTYPES_EDGES && dtypes[di] != NCL_INT8 && dtypes[di] != NCL_FLOAT64))
                         continue;
                     const ncl_op ops[] = {NCL_SUM, NCL_AVG, NCL_MAX};
                     for (size_t oi = 0; oi < 3; oi++) {
@@ -315,10 +320,11 @@ static void test_matrix_small_slices(void **state)
         g_in_flight = i % 4 < 2 ? 1 : NCL_MAX_IN_FLIGHT;
         g_reduce_write = landing && i >= 4;
         g_dma_engines = engines && i >= 4 ? 3 : 0;
+        g_dtypes = i < 2 ? DTYPES_ALL : DTYPES_EDGES;
         fails += run_matrix(pp, sizes[i % 2][0], sizes[i % 2][1], 0, &cases, &refused, &printed);
     }
     g_max_queues = NCL_MAX_QUEUES;
-    g_in_flight = 1, g_reduce_write = 0, g_dma_engines = 0;
+    g_in_flight = 1, g_reduce_write = 0, g_dma_engines = 0, g_dtypes = DTYPES_ALL;
     print_message("%s/%s small slices: %d cases, %d refused for scratch, %d failed\n",
                   ncl_coll_name(pp->coll), ncl_algo_name(pp->algo), cases, refused, fails);
     assert_int_equal(fails, 0);
@@ -472,7 +478,7 @@ static void test_ring_weights(void **state)
     int cases = 0, refused = 0, printed = 0, fails = 0;
     for (size_t si = 0; si < sizeof sets / sizeof sets[0]; si++) {
         g_ring_weights = sets[si].w, g_weight_rings = sets[si].rings, g_channels = sets[si].channels;
-        g_fp32_only = 1;
+        g_dtypes = DTYPES_FP32;
         for (size_t a = 0; a < sizeof ring_algos / sizeof ring_algos[0]; a++) {
             fails += run_matrix(&ring_algos[a], SLICE_BYTES, SCRATCH_BYTES, 0, &cases, NULL, &printed);
             fails += run_matrix(&ring_algos[a], 64, 2048 * sets[si].channels, 0, &cases, &refused, &printed);
@@ -488,7 +494,7 @@ static void test_ring_weights(void **state)
     assert_int_equal(ncl_channel_part(&plan, plan.count, plan.queues - plan.helper_queues, 0, &off), 251);
     assert_int_equal(ncl_channel_part(&plan, plan.count, plan.queues - plan.helper_queues, 1, &off), 751);
     assert_int_equal(off, 251);
-    g_ring_weights = NULL, g_weight_rings = 0, g_channels = CHANNELS, g_fp32_only = 0;
+    g_ring_weights = NULL, g_weight_rings = 0, g_channels = CHANNELS, g_dtypes = DTYPES_ALL;
     print_message("ring weights: %d cases, %d refused for scratch, %d failed\n", cases, refused, fails);
     assert_int_equal(fails, 0);
 }
@@ -509,7 +515,8 @@ static void test_landing_zones(void **state)
     int cases = 0, refused = 0, printed = 0, fails = 0;
     g_reduce_write = 1;
     for (int weighted = 0; weighted < 2; weighted++) {
-        g_ring_weights = weighted ? w13 : NULL, g_weight_rings = weighted ? 2 : 0, g_fp32_only = weighted;
+        g_ring_weights = weighted ? w13 : NULL, g_weight_rings = weighted ? 2 : 0;
+        g_dtypes = weighted ? DTYPES_FP32 : DTYPES_EDGES;
         for (int v = 0; v < 16; v++) {
             g_zone_bytes = v % 2 ? 1024 : 64;
             for (uint32_t c = 0; c < NCL_MAX_QUEUES; c++)
@@ -533,7 +540,7 @@ static void test_landing_zones(void **state)
     assert_int_equal(plan.zone_state[1], 0);
     g_zone_bytes = 0, g_in_flight = 1, g_max_queues = NCL_MAX_QUEUES, g_reduce_write = 0;
     memset(g_zone_uses, 0, sizeof g_zone_uses);
-    g_ring_weights = NULL, g_weight_rings = 0, g_fp32_only = 0;
+    g_ring_weights = NULL, g_weight_rings = 0, g_dtypes = DTYPES_ALL;
     print_message("landing zones: %d cases, %d refused, %d failed\n", cases, refused, fails);
     assert_int_equal(fails, 0);
 }
