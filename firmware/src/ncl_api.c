@@ -170,7 +170,7 @@ static ncl_result start(ncl_comm *comm, const call *c)
     comm->next = ncl_algo_find(c->coll, (ncl_algo)comm->plan.algo)->next;
     /* count x size as NCCL's tuning counts it: a rank's share for allgather and reduce-scatter
      * (2 A100s switch protocols at 128 KiB of allreduce and at 256 KiB of gathered allgather) */
-    comm->latency_path = c->count * comm->plan.esize <= comm->cfg.latency_path_bytes;
+    comm->latency_path = c->count * comm->plan.esize <= comm->cfg.latency_path_bytes[c->coll];
     l.seq = ++comm->seq;
     l.algo = comm->plan.algo;
     rc = ncl_hal_begin(&comm->hal, &l);

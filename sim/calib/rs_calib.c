@@ -30,14 +30,15 @@ static int calib_coll(rs_meas_coll k)
     }
 }
 
-/* One simulated sweep: a collective, dtype, op and root over sizes begin * factor^i <= end. */
+/* One simulated sweep: a collective, dtype, op and root over sizes from begin to end, times factor
+ * or plus step (step > 0) each time. */
 typedef struct rs_calib_job {
     ncl_coll coll;
     ncl_dtype dtype;
     ncl_op op;
     int root;
     int iters, warmup; /* the measurement's, where its file says (capped), else 1 and 1 */
-    uint64_t begin, end;
+    uint64_t begin, end, step;
     uint32_t factor;
 } calib_job;
 
@@ -100,6 +101,7 @@ static int calib_child(const rs_scenario *machine, const calib_job *j, FILE *to)
     w->begin_bytes = j->begin;
     w->end_bytes = j->end;
     w->factor = j->factor;
+    w->step_bytes = j->step;
     w->iters = j->iters;
     w->warmup = j->warmup;
     memset(&w->training, 0, sizeof w->training);
@@ -225,20 +227,27 @@ int rs_calib_read(const rs_scenario *sc, const char *const *files, int n, const 
     return status;
 }
 
-/* The factor f >= 2 with sizes[i] = sizes[0] f^i for all i (sorted, distinct), or 0. */
-static uint32_t calib_factor(const uint64_t *sizes, size_t n)
+/* How many of the sorted, distinct sizes s[0..n) from the first one sweep covers, and that sweep in
+ * *j: the longer of the geometric run (a factor as workload.sizes allows) and the arithmetic one
+ * (a step), as nccl-tests sweeps are (-f, or -f 0 -i). */
+static size_t calib_run(const uint64_t *s, size_t n, calib_job *j)
 {
-    if (n < 2)
-        return 2;
-    if (sizes[1] % sizes[0])
-        return 0;
-    uint64_t f = sizes[1] / sizes[0];
-    if (f < 2 || f > UINT32_MAX)
-        return 0;
-    for (size_t i = 2; i < n; i++)
-        if (sizes[i] / sizes[i - 1] != f || sizes[i] % sizes[i - 1])
-            return 0;
-    return (uint32_t)f;
+    j->begin = j->end = s[0], j->factor = 2, j->step = 0;
+    if (n == 1)
+        return 1;
+    size_t geo = 1, lin = 2;
+    uint64_t f = s[1] % s[0] ? 0 : s[1] / s[0];
+    if (f >= 2 && f <= 1024)
+        while (geo < n && s[geo] % s[geo - 1] == 0 && s[geo] / s[geo - 1] == f)
+            geo++;
+    while (lin < n && lin < RS_MAX_SIZES && s[lin] - s[lin - 1] == s[1] - s[0])
+        lin++;
+    if (geo >= lin) {
+        j->end = s[geo - 1], j->factor = (uint32_t)f;
+        return geo;
+    }
+    j->end = s[lin - 1], j->step = s[1] - s[0];
+    return lin;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -307,7 +316,7 @@ int rs_calib_rows(const rs_scenario *sc, const rs_meas_table *const *tables, siz
     return RS_EXIT_OK;
 }
 
-/* The simulations a job needs: one sweep where its sizes are geometric, else one per size.
+/* The simulations a job needs: its sizes cut into geometric and arithmetic runs, a sweep each.
  * Appends them to todo (room for every row) and returns how many. */
 static int calib_plan_job(const rs_calib *c, int ji, int only_fit, uint64_t *sizes, calib_job *todo)
 {
@@ -320,18 +329,12 @@ static int calib_plan_job(const rs_calib *c, int ji, int only_fit, uint64_t *siz
     for (size_t i = 0; i < ns; i++)
         if (d == 0 || sizes[i] != sizes[d - 1])
             sizes[d++] = sizes[i];
-    calib_job j = c->jobs[ji];
-    uint32_t f = calib_factor(sizes, d);
-    if (d && f) {
-        j.begin = sizes[0], j.end = sizes[d - 1], j.factor = f;
-        todo[0] = j;
-        return 1;
+    int runs = 0;
+    for (size_t s = 0; s < d; runs++) {
+        todo[runs] = c->jobs[ji];
+        s += calib_run(sizes + s, d - s, &todo[runs]);
     }
-    for (size_t s = 0; s < d; s++) {
-        j.begin = j.end = sizes[s], j.factor = 2;
-        todo[s] = j;
-    }
-    return (int)d;
+    return runs;
 }
 
 int rs_calib_simulate(const rs_scenario *sc, rs_calib *c, int only_fit, FILE *err)

@@ -62,7 +62,7 @@ void rs_cmd_compare_usage(FILE *out)
 {
     fprintf(out,
         "usage: ringsim compare A B [--json FILE] [--plot FILE] [--fusion-a SPEC] [--fusion-b SPEC]\n"
-        "       ringsim compare MACHINE --measured FILE [--measured FILE...] [--collective NAME] [--ranks N]\n"
+        "       ringsim compare MACHINE --measured FILE... [--collective NAME] [--ranks N]\n"
         "                       [--hold-out SPEC] [--json FILE] [--plot FILE]\n"
         "\n"
         "Runs two scenarios (each in a child process) and prints their simulated times side by side\n"
@@ -76,7 +76,7 @@ void rs_cmd_compare_usage(FILE *out)
         "  --json FILE        also write the comparison as JSON\n"
         "  --plot FILE        busbw of both against size (.svg or .png, needs gnuplot)\n"
         "  --fusion-a SPEC    the fusion strategy of training scenario A (as run --fusion); -b for B\n"
-        "  --measured FILE    a measured table (repeatable)\n"
+        "  --measured FILE... measured tables: the files up to the next option (repeatable)\n"
         "  --collective NAME  the collective, where a file does not name it (as ringsim measured)\n"
         "  --ranks N          the rank count, where a file does not give it (default: the scenario's)\n"
         "  --hold-out SPEC    rows a calibration kept out of its fit, summarised apart (as calibrate's)\n"
@@ -159,6 +159,8 @@ int rs_cmd_compare(int argc, char **argv)
             return RS_EXIT_USAGE;
         } else if (strcmp(argv[i], "--measured") == 0) {
             measured[nmeasured++] = argv[++i];
+            while (i + 1 < argc && argv[i + 1][0] != '-') /* --measured data/*.csv */
+                measured[nmeasured++] = argv[++i];
         } else if (strcmp(argv[i], "--hold-out") == 0) {
             holds[nholds++] = argv[++i];
         } else if (strcmp(argv[i], "--collective") == 0) {

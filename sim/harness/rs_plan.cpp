@@ -174,7 +174,7 @@ int plan_body(const rs_scenario &sc, bool sim, FILE *out, FILE *err)
         std::fprintf(out, "  %-8s%s\n", "auto", sim ? "  auto vs best simulated" : "");
         double worst = 0;
         uint64_t worst_size = 0;
-        for (uint64_t size = w.begin_bytes; size <= w.end_bytes; size *= w.factor) {
+        for (uint64_t size = w.begin_bytes, more = 1; more; more = rs_scenario_next_size(&w, size, &size)) {
             uint64_t count = size / es / (per_rank(coll) ? (uint64_t)p : 1);
             if (count > 0) {
                 ncl_algo choice = auto_choice(sc, setup, coll, count, inplace);
@@ -214,8 +214,6 @@ int plan_body(const rs_scenario &sc, bool sim, FILE *out, FILE *err)
                         worst = off, worst_size = shown;
                 }
             }
-            if (size > UINT64_MAX / w.factor)
-                break;
         }
         if (sim)
             std::fprintf(out, "# %s, %s: auto is within %.1f %% of the best simulated algorithm at every size%s\n",

@@ -127,7 +127,10 @@ void engine_setup(const rs_scenario &sc, const model::Topology &built, EngineSet
     // Devices take large DMA tasks: slices only bound a task; a step's rounds overlap in flight.
     cfg.slice_bytes = sc.workload.slice_bytes ? sc.workload.slice_bytes : RS_DEFAULT_ENGINE_SLICE_BYTES;
     cfg.in_flight = sc.workload.in_flight; // 0: the device's queue depth
-    cfg.latency_path_bytes = sc.workload.latency_path;
+    for (int c = 0; c < NCL_COLL_COUNT; c++) {
+        double of = sc.workload.latency_path_of[c];
+        cfg.latency_path_bytes[c] = of >= 0 ? (uint64_t)of : sc.workload.latency_path;
+    }
     out.rings = find_scenario_rings(sc, topo);
     out.local_rings = find_local_rings(sc);
     cfg.channels = channels_for(sc, std::max(out.rings.size(), out.local_rings.size()));

@@ -327,7 +327,7 @@ int Driver::sweep(ncl_coll coll, rs_report *rep)
     rs_report_table_begin(rep, coll, ncl_algo_name(algo));
     int status = RS_EXIT_OK;
     bool reduces = rs_shape_reduces(coll);
-    for (uint64_t size = w.begin_bytes; size <= w.end_bytes; size *= w.factor) {
+    for (uint64_t size = w.begin_bytes, more = 1; more; more = rs_scenario_next_size(&w, size, &size)) {
         rs_shape s;
         if (rs_shape_make(&s, coll, p, w.dtype, w.op, w.root, size)) {
             model::Collective c{coll, s.count, s.dt, reduces ? s.op : NCL_SUM, s.root};
@@ -372,8 +372,6 @@ int Driver::sweep(ncl_coll coll, rs_report *rep)
             if (x_.on_row)
                 x_.on_row(x_.row_ud, &row);
         }
-        if (size > UINT64_MAX / w.factor)
-            break;
     }
     rs_report_table_end(rep, 0);
     return status;
@@ -522,11 +520,9 @@ int Driver::run(rs_report *rep)
     const rs_workload &w = sc_.workload;
     uint64_t es = ncl_dtype_size(w.dtype);
     for (int i = 0; i < w.colls_count; i++) // rows to come, for the progress line
-        for (uint64_t size = w.begin_bytes; size <= w.end_bytes; size *= w.factor) {
+        for (uint64_t size = w.begin_bytes, more = 1; more; more = rs_scenario_next_size(&w, size, &size)) {
             bool per_rank = w.colls[i] == NCL_COLL_ALLGATHER || w.colls[i] == NCL_COLL_REDUCE_SCATTER;
             rows_total_ += size / es / (per_rank ? (uint64_t)cl_->nranks() : 1) > 0;
-            if (size > UINT64_MAX / w.factor)
-                break;
         }
     for (int i = 0; i < sc_.workload.colls_count; i++) {
         int s = sweep(sc_.workload.colls[i], rep);

@@ -58,7 +58,13 @@ int rs_scenario_dump(const rs_scenario *sc, FILE *out);
  *  payload real, message fidelity". Returns what snprintf returns. */
 int rs_scenario_summary(const rs_scenario *sc, char *buf, size_t len);
 
-/** Number of sizes the sweep visits: begin, begin*factor, ... <= end. */
+/** Most sizes one sweep visits (a linear sweep of 1 KiB steps to 64 MiB). */
+#define RS_MAX_SIZES 65536
+
+/** The size after `size` in the sweep (begin, then times factor, or plus step, up to end): 1 and
+ *  *next, or 0 at the end. */
+int rs_scenario_next_size(const rs_workload *w, uint64_t size, uint64_t *next);
+/** Number of sizes the sweep visits, counting no further than RS_MAX_SIZES + 1. */
 uint32_t rs_scenario_size_count(const rs_workload *w);
 
 /* A topology's links are model/rs_topo.h's (the enumeration the model builds its channels from);

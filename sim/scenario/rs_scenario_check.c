@@ -343,6 +343,14 @@ int rs_scenario_check_sizes(rs_schema_ctx *c, yaml_node_t *node, void *base)
     if (w->begin_bytes > w->end_bytes)
         return rs_yaml_fail(c->y, rs_schema_key_line(c, node, "begin"), "begin",
                             "%s is larger than end %s (allowed: begin <= end)", b, e);
+    if (w->step_bytes && rs_yaml_get(c->y, node, "factor", NULL))
+        return rs_yaml_fail(c->y, rs_schema_key_line(c, node, "step"), "step",
+                            "given with factor (allowed: one of them; factor multiplies the size, step adds to it)");
+    uint32_t n = rs_scenario_size_count(w);
+    if (n > RS_MAX_SIZES)
+        return rs_yaml_fail(c->y, rs_schema_key_line(c, node, "step"), "step",
+                            "steps from %s to %s give more than %d sizes (allowed: at most %d; a larger step)", b, e,
+                            RS_MAX_SIZES, RS_MAX_SIZES);
     size_t es = ncl_dtype_size(w->dtype);
     if (es && w->begin_bytes < es)
         return rs_yaml_fail(c->y, rs_schema_key_line(c, node, "begin"), "begin",

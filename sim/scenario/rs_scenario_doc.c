@@ -8,19 +8,6 @@
 #include "rs_scenario_keys.h"
 #include "rs_units.h"
 
-uint32_t rs_scenario_size_count(const rs_workload *w)
-{
-    if (w->begin_bytes == 0 || w->factor < 2 || w->begin_bytes > w->end_bytes)
-        return w->begin_bytes == w->end_bytes ? 1 : 0;
-    uint32_t n = 0;
-    for (uint64_t s = w->begin_bytes; s <= w->end_bytes; s *= w->factor) {
-        n++;
-        if (s > w->end_bytes / w->factor)
-            break;
-    }
-    return n;
-}
-
 int rs_scenario_summary(const rs_scenario *sc, char *buf, size_t len)
 {
     char colls[96] = "", b[32], e[32];
@@ -46,7 +33,11 @@ int rs_scenario_summary(const rs_scenario *sc, char *buf, size_t len)
                  t->fusion ? t->fusion : "default");
     } else if (nsizes == 1)
         snprintf(sweep, sizeof sweep, "%s (1 size)", b);
-    else
+    else if (sc->workload.step_bytes) {
+        char st[32];
+        rs_units_format((double)sc->workload.step_bytes, RS_UNIT_SIZE, st, sizeof st);
+        snprintf(sweep, sizeof sweep, "%s..%s +%s (%u sizes)", b, e, st, nsizes);
+    } else
         snprintf(sweep, sizeof sweep, "%s..%s x%u (%u sizes)", b, e, sc->workload.factor, nsizes);
     return snprintf(buf, len, "%s, %d ranks, %llu links, %s %s %s, %s, payload %s, %s fidelity%s",
                     rs_scenario_kind_name(sc->topo.kind), sc->topo.nranks,
@@ -77,6 +68,17 @@ static int rs_key_shown(const void *root, const rs_map *m, const rs_key *k, cons
             (k->type == RS_T_COLLS || k->sub == &rs_scenario_map_sizes || strcmp(k->name, "root") == 0))
             return 0;
     }
+    /* a mapping of keys none of which is given (workload.latency_paths) says nothing */
+    if (k->type == RS_T_MAP) {
+        int any = 0;
+        for (size_t i = 0; i < k->sub->nkeys && !any; i++)
+            any = rs_schema_is_set(&k->sub->keys[i], (const char *)base + k->offset);
+        if (!any)
+            return 0;
+    }
+    /* a linear sweep has no factor (rs_scenario_check_sizes refuses both) */
+    if (m == &rs_scenario_map_sizes && strcmp(k->name, "factor") == 0)
+        return ((const rs_workload *)base)->step_bytes == 0;
     return 1;
 }
 

@@ -198,11 +198,31 @@ static const rs_key rs_keys_sizes[] = {
      0, "16 MiB", NULL, NULL, NULL, "last size (nccl-tests -e); at least begin"},
     {"factor", RS_T_INT, RS_UNIT_COUNT, RS_S_U32, offsetof(rs_workload, factor), 0, 2, 1024, 0, 0, 0, "2",
      NULL, NULL, NULL, "multiply the size by this each step (nccl-tests -f)"},
+    {"step", RS_T_UNIT, RS_UNIT_SIZE, RS_S_U64, offsetof(rs_workload, step_bytes), 0, 1, 1099511627776.0, 0, 0,
+     0, NULL, "none (multiply by factor)", NULL, NULL,
+     "add this to the size each step instead (nccl-tests -f 0 -i): linear sweeps; not with factor"},
 };
 const rs_map rs_scenario_map_sizes = {
     "workload.sizes", "The size sweep, in bytes per rank as nccl-tests counts them (for allgather and "
     "reduce_scatter: the whole gathered buffer).",
     rs_keys_sizes, RS_COUNT(rs_keys_sizes), 1, 0, 0, NULL, rs_scenario_check_sizes};
+
+#define RS_LATENCY_PATH_OF(NAME, COLL)                                                                    \
+    {NAME, RS_T_UNIT, RS_UNIT_SIZE, RS_S_DBL, offsetof(rs_workload, latency_path_of[COLL]), 0, 0, 1099511627776.0, \
+     RS_F_UNSET, 0, 0, NULL, "workload.latency_path", NULL, NULL, "latency_path for " NAME " calls (0 B: none on the latency path)"}
+static const rs_key rs_keys_latency_paths[] = {
+    RS_LATENCY_PATH_OF("allreduce", NCL_COLL_ALLREDUCE),
+    RS_LATENCY_PATH_OF("broadcast", NCL_COLL_BROADCAST),
+    RS_LATENCY_PATH_OF("reduce", NCL_COLL_REDUCE),
+    RS_LATENCY_PATH_OF("reduce_scatter", NCL_COLL_REDUCE_SCATTER),
+    RS_LATENCY_PATH_OF("allgather", NCL_COLL_ALLGATHER),
+};
+#undef RS_LATENCY_PATH_OF
+const rs_map rs_scenario_map_latency_paths = {
+    "workload.latency_paths", "The protocol switch of one collective, where it differs from workload.latency_path "
+    "(NCCL's tuning picks the protocol per collective: two A100s over InfiniBand switch allreduce at 442 KiB and "
+    "broadcast at 92 KiB).",
+    rs_keys_latency_paths, RS_COUNT(rs_keys_latency_paths), 1, 0, 0, NULL, NULL};
 
 static const rs_key rs_keys_training[] = {
     {"model", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_training, model), 0, 0, 0, 0, 0, 0, NULL, "none",
@@ -255,6 +275,9 @@ static const rs_key rs_keys_workload[] = {
      "the engine's protocol switch (NCCL's LL below a size, Simple above): a call whose buffer (a rank's share "
      "for allgather and reduce_scatter, as NCCL counts) is at most this big issues its tasks on the latency path, priced with device.latency_path_overhead per task and "
      "device.latency_path_efficiency of the wire; 0 B: every call on the bandwidth path"},
+    {"latency_paths", RS_T_MAP, RS_UNIT_COUNT, RS_S_NONE, 0, 0, 0, 0, 0, 0, 0, NULL, "latency_path for each", NULL,
+     &rs_scenario_map_latency_paths, "the protocol switch per collective, where NCCL's tuning switches at "
+     "different sizes"},
     {"landing_zone", RS_T_UNIT, RS_UNIT_SIZE, RS_S_DBL, offsetof(rs_workload, landing_zone), 0, 0, 1073741824.0,
      RS_F_UNSET, 0, 0, NULL, "the engine's: (p-1) x (link latency + task overhead) x link bandwidth, in all at most "
      "a quarter of device.scratch", NULL, NULL,
@@ -354,6 +377,7 @@ static const rs_map rs_map_top = {
 const rs_map *const rs_scenario_maps[] = {
     &rs_map_top,      &rs_map_topology, &rs_map_link,     &rs_map_nic,    &rs_map_switch,
     &rs_map_link_item, &rs_map_override, &rs_map_device,  &rs_scenario_map_workload, &rs_scenario_map_sizes,
+    &rs_scenario_map_latency_paths,
     &rs_scenario_map_training, &rs_scenario_map_fault, &rs_scenario_map_model_table, &rs_scenario_map_tensor, NULL,
 };
 

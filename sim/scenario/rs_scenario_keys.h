@@ -14,7 +14,8 @@
 /** The scenario format: its top map and the variant key topology.kind. */
 extern const rs_schema rs_scenario_schema;
 /** Maps the dump and the reference treat specially. */
-extern const rs_map rs_scenario_map_workload, rs_scenario_map_sizes, rs_scenario_map_training,
+extern const rs_map rs_scenario_map_workload, rs_scenario_map_sizes, rs_scenario_map_latency_paths,
+    rs_scenario_map_training,
     rs_scenario_map_fault;
 /** Every map, in the reference's order; NULL ends the list. */
 extern const rs_map *const rs_scenario_maps[];

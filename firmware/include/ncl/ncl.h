@@ -214,14 +214,15 @@ typedef struct ncl_config {
     ncl_log_fn log;
     void *log_ud;
     int log_level;
-    /** The latency path (NCCL's LL protocols): a call whose count x element size (a rank's share
-     *  for allgather and reduce-scatter, as NCCL's tuning counts) is at most this many bytes marks its data
-     *  tasks NCL_TASK_LATENCY_PATH, which a backend may carry differently (the SystemC model
+    /** The latency path (NCCL's LL protocols), per collective as NCCL's tuning chooses protocols:
+     *  a call whose count x element size (a rank's share for allgather and reduce-scatter, as NCCL's
+     *  tuning counts) is at most latency_path_bytes[its collective] marks its data tasks
+     *  NCL_TASK_LATENCY_PATH, which a backend may carry differently (the SystemC model
      *  prices them with the device's latency-path overhead, and its writes with its efficiency:
      *  data and flags in one stream, less per-task cost, fewer useful bytes per wire byte). The schedule is the same and
      *  correct either way. 0 (the default): every call takes the bandwidth path. Every rank must
      *  pass the same value. */
-    uint64_t latency_path_bytes;
+    uint64_t latency_path_bytes[NCL_COLL_COUNT];
 } ncl_config;
 
 /** ncl_config.landing_zone_bytes: no landing zones. */
@@ -231,7 +232,7 @@ typedef struct ncl_config {
     {                                                                                         \
         sizeof(ncl_config), NCL_CONFIG_VERSION, 30000000000ull, 2u, (512ull << 10), {0, 0, 0, 0, 0}, \
             -1, 2000u, 20u, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL,  \
-            NCL_LOG_WARN, 0                                                                   \
+            NCL_LOG_WARN, {0, 0, 0, 0, 0}                                                     \
     }
 
 struct ncl_hal;

@@ -153,6 +153,7 @@ typedef struct rs_workload {
     int32_t root;
     uint64_t begin_bytes, end_bytes;
     uint32_t factor;         /* size multiplier per step (>= 2) */
+    uint64_t step_bytes;     /* > 0: add this per step instead of multiplying (nccl-tests -i) */
     int32_t iters, warmup;
     uint32_t channels;       /* the engine's parallel ring queues (ncl_config.channels), 1..8;
                                 0: one per ring, at least 2 */
@@ -161,6 +162,7 @@ typedef struct rs_workload {
                                 device's queue_depth, at most NCL_MAX_IN_FLIGHT) */
     uint64_t latency_path;   /* ncl_config.latency_path_bytes: calls of at most this many bytes take the
                                 latency path (0: none) */
+    double latency_path_of[NCL_COLL_COUNT]; /* the same for one collective (< 0: latency_path) */
     double landing_zone;     /* ncl_config.landing_zone_bytes: bytes of each zone, 0 none, < 0 the engine's size */
     int32_t rings;           /* rs_rings: the logical rings of the ring algorithms */
     int32_t deterministic;   /* 1: ncl_config.deterministic (one canonical reduction order) */

@@ -210,6 +210,21 @@ static char *dump_text(const rs_scenario *sc)
     return text;
 }
 
+/* The scenario's dump, which must load back and dump the same (free it). */
+static char *dump_round_trip(const rs_scenario *sc)
+{
+    rs_scenario again;
+    char err[RS_SCENARIO_ERRLEN];
+    char *d1 = dump_text(sc);
+    if (rs_scenario_load_string(d1, strlen(d1), "again.yaml", &again, err, sizeof err) != 0)
+        fail_msg("dump does not load: %s\n%s", err, d1);
+    char *d2 = dump_text(&again);
+    assert_string_equal(d1, d2);
+    free(d2);
+    rs_scenario_free(&again);
+    return d1;
+}
+
 static void test_library_loads(void **state)
 {
     (void)state;
@@ -394,7 +409,7 @@ static void test_corrupt_faults(void **state)
                                "  - {at: 10 us, link: [1, 2], both: false, action: corrupt, every: 4}\n"
                                "  - {at: 0 s, link: [2, 3], both: false, action: corrupt, every: 1, crc: false}\n"
                                "  - {at: 1 ms, link: [3, 0], both: false, action: degrade, bandwidth: 1 GB/s}\n";
-    rs_scenario sc, again;
+    rs_scenario sc;
     char err[RS_SCENARIO_ERRLEN];
     if (rs_scenario_load_string(text, strlen(text), "c.yaml", &sc, err, sizeof err) != 0)
         fail_msg("%s", err);
@@ -406,17 +421,51 @@ static void test_corrupt_faults(void **state)
     assert_int_equal(sc.faults[1].every, 1);
     assert_int_equal(sc.faults[1].crc, 0);
     assert_int_equal(sc.faults[2].every, 0);
-    char *d1 = dump_text(&sc);
+    char *d1 = dump_round_trip(&sc);
     assert_non_null(strstr(d1, "action: corrupt, every: 4, crc: true}"));
     assert_non_null(strstr(d1, "action: corrupt, every: 1, crc: false}"));
     assert_non_null(strstr(d1, "action: degrade, bandwidth: 1 GB/s}"));
-    if (rs_scenario_load_string(d1, strlen(d1), "c.yaml", &again, err, sizeof err) != 0)
-        fail_msg("dump does not load: %s\n%s", err, d1);
-    char *d2 = dump_text(&again);
-    assert_string_equal(d1, d2);
     free(d1);
-    free(d2);
-    rs_scenario_free(&again);
+    rs_scenario_free(&sc);
+}
+
+/* A linear sweep (nccl-tests -f 0 -i) and per-collective protocol switches: read, counted, dumped
+ * without the factor or the switches not given, and read back the same. */
+static void test_linear_sweep_and_switches(void **state)
+{
+    (void)state;
+    static const char text[] = "topology: {kind: ring, ranks: 2}\n"
+                               "workload:\n"
+                               "  latency_path: 92 KiB\n"
+                               "  latency_paths: {allreduce: 442 KiB, reduce: 0 B}\n"
+                               "  sizes: {begin: 1 KiB, end: 1047 KiB, step: 2 KiB}\n";
+    rs_scenario sc;
+    char err[RS_SCENARIO_ERRLEN];
+    if (rs_scenario_load_string(text, strlen(text), "l.yaml", &sc, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(sc.workload.step_bytes, 2048);
+    assert_int_equal(rs_scenario_size_count(&sc.workload), 524); /* 1, 3, ..., 1047 KiB */
+    uint64_t next = 0;
+    assert_int_equal(rs_scenario_next_size(&sc.workload, 1024, &next), 1);
+    assert_int_equal(next, 3072);
+    assert_int_equal(rs_scenario_next_size(&sc.workload, 1047 * 1024, &next), 0);
+    assert_true(sc.workload.latency_path_of[NCL_COLL_ALLREDUCE] == 442 * 1024.0);
+    assert_true(sc.workload.latency_path_of[NCL_COLL_REDUCE] == 0);
+    assert_true(sc.workload.latency_path_of[NCL_COLL_BROADCAST] < 0);
+    char *d1 = dump_round_trip(&sc);
+    assert_non_null(strstr(d1, "sizes: {begin: 1 KiB, end: 1047 KiB, step: 2 KiB}"));
+    assert_non_null(strstr(d1, "latency_paths: {allreduce: 442 KiB, reduce: 0 B}"));
+    assert_non_null(strstr(d1, "+2 KiB (524 sizes)"));
+    free(d1);
+    rs_scenario_free(&sc);
+    /* without either: no factor-less sweep, no empty mapping in the dump */
+    static const char plain[] = "topology: {kind: ring, ranks: 2}\n";
+    if (rs_scenario_load_string(plain, strlen(plain), "p.yaml", &sc, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    d1 = dump_text(&sc);
+    assert_null(strstr(d1, "latency_paths"));
+    assert_null(strstr(d1, "step"));
+    free(d1);
     rs_scenario_free(&sc);
 }
 
@@ -844,7 +893,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_bad_fixtures),   cmocka_unit_test(test_hostile_inputs),
         cmocka_unit_test(test_links),          cmocka_unit_test(test_validate_output),
         cmocka_unit_test(test_readme_examples), cmocka_unit_test(test_training),
-        cmocka_unit_test(test_corrupt_faults),
+        cmocka_unit_test(test_corrupt_faults), cmocka_unit_test(test_linear_sweep_and_switches),
     };
     return cmocka_run_group_tests_name("scenario", tests, NULL, NULL);
 }
