@@ -21,6 +21,9 @@ const ParamInfo k_params[] = {
      "receiver buffer = credits; must hold one packet + header; a channel runs at most "
      "buffer / (2 * latency + a packet's time) (both fidelities), so full bandwidth needs buffer "
      ">= bandwidth * (2 * latency) + packet (the default holds 30 GB/s x 3 us + 4 KiB 2.7 times)"},
+    {"duplex_bandwidth", "B/s", "none",
+     "both directions of a link pair together (a host bridge both cross); while both send, each gets "
+     "what the other leaves, at least half (packet fidelity: as a packet starts)"},
 };
 const PortInfo k_ports[] = {
     {"tx", "sender end: an NPU (injection, or transit on ring/torus) or a switch output port"},
@@ -62,6 +65,7 @@ rs_link_params Link::defaults()
     p.packet_bytes = RS_DEFAULT_LINK_PACKET_BYTES;
     p.header_bytes = RS_DEFAULT_LINK_HEADER_BYTES;
     p.buffer_bytes = RS_DEFAULT_LINK_BUFFER_BYTES;
+    p.duplex_bandwidth = -1;
     return p;
 }
 
@@ -73,6 +77,7 @@ rs_link_params Link::nic_defaults()
     p.packet_bytes = RS_DEFAULT_NIC_PACKET_BYTES;
     p.header_bytes = RS_DEFAULT_NIC_HEADER_BYTES;
     p.buffer_bytes = RS_DEFAULT_NIC_BUFFER_BYTES;
+    p.duplex_bandwidth = -1;
     return p;
 }
 
@@ -119,11 +124,44 @@ LinkStats Link::stats_now()
 
 // ---------------------------------------------------------------- message fidelity
 
+bool Link::sending() const
+{
+    return net_.fidelity() == RS_FIDELITY_MESSAGE ? up_ && !flows_.empty() : busy_;
+}
+
+// Max-min fair between the two directions: while the reverse one sends, this one gets what the
+// reverse leaves of the duplex limit, and at least half of it.
+// Message fidelity starts from rate_ (the credit window's cap included); packet fidelity from the
+// bandwidth (its credits are modelled packet by packet).
+double Link::share_rate() const
+{
+    bool message = net_.fidelity() == RS_FIDELITY_MESSAGE;
+    double own = message ? rate_ : p_.bandwidth, duplex = p_.duplex_bandwidth;
+    if (!reverse_ || duplex <= 0)
+        return own;
+    if (!reverse_->sending())
+        return std::min(own, duplex);
+    double rev = message ? reverse_->rate_ : reverse_->p_.bandwidth;
+    return std::min(own, duplex - std::min(rev, duplex / 2));
+}
+
+void Link::reverse_before(uint64_t now)
+{
+    if (reverse_ && net_.fidelity() == RS_FIDELITY_MESSAGE)
+        reverse_->ps_advance(now);
+}
+
+void Link::reverse_after(uint64_t now)
+{
+    if (reverse_ && net_.fidelity() == RS_FIDELITY_MESSAGE)
+        reverse_->ps_reschedule(now);
+}
+
 void Link::ps_advance(uint64_t now)
 {
     if (!flows_.empty() && up_ && now > last_ps_) {
         double dt = Scheduler::to_s(now - last_ps_);
-        vtime_ += dt * rate_ / (double)flows_.size();
+        vtime_ += dt * share_rate() / (double)flows_.size();
         st_.busy_s += dt;
     }
     last_ps_ = now;
@@ -135,7 +173,7 @@ void Link::ps_reschedule(uint64_t now)
     if (flows_.empty() || !up_)
         return;
     double rem = std::max(0.0, flows_.front().finish - vtime_);
-    double dt = rem * (double)flows_.size() / rate_;
+    double dt = rem * (double)flows_.size() / share_rate();
     s_.at(now + Scheduler::to_ps(dt), &Link::ps_event, this, gen_);
 }
 
@@ -143,8 +181,11 @@ void Link::flow_start(uint32_t msg, uint32_t hop, uint64_t payload)
 {
     uint64_t now = s_.now();
     ps_advance(now);
-    if (flows_.empty())
+    bool was_idle = flows_.empty();
+    if (was_idle) {
         vtime_ = 0; // keep the tags small so their differences stay exact
+        reverse_before(now);
+    }
     uint64_t wire = wire_bytes(payload);
     st_.bytes += payload;
     st_.wire_bytes += wire;
@@ -157,6 +198,8 @@ void Link::flow_start(uint32_t msg, uint32_t hop, uint64_t payload)
     std::push_heap(flows_.begin(), flows_.end(), FlowLater());
     st_.peak_queue = std::max<uint64_t>(st_.peak_queue, flows_.size());
     ps_reschedule(now);
+    if (was_idle)
+        reverse_after(now);
 }
 
 void Link::ps_event(void *self, uint64_t gen)
@@ -169,6 +212,7 @@ void Link::ps_event(void *self, uint64_t gen)
     // The event was scheduled for the head flow; rounding to ps may leave a sliver of its bytes.
     l.vtime_ = std::max(l.vtime_, l.flows_.front().finish);
     double eps = 1e-9 * l.vtime_ + 1e-6;
+    l.reverse_before(now); // this channel may fall idle
     Flow done[8];
     int nd = 0;
     std::vector<Flow> more;
@@ -181,6 +225,7 @@ void Link::ps_event(void *self, uint64_t gen)
         l.flows_.pop_back();
     }
     l.ps_reschedule(now);
+    l.reverse_after(now);
     for (int i = 0; i < nd; i++)
         l.net_.hop_done(done[i].msg, done[i].hop);
     for (const Flow &f : more)
@@ -273,7 +318,9 @@ void Link::try_send()
     st_.bytes += payload;
     st_.wire_bytes += wire;
     st_.packets++;
-    uint64_t dur = Scheduler::to_ps((double)wire / p_.bandwidth);
+    // a packet keeps the share of the duplex limit it started with (the reverse direction's
+    // packets start and end between ours: an approximation message fidelity does not need)
+    uint64_t dur = Scheduler::to_ps((double)wire / share_rate());
     if (corrupt_.every) { // the one test a healthy channel pays
         send_corrupting(pkt, dur);
         return;
@@ -312,15 +359,19 @@ void Link::tx_done(void *self, uint64_t pkt)
 
 void Link::set_down()
 {
-    ps_advance(s_.now());
+    uint64_t now = s_.now();
+    ps_advance(now);
+    reverse_before(now);
     up_ = false;
     gen_++; // frozen flows never complete
+    reverse_after(now);
 }
 
 void Link::degrade(double bandwidth, double latency)
 {
     uint64_t now = s_.now();
     ps_advance(now);
+    reverse_before(now);
     if (bandwidth > 0)
         p_.bandwidth = bandwidth;
     if (latency >= 0) {
@@ -330,6 +381,7 @@ void Link::degrade(double bandwidth, double latency)
     rate_ = link_rate(p_);
     if (net_.fidelity() == RS_FIDELITY_MESSAGE)
         ps_reschedule(now);
+    reverse_after(now);
 }
 
 void Link::corrupt(uint32_t every, bool crc)

@@ -3,6 +3,7 @@
 #include "model/network.hpp"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "model/rs_defaults.h"
 
@@ -54,6 +55,7 @@ Network::Network(const rs_topology_spec &spec, rs_fidelity fidelity, Scheduler *
         uint32_t cap = topo_.nodes()[c.from].is_switch ? swp.buffer_bytes : 0;
         links_.push_back(std::make_unique<Link>(*this, *sched_, c.id, c.from, c.to, c.params, cap));
     }
+    couple_duplex_pairs();
     route_cache_.resize(topo_.nranks());
     switch_of_node_.assign(topo_.nnodes(), -1);
     for (const TopoNode &n : topo_.nodes())
@@ -61,6 +63,22 @@ Network::Network(const rs_topology_spec &spec, rs_fidelity fidelity, Scheduler *
             switch_of_node_[n.id] = (int)switches_.size();
             switches_.emplace_back(n.id, n.name, swp, n.in, n.out);
         }
+}
+
+// A duplex limit couples a channel with its opposite one.
+void Network::couple_duplex_pairs()
+{
+    if (std::none_of(links_.begin(), links_.end(), [](auto &l) { return l->params().duplex_bandwidth > 0; }))
+        return;
+    std::unordered_map<uint64_t, Link *> by_ends;
+    auto ends = [](int from, int to) { return (uint64_t)(uint32_t)from << 32 | (uint32_t)to; };
+    for (auto &l : links_)
+        by_ends.emplace(ends(l->from(), l->to()), l.get());
+    for (auto &l : links_) {
+        auto r = by_ends.find(ends(l->to(), l->from()));
+        if (l->params().duplex_bandwidth > 0 && r != by_ends.end())
+            l->set_reverse(r->second);
+    }
 }
 
 Network::~Network() = default;

@@ -159,7 +159,7 @@ int rs_cmd_compare(int argc, char **argv)
             return RS_EXIT_USAGE;
         } else if (strcmp(argv[i], "--measured") == 0) {
             measured[nmeasured++] = argv[++i];
-            while (i + 1 < argc && argv[i + 1][0] != '-') /* --measured data/*.csv */
+            while (i + 1 < argc && argv[i + 1][0] != '-') /* a shell glob's files */
                 measured[nmeasured++] = argv[++i];
         } else if (strcmp(argv[i], "--hold-out") == 0) {
             holds[nholds++] = argv[++i];

@@ -34,7 +34,12 @@ _Static_assert(sizeof(rs_fidelity) == sizeof(int32_t), "enum size");
     {"buffer", RS_T_UNIT, RS_UNIT_SIZE, RS_S_U32, OFF + offsetof(rs_link_params, buffer_bytes), 0, 64,  \
      1073741824, 0, 0, 0, BUF, DOC, NULL, NULL,                                                         \
      "receive buffer (its credits); holds at least one packet + header; full bandwidth needs bandwidth "  \
-     "x 2 latency + a packet, below it a channel runs at the packets it holds / (2 latency + a packet)"}
+     "x 2 latency + a packet, below it a channel runs at the packets it holds / (2 latency + a packet)"}, \
+    {"duplex_bandwidth", RS_T_UNIT, RS_UNIT_BANDWIDTH, RS_S_DBL,                                         \
+     OFF + offsetof(rs_link_params, duplex_bandwidth), 0, 0, RS_BW_MAX, RS_F_MIN_EXCL | RS_F_UNSET, 0, 0, \
+     NULL, DOC ? DOC : "none (each direction its bandwidth)", NULL, NULL,                                  \
+     "what both directions carry together, where both cross one part that cannot carry both at full rate " \
+     "(a PCIe host bridge, a NIC's DMA engine): while both are busy they share it fairly"}
 
 static const rs_key rs_keys_link[] = {
     RS_LINK_KEYS(rs_link_params, 0, RS_DEFAULT_LINK_BANDWIDTH, RS_DEFAULT_LINK_LATENCY, RS_DEFAULT_LINK_PACKET,

@@ -204,6 +204,43 @@ static void case_share()
     });
 }
 
+// A duplex limit (a host bridge both directions cross) of 1.5 x the bandwidth: one way alone runs
+// at the bandwidth, both ways at once at 0.75 x each, and once the shorter one ends the longer
+// one speeds up again; packet fidelity agrees within 3 %.
+static void case_duplex()
+{
+    const uint64_t w = 4ull << 20;
+    rs_topology_spec s = test_spec(RS_TOPO_RING, 2);
+    s.link.duplex_bandwidth = 1.5 * B;
+    Network nm(s, RS_FIDELITY_MESSAGE), np(s, RS_FIDELITY_PACKET);
+    Timer t[4];
+    send(nm, 0, 1, w, t[0]);
+    send(np, 0, 1, w, t[1]);
+    run();
+    CHECK_NEAR(t[0].elapsed(), L + wire(w) / B, 1e-3);
+    CHECK_NEAR(t[1].elapsed(), L + wire(w) / B, 0.03);
+    for (Network *n : {&nm, &np}) { /* both ways, the same bytes: 0.75 B each */
+        Timer a, b;
+        send(*n, 0, 1, w, a);
+        send(*n, 1, 0, w, b);
+        run();
+        double tol = n == &nm ? 1e-3 : 0.03;
+        CHECK_NEAR(a.elapsed(), L + wire(w) / (0.75 * B), tol);
+        CHECK_NEAR(b.elapsed(), L + wire(w) / (0.75 * B), tol);
+    }
+    for (Network *n : {&nm, &np}) { /* half the bytes back: the rest of the long one at B */
+        Timer a, b;
+        send(*n, 0, 1, w, a);
+        send(*n, 1, 0, w / 2, b);
+        run();
+        double tol = n == &nm ? 1e-3 : 0.03, t_short = wire(w / 2) / (0.75 * B);
+        CHECK_NEAR(b.elapsed(), L + t_short, tol);
+        CHECK_NEAR(a.elapsed(), L + t_short + (wire(w) - wire(w / 2)) / B, tol);
+        std::printf("%s: both ways %.4f us, then alone: %.4f us\n", n == &nm ? "message" : "packet",
+                    b.elapsed() * 1e6, a.elapsed() * 1e6);
+    }
+}
+
 // Ring of 8, everyone sends to the next at once: no contention, each like a single transfer.
 static void case_ring8()
 {
@@ -502,7 +539,7 @@ static void case_determinism()
 int sc_main(int argc, char **argv)
 {
     if (argc < 2) {
-        std::fprintf(stderr, "usage: test_model_net single|sent|multihop|share|ring8|degrade|down|corrupt|determinism\n");
+        std::fprintf(stderr, "usage: test_model_net single|sent|multihop|share|ring8|duplex|degrade|down|corrupt|determinism\n");
         return 2;
     }
     std::string c = argv[1];
@@ -512,6 +549,7 @@ int sc_main(int argc, char **argv)
         else if (c == "sent") case_sent();
         else if (c == "share") case_share();
         else if (c == "ring8") case_ring8();
+        else if (c == "duplex") case_duplex();
         else if (c == "degrade") case_degrade();
         else if (c == "down") case_down();
         else if (c == "corrupt") case_corrupt();

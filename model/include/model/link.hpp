@@ -92,6 +92,10 @@ public:
     void corrupt(uint32_t every, bool crc);
     const LinkCorruption &corruption() const { return corrupt_; }
 
+    /** The opposite channel, where params().duplex_bandwidth makes the two share it (set by the
+     *  network once every channel exists). */
+    void set_reverse(Link *reverse) { reverse_ = reverse; }
+
     static const ComponentInfo &info();
     static rs_link_params defaults();     // NPU-NPU links (HCCS-like)
     static rs_link_params nic_defaults(); // cluster NIC links (100GE RoCE-like)
@@ -111,6 +115,13 @@ private:
     };
     void ps_advance(uint64_t now);
     void ps_reschedule(uint64_t now);
+    // Wire bytes per second now: rate_, or less while the reverse channel shares the duplex limit.
+    double share_rate() const;
+    bool sending() const; // has bytes on the wire now (the reverse channel's view)
+    // Around a change of whether this channel sends (or of its rate): the reverse channel's
+    // flows are served at the old share up to now and rescheduled at the new one.
+    void reverse_before(uint64_t now);
+    void reverse_after(uint64_t now);
     static void ps_event(void *self, uint64_t gen);
 
     // What happens to the message (packet) now starting across a corrupting channel.
@@ -129,6 +140,7 @@ private:
     Scheduler &s_;
     int id_, from_, to_;
     rs_link_params p_;
+    Link *reverse_ = nullptr;
     uint64_t lat_ps_;
     bool up_ = true;
     LinkStats st_;

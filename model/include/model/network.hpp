@@ -122,6 +122,7 @@ private:
         uint32_t hop;
     };
 
+    void couple_duplex_pairs();
     uint32_t route_of(int src, int dst);
     uint32_t route_lookup(int src, int dst);
     uint32_t new_msg();

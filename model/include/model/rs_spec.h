@@ -33,6 +33,8 @@ typedef struct rs_link_params {
     uint32_t packet_bytes; /* payload bytes per packet */
     uint32_t header_bytes; /* header bytes added to every packet */
     uint32_t buffer_bytes; /* receive buffer = credits, for packet fidelity */
+    double duplex_bandwidth; /* bytes per second both directions carry together (a host bridge both
+                                cross); <= 0: each direction its bandwidth */
 } rs_link_params;
 
 typedef struct rs_switch_params {
