@@ -391,6 +391,7 @@ typedef struct calib_fit_ctx {
     FILE *err;
     int status;           /* a simulation's failure, which stops the solver */
     gsl_vector *scratch;  /* the simplex's residuals */
+    double *weight;       /* per row: the square root of its weight in the sum of squares */
 } calib_fit_ctx;
 
 static int calib_fitted_row(const rs_calib_row *r)
@@ -429,9 +430,58 @@ static int calib_residuals(const gsl_vector *xv, void *data, gsl_vector *f)
             x->status = RS_EXIT_ENGINE;
             return GSL_EBADFUNC;
         }
-        gsl_vector_set(f, k++, log(r->predicted_us / r->m->time_us));
+        gsl_vector_set(f, k++, x->weight[i] * log(r->predicted_us / r->m->time_us));
     }
     return GSL_SUCCESS;
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Row weights: the span of ln(size) each size stands for among the fitted sizes of its job (half
+ * the way to each neighbour; an end, the whole way to its one neighbour), scaled to a mean of 1.
+ * The sum of squares is then the error over every factor of size alike, however densely a table
+ * sampled it: a linear sweep of 1 KiB steps to 1 MiB does not outweigh the sizes above it a
+ * thousand to one. Geometric sweeps weigh every row 1. sqrt(weight) per row into w. */
+static int calib_weights(const rs_calib *c, double *w)
+{
+    uint64_t *sizes = calloc(c->n ? c->n : 1, sizeof *sizes);
+    double *span = calloc(c->n ? c->n : 1, sizeof *span);
+    if (!sizes || !span) {
+        free(sizes), free(span);
+        return -1;
+    }
+    for (int ji = 0; ji < c->njobs; ji++) {
+        size_t d = 0;
+        for (size_t i = 0; i < c->n; i++)
+            if (c->job_of[i] == ji && calib_fitted_row(&c->rows[i]))
+                sizes[d++] = c->rows[i].m->nccl_bytes;
+        qsort(sizes, d, sizeof *sizes, cmp_size);
+        size_t u = 0;
+        for (size_t i = 0; i < d; i++)
+            if (u == 0 || sizes[i] != sizes[u - 1])
+                sizes[u++] = sizes[i];
+        double total = 0, lo = INFINITY, hi = 0;
+        for (size_t k = 0; k < u; k++) {
+            double left = k > 0 ? log((double)sizes[k] / (double)sizes[k - 1]) : 0;
+            double right = k + 1 < u ? log((double)sizes[k + 1] / (double)sizes[k]) : 0;
+            span[k] = u == 1 ? 1 : k == 0 ? right : k + 1 == u ? left : (left + right) / 2;
+            total += span[k];
+            lo = fmin(lo, span[k]), hi = fmax(hi, span[k]);
+        }
+        int even = hi - lo <= 1e-9 * hi; /* a geometric sweep: exactly 1 each */
+        for (size_t i = 0; i < c->n; i++) {
+            if (c->job_of[i] != ji || !calib_fitted_row(&c->rows[i]))
+                continue;
+            uint64_t *at = bsearch(&c->rows[i].m->nccl_bytes, sizes, u, sizeof *sizes, cmp_size);
+            w[i] = even ? 1.0 : sqrt(span[at - sizes] * (double)u / total);
+        }
+    }
+    free(sizes), free(span);
+    return 0;
 }
 
 static double calib_rms(const rs_calib *c)
@@ -543,6 +593,33 @@ static int calib_solve(calib_fit_ctx *x, size_t n, FILE *err)
     return st;
 }
 
+/* From the starting values to the fitted ones: every row before, the solver, every row after. */
+static int calib_fit_from_start(calib_fit_ctx *x, size_t n, FILE *err)
+{
+    /* where it starts: every row, held out too, at the scenario's (or the given) values */
+    int st = rs_calib_simulate(x->sc, x->c, 0, err);
+    x->fit->simulations++;
+    if (st != RS_EXIT_OK)
+        return st;
+    x->fit->before = rs_calib_summary(x->c, -1);
+    x->fit->rms_before = calib_rms(x->c);
+    if (x->nx) {
+        st = calib_solve(x, n, err);
+        if (st != RS_EXIT_OK)
+            return st;
+    } else {
+        snprintf(x->fit->stopped, sizeof x->fit->stopped, "nothing to fit: every key pinned");
+    }
+    /* every row, held out too, at the values the scenario will say */
+    for (int i = 0; i < x->fit->nparams; i++)
+        calib_set(x->sc, calib_key_find(x->fit->params[i].key, strlen(x->fit->params[i].key)),
+                  x->fit->params[i].value);
+    st = rs_calib_simulate(x->sc, x->c, 0, err);
+    x->fit->simulations++;
+    x->fit->rms_after = calib_rms(x->c);
+    return st;
+}
+
 int rs_calib_fit_run(rs_scenario *sc, rs_calib *c, rs_calib_fit *fit, FILE *err)
 {
     calib_fit_ctx x;
@@ -569,26 +646,14 @@ int rs_calib_fit_run(rs_scenario *sc, rs_calib *c, rs_calib_fit *fit, FILE *err)
                 "hold out fewer rows or fit fewer keys)\n", n, x.nx);
         return RS_EXIT_USAGE;
     }
-    /* where it starts: every row, held out too, at the scenario's (or the given) values */
-    int st = rs_calib_simulate(sc, c, 0, err);
-    fit->simulations++;
-    if (st != RS_EXIT_OK)
-        return st;
-    fit->before = rs_calib_summary(c, -1);
-    fit->rms_before = calib_rms(c);
-    if (x.nx) {
-        st = calib_solve(&x, n, err);
-        if (st != RS_EXIT_OK)
-            return st;
-    } else {
-        snprintf(fit->stopped, sizeof fit->stopped, "nothing to fit: every key pinned");
+    x.weight = calloc(c->n, sizeof *x.weight);
+    if (!x.weight || calib_weights(c, x.weight) != 0) {
+        free(x.weight);
+        fprintf(err, "ringsim: calibrate: out of memory for %zu rows\n", c->n);
+        return RS_EXIT_USAGE;
     }
-    /* every row, held out too, at the values the scenario will say */
-    for (int i = 0; i < fit->nparams; i++)
-        calib_set(sc, calib_key_find(fit->params[i].key, strlen(fit->params[i].key)), fit->params[i].value);
-    st = rs_calib_simulate(sc, c, 0, err);
-    fit->simulations++;
-    fit->rms_after = calib_rms(c);
+    int st = calib_fit_from_start(&x, n, err);
+    free(x.weight);
     return st;
 }
 
@@ -642,7 +707,8 @@ static void calib_provenance(const rs_calib *c, const rs_calib_fit *fit, const c
     int nx = 0;
     for (int i = 0; i < fit->nparams; i++)
         nx += !fit->params[i].pinned;
-    fprintf(out, "%sfitted: %d value%s on %d rows by least squares of ln(predicted / measured) on the model "
+    fprintf(out, "%sfitted: %d value%s on %d rows by least squares of ln(predicted / measured), sizes weighted by "
+            "the span of ln(size) each stands for, on the model "
             "(GSL: trust region, then a simplex), %d iterations, %d simulation rounds; %s\n",
             lead, nx, nx == 1 ? "" : "s", fit->rows, fit->iterations, fit->simulations, fit->stopped);
     for (int i = 0; i < fit->nparams; i++) {

@@ -191,6 +191,38 @@ static int progress(ncl_comm *comm)
     return done;
 }
 
+/* The protocol switch is per collective: an allreduce of at most its latency_path_bytes marks every
+ * data task NCL_TASK_LATENCY_PATH, a larger one none, and another collective's threshold is not its. */
+static void test_latency_path_per_collective(void **state)
+{
+    (void)state;
+    static const struct {
+        ncl_coll coll;   /* whose threshold is set, to 256 B */
+        uint64_t count;  /* floats allreduced */
+        int marked;
+    } cases[] = {{NCL_COLL_ALLREDUCE, 64, 1}, {NCL_COLL_ALLREDUCE, 128, 0}, {NCL_COLL_BROADCAST, 64, 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        slow_dma s = {.depth = 4};
+        static ncl_hal hal;
+        hal.ops = &sd_ops, hal.ctx = &s;
+        ncl_config cfg = NCL_CONFIG_INIT;
+        cfg.alloc = alloc_cb, cfg.free = free_cb;
+        cfg.schedule = &k_schedule;
+        cfg.algorithm[NCL_COLL_ALLREDUCE] = NCL_ALGO_USER;
+        cfg.latency_path_bytes[cases[i].coll] = 256;
+        ncl_comm *comm = NULL;
+        assert_int_equal(ncl_comm_create(&comm, 1, 0, &hal, &cfg), NCL_SUCCESS);
+        float in[128], out[128];
+        assert_int_equal(ncl_allreduce_start(in, out, cases[i].count, NCL_FLOAT32, NCL_SUM, comm), NCL_SUCCESS);
+        while (!progress(comm))
+            s.completed = s.submits;
+        assert_int_equal(s.submits, 5);
+        for (int t = 0; t < s.submits; t++)
+            assert_int_equal(!!(s.submitted[t].flags & NCL_TASK_LATENCY_PATH), cases[i].marked);
+        ncl_comm_destroy(comm);
+    }
+}
+
 static void test_overlap_and_order(void **state)
 {
     (void)state;
@@ -313,6 +345,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_overlap_and_order),
+        cmocka_unit_test(test_latency_path_per_collective),
         cmocka_unit_test(test_one_at_a_time),
         cmocka_unit_test(test_posted_record),
         cmocka_unit_test(test_posted_only_on_records),
