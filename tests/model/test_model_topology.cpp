@@ -201,10 +201,10 @@ static void test_describe_params()
     std::string out(buf, len);
     std::free(buf);
     for (const char *want : {"link", "switch", "network", "topology", "bandwidth", "latency",
-                             "packet", "header", "buffer", "peak_queue", "busy", "statistics",
-                             "ports"})
+                             "packet", "header", "buffer", "duplex_bandwidth", "peak_queue", "busy",
+                             "statistics", "ports"})
         CHECK(out.find(want) != std::string::npos);
-    CHECK(model::Params::find("link") && model::Params::find("link")->nparams == 5);
+    CHECK(model::Params::find("link") && model::Params::find("link")->nparams == 6);
     CHECK(model::Params::find("nothing") == nullptr);
 }
 
