@@ -59,7 +59,7 @@ const ComponentInfo &Link::info()
 
 rs_link_params Link::defaults()
 {
-    rs_link_params p;
+    rs_link_params p{};
     p.bandwidth = RS_DEFAULT_LINK_BANDWIDTH_BPS;
     p.latency = RS_DEFAULT_LINK_LATENCY_S;
     p.packet_bytes = RS_DEFAULT_LINK_PACKET_BYTES;
@@ -71,7 +71,7 @@ rs_link_params Link::defaults()
 
 rs_link_params Link::nic_defaults()
 {
-    rs_link_params p;
+    rs_link_params p{};
     p.bandwidth = RS_DEFAULT_NIC_BANDWIDTH_BPS;
     p.latency = RS_DEFAULT_NIC_LATENCY_S;
     p.packet_bytes = RS_DEFAULT_NIC_PACKET_BYTES;

@@ -30,7 +30,7 @@ static int g_failures = 0;
 
 static inline rs_link_params test_link(double bw = 10e9, double lat = 1e-6)
 {
-    rs_link_params p;
+    rs_link_params p{};
     p.bandwidth = bw;
     p.latency = lat;
     p.packet_bytes = 4096;

@@ -81,7 +81,7 @@ const ncl_hal_ops k_log_ops = {
 
 rs_link_params link(double bw, double lat)
 {
-    rs_link_params p;
+    rs_link_params p{};
     p.bandwidth = bw;
     p.latency = lat;
     p.packet_bytes = 4096;

@@ -36,7 +36,7 @@ const uintptr_t k_fake_send = uintptr_t(1) << 44, k_fake_recv = uintptr_t(2) << 
  * task overhead, reduce unit faster than the link (so gamma is hidden, see test_gamma). */
 inline rs_link_params link_params(double bw = 30e9, double lat = 1e-6)
 {
-    rs_link_params p;
+    rs_link_params p{};
     p.bandwidth = bw;
     p.latency = lat;
     p.packet_bytes = 4096;
