@@ -316,19 +316,25 @@ int rs_calib_rows(const rs_scenario *sc, const rs_meas_table *const *tables, siz
     return RS_EXIT_OK;
 }
 
-/* The simulations a job needs: its sizes cut into geometric and arithmetic runs, a sweep each.
- * Appends them to todo (room for every row) and returns how many. */
-static int calib_plan_job(const rs_calib *c, int ji, int only_fit, uint64_t *sizes, calib_job *todo)
+size_t rs_calib_job_sizes(const rs_calib *c, int ji, int fitted_only, uint64_t *sizes)
 {
     size_t ns = 0;
     for (size_t i = 0; i < c->n; i++)
-        if (c->job_of[i] == ji && !c->rows[i].why_not && !(only_fit && c->rows[i].held_out))
+        if (c->job_of[i] == ji && !c->rows[i].why_not && !(fitted_only && c->rows[i].held_out))
             sizes[ns++] = c->rows[i].m->nccl_bytes;
     qsort(sizes, ns, sizeof *sizes, cmp_u64);
     size_t d = 0;
     for (size_t i = 0; i < ns; i++)
         if (d == 0 || sizes[i] != sizes[d - 1])
             sizes[d++] = sizes[i];
+    return d;
+}
+
+/* The simulations a job needs: its sizes cut into geometric and arithmetic runs, a sweep each.
+ * Appends them to todo (room for every row) and returns how many. */
+static int calib_plan_job(const rs_calib *c, int ji, int only_fit, uint64_t *sizes, calib_job *todo)
+{
+    size_t d = rs_calib_job_sizes(c, ji, only_fit, sizes);
     int runs = 0;
     for (size_t s = 0; s < d; runs++) {
         todo[runs] = c->jobs[ji];

@@ -3,6 +3,7 @@
 #define RS_CALIB_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "measured/rs_measured.h"
@@ -48,6 +49,10 @@ int rs_calib_read(const rs_scenario *sc, const char *const *files, int n, const 
  *  RS_EXIT_OK, or RS_EXIT_USAGE when a table cannot be compared (see rs_calib_predict). */
 int rs_calib_rows(const rs_scenario *sc, const rs_meas_table *const *tables, size_t ntables, rs_calib *out,
                   FILE *err);
+
+/** The distinct sizes of job ji's rows that can be simulated (only those kept in the fit, with
+ *  fitted_only), ascending, into sizes (room for c->n); returns how many. */
+size_t rs_calib_job_sizes(const rs_calib *c, int ji, int fitted_only, uint64_t *sizes);
 
 /** Simulates the rows of c on `sc` (the rows kept in the fit only, with only_fit), a child
  *  process per sweep, as many at once as the machine has cores; sets predicted and error. */

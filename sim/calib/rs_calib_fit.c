@@ -435,10 +435,18 @@ static int calib_residuals(const gsl_vector *xv, void *data, gsl_vector *f)
     return GSL_SUCCESS;
 }
 
-static int cmp_size(const void *a, const void *b)
+/* The index of v in the ascending sizes[0..n) that hold it. */
+static size_t size_index(const uint64_t *sizes, size_t n, uint64_t v)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sizes[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 /* Row weights: the span of ln(size) each size stands for among the fitted sizes of its job (half
@@ -455,15 +463,7 @@ static int calib_weights(const rs_calib *c, double *w)
         return -1;
     }
     for (int ji = 0; ji < c->njobs; ji++) {
-        size_t d = 0;
-        for (size_t i = 0; i < c->n; i++)
-            if (c->job_of[i] == ji && calib_fitted_row(&c->rows[i]))
-                sizes[d++] = c->rows[i].m->nccl_bytes;
-        qsort(sizes, d, sizeof *sizes, cmp_size);
-        size_t u = 0;
-        for (size_t i = 0; i < d; i++)
-            if (u == 0 || sizes[i] != sizes[u - 1])
-                sizes[u++] = sizes[i];
+        size_t u = rs_calib_job_sizes(c, ji, 1, sizes);
         double total = 0, lo = INFINITY, hi = 0;
         for (size_t k = 0; k < u; k++) {
             double left = k > 0 ? log((double)sizes[k] / (double)sizes[k - 1]) : 0;
@@ -476,8 +476,8 @@ static int calib_weights(const rs_calib *c, double *w)
         for (size_t i = 0; i < c->n; i++) {
             if (c->job_of[i] != ji || !calib_fitted_row(&c->rows[i]))
                 continue;
-            uint64_t *at = bsearch(&c->rows[i].m->nccl_bytes, sizes, u, sizeof *sizes, cmp_size);
-            w[i] = even ? 1.0 : sqrt(span[at - sizes] * (double)u / total);
+            size_t k = size_index(sizes, u, c->rows[i].m->nccl_bytes);
+            w[i] = even ? 1.0 : sqrt(span[k] * (double)u / total);
         }
     }
     free(sizes), free(span);
