@@ -152,12 +152,14 @@ int rs_calib_param_parse(const rs_scenario *sc, const char *spec, int pinned, rs
             return -1;
         }
     }
-    if (!(p->start >= k->lo && p->start <= k->hi)) {
-        char lo[48], hi[48], v[48];
-        rs_units_format(k->lo, k->unit, lo, sizeof lo);
-        rs_units_format(k->hi, k->unit, hi, sizeof hi);
+    /* a pinned time may be none at all: only fitted values live in log space */
+    double lo = pinned && k->unit == RS_UNIT_TIME ? 0 : k->lo;
+    if (!(p->start >= lo && p->start <= k->hi)) {
+        char los[48], his[48], v[48];
+        rs_units_format(lo, k->unit, los, sizeof los);
+        rs_units_format(k->hi, k->unit, his, sizeof his);
         rs_units_format(p->start, k->unit, v, sizeof v);
-        snprintf(why, len, "%s: %s %s (allowed: %s to %s%s)", k->name, pinned ? "pinned at" : "starts at", v, lo, hi,
+        snprintf(why, len, "%s: %s %s (allowed: %s to %s%s)", k->name, pinned ? "pinned at" : "starts at", v, los, his,
                  pinned || eq ? "" : "; give a start with --fit KEY=VALUE");
         return -1;
     }

@@ -33,8 +33,8 @@ void rs_cmd_calibrate_usage(FILE *out)
         "  --fit KEY[=START],...  the values to fit (default topology.link.bandwidth,\n"
         "                     topology.link.latency; device.task_overhead with a bring-up); START\n"
         "                     overrides the scenario's value as the starting point (allowed keys: %s)\n"
-        "  --pin KEY=VALUE    set a value measured separately (a device-to-device copy bandwidth, a\n"
-        "                     ping-pong latency) and keep it out of the fit; repeatable\n"
+        "  --pin KEY=VALUE,... set values measured separately (a device-to-device copy bandwidth, a\n"
+        "                     ping-pong latency; a time may be 0 s) and keep them out of the fit\n"
         "  --hold-out SPEC    rows kept out of the fit and only predicted, comma-separated: a\n"
         "                     collective (broadcast), a size range (1MiB..64MiB, ..4KiB, 1GiB..), K/M\n"
         "                     (of every M sizes of a file's collective and placement the last K: 2/3\n"
@@ -73,9 +73,7 @@ static int calib_add_params(const rs_scenario *sc, const char *list, int pinned,
     if (!copy)
         return -1;
     int rc = 0;
-    /* a pin's value may hold no comma, but a --fit list does: split --fit only */
-    for (char *s = pinned ? copy : strtok_r(copy, ",", &save); s && rc == 0;
-         s = pinned ? NULL : strtok_r(NULL, ",", &save)) {
+    for (char *s = strtok_r(copy, ",", &save); s && rc == 0; s = strtok_r(NULL, ",", &save)) {
         char why[600];
         rs_calib_param p;
         if (rs_calib_param_parse(sc, s, pinned, &p, why, sizeof why) != 0) {
