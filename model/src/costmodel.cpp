@@ -996,6 +996,9 @@ std::vector<AlgoCost> CostModel::costs(ncl_coll coll) const
     default:
         break;
     }
+    // every call pays the launch once, whichever algorithm runs it (Cluster starts calls late by it)
+    for (AlgoCost &c : out)
+        c.fixed_s += dev_.launch_overhead;
     return out;
 }
 
