@@ -22,8 +22,9 @@ const ParamInfo k_params[] = {
      "buffer / (2 * latency + a packet's time) (both fidelities), so full bandwidth needs buffer "
      ">= bandwidth * (2 * latency) + packet (the default holds 30 GB/s x 3 us + 4 KiB 2.7 times)"},
     {"duplex_bandwidth", "B/s", "none",
-     "both directions of a link pair together (a host bridge both cross); while both send, each gets "
-     "what the other leaves, at least half (packet fidelity: as a packet starts)"},
+     "both directions of a link pair together while both send (a host bridge both cross; below the "
+     "bandwidth: reads and writes that interfere, as host-staged copies do): each gets what the other "
+     "leaves, at least half (packet fidelity: as a packet starts); one alone runs at its bandwidth"},
 };
 const PortInfo k_ports[] = {
     {"tx", "sender end: an NPU (injection, or transit on ring/torus) or a switch output port"},
@@ -130,7 +131,9 @@ bool Link::sending() const
 }
 
 // Max-min fair between the two directions: while the reverse one sends, this one gets what the
-// reverse leaves of the duplex limit, and at least half of it.
+// reverse leaves of the duplex limit, and at least half of it. Alone, a direction runs at its own
+// rate: a limit below it (host-staged copies, whose reads and writes interfere) binds only while
+// both directions send.
 // Message fidelity starts from rate_ (the credit window's cap included); packet fidelity from the
 // bandwidth (its credits are modelled packet by packet).
 double Link::share_rate() const
@@ -140,7 +143,7 @@ double Link::share_rate() const
     if (!reverse_ || duplex <= 0)
         return own;
     if (!reverse_->sending())
-        return std::min(own, duplex);
+        return own;
     double rev = message ? reverse_->rate_ : reverse_->p_.bandwidth;
     return std::min(own, duplex - std::min(rev, duplex / 2));
 }
