@@ -214,16 +214,21 @@ uint64_t ncl_plan_cost_ns(const ncl_plan *p, const ncl_plan_env *env)
 }
 
 /* AUTO: every algorithm of the collective that accepts the plan and has a cost; the cheapest
- * wins, the registry's order breaks ties. */
+ * wins, the registry's order breaks ties. Every rank must choose the same from what it alone
+ * knows: of a broadcast or reduce only the root knows the placement (the others have one buffer
+ * either way), so those are chosen as out of place on every rank. */
 static ncl_algo choose_auto(const ncl_plan *plan, const ncl_plan_env *env)
 {
     ncl_algo best = NCL_ALGO_AUTO;
     uint64_t best_cost = UINT64_MAX;
+    int rooted = plan->coll == NCL_COLL_BROADCAST || plan->coll == NCL_COLL_REDUCE;
     for (size_t i = 0; i < sizeof algo_table / sizeof algo_table[0]; i++) {
         if (algo_table[i]->coll != plan->coll)
             continue;
         ncl_plan probe = *plan;
         probe.algo = algo_table[i]->algo;
+        if (rooted)
+            probe.inplace = 0;
         if (algo_table[i]->prepare(&probe) != NCL_SUCCESS)
             continue;
         uint64_t c = ncl_plan_cost_ns(&probe, env);

@@ -590,6 +590,31 @@ static void test_cost_placement(void **state)
     }
 }
 
+/* Of a reduce (or broadcast) only the root knows the placement: the root in place and the other
+ * ranks (one buffer each, out of place to the engine) must still choose the same algorithm,
+ * here where the in-place lines favour the tree and the out-of-place ones the ring. */
+static void test_cost_placement_rooted(void **state)
+{
+    (void)state;
+    static const ncl_cost costs[2] = {{NCL_COLL_REDUCE, NCL_ALGO_RING, 0, 2000, 0, 0, 0, 0, 0, 0, 0},
+                                      {NCL_COLL_REDUCE, NCL_ALGO_TREE, 0, 1000, 0, 0, 0, 0, 0, 5000, 0}};
+    ncl_config cfg = NCL_CONFIG_INIT;
+    cfg.costs = costs;
+    cfg.cost_count = 2;
+    ncl_hal_caps caps;
+    memset(&caps, 0, sizeof caps);
+    mock_caps(NULL, &caps); /* the chain reduce stages in scratch */
+    ncl_plan_env env;
+    ncl_plan_env_init(&env, &cfg, &caps);
+    for (int rank = 0; rank < 4; rank++) {
+        ncl_plan plan;
+        assert_int_equal(ncl_plan_make(&plan, NCL_COLL_REDUCE, NCL_ALGO_AUTO, 4, rank, 1, 1000, NCL_FLOAT32,
+                                       NCL_SUM, rank == 1, &env),
+                         NCL_SUCCESS);
+        assert_int_equal(plan.algo, NCL_ALGO_RING);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -604,6 +629,7 @@ int main(void)
         cmocka_unit_test(test_plan_env_rings),
         cmocka_unit_test(test_plan_env_predicts_auto),
         cmocka_unit_test(test_cost_placement),
+        cmocka_unit_test(test_cost_placement_rooted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
