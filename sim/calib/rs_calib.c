@@ -554,6 +554,10 @@ static void calib_fit_json(const rs_calib_fit *fit, cJSON *into)
             cJSON_AddNullToObject(v, "relative_uncertainty");
         else
             cJSON_AddNumberToObject(v, "relative_uncertainty", exp(p->sigma) - 1);
+        if (p->tied >= 0) {
+            cJSON_AddStringToObject(v, "moves_with", fit->params[p->tied].key);
+            cJSON_AddNumberToObject(v, "correlation", p->tied_corr);
+        }
         cJSON_AddItemToArray(ps, v);
     }
     cJSON_AddNumberToObject(o, "rows", fit->rows);

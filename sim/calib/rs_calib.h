@@ -96,6 +96,9 @@ typedef struct rs_calib_param {
                            rows as values) */
     int determined;   /**< 0: the rows do not depend on it, or only together with another value */
     int pinned;
+    int tied;         /**< not determined apart from params[tied]: their columns of the
+                           Jacobian correlate by 0.95 or more; -1: none */
+    double tied_corr; /**< that correlation (the cosine of the two columns) */
 } rs_calib_param;
 
 /** A link of a bring-up (ringsim bringup --json) as the calibrated scenario takes it. */

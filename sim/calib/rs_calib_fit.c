@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_blas.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_multifit_nlinear.h>
@@ -123,6 +124,7 @@ int rs_calib_param_parse(const rs_scenario *sc, const char *spec, int pinned, rs
                          size_t len)
 {
     memset(p, 0, sizeof *p);
+    p->tied = -1;
     const char *eq = strchr(spec, '=');
     size_t klen = eq ? (size_t)(eq - spec) : strlen(spec);
     const calib_key *k = calib_key_find(spec, klen);
@@ -511,6 +513,32 @@ static double calib_chisq(const gsl_vector *xv, void *data)
     return s;
 }
 
+/* Each value the rows hardly or not determine (or determine only as many rows as values), and the
+ * value it moves with: the one whose column of the Jacobian points the same way (|cosine| >= 0.95),
+ * so the rows fix a combination of the two only (a cost per call against one per step on a fixed
+ * rank count); pinning one from a separate measurement determines the other. */
+static void calib_ties(calib_fit_ctx *x, const gsl_matrix *jac)
+{
+    for (int j = 0; j < x->nx; j++) {
+        rs_calib_param *pj = &x->fit->params[x->at[j]];
+        pj->tied = -1;
+        if (pj->determined && pj->sigma <= 2.4)
+            continue;
+        gsl_vector_const_view cj = gsl_matrix_const_column(jac, (size_t)j);
+        double nj = gsl_blas_dnrm2(&cj.vector);
+        for (int k = 0; k < x->nx; k++) {
+            gsl_vector_const_view ck = gsl_matrix_const_column(jac, (size_t)k);
+            double nk = gsl_blas_dnrm2(&ck.vector), dot;
+            if (k == j || !(nj > 0) || !(nk > 0))
+                continue;
+            gsl_blas_ddot(&cj.vector, &ck.vector, &dot);
+            double r = dot / (nj * nk);
+            if (fabs(r) >= 0.95 && (pj->tied < 0 || fabs(r) > fabs(pj->tied_corr)))
+                pj->tied = x->at[k], pj->tied_corr = r;
+        }
+    }
+}
+
 /* Least squares in two phases, both GSL's: the trust-region solver (fast where the times are smooth
  * in the values), then a Nelder-Mead simplex from its answer, which steps over the jumps a smooth
  * solver stops at (auto switching algorithms, a slice or packet more). The Jacobian at the answer
@@ -584,6 +612,7 @@ static int calib_solve(calib_fit_ctx *x, size_t n, FILE *err)
             pp->determined = v > 0;
             pp->sigma = n > p ? sqrt(v * chisq / (double)(n - p)) : NAN;
         }
+        calib_ties(x, gsl_multifit_nlinear_jac(w));
     }
     if (w)
         gsl_multifit_nlinear_free(w);
@@ -661,7 +690,7 @@ int rs_calib_fit_run(rs_scenario *sc, rs_calib *c, rs_calib_fit *fit, FILE *err)
 
 /* ---- what it says ------------------------------------------------------------------------------ */
 
-static void calib_param_text(const rs_calib_param *p, char *buf, size_t len)
+static void calib_param_text(const rs_calib_fit *fit, const rs_calib_param *p, char *buf, size_t len)
 {
     const calib_key *k = calib_key_find(p->key, strlen(p->key));
     char v[48], s[48];
@@ -672,6 +701,10 @@ static void calib_param_text(const rs_calib_param *p, char *buf, size_t len)
     else if (p->value <= k->lo || p->value >= k->hi)
         snprintf(buf, len, "%s: %s (from %s; at the end of the range calibrate keeps it in: these rows want it "
                  "further, or do not depend on it)", p->key, v, s);
+    else if (p->tied >= 0)
+        snprintf(buf, len, "%s: %s (from %s; not determined apart from %s: these rows see the two only "
+                 "together, their effects correlate %+.2f; pin one measured apart, --pin KEY=VALUE)", p->key, v,
+                 s, fit->params[p->tied].key, p->tied_corr);
     else if (!p->determined)
         snprintf(buf, len, "%s: %s (from %s; not determined by these rows: they do not depend on it, or only "
                  "together with another value)", p->key, v, s);
@@ -714,8 +747,8 @@ static void calib_provenance(const rs_calib *c, const rs_calib_fit *fit, const c
             "(GSL: trust region, then a simplex), %d iterations, %d simulation rounds; %s\n",
             lead, nx, nx == 1 ? "" : "s", fit->rows, fit->iterations, fit->simulations, fit->stopped);
     for (int i = 0; i < fit->nparams; i++) {
-        char text[320];
-        calib_param_text(&fit->params[i], text, sizeof text);
+        char text[512];
+        calib_param_text(fit, &fit->params[i], text, sizeof text);
         fprintf(out, "%s  %s\n", lead, text);
     }
     for (int i = 0; i < fit->nlinks; i++) {
