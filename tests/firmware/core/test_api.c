@@ -568,17 +568,23 @@ static void test_plan_env_predicts_auto(void **state)
     assert_int_equal(atomic_load(&w.seen), (1 << NCL_ALGO_HD) | (1 << NCL_ALGO_RING)); /* both regimes ran */
 }
 
+/* The planner's input from a default config with these cost lines (and a backend's caps, or none). */
+static void plan_env_with_costs(ncl_plan_env *env, const ncl_cost *costs, uint32_t count, const ncl_hal_caps *caps)
+{
+    ncl_config cfg = NCL_CONFIG_INIT;
+    cfg.costs = costs;
+    cfg.cost_count = count;
+    ncl_plan_env_init(env, &cfg, caps);
+}
+
 /* A cost line's out-of-place terms count only out of place: there auto may choose otherwise. */
 static void test_cost_placement(void **state)
 {
     (void)state;
     static const ncl_cost costs[2] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000, 0, 0, 0, 0, 0, 5000, 1000},
                                       {NCL_COLL_ALLREDUCE, NCL_ALGO_DBTREE, 0, 3000, 0, 0, 0, 0, 0, 0, 0}};
-    ncl_config cfg = NCL_CONFIG_INIT;
-    cfg.costs = costs;
-    cfg.cost_count = 2;
     ncl_plan_env env;
-    ncl_plan_env_init(&env, &cfg, NULL);
+    plan_env_with_costs(&env, costs, 2, NULL);
     for (int inplace = 0; inplace < 2; inplace++) {
         ncl_plan plan;
         assert_int_equal(ncl_plan_make(&plan, NCL_COLL_ALLREDUCE, NCL_ALGO_AUTO, 4, 0, 0, 1000, NCL_FLOAT32, NCL_SUM,
@@ -598,14 +604,11 @@ static void test_cost_placement_rooted(void **state)
     (void)state;
     static const ncl_cost costs[2] = {{NCL_COLL_REDUCE, NCL_ALGO_RING, 0, 2000, 0, 0, 0, 0, 0, 0, 0},
                                       {NCL_COLL_REDUCE, NCL_ALGO_TREE, 0, 1000, 0, 0, 0, 0, 0, 5000, 0}};
-    ncl_config cfg = NCL_CONFIG_INIT;
-    cfg.costs = costs;
-    cfg.cost_count = 2;
     ncl_hal_caps caps;
     memset(&caps, 0, sizeof caps);
     mock_caps(NULL, &caps); /* the chain reduce stages in scratch */
     ncl_plan_env env;
-    ncl_plan_env_init(&env, &cfg, &caps);
+    plan_env_with_costs(&env, costs, 2, &caps);
     for (int rank = 0; rank < 4; rank++) {
         ncl_plan plan;
         assert_int_equal(ncl_plan_make(&plan, NCL_COLL_REDUCE, NCL_ALGO_AUTO, 4, rank, 1, 1000, NCL_FLOAT32,
