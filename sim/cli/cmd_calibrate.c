@@ -12,7 +12,7 @@
 #include "rs_cli.h"
 
 #define CALIB_USAGE                                                                                                  \
-    "usage: ringsim calibrate MACHINE.yaml MEASURED... [--fit KEY[=START],...] [--pin KEY=VALUE]...\n"               \
+    "usage: ringsim calibrate MACHINE.yaml MEASURED... [--fit KEY[=START],...] [--pin KEY=VALUE,...]\n"              \
     "                         [--hold-out SPEC] [--out FILE] [--json FILE] [--plot FILE] [--collective NAME]\n"   \
     "                         [--ranks N]"
 
