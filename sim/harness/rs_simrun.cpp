@@ -63,6 +63,7 @@ public:
      *  cause, one line: the JSON's "error" and the JUnit failure. */
     const std::string &error_text() const { return error_text_; }
     uint64_t events() const { return cl_ ? cl_->network().scheduler().events() : 0; }
+    uint64_t transfers() const { return cl_ ? cl_->network().transfers_started() : 0; }
     void print_links(FILE *out);
     void report_corruption(rs_report *rep);
     void print_devices(FILE *out);
@@ -575,9 +576,12 @@ extern "C" int rs_simrun(const rs_scenario *sc, rs_report *rep, const rs_simrun_
             double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
             struct rusage ru;
             double peak_mb = getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024.0 : 0.0; // KiB on Linux
-            std::printf("# stats: %llu events in %.3f s wall (%.3g events/s), %.6g s simulated, peak memory %.1f MiB\n",
+            // transfers: every message the network carried (writes and the records that travel alone)
+            std::printf("# stats: %llu events in %.3f s wall (%.3g events/s), %llu transfers (%.2f events each), "
+                        "%.6g s simulated, peak memory %.1f MiB\n",
                         (unsigned long long)d.events(), wall, wall > 0 ? (double)d.events() / wall : 0.0,
-                        d.sim_s(), peak_mb);
+                        (unsigned long long)d.transfers(),
+                        d.transfers() ? (double)d.events() / (double)d.transfers() : 0.0, d.sim_s(), peak_mb);
         }
         return status;
     });
