@@ -128,6 +128,7 @@ ncl_result Npu::begin(const ncl_hal_launch *l)
     bound_.size[NCL_BUF_SCRATCH] = scratch_bytes_;
     bound_.bound = true;
     launch_ = *l;
+    launches_++;
     fault_.clear();
     for (Queue &q : queues_)
         q.landed_n = 0;
@@ -143,9 +144,13 @@ ncl_result Npu::begin(const ncl_hal_launch *l)
 bool Npu::mismatch_with(int peer)
 {
     const Npu *o = peer >= 0 && (size_t)peer < all_.size() ? all_[peer] : nullptr;
-    char why[256];
-    if (!o || o == this || !ncl_launch_mismatch(&launch_, rank_, &o->launch_, peer, why, sizeof why))
+    if (!o || o == this || (peer == agreed_peer_ && launches_ == agreed_mine_ && o->launches_ == agreed_theirs_))
         return false;
+    char why[256];
+    if (!ncl_launch_mismatch(&launch_, rank_, &o->launch_, peer, why, sizeof why)) {
+        agreed_peer_ = peer, agreed_mine_ = launches_, agreed_theirs_ = o->launches_;
+        return false;
+    }
     fault_ = std::string("mismatch: ") + why;
     return true;
 }

@@ -192,6 +192,7 @@ ncl_ref ncl_plan_output(const ncl_plan *plan, int rank);
 typedef struct ncl_gen {
     int line;                /**< resume point: 0 = start, -1 = finished */
     uint64_t i, j, k, m, n;  /**< loop variables that survive a yield */
+    uint64_t d[5];           /**< values a generator derives once per stream (they cost divisions) */
 } ncl_gen;
 
 /** Produces the next task of (plan->rank, queue) into *out. Returns 1, or 0 at the end. */

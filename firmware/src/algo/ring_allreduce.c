@@ -56,31 +56,31 @@ static uint64_t rounds_of(const ncl_plan *p, uint64_t span)
     return ncl_div_ceil(ncl_div_ceil(span, (uint64_t)p->nranks), p->slice_elems);
 }
 
-/* Unit u of a channel's stream (ncl_round_step over 2 (p-1) steps a round) is step *s of round
- * *r; returns 1 when it ends its step. */
-static int unit_of(const ncl_plan *p, uint64_t span, uint64_t u, uint64_t *r, uint64_t *s)
+/* Unit u of a channel's stream (ncl_round_step over 2 (p-1) steps a round, `rounds` rounds) is
+ * step *s of round *r; returns 1 when it ends its step. */
+static int unit_of(const ncl_plan *p, uint64_t rounds, uint64_t u, uint64_t *r, uint64_t *s)
 {
-    return ncl_round_step(p, u, rounds_of(p, span), 2u * (uint64_t)(p->nranks - 1), r, s);
+    return ncl_round_step(p, u, rounds, 2u * (uint64_t)(p->nranks - 1), r, s);
 }
 
-static uint64_t round_of(const ncl_plan *p, uint64_t span, uint64_t u)
+static uint64_t round_of(const ncl_plan *p, uint64_t rounds, uint64_t u)
 {
     uint64_t r, s;
-    unit_of(p, span, u, &r, &s);
+    unit_of(p, rounds, u, &r, &s);
     return r;
 }
 
-static int step_end(const ncl_plan *p, uint64_t span, uint64_t u)
+static int step_end(const ncl_plan *p, uint64_t rounds, uint64_t u)
 {
     uint64_t r, s;
-    return unit_of(p, span, u, &r, &s);
+    return unit_of(p, rounds, u, &r, &s);
 }
 
 /* The turn of reduce-scatter unit u among the channel's reduce-scatter units (its staged slot). */
-static uint64_t rs_turn(const ncl_plan *p, uint64_t span, uint64_t u)
+static uint64_t rs_turn(const ncl_plan *p, uint64_t rounds, uint64_t u)
 {
     uint64_t r, s;
-    unit_of(p, span, u, &r, &s);
+    unit_of(p, rounds, u, &r, &s);
     return p->in_flight > 1 ? u : r * (uint64_t)(p->nranks - 1) + s;
 }
 
@@ -283,9 +283,11 @@ static ncl_result prepare(ncl_plan *p)
     return NCL_SUCCESS;
 }
 
-/* Generator state: n = the channel portion's length, m = its first element (set once: they
- * cost divisions), i = unit (unit_of), j = its step, k = piece of the step (step_piece; in the
- * up-front pre-copy k, j: the part and position). */
+/* Generator state: n = the channel portion's length, m = its first element, d[] what they give
+ * (RA_*; all set once: they cost divisions), i = unit (unit_of), j = its step, k = piece of the
+ * step (step_piece; in the up-front pre-copy k, j: the part and position). */
+enum { RA_ROUNDS, RA_ZONED, RA_HEAD, RA_ZONE_LAST, RA_LANDING };
+
 static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
 {
     const uint32_t channels = channels_of(p), c = q % channels;
@@ -300,9 +302,14 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
 
     NCL_GEN_BEGIN(g);
     g->n = channel_span(p, c, &g->m);
+    g->d[RA_ROUNDS] = rounds_of(p, g->n);
+    g->d[RA_ZONED] = zoned_of(p, c, g->n);
+    g->d[RA_HEAD] = head_of(p, c, g->n);
+    g->d[RA_ZONE_LAST] = zone_last_step(p, c, g->n);
+    g->d[RA_LANDING] = (uint64_t)landing(p, g->n);
     if (g->n == 0 && (fill_queue || c >= p->zone_channels))
         return g->line = -1, 0;
-    if (fill_queue && landing(p, g->n)) { /* our final chunk, all its rounds, then one READY */
+    if (fill_queue && g->d[RA_LANDING]) { /* our final chunk, all its rounds, then one READY */
         for (g->k = 0; g->k < ncl_part(g->n, (uint64_t)n, (uint64_t)i, &off); g->k += p->slice_elems) {
             len = ncl_min_u64(p->slice_elems, ncl_part(g->n, (uint64_t)n, (uint64_t)i, &off) - g->k);
             off += g->m + g->k;
@@ -315,8 +322,8 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     }
     if (fill_queue) {
         /* every chunk of every round the ring reduces into (not the zones), in the order it needs them */
-        for (g->i = zoned_of(p, c, g->n); g->i < rounds_of(p, g->n) * steps; g->i++) {
-            unit_of(p, g->n, g->i, &round, &g->j);
+        for (g->i = g->d[RA_ZONED]; g->i < g->d[RA_ROUNDS] * steps; g->i++) {
+            unit_of(p, g->d[RA_ROUNDS], g->i, &round, &g->j);
             if (g->j >= (uint64_t)(n - 1) || !batch_start(p, c, g->n, g->j))
                 continue;
             if (batch_end(p, c, g->n, g->j) > g->j + 1) { /* several steps' chunks at once */
@@ -332,11 +339,11 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                 continue;
             }
             for (g->k = 0; g->k == 0 || step_piece(p, c, g->n, g->m, ncl_mod(i - 2 - (int)g->j, n),
-                                                   round_of(p, g->n, g->i), g->j, g->k, &off) != 0; g->k++) {
-                round = round_of(p, g->n, g->i);
+                                                   round_of(p, g->d[RA_ROUNDS], g->i), g->j, g->k, &off) != 0; g->k++) {
+                round = round_of(p, g->d[RA_ROUNDS], g->i);
                 if (fill_task(p, c, g->n, g->m, round, g->j, g->k, t))
                     NCL_YIELD(g);
-                ncl_task_record(t, prev_rank, filled, (uint32_t)(round_of(p, g->n, g->i) * steps + g->j));
+                ncl_task_record(t, prev_rank, filled, (uint32_t)(round_of(p, g->d[RA_ROUNDS], g->i) * steps + g->j));
                 NCL_YIELD(g);
             }
         }
@@ -356,7 +363,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     }
     if (n == 1)
         return g->line = -1, 0;
-    if ((fills_here || landing(p, g->n)) && g->n) { /* prev may write (or reduce) into any chunk */
+    if ((fills_here || g->d[RA_LANDING]) && g->n) { /* prev may write (or reduce) into any chunk */
         ncl_task_record(t, prev_rank, NCL_NOTIFY_READY(c), 0);
         NCL_YIELD(g);
     }
@@ -364,56 +371,56 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         ncl_task_wait(t, next_rank, NCL_NOTIFY_CREDIT(c), 1, 0);
         NCL_YIELD(g);
     }
-    if (c < p->zone_channels && zone_last_step(p, c, g->n) == 0) { /* nothing of ours to read there */
+    if (c < p->zone_channels && g->d[RA_ZONE_LAST] == 0) { /* nothing of ours to read there */
         ncl_task_record(t, prev_rank, NCL_NOTIFY_CREDIT(c), 0);
         NCL_YIELD(g);
     }
 
-    for (g->i = 0; g->i < rounds_of(p, g->n) * steps; g->i++) {
-        unit_of(p, g->n, g->i, &round, &g->j);
+    for (g->i = 0; g->i < g->d[RA_ROUNDS] * steps; g->i++) {
+        unit_of(p, g->d[RA_ROUNDS], g->i, &round, &g->j);
         if (g->j >= (uint64_t)(n - 1))
             goto allgather;
-        if (g->i == 0 && head_of(p, c, g->n)) { /* the first unit's head into next's zone */
+        if (g->i == 0 && g->d[RA_HEAD]) { /* the first unit's head into next's zone */
             len = chunk_round(p, g->n, g->m, ncl_mod(i - 1, n), 0, &off);
             ncl_task_write(t, next_rank, ncl_ref_add(in, off * es), ncl_zone_slot(p, c, 0, 0),
-                           ncl_min_u64(head_of(p, c, g->n), len) * es, 0);
+                           ncl_min_u64(g->d[RA_HEAD], len) * es, 0);
             NCL_YIELD(g);
         }
-        if ((fills_here || landing(p, g->n)) && g->i == zoned_of(p, c, g->n)) { /* the first unit (or tail) for next's recv */
+        if ((fills_here || g->d[RA_LANDING]) && g->i == g->d[RA_ZONED]) { /* the first unit (or tail) for next's recv */
             ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(c), 1, 0);
             NCL_YIELD(g);
         }
         /* reduce-scatter, step s = j: reduce chunk i-1-s into next's copy; step 0 reads our input */
-        if (staged(p) && rs_turn(p, g->n, g->i) >= 2) { /* next emptied our slot */
+        if (staged(p) && rs_turn(p, g->d[RA_ROUNDS], g->i) >= 2) { /* next emptied our slot */
             ncl_task_wait(t, next_rank, NCL_NOTIFY_READY(c), 1, (uint32_t)(round * steps + g->j));
             NCL_YIELD(g);
         }
-        if (landing(p, g->n) && g->i == (uint64_t)(n - 2) * rounds_of(p, g->n)) { /* next's final chunk is filled */
+        if (g->d[RA_LANDING] && g->i == (uint64_t)(n - 2) * g->d[RA_ROUNDS]) { /* next's final chunk is filled */
             ncl_task_wait(t, next_rank, filled, 1, (uint32_t)(n - 2));
             NCL_YIELD(g);
         }
-        if (g->j > 0 && g->i - rounds_of(p, g->n) < zoned_of(p, c, g->n)) { /* what prev sent is in our zone */
-            round = round_of(p, g->n, g->i);
+        if (g->j > 0 && g->i - g->d[RA_ROUNDS] < g->d[RA_ZONED]) { /* what prev sent is in our zone */
+            round = round_of(p, g->d[RA_ROUNDS], g->i);
             len = chunk_round(p, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), round, &off);
-            if (!fills_here && !landing(p, g->n) && g->i >= zoned_of(p, c, g->n) && batch_start(p, c, g->n, g->j)) {
+            if (!fills_here && !g->d[RA_LANDING] && g->i >= g->d[RA_ZONED] && batch_start(p, c, g->n, g->j)) {
                 ncl_task_wait(t, next_rank, filled, 1, (uint32_t)(round * steps + g->j)); /* as below */
                 NCL_YIELD(g);
-                round = round_of(p, g->n, g->i);
+                round = round_of(p, g->d[RA_ROUNDS], g->i);
                 len = chunk_round(p, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), round, &off);
             }
             if (len) {
-                const uint64_t from = g->i - rounds_of(p, g->n), zoned = g->i < zoned_of(p, c, g->n);
+                const uint64_t from = g->i - g->d[RA_ROUNDS], zoned = g->i < g->d[RA_ZONED];
                 const uint64_t slot = slot_bytes(p, g->n);
                 ncl_task_reduce_write(t, p, next_rank, ncl_ref_add(in, off * es), ncl_zone_slot(p, c, slot, from),
                                       zoned ? ncl_zone_slot(p, c, slot, g->i) : ncl_ref_add(recv, off * es), len * es,
-                                      !zoned && (!landing(p, g->n) || g->j == (uint64_t)(n - 2)),
+                                      !zoned && (!g->d[RA_LANDING] || g->j == (uint64_t)(n - 2)),
                                       (uint32_t)(round * steps + g->j));
                 NCL_YIELD(g);
             }
             goto signal;
         }
-        if (g->i < zoned_of(p, c, g->n)) { /* step 0 into next's zone */
-            round = round_of(p, g->n, g->i);
+        if (g->i < g->d[RA_ZONED]) { /* step 0 into next's zone */
+            round = round_of(p, g->d[RA_ROUNDS], g->i);
             len = chunk_round(p, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), round, &off);
             if (len) {
                 ncl_task_write(t, next_rank, ncl_ref_add(in, off * es), ncl_zone_slot(p, c, slot_bytes(p, g->n), g->i),
@@ -422,20 +429,20 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
             }
             goto signal;
         }
-        if (landing(p, g->n)) { /* what arrived in our recv, our contribution added on the way */
-            round = round_of(p, g->n, g->i);
+        if (g->d[RA_LANDING]) { /* what arrived in our recv, our contribution added on the way */
+            round = round_of(p, g->d[RA_ROUNDS], g->i);
             len = chunk_round(p, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), round, &off);
-            if (len && g->i == rounds_of(p, g->n) && head_of(p, c, g->n)) { /* the head is in our zone */
+            if (len && g->i == g->d[RA_ROUNDS] && g->d[RA_HEAD]) { /* the head is in our zone */
                 ncl_task_reduce_write(t, p, next_rank, ncl_ref_add(in, off * es), ncl_zone_slot(p, c, 0, 0),
-                                      ncl_ref_add(recv, off * es), ncl_min_u64(head_of(p, c, g->n), len) * es,
+                                      ncl_ref_add(recv, off * es), ncl_min_u64(g->d[RA_HEAD], len) * es,
                                       g->j == (uint64_t)(n - 2), (uint32_t)(round * steps + g->j));
                 NCL_YIELD(g);
-                round = round_of(p, g->n, g->i);
+                round = round_of(p, g->d[RA_ROUNDS], g->i);
                 len = chunk_round(p, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), round, &off);
             }
-            if ((g->i == 0 || g->i == rounds_of(p, g->n)) && head_of(p, c, g->n)) { /* the tail */
-                off += ncl_min_u64(head_of(p, c, g->n), len);
-                len -= ncl_min_u64(head_of(p, c, g->n), len);
+            if ((g->i == 0 || g->i == g->d[RA_ROUNDS]) && g->d[RA_HEAD]) { /* the tail */
+                off += ncl_min_u64(g->d[RA_HEAD], len);
+                len -= ncl_min_u64(g->d[RA_HEAD], len);
             }
             if (len && g->j == 0)
                 ncl_task_write(t, next_rank, ncl_ref_add(in, off * es), ncl_ref_add(recv, off * es), len * es,
@@ -448,30 +455,30 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                 NCL_YIELD(g);
             goto signal;
         }
-        for (g->k = 0; g->k == 0 || step_piece(p, c, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), round_of(p, g->n, g->i),
+        for (g->k = 0; g->k == 0 || step_piece(p, c, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), round_of(p, g->d[RA_ROUNDS], g->i),
                                                g->j, g->k, &off) != 0; g->k++) {
             if (!fills_here && batch_start(p, c, g->n, g->j)) {
                 /* next's fill queue has put its contribution there (a READY per batch) */
-                ncl_task_wait(t, next_rank, filled, 1, (uint32_t)(round_of(p, g->n, g->i) * steps + g->j));
+                ncl_task_wait(t, next_rank, filled, 1, (uint32_t)(round_of(p, g->d[RA_ROUNDS], g->i) * steps + g->j));
                 NCL_YIELD(g);
             }
             /* the step's whole chunk decides inline or staged (a piece keeps its alignment) */
-            round = round_of(p, g->n, g->i);
+            round = round_of(p, g->d[RA_ROUNDS], g->i);
             len = chunk_round(p, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), round, &off);
             inline_step = ncl_inline_ok(p, off * es, off * es, len * es);
             len = step_piece(p, c, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), round, g->j, g->k, &off);
-            if (len && g->i == rounds_of(p, g->n) && head_of(p, c, g->n)) { /* our contribution to the head */
+            if (len && g->i == g->d[RA_ROUNDS] && g->d[RA_HEAD]) { /* our contribution to the head */
                 ncl_task_reduce_write(t, p, next_rank, ncl_ref_add(in, off * es), ncl_zone_slot(p, c, 0, 0),
-                                      ncl_ref_add(recv, off * es), ncl_min_u64(head_of(p, c, g->n), len) * es, 1,
+                                      ncl_ref_add(recv, off * es), ncl_min_u64(g->d[RA_HEAD], len) * es, 1,
                                       (uint32_t)(round * steps + g->j));
                 NCL_YIELD(g);
-                round = round_of(p, g->n, g->i);
+                round = round_of(p, g->d[RA_ROUNDS], g->i);
                 len = step_piece(p, c, g->n, g->m, ncl_mod(i - 1 - (int)g->j, n), round, g->j, g->k, &off);
                 inline_step = 1; /* zones are used only where every task reduces inline */
             }
-            if ((g->i == 0 || g->i == rounds_of(p, g->n)) && head_of(p, c, g->n)) { /* the tail */
-                off += ncl_min_u64(head_of(p, c, g->n), len);
-                len -= ncl_min_u64(head_of(p, c, g->n), len);
+            if ((g->i == 0 || g->i == g->d[RA_ROUNDS]) && g->d[RA_HEAD]) { /* the tail */
+                off += ncl_min_u64(g->d[RA_HEAD], len);
+                len -= ncl_min_u64(g->d[RA_HEAD], len);
             }
             if (len) {
                 if (inline_step)
@@ -479,33 +486,33 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                                           ncl_ref_add(recv, off * es), len * es, (uint32_t)(round * steps + g->j));
                 else
                     ncl_task_write(t, next_rank, ncl_ref_add(g->j == 0 ? in : recv, off * es),
-                                   slot(p, c, rs_turn(p, g->n, g->i)), len * es, (uint32_t)(round * steps + g->j));
+                                   slot(p, c, rs_turn(p, g->d[RA_ROUNDS], g->i)), len * es, (uint32_t)(round * steps + g->j));
                 NCL_YIELD(g);
             }
         }
     signal:
-        if (staged(p) || step_end(p, g->n, g->i)) { /* staged: a slot per round, each signalled */
-            ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(c), (uint32_t)(round_of(p, g->n, g->i) * steps + g->j));
+        if (staged(p) || step_end(p, g->d[RA_ROUNDS], g->i)) { /* staged: a slot per round, each signalled */
+            ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(c), (uint32_t)(round_of(p, g->d[RA_ROUNDS], g->i) * steps + g->j));
             NCL_YIELD(g);
             /* the step that read our zone last is done: prev may use it again */
-            if (g->j == zone_last_step(p, c, g->n) && g->j) {
+            if (g->j == g->d[RA_ZONE_LAST] && g->j) {
                 ncl_task_record(t, prev_rank, NCL_NOTIFY_CREDIT(c), 0);
                 NCL_YIELD(g);
             }
-            ncl_task_wait(t, prev_rank, NCL_NOTIFY_DATA(c), 1, (uint32_t)(round_of(p, g->n, g->i) * steps + g->j));
+            ncl_task_wait(t, prev_rank, NCL_NOTIFY_DATA(c), 1, (uint32_t)(round_of(p, g->d[RA_ROUNDS], g->i) * steps + g->j));
             NCL_YIELD(g);
         }
         if (staged(p)) {
             /* prev sent chunk i-2-s: into our copy, or into the slot we now reduce */
-            round = round_of(p, g->n, g->i);
+            round = round_of(p, g->d[RA_ROUNDS], g->i);
             len = chunk_round(p, g->n, g->m, ncl_mod(i - 2 - (int)g->j, n), round, &off);
             if (len && !ncl_inline_ok(p, off * es, off * es, len * es)) {
-                ncl_task_reduce(t, p, slot(p, c, rs_turn(p, g->n, g->i)), ncl_ref_add(recv, off * es), len * es,
+                ncl_task_reduce(t, p, slot(p, c, rs_turn(p, g->d[RA_ROUNDS], g->i)), ncl_ref_add(recv, off * es), len * es,
                                 (uint32_t)(round * steps + g->j));
                 NCL_YIELD(g);
             }
-            if (rs_turn(p, g->n, g->i) + 2 < rounds_of(p, g->n) * (uint64_t)(n - 1)) {
-                ncl_task_record(t, prev_rank, NCL_NOTIFY_READY(c), (uint32_t)(round_of(p, g->n, g->i) * steps + g->j));
+            if (rs_turn(p, g->d[RA_ROUNDS], g->i) + 2 < g->d[RA_ROUNDS] * (uint64_t)(n - 1)) {
+                ncl_task_record(t, prev_rank, NCL_NOTIFY_READY(c), (uint32_t)(round_of(p, g->d[RA_ROUNDS], g->i) * steps + g->j));
                 NCL_YIELD(g);
             }
         }
@@ -520,17 +527,17 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
             }
         }
         /* allgather, step s = j - (p-1): copy chunk i-s to next (step 0: our reduced chunk) */
-        round = round_of(p, g->n, g->i);
+        round = round_of(p, g->d[RA_ROUNDS], g->i);
         len = chunk_round(p, g->n, g->m, ncl_mod(i - (int)(g->j - (uint64_t)(n - 1)), n), round, &off);
         if (len) {
             ncl_task_write(t, next_rank, ncl_ref_add(recv, off * es), ncl_ref_add(recv, off * es), len * es,
                            (uint32_t)(round * steps + g->j));
             NCL_YIELD(g);
         }
-        if (step_end(p, g->n, g->i)) {
-            ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(c), (uint32_t)(round_of(p, g->n, g->i) * steps + g->j));
+        if (step_end(p, g->d[RA_ROUNDS], g->i)) {
+            ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(c), (uint32_t)(round_of(p, g->d[RA_ROUNDS], g->i) * steps + g->j));
             NCL_YIELD(g);
-            ncl_task_wait(t, prev_rank, NCL_NOTIFY_DATA(c), 1, (uint32_t)(round_of(p, g->n, g->i) * steps + g->j));
+            ncl_task_wait(t, prev_rank, NCL_NOTIFY_DATA(c), 1, (uint32_t)(round_of(p, g->d[RA_ROUNDS], g->i) * steps + g->j));
             NCL_YIELD(g);
         }
     }

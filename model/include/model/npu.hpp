@@ -182,6 +182,11 @@ private:
     void *waker_ud_;
 
     Region bound_;
+    // begin() calls so far, and the last peer found to agree with us, at which of its and our
+    // calls: a wait asks every time, and rings ask the same peer again and again
+    uint64_t launches_ = 0;
+    int agreed_peer_ = -1;
+    uint64_t agreed_mine_ = 0, agreed_theirs_ = 0;
     uint32_t busy_engines_ = 0;
     std::deque<uint32_t> waiting_;        // queues waiting for a free DMA engine, in order
     Queue queues_[NCL_MAX_QUEUES];
