@@ -126,14 +126,20 @@ static inline uint64_t ncl_pow2_floor(uint64_t n)
 
 /* Ring c (channel c's logical ring): the position of `rank`, and the rank at position `pos`
  * (any integer: taken mod nranks). Without rings, ring c is 0, 1, ..., nranks-1. */
+/* Ring c's row of the plan's ring tables (channels beyond the rings reuse them; no division in
+ * the usual case: generators ask on every task). */
+static inline size_t ncl_ring_row(const ncl_plan *p, uint32_t c)
+{
+    return (size_t)(c < p->ring_count ? c : c % p->ring_count) * (size_t)p->nranks;
+}
 static inline int ncl_ring_pos(const ncl_plan *p, uint32_t c, int rank)
 {
-    return p->ring_count ? p->ring_pos[(size_t)(c % p->ring_count) * (size_t)p->nranks + (size_t)rank] : rank;
+    return p->ring_count ? p->ring_pos[ncl_ring_row(p, c) + (size_t)rank] : rank;
 }
 static inline int ncl_ring_rank(const ncl_plan *p, uint32_t c, int64_t pos)
 {
     int i = ncl_mod(pos, p->nranks);
-    return p->ring_count ? p->ring_order[(size_t)(c % p->ring_count) * (size_t)p->nranks + (size_t)i] : (int)i;
+    return p->ring_count ? p->ring_order[ncl_ring_row(p, c) + (size_t)i] : (int)i;
 }
 
 /* Intra-server ring c of the two-level algorithms (over local indices 0..local_size-1): the

@@ -290,7 +290,7 @@ enum { RA_ROUNDS, RA_ZONED, RA_HEAD, RA_ZONE_LAST, RA_LANDING };
 
 static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
 {
-    const uint32_t channels = channels_of(p), c = q % channels;
+    const uint32_t channels = channels_of(p), c = q < channels ? q : q - channels; /* fill queue c: channels + c */
     const int r = p->rank, n = p->nranks, i = ncl_ring_pos(p, c, r);
     const int next_rank = ncl_ring_rank(p, c, i + 1), prev_rank = ncl_ring_rank(p, c, i - 1);
     const int fill_queue = q >= channels, fills_here = p->helper_queues == 0;
