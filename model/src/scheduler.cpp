@@ -49,21 +49,9 @@ void Scheduler::at(uint64_t t, Fn fn, void *obj, uint64_t arg)
             arm(n);
         return;
     }
-    uint32_t node = free_nodes_;
-    if (node != k_none) {
-        free_nodes_ = nodes_[node].next;
-    } else {
-        node = (uint32_t)nodes_.size();
-        nodes_.emplace_back();
-    }
-    nodes_[node] = Node{Due{fn, obj, arg}, k_none};
-    uint32_t b = bucket_for(t);
-    Bucket &bk = buckets_[b];
-    if (bk.head == k_none)
-        bk.head = node;
-    else
-        nodes_[bk.tail].next = node;
-    bk.tail = node;
+    uint32_t b = last_b_ != k_none && last_t_ == t ? last_b_ : bucket_for(t);
+    last_t_ = t, last_b_ = b;
+    buckets_[b].due.push_back(Due{fn, obj, arg});
     timed_++;
     // Inside run() the loop re-arms at its end; before the first run() the method's
     // initialisation call arms it.
@@ -87,7 +75,7 @@ uint32_t Scheduler::bucket_for(uint64_t t)
         b = (uint32_t)buckets_.size();
         buckets_.emplace_back();
     }
-    buckets_[b] = Bucket{t, k_none, k_none};
+    buckets_[b].t = t; // (its due array is empty, capacity kept)
     index_[i] = Slot{t, b};
     if (++index_used_ * 2 > index_.size()) { // keep probes short: rehash at half full
         std::vector<Slot> old(index_.size() * 2, Slot{0, k_none});
@@ -209,21 +197,23 @@ void Scheduler::run()
         if (!heap_.empty() && heap_.front() <= n && heap_.front() < hold_) {
             // The earliest bucket is due: unhook it first (nothing can join it now: whatever
             // is scheduled for <= now goes to the now-FIFO), then run its callbacks in order.
+            // Its array is taken out while the callbacks run (they may add buckets, moving
+            // buckets_) and the bucket is freed only after them, so none of them reuses it.
             uint32_t b = heap_b_.front();
             index_erase(heap_.front());
             heap_pop();
-            uint32_t node = buckets_[b].head;
-            free_buckets_.push_back(b);
-            while (node != k_none) {
-                Due d = nodes_[node].d;
-                uint32_t next = nodes_[node].next;
-                nodes_[node].next = free_nodes_;
-                free_nodes_ = node;
-                node = next;
+            if (last_b_ == b)
+                last_b_ = k_none;
+            running_.swap(buckets_[b].due);
+            for (size_t k = 0; k < running_.size(); k++) {
+                const Due d = running_[k];
                 timed_--;
                 events_++;
                 d.fn(d.obj, d.arg);
             }
+            running_.clear();
+            running_.swap(buckets_[b].due);
+            free_buckets_.push_back(b);
         } else if (now_head_ < now_.size()) {
             Due d = now_[now_head_++];
             events_++;

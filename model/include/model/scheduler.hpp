@@ -50,13 +50,9 @@ private:
         void *obj;
         uint64_t arg;
     };
-    struct Node { // one pending timed callback, linked into its time's bucket
-        Due d;
-        uint32_t next;
-    };
-    struct Bucket { // every callback due at time t, in scheduling order
-        uint64_t t;
-        uint32_t head, tail;
+    struct Bucket { // every callback due at time t, in scheduling order (a freed bucket keeps
+        uint64_t t;    // its array's capacity for the next time it is used: no allocation then)
+        std::vector<Due> due;
     };
     struct Slot { // open-addressing index time -> bucket (bucket == k_none: empty)
         uint64_t t;
@@ -80,11 +76,12 @@ private:
     std::vector<uint32_t> heap_b_;  // ... and their buckets (parallel arrays)
     std::vector<Bucket> buckets_;
     std::vector<uint32_t> free_buckets_;
-    std::vector<Node> nodes_;
-    uint32_t free_nodes_ = k_none; // free list through Node::next
+    uint64_t last_t_ = 0;          // the time and bucket at() used last: a wave of callbacks ...
+    uint32_t last_b_ = k_none;     // ... for one instant skips the index (k_none: none)
     std::vector<Slot> index_;      // power-of-two size, linear probing
     size_t index_used_ = 0;
     size_t timed_ = 0;             // timed callbacks pending
+    std::vector<Due> running_;     // the due bucket's callbacks while they run
     std::vector<Due> now_;
     size_t now_head_ = 0;
     uint64_t run_now_ = 0; // the time run() is draining (now() without asking SystemC)
