@@ -49,8 +49,9 @@ ncl_result ncl_comm_create(ncl_comm **out, int nranks, int rank, const ncl_hal *
         (cfg->local_ring_count != 0) != (cfg->local_rings != NULL) || cfg->local_ring_count > NCL_MAX_QUEUES ||
         (cfg->local_ring_count != 0 && cfg->local_size == 0))
         return NCL_ERR_INVALID_ARGUMENT;
-    /* the cost and ring tables live right after the communicator: one allocation, one free */
-    size_t table = (size_t)cfg->ring_count * (size_t)nranks;
+    /* the cost and ring tables live right after the communicator: one allocation, one free
+     * (rings given with their inverse are the caller's to keep) */
+    size_t table = cfg->ring_positions ? 0 : (size_t)cfg->ring_count * (size_t)nranks;
     size_t ltable = (size_t)cfg->local_ring_count * (size_t)cfg->local_size;
     size_t weights = cfg->ring_count; /* room even without weights: ncl_comm_set_ring_weights */
     ncl_comm *c = cfg->alloc(cfg->alloc_ud, sizeof *c + cfg->cost_count * sizeof(ncl_cost) +
@@ -74,7 +75,7 @@ ncl_result ncl_comm_create(ncl_comm **out, int nranks, int rank, const ncl_hal *
     /* the planner's input, from the copies; the rings must name every rank exactly once */
     ncl_config own = *cfg;
     own.costs = costs;
-    own.rings = table ? ring_order : NULL;
+    own.rings = table ? ring_order : cfg->rings;
     own.ring_weights = cfg->ring_weights ? ring_weights : NULL;
     own.local_rings = ltable ? local_order : NULL;
     c->caps = caps;
@@ -87,7 +88,8 @@ ncl_result ncl_comm_create(ncl_comm **out, int nranks, int rank, const ncl_hal *
     }
     c->ring_weights = weights ? ring_weights : NULL;
     c->cfg = *cfg;
-    c->cfg.rings = NULL; /* the caller's arrays may go away: use the copies */
+    c->cfg.rings = NULL; /* the caller's arrays may go away: use the copies (env's) */
+    c->cfg.ring_positions = NULL;
     c->cfg.ring_weights = NULL;
     c->cfg.costs = NULL;
     c->cfg.local_rings = NULL;

@@ -104,17 +104,32 @@ static int ring_inverse(const int32_t *order, uint32_t count, size_t n, int32_t 
     return 1;
 }
 
+/* Whether pos is the inverse of the count orders of n in `order` (so each names every one once). */
+static int ring_is_inverse(const int32_t *order, const int32_t *pos, uint32_t count, size_t n)
+{
+    for (size_t k = 0; k < count; k++)
+        for (size_t i = 0; i < n; i++) {
+            int32_t r = order[k * n + i];
+            if (r < 0 || (size_t)r >= n || pos[k * n + (size_t)r] != (int32_t)i)
+                return 0;
+        }
+    return 1;
+}
+
 ncl_result ncl_plan_env_rings(ncl_plan_env *env, const ncl_config *cfg, int nranks, int32_t *ring_pos,
                               int32_t *local_pos)
 {
-    if (!env || !cfg || nranks < 1 || (cfg->ring_count && (!cfg->rings || !ring_pos)) ||
+    const int32_t *given = cfg ? cfg->ring_positions : NULL;
+    if (!env || !cfg || nranks < 1 || (cfg->ring_count && (!cfg->rings || (!ring_pos && !given))) ||
+        (given && !cfg->ring_count) ||
         (cfg->local_ring_count && (!cfg->local_rings || !local_pos || !cfg->local_size)))
         return NCL_ERR_INVALID_ARGUMENT;
-    if (!ring_inverse(cfg->rings, cfg->ring_count, (size_t)nranks, ring_pos) ||
+    if (!(given ? ring_is_inverse(cfg->rings, given, cfg->ring_count, (size_t)nranks)
+                : ring_inverse(cfg->rings, cfg->ring_count, (size_t)nranks, ring_pos)) ||
         !ring_inverse(cfg->local_rings, cfg->local_ring_count, cfg->local_size, local_pos))
         return NCL_ERR_INVALID_ARGUMENT;
     env->ring_order = cfg->ring_count ? cfg->rings : NULL;
-    env->ring_pos = cfg->ring_count ? ring_pos : NULL;
+    env->ring_pos = cfg->ring_count ? (given ? given : ring_pos) : NULL;
     env->ring_count = cfg->ring_count;
     env->ring_weights = cfg->ring_count ? cfg->ring_weights : NULL;
     env->local_order = cfg->local_ring_count ? cfg->local_rings : NULL;

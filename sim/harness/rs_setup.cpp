@@ -139,12 +139,19 @@ void engine_setup(const rs_scenario &sc, const model::Topology &built, EngineSet
     out.ring_table.clear();
     for (const std::vector<int> &ring : out.rings)
         out.ring_table.insert(out.ring_table.end(), ring.begin(), ring.end());
+    out.ring_positions.assign(out.ring_table.size(), -1);
+    for (size_t i = 0; i < out.ring_table.size(); i++) { // (the engine checks it is the inverse)
+        size_t row = i - i % (size_t)topo.nranks(), r = (size_t)out.ring_table[i];
+        if (r < (size_t)topo.nranks())
+            out.ring_positions[row + r] = (int32_t)(i - row);
+    }
     if (!out.rings.empty()) {
         // each ring's weight (its slowest link's payload bandwidth at the start of the run): the
         // channel split follows it, so a slow link costs only its ring's share. A fault later in
         // the run reweights the rings at the next collective (model::Cluster::rebalance_rings).
         out.ring_weights = model::ring_weights(topo, out.rings);
         cfg.rings = out.ring_table.data();
+        cfg.ring_positions = out.ring_positions.data();
         cfg.ring_count = (uint32_t)out.rings.size();
         cfg.ring_weights = out.ring_weights.data();
     }

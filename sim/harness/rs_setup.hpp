@@ -15,11 +15,13 @@
 
 namespace rs {
 
-/** The engine configuration of a scenario. cfg points into the vectors: keep the setup alive
- *  (and do not copy it) until the communicators are created. */
+/** The engine configuration of a scenario. cfg points into the vectors, and the communicators
+ *  keep pointing at the ring tables (one copy for every rank, not one each): keep the setup
+ *  alive, and do not copy it, until the communicators are destroyed. */
 struct EngineSetup {
     std::vector<std::vector<int>> rings; // the logical rings in use (empty: 0, 1, ..., p-1)
     std::vector<int32_t> ring_table;
+    std::vector<int32_t> ring_positions; // its inverse: where each rank sits on each ring
     std::vector<uint32_t> ring_weights; // per ring: its slowest link's payload bandwidth, MB/s
     std::vector<std::vector<int>> local_rings; // two levels: a server's rings over local indices
     std::vector<int32_t> local_table;

@@ -97,9 +97,9 @@ private:
     int rows_total_ = 0, rows_done_ = 0;
     bool progress_shown_ = false;
     std::chrono::steady_clock::time_point phase_t0_;
+    rs::EngineSetup setup_; // before cl_: its communicators point at the setup's ring tables
     std::unique_ptr<model::Cluster> cl_;
     std::string error_text_;
-    rs::EngineSetup setup_;
     std::vector<Buffers> bufs_;
     rs::PayloadBuf expected_;
 };

@@ -183,8 +183,8 @@ extern "C" ncl_result rs_simworld_run_scenario(void *scenario_path, const ncl_co
         rs::sc_enter([&] {
             try {
                 // real bytes: the rank programs compute with what the collectives deliver
+                rs::EngineSetup setup; // outlives cl: the communicators point at its ring tables
                 model::Cluster cl(sc.topo, sc.fidelity, sc.device, true, rs::scenario_scratch(sc));
-                rs::EngineSetup setup;
                 rs::engine_setup(sc, cl.network().topology(), setup);
                 ncl_config cfg = setup.cfg;
                 cfg.deterministic = comm->deterministic;

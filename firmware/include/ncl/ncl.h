@@ -223,6 +223,11 @@ typedef struct ncl_config {
      *  correct either way. 0 (the default): every call takes the bandwidth path. Every rank must
      *  pass the same value. */
     uint64_t latency_path_bytes[NCL_COLL_COUNT];
+    /** Optional, only with `rings`: their inverse (the position of rank r on ring c at
+     *  ring_positions[c * nranks + r]). Given, the communicator keeps pointers to rings and
+     *  ring_positions instead of copying them, so both must outlive it unchanged: ranks that
+     *  share one table (a simulator of thousands of devices), or a board's table in ROM. */
+    const int32_t *ring_positions;
 } ncl_config;
 
 /** ncl_config.landing_zone_bytes: no landing zones. */
@@ -232,7 +237,7 @@ typedef struct ncl_config {
     {                                                                                         \
         sizeof(ncl_config), NCL_CONFIG_VERSION, 30000000000ull, 2u, (512ull << 10), {0, 0, 0, 0, 0}, \
             -1, 2000u, 20u, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL,  \
-            NCL_LOG_WARN, {0, 0, 0, 0, 0}                                                     \
+            NCL_LOG_WARN, {0, 0, 0, 0, 0}, NULL                                               \
     }
 
 struct ncl_hal;

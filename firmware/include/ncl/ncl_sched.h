@@ -261,7 +261,8 @@ void ncl_plan_env_init(ncl_plan_env *env, const ncl_config *cfg, const struct nc
 
 /** Adds cfg's logical rings to env for `nranks` ranks, as a communicator plans with them:
  *  ring_order = cfg->rings and ring_weights = cfg->ring_weights, ring_pos their inverse in the
- *  caller's table of cfg->ring_count * nranks entries; local_order = cfg->local_rings, local_pos
+ *  caller's table of cfg->ring_count * nranks entries (or cfg->ring_positions, checked to be
+ *  that inverse; ring_pos may then be NULL); local_order = cfg->local_rings, local_pos
  *  their inverse over the local indices in a table of cfg->local_ring_count * cfg->local_size
  *  entries. A table may be NULL when its count is 0. NCL_ERR_INVALID_ARGUMENT, env unchanged,
  *  when a ring does not name every rank (local index) exactly once or a table is missing.

@@ -507,6 +507,20 @@ static void test_plan_env_rings(void **state)
     assert_int_equal(ncl_plan_env_rings(&env, &plain, 4, NULL, NULL), NCL_SUCCESS);
     assert_null(env.ring_order);
     assert_null(env.local_order);
+
+    /* rings given with their inverse: env points at both and needs no table; an inverse that is
+     * not, or one without rings, is refused */
+    static const int32_t inverse[8] = {0, 1, 2, 3, 2, 1, 3, 0}, wrong[8] = {0, 1, 2, 3, 2, 1, 0, 3};
+    cfg.ring_positions = inverse;
+    assert_int_equal(ncl_plan_env_rings(&env, &cfg, 4, NULL, lpos), NCL_SUCCESS);
+    assert_ptr_equal(env.ring_order, rings);
+    assert_ptr_equal(env.ring_pos, inverse);
+    before = env;
+    cfg.ring_positions = wrong;
+    assert_int_equal(ncl_plan_env_rings(&env, &cfg, 4, NULL, lpos), NCL_ERR_INVALID_ARGUMENT);
+    plain.ring_positions = inverse;
+    assert_int_equal(ncl_plan_env_rings(&env, &plain, 4, NULL, NULL), NCL_ERR_INVALID_ARGUMENT);
+    assert_memory_equal(&env, &before, sizeof env);
 }
 
 /* A tool that plans with ncl_plan_env_init from the communicator's config and its backend's
