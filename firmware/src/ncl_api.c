@@ -109,6 +109,11 @@ static int same_shape(const ncl_plan *a, const ncl_plan *b)
 /* Proves the plan's schedule for all ranks, unless this exact shape was proven already. */
 static ncl_result prove(ncl_comm *comm)
 {
+#ifdef NCL_NO_CHECKER /* a board built without the checker (firmware/sources.cmake) */
+    return ncl_comm_fail(comm, NCL_ERR_UNSUPPORTED, "%s (%s): this engine was built without the schedule checker "
+                         "(NCL_NO_CHECKER): a user schedule or check_schedules needs it",
+                         ncl_coll_name((ncl_coll)comm->plan.coll), ncl_algo_name((ncl_algo)comm->plan.algo));
+#endif
     if (comm->checked_valid && same_shape(&comm->checked, &comm->plan))
         return NCL_SUCCESS;
     char msg[256];

@@ -44,7 +44,9 @@ EOF
 run() {
     local best="" line
     for ((k = 0; k < repeats; k++)); do
-        line=$("$bin" run "$1" --stats | grep '^# stats:') || { echo "sim_speed: $1 failed" >&2; exit 1; }
+        # (stderr has progress lines on large runs: shown only if the run fails)
+        line=$("$bin" run "$1" --stats 2>"$out/stderr" | grep '^# stats:') ||
+            { cat "$out/stderr" >&2; echo "sim_speed: $1 failed" >&2; exit 1; }
         # "# stats: E events in W s wall (...), T transfers (...), S s simulated, peak memory M MiB"
         line=$(echo "$line" | sed -E 's/^# stats: ([0-9]+) events in ([0-9.]+) s wall .*\), ([0-9]+) transfers .*peak memory ([0-9.]+) MiB$/\2 \1 \3 \4/')
         if [[ -z $best ]] || awk -v a="${line%% *}" -v b="${best%% *}" 'BEGIN { exit !(a < b) }'; then

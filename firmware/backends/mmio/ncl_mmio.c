@@ -136,14 +136,14 @@ static ncl_result bringup(ncl_mmio *m)
     if (id != MMIO_ID_RSIM)
         return mfail(m, NCL_ERR_BACKEND,
                      "bring-up: ID reads 0x%x, not 0x5253494D ('RSIM'): this is not the ringsim "
-                     "DMA/notify block, or the register window is mapped at the wrong address", id);
+                     "DMA/notify block, or the register window is mapped at the wrong address", (unsigned)id);
     uint32_t ver = rd(m, NCL_MMIO_VERSION);
     uint32_t major = NCL_MMIO_GET(NCL_MMIO_VERSION_MAJOR, ver);
     if (major != MMIO_MAJOR)
         return mfail(m, NCL_ERR_UNSUPPORTED,
                      "bring-up: register map version %u.%u, this backend knows major %u only: use "
-                     "a firmware built for that block", major, NCL_MMIO_GET(NCL_MMIO_VERSION_MINOR, ver),
-                     MMIO_MAJOR);
+                     "a firmware built for that block", (unsigned)major,
+                     (unsigned)NCL_MMIO_GET(NCL_MMIO_VERSION_MINOR, ver), (unsigned)MMIO_MAJOR);
     uint32_t caps = rd(m, NCL_MMIO_CAPS);
     uint32_t ncnt = NCL_MMIO_GET(NCL_MMIO_CAPS_NOTIFY_COUNT, caps);
     uint32_t ring_log2 = NCL_MMIO_GET(NCL_MMIO_CAPS_RING_MAX_LOG2, caps);
@@ -155,7 +155,7 @@ static ncl_result bringup(ncl_mmio *m)
                      "writes %u-byte ones", 1u << (desc_log2 & 31), NCL_MMIO_DESC_BYTES);
     if (ring_log2 > 31 || m->cfg.ring_entries > (1u << ring_log2))
         return mfail(m, NCL_ERR_UNSUPPORTED, "bring-up: a ring of %u entries asked, the block takes "
-                     "at most 2^%u", m->cfg.ring_entries, ring_log2);
+                     "at most 2^%u", (unsigned)m->cfg.ring_entries, (unsigned)ring_log2);
     if (ncnt > NCL_MMIO_NOTIFY_COUNT)
         ncnt = NCL_MMIO_NOTIFY_COUNT; /* the register window holds no more */
     uint32_t ipp = ncnt / (uint32_t)m->cfg.nranks;
@@ -164,7 +164,8 @@ static ncl_result bringup(ncl_mmio *m)
     if (ipp < MMIO_MIN_IDS)
         return mfail(m, NCL_ERR_UNSUPPORTED,
                      "bring-up: too few notify counters: the block has %u, %d ranks need at least "
-                     "%u each (%u)", ncnt, m->cfg.nranks, MMIO_MIN_IDS, MMIO_MIN_IDS * (uint32_t)m->cfg.nranks);
+                     "%u each (%u)", (unsigned)ncnt, m->cfg.nranks, MMIO_MIN_IDS,
+                     (unsigned)(MMIO_MIN_IDS * (uint32_t)m->cfg.nranks));
     m->notify_count = ncnt;
     m->ids_per_peer = ipp;
     static const uint32_t pat[2] = {0xA5C3F00Fu, 0x5A3C0FF0u};
@@ -173,7 +174,7 @@ static ncl_result bringup(ncl_mmio *m)
         uint32_t got = rd(m, NCL_MMIO_SCRATCH);
         if (got != pat[i])
             return mfail(m, NCL_ERR_BACKEND, "bring-up: SCRATCH reads 0x%x after writing 0x%x: "
-                         "register writes do not land", got, pat[i]);
+                         "register writes do not land", (unsigned)got, (unsigned)pat[i]);
     }
     wr(m, NCL_MMIO_RING_BASE_LO, (uint32_t)m->cfg.ring_base);
     wr(m, NCL_MMIO_RING_BASE_HI, (uint32_t)(m->cfg.ring_base >> 32));
@@ -182,7 +183,7 @@ static ncl_result bringup(ncl_mmio *m)
     uint32_t head = rd(m, NCL_MMIO_RING_HEAD), size = rd(m, NCL_MMIO_RING_SIZE);
     if (head != 0 || size != m->cfg.ring_entries)
         return mfail(m, NCL_ERR_BACKEND, "bring-up: after reset RING_HEAD reads %u and RING_SIZE %u "
-                     "(expected 0 and %u)", head, size, m->cfg.ring_entries);
+                     "(expected 0 and %u)", (unsigned)head, (unsigned)size, (unsigned)m->cfg.ring_entries);
     wr(m, NCL_MMIO_ERR_STATUS, 0xFFFFFFFFu);
     wr(m, NCL_MMIO_IRQ_STATUS, 0xFFFFFFFFu);
     wr(m, NCL_MMIO_IRQ_MASK, m->cfg.irq ? MMIO_IRQ_EVENTS : 0);
@@ -193,8 +194,9 @@ static ncl_result bringup(ncl_mmio *m)
     for (uint32_t q = 0; q < NCL_MAX_QUEUES; q++)
         m->q[q].state = MQ_IDLE;
     mlog(m, NCL_LOG_INFO, "mmio rank %d: block up (version %u.%u, %u notify counters, %u ids per "
-         "peer, ring %u x %u B at 0x%llx, %s mode)", m->cfg.rank, major,
-         NCL_MMIO_GET(NCL_MMIO_VERSION_MINOR, ver), ncnt, ipp, m->cfg.ring_entries,
+         "peer, ring %u x %u B at 0x%llx, %s mode)", m->cfg.rank, (unsigned)major,
+         (unsigned)NCL_MMIO_GET(NCL_MMIO_VERSION_MINOR, ver), (unsigned)ncnt, (unsigned)ipp,
+         (unsigned)m->cfg.ring_entries,
          NCL_MMIO_DESC_BYTES, (unsigned long long)m->cfg.ring_base, m->cfg.irq ? "interrupt" : "polled");
     return NCL_SUCCESS;
 }
@@ -378,7 +380,7 @@ static ncl_result ring_reserve(ncl_mmio *m, uint32_t need)
 {
     uint32_t n = m->cfg.ring_entries;
     if (need > n - 1)
-        return mfail(m, NCL_ERR_INTERNAL, "%u descriptors cannot fit a ring of %u", need, n);
+        return mfail(m, NCL_ERR_INTERNAL, "%u descriptors cannot fit a ring of %u", (unsigned)need, (unsigned)n);
     if (n - 1 - ring_pending(m) >= need)
         return NCL_SUCCESS;
     m->stats.ring_full_waits++;
@@ -392,8 +394,8 @@ static ncl_result ring_reserve(ncl_mmio *m, uint32_t need)
         uint64_t waited = now(m) - t0;
         if (waited > m->cfg.timeout_ns)
             return mfail(m, NCL_ERR_TIMEOUT, "the descriptor ring (%u entries) stayed full for %llu ms: "
-                         "the block does not advance RING_HEAD (%u pending)", n,
-                         (unsigned long long)(waited / 1000000u), ring_pending(m));
+                         "the block does not advance RING_HEAD (%u pending)", (unsigned)n,
+                         (unsigned long long)(waited / 1000000u), (unsigned)ring_pending(m));
         if (m->cfg.irq) {
             m->stats.irq_waits++;
             m->acc.wait_irq(m->acc.ctx, m->cfg.timeout_ns - waited);
@@ -436,7 +438,7 @@ static ncl_result ring_put(ncl_mmio *m, const mmio_desc *d, int queue, const ncl
     uint64_t at = m->cfg.ring_base + (uint64_t)m->tail * NCL_MMIO_DESC_BYTES;
     if (m->acc.mem_write(m->acc.ctx, at, bytes, sizeof bytes) != 0)
         return mfail(m, NCL_ERR_BACKEND, "cannot write ring slot %u at device address 0x%llx",
-                     m->tail, (unsigned long long)at);
+                     (unsigned)m->tail, (unsigned long long)at);
     mmio_slot *s = &m->slots[m->tail];
     s->opc = (uint8_t)d->opc;
     s->kind = t->kind;
@@ -645,7 +647,7 @@ static ncl_result controller_run(ncl_mmio *m, const ncl_task *t, uint64_t src, u
     int div = t->kind == NCL_TASK_LOCAL_DIV;
     char why[160];
     if (!ncl_bk_task_ok(t, why, sizeof why))
-        return mfail(m, NCL_ERR_BACKEND, "step %u %s: %s", t->step, ncl_task_kind_name(t->kind), why);
+        return mfail(m, NCL_ERR_BACKEND, "step %u %s: %s", (unsigned)t->step, ncl_task_kind_name(t->kind), why);
     uint64_t es = copy ? 1 : ncl_dtype_size((ncl_dtype)t->dtype);
     uint64_t chunk = copy || div ? m->cfg.bounce_bytes : m->cfg.bounce_bytes / 2;
     chunk -= chunk % (copy ? 1u : 8u); /* the second half stays aligned for the kernels */
@@ -655,7 +657,7 @@ static ncl_result controller_run(ncl_mmio *m, const ncl_task *t, uint64_t src, u
                      (unsigned long long)m->cfg.bounce_bytes, ncl_dtype_name((ncl_dtype)t->dtype));
     if (!copy && !div && src != dst && ranges_overlap(src, dst, t->bytes))
         return mfail(m, NCL_ERR_BACKEND, "step %u %s: source and destination partially overlap",
-                     t->step, ncl_task_kind_name(t->kind));
+                     (unsigned)t->step, ncl_task_kind_name(t->kind));
     /* a copy onto a higher overlapping address runs backwards, like memmove */
     int backward = copy && dst > src;
     ncl_task part = *t; /* the task on one chunk in the bounce buffer: dst first, src after it */
@@ -672,7 +674,7 @@ static ncl_result controller_run(ncl_mmio *m, const ncl_task *t, uint64_t src, u
                   !ncl_bk_run(&part, b, b + chunk, why, sizeof why) || m->acc.mem_write(m->acc.ctx, dst + off, b, n);
         if (bad)
             return mfail(m, NCL_ERR_BACKEND, "step %u %s on the controller: device memory at 0x%llx or "
-                         "0x%llx (+%llu) is not reachable", t->step, ncl_task_kind_name(t->kind),
+                         "0x%llx (+%llu) is not reachable", (unsigned)t->step, ncl_task_kind_name(t->kind),
                          (unsigned long long)(src + off), (unsigned long long)(dst + off),
                          (unsigned long long)n);
         done += n;
@@ -689,10 +691,10 @@ static ncl_result controller_wide(ncl_mmio *m, const ncl_task *t, uint64_t src, 
     unsigned char *b = m->cfg.bounce;
     char why[160];
     if (!ncl_bk_task_ok(t, why, sizeof why))
-        return mfail(m, NCL_ERR_BACKEND, "step %u %s: %s", t->step, ncl_task_kind_name(t->kind), why);
+        return mfail(m, NCL_ERR_BACKEND, "step %u %s: %s", (unsigned)t->step, ncl_task_kind_name(t->kind), why);
     uint64_t sb = ncl_task_src_bytes(t), db = ncl_task_dst_bytes(t);
     if (src < dst + db && dst < src + sb)
-        return mfail(m, NCL_ERR_BACKEND, "step %u %s: source and destination overlap", t->step,
+        return mfail(m, NCL_ERR_BACKEND, "step %u %s: source and destination overlap", (unsigned)t->step,
                      ncl_task_kind_name(t->kind));
     const uint64_t chunk = m->cfg.bounce_bytes / 6 / 4 * 4; /* >= 1: bounce_bytes >= 16 */
     unsigned char *w = b, *h = b + 4 * chunk;
@@ -711,7 +713,7 @@ static ncl_result controller_wide(ncl_mmio *m, const ncl_task *t, uint64_t src, 
                   m->acc.mem_write(m->acc.ctx, dst + 4 * i, w, 4 * n);
         if (bad)
             return mfail(m, NCL_ERR_BACKEND, "step %u %s on the controller: device memory at 0x%llx or 0x%llx "
-                         "is not reachable", t->step, ncl_task_kind_name(t->kind), (unsigned long long)src,
+                         "is not reachable", (unsigned)t->step, ncl_task_kind_name(t->kind), (unsigned long long)src,
                          (unsigned long long)dst);
         i += n;
     }
@@ -759,7 +761,8 @@ static ncl_result task_fail(ncl_mmio *m, uint32_t queue, const ncl_task *t, cons
     if (queue < NCL_MAX_QUEUES)
         m->q[queue].state = MQ_FAILED;
     return mfail(m, NCL_ERR_BACKEND, "#%llu queue %u step %u %s (peer %d, %llu B): %s",
-                 (unsigned long long)m->seq, queue, t->step, ncl_task_kind_name(t->kind), t->peer,
+                 (unsigned long long)m->seq, (unsigned)queue, (unsigned)t->step, ncl_task_kind_name(t->kind),
+                 (int)t->peer,
                  (unsigned long long)t->bytes, why);
 }
 
@@ -767,9 +770,10 @@ static ncl_result dma_submit(void *ctx, uint32_t queue, const ncl_task *t)
 {
     ncl_mmio *m = ctx;
     if (!t || queue >= m->cfg.max_queues)
-        return mfail(m, NCL_ERR_BACKEND, "dma_submit on queue %u (max %u)", queue, m->cfg.max_queues);
+        return mfail(m, NCL_ERR_BACKEND, "dma_submit on queue %u (max %u)", (unsigned)queue,
+                     (unsigned)m->cfg.max_queues);
     if (m->q[queue].state == MQ_RING)
-        return task_fail(m, queue, t, "queue %u still has a task in the ring", queue);
+        return task_fail(m, queue, t, "queue %u still has a task in the ring", (unsigned)queue);
     ncl_result rc = check_block(m);
     if (rc != NCL_SUCCESS)
         return rc;
@@ -780,7 +784,7 @@ static ncl_result dma_submit(void *ctx, uint32_t queue, const ncl_task *t)
     case NCL_TASK_WRITE:
     case NCL_TASK_WRITE_REDUCE:
         if (t->peer < 0 || t->peer >= m->cfg.nranks)
-            return task_fail(m, queue, t, "peer %d out of range", t->peer);
+            return task_fail(m, queue, t, "peer %d out of range", (int)t->peer);
         /* fall through */
     case NCL_TASK_LOCAL_COPY:
     case NCL_TASK_LOCAL_REDUCE:
@@ -812,7 +816,8 @@ static ncl_result dma_submit(void *ctx, uint32_t queue, const ncl_task *t)
     if (remote && reduce && !lanes_ok)
         return mfail(m, NCL_ERR_UNSUPPORTED, "#%llu queue %u step %u: WRITE_REDUCE of %s %s at 0x%llx -> "
                      "0x%llx (%llu B): the block reduces only int32/uint32/fp32 sum/max/min on 4-byte "
-                     "aligned lanes (caps.inline_ops said so)", (unsigned long long)m->seq, queue, t->step,
+                     "aligned lanes (caps.inline_ops said so)", (unsigned long long)m->seq, (unsigned)queue,
+                     (unsigned)t->step,
                      ncl_dtype_name((ncl_dtype)t->dtype), ncl_op_name((ncl_op)t->op),
                      (unsigned long long)src, (unsigned long long)dst, (unsigned long long)t->bytes);
     int partial = src != dst && ranges_overlap(src, dst, t->bytes);
@@ -906,11 +911,12 @@ static ncl_result notify_record(void *ctx, uint32_t queue, int peer, uint32_t id
     uint32_t idx;
     if (peer < 0 || peer >= m->cfg.nranks || queue >= m->cfg.max_queues)
         return mfail(m, NCL_ERR_BACKEND, "#%llu notify_record queue %u peer %d id %u: out of range",
-                     (unsigned long long)m->seq, queue, peer, id);
+                     (unsigned long long)m->seq, (unsigned)queue, peer, (unsigned)id);
     if (!counter_of(m, m->cfg.rank, peer, id, &idx))
         return mfail(m, NCL_ERR_UNSUPPORTED, "#%llu notify id %u (record to rank %d) does not fit: the "
                      "block's %u counters give each of %d ranks %u ids (0..%u)", (unsigned long long)m->seq,
-                     id, peer, m->notify_count, m->cfg.nranks, m->ids_per_peer, m->ids_per_peer - 1);
+                     (unsigned)id, peer, (unsigned)m->notify_count, m->cfg.nranks, (unsigned)m->ids_per_peer,
+                     (unsigned)(m->ids_per_peer - 1));
     int first = m->cfg.launch_base && peer != m->cfg.rank && !peer_bit(m->launch_sent, peer);
     ncl_result rc = check_block(m);
     if (rc == NCL_SUCCESS)
@@ -943,11 +949,12 @@ static ncl_result notify_try_wait(void *ctx, int peer, uint32_t id, uint32_t cou
     uint32_t idx;
     if (!done || peer < 0 || peer >= m->cfg.nranks)
         return mfail(m, NCL_ERR_BACKEND, "#%llu notify_try_wait peer %d id %u: out of range",
-                     (unsigned long long)m->seq, peer, id);
+                     (unsigned long long)m->seq, peer, (unsigned)id);
     if (!counter_of(m, peer, m->cfg.rank, id, &idx))
         return mfail(m, NCL_ERR_UNSUPPORTED, "#%llu notify id %u (wait for rank %d) does not fit: the "
                      "block's %u counters give each of %d ranks %u ids (0..%u)", (unsigned long long)m->seq,
-                     id, peer, m->notify_count, m->cfg.nranks, m->ids_per_peer, m->ids_per_peer - 1);
+                     (unsigned)id, peer, (unsigned)m->notify_count, m->cfg.nranks, (unsigned)m->ids_per_peer,
+                     (unsigned)(m->ids_per_peer - 1));
     *done = 0;
     ncl_result rc = launch_compare(m, peer); /* before its data is taken as ours */
     if (rc != NCL_SUCCESS)
@@ -961,7 +968,7 @@ static ncl_result notify_try_wait(void *ctx, int peer, uint32_t id, uint32_t cou
         rc = m->acc.peer_check(m->acc.ctx, peer, why, sizeof why);
         return rc == NCL_SUCCESS ? rc
                                  : mfail(m, rc, "#%llu waiting for notify %u from rank %d: %s",
-                                         (unsigned long long)m->seq, id, peer, why);
+                                         (unsigned long long)m->seq, (unsigned)id, peer, why);
     }
     /* only this rank consumes its counters, so the read above still holds */
     for (uint32_t left = count; left;) {
