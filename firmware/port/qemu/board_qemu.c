@@ -1,0 +1,297 @@
+/* board_qemu.c — a bare-metal board program: one rank per hart of QEMU's RISC-V `virt` machine,
+ * all harts sharing its RAM through the shm backend. Runs allreduce, broadcast, reduce,
+ * reduce_scatter and allgather in and out of place at several sizes, checks every element
+ * bit-exactly, prints a table on the UART (with the data tasks and instructions rank 0 ran per
+ * call), and ends QEMU through the test device: pass, or fail with the number of bad rows.
+ * The board's own code may keep globals (the buffers, the arena); the engine keeps none. */
+#include <stdarg.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ncl/ncl.h"
+#include "ncl/ncl_names.h"
+#include "ncl/ncl_shm.h"
+#include "ncl_fmt.h"
+
+#define NRANKS BOARD_HARTS
+#define MAXC 16384u                       /* elements per rank, at most */
+#define SCRATCH_BYTES (256u << 10)
+#define ARENA_BYTES (256u << 10)
+#define ROOT 1                            /* of broadcast and reduce */
+
+#define UART0 0x10000000u                 /* 16550 */
+#define TEST_DEV 0x00100000u              /* sifive_test: 0x5555 pass, code << 16 | 0x3333 fail */
+#define CLINT_MTIME 0x0200BFF8u           /* 10 MHz */
+
+typedef struct rank_mem {
+    float send[NRANKS * MAXC];            /* reduce_scatter sends nranks chunks */
+    float recv[NRANKS * MAXC];            /* allgather receives nranks chunks */
+    unsigned char scratch[SCRATCH_BYTES];
+    unsigned char arena[ARENA_BYTES];
+    uint64_t arena_used;
+} rank_mem;
+
+static rank_mem ranks[NRANKS];
+static uint64_t world[(4096 + 8 * NRANKS * 32 * NRANKS) / 8]; /* >= ncl_shm_world_bytes(NRANKS) */
+static volatile uint32_t arrived, finished, bad_rows;
+/* set by hart 0 once .bss is cleared and the world is ready; in .data so the clearing leaves it */
+static volatile uint32_t go __attribute__((section(".data")));
+extern unsigned char __bss_start[], __bss_end[];
+
+static void uart_puts(const char *s)
+{
+    volatile uint8_t *u = (volatile uint8_t *)(uintptr_t)UART0;
+    for (; *s; s++) {
+        while (!(u[5] & 0x20u)) /* LSR: transmit holding register empty */
+            ;
+        u[0] = (uint8_t)*s;
+    }
+}
+
+static void say(const char *fmt, ...)
+{
+    char line[480];
+    va_list ap;
+    va_start(ap, fmt);
+    ncl_vfmt(line, sizeof line, fmt, ap);
+    va_end(ap);
+    uart_puts(line);
+}
+
+static uint64_t mtime(void) /* two 32-bit halves: read high, low, high until the high one holds */
+{
+    volatile uint32_t *t = (volatile uint32_t *)(uintptr_t)CLINT_MTIME;
+    uint32_t hi, lo;
+    do {
+        hi = t[1];
+        lo = t[0];
+    } while (t[1] != hi);
+    return (uint64_t)hi << 32 | lo;
+}
+
+static uint64_t now_ns(void *ctx)
+{
+    (void)ctx;
+    return mtime() * 100u;
+}
+
+static uint64_t instret(void)
+{
+    uint32_t lo, hi, again;
+    do {
+        __asm__ volatile("csrr %0, minstreth" : "=r"(hi));
+        __asm__ volatile("csrr %0, minstret" : "=r"(lo));
+        __asm__ volatile("csrr %0, minstreth" : "=r"(again));
+    } while (hi != again);
+    return (uint64_t)hi << 32 | lo;
+}
+
+static void *arena_alloc(void *ud, size_t bytes)
+{
+    rank_mem *m = ud;
+    uint64_t at = (m->arena_used + 15u) & ~(uint64_t)15u;
+    if (at + bytes > ARENA_BYTES)
+        return NULL;
+    m->arena_used = at + bytes;
+    return m->arena + at;
+}
+
+static void arena_free(void *ud, void *p)
+{
+    (void)ud, (void)p; /* the arena lives as long as the board */
+}
+
+static void barrier(volatile uint32_t *count, uint32_t target)
+{
+    __atomic_fetch_add(count, 1u, __ATOMIC_ACQ_REL);
+    while (__atomic_load_n(count, __ATOMIC_ACQUIRE) < target)
+        ;
+}
+
+/* Rank r's input element i: small integers, so every sum is exact in fp32 and int32 alike. */
+static int32_t input(int r, uint32_t i)
+{
+    return (r + 1) * (int32_t)(i % 251u + 1u);
+}
+
+typedef struct row {
+    ncl_coll coll;
+    ncl_dtype dtype;
+    uint32_t count; /* per rank: reduce_scatter's recvcount, allgather's sendcount */
+    int inplace;
+} row;
+
+static void fill(float *buf, ncl_dtype dt, int r, uint32_t n, uint32_t first)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (dt == NCL_FLOAT32)
+            buf[i] = (float)input(r, first + i);
+        else
+            ((int32_t *)buf)[i] = input(r, first + i);
+    }
+}
+
+/* Whether element i of buf holds the value v (bit for bit). */
+static int holds(const float *buf, ncl_dtype dt, uint32_t i, int32_t v)
+{
+    if (dt == NCL_FLOAT32) {
+        float want = (float)v;
+        return memcmp(&buf[i], &want, sizeof want) == 0;
+    }
+    return ((const int32_t *)buf)[i] == v;
+}
+
+static int32_t sum_over_ranks(uint32_t i)
+{
+    int32_t s = 0;
+    for (int r = 0; r < NRANKS; r++)
+        s += input(r, i);
+    return s;
+}
+
+/* One row on rank r: its buffers filled, then the call alone timed (instructions retired and
+ * data tasks run), then its result checked. */
+typedef struct call {
+    const void *send;
+    void *recv;
+} call;
+
+static call prepare(int r, const row *w)
+{
+    rank_mem *m = &ranks[r];
+    const uint32_t n = w->count;
+    call c = {m->send, m->recv};
+    memset(m->recv, 0, sizeof m->recv);
+    switch (w->coll) {
+    case NCL_COLL_REDUCE_SCATTER: /* in place: recvbuf = sendbuf + rank * recvcount */
+        fill(w->inplace ? m->recv : m->send, w->dtype, r, NRANKS * n, 0);
+        if (w->inplace)
+            c.send = m->recv, c.recv = m->recv + (uint64_t)r * n;
+        return c;
+    case NCL_COLL_ALLGATHER: /* in place: sendbuf = recvbuf + rank * sendcount */
+        if (w->inplace)
+            c.send = m->recv + (uint64_t)r * n;
+        fill((float *)(uintptr_t)c.send, w->dtype, r, n, 0);
+        return c;
+    default:
+        fill(w->inplace ? m->recv : m->send, w->dtype, r, n, 0);
+        if (w->inplace)
+            c.send = m->recv;
+        return c;
+    }
+}
+
+static ncl_result run(ncl_comm *comm, const row *w, call c)
+{
+    switch (w->coll) {
+    case NCL_COLL_ALLREDUCE: return ncl_allreduce(c.send, c.recv, w->count, w->dtype, NCL_SUM, comm);
+    case NCL_COLL_BROADCAST: return ncl_broadcast(c.send, c.recv, w->count, w->dtype, ROOT, comm);
+    case NCL_COLL_REDUCE: return ncl_reduce(c.send, c.recv, w->count, w->dtype, NCL_SUM, ROOT, comm);
+    case NCL_COLL_REDUCE_SCATTER: return ncl_reduce_scatter(c.send, c.recv, w->count, w->dtype, NCL_SUM, comm);
+    default: return ncl_allgather(c.send, c.recv, w->count, w->dtype, comm);
+    }
+}
+
+/* The elements of rank r's result that differ from the expected one. */
+static uint32_t check(int r, const row *w, call c)
+{
+    const float *out = c.recv;
+    uint32_t wrong = 0, n = w->count;
+    switch (w->coll) {
+    case NCL_COLL_ALLREDUCE:
+    case NCL_COLL_REDUCE:
+        if (w->coll == NCL_COLL_REDUCE && r != ROOT)
+            return 0; /* only the root's result is defined */
+        for (uint32_t i = 0; i < n; i++)
+            wrong += !holds(out, w->dtype, i, sum_over_ranks(i));
+        return wrong;
+    case NCL_COLL_BROADCAST:
+        for (uint32_t i = 0; i < n; i++)
+            wrong += !holds(out, w->dtype, i, input(ROOT, i));
+        return wrong;
+    case NCL_COLL_REDUCE_SCATTER:
+        for (uint32_t i = 0; i < n; i++)
+            wrong += !holds(out, w->dtype, i, sum_over_ranks((uint32_t)r * n + i));
+        return wrong;
+    default:
+        for (int from = 0; from < NRANKS; from++)
+            for (uint32_t i = 0; i < n; i++)
+                wrong += !holds(out, w->dtype, (uint32_t)from * n + i, input(from, i));
+        return wrong;
+    }
+}
+
+static const ncl_coll colls[] = {NCL_COLL_ALLREDUCE, NCL_COLL_BROADCAST, NCL_COLL_REDUCE, NCL_COLL_REDUCE_SCATTER,
+                                 NCL_COLL_ALLGATHER};
+static const uint32_t counts[] = {1, 1000, MAXC};
+
+static void rank_main(int r)
+{
+    ncl_shm shm;
+    ncl_hal hal;
+    ncl_comm *comm = NULL;
+    const ncl_shm_board board = {now_ns, NULL};
+    ncl_result rc = ncl_shm_init(&shm, world, r, ranks[r].scratch, SCRATCH_BYTES, &board, &hal);
+    barrier(&arrived, NRANKS); /* every rank's scratch is bound before any peer writes a zone */
+    ncl_config cfg = NCL_CONFIG_INIT;
+    cfg.alloc = arena_alloc;
+    cfg.free = arena_free;
+    cfg.alloc_ud = &ranks[r];
+    cfg.timeout_ns = 10000000000ull; /* a hang ends the run in 10 s of QEMU's time */
+    if (rc == NCL_SUCCESS)
+        rc = ncl_comm_create(&comm, NRANKS, r, &hal, &cfg);
+    if (rc != NCL_SUCCESS) {
+        say("rank %d: cannot start: %s\n", r, ncl_strerror(rc));
+        __atomic_fetch_add(&bad_rows, 1u, __ATOMIC_ACQ_REL);
+        return;
+    }
+    if (r == 0)
+        say("# ringsim engine on %d harts of QEMU virt (RV32IMAC, shm backend), root %d\n"
+            "# instructions: minstret of rank 0 over the call (instructions under qemu -icount, host ticks\n"
+            "# without), its polling of waits included\n"
+            "# collective dtype count placement tasks instructions #wrong\n", NRANKS, ROOT);
+    for (unsigned c = 0; c < sizeof colls / sizeof colls[0]; c++)
+        for (unsigned k = 0; k < sizeof counts / sizeof counts[0]; k++)
+            for (int inplace = 0; inplace < 2; inplace++) {
+                row w = {colls[c], (c + k) % 2 ? NCL_INT32 : NCL_FLOAT32, counts[k], inplace};
+                call bufs = prepare(r, &w);
+                uint64_t i0 = instret(), t0 = ncl_shm_tasks(&shm);
+                ncl_result rc_call = run(comm, &w, bufs);
+                uint64_t instr = instret() - i0, tasks = ncl_shm_tasks(&shm) - t0;
+                uint32_t wrong = check(r, &w, bufs);
+                if (rc_call != NCL_SUCCESS || wrong)
+                    __atomic_fetch_add(&bad_rows, 1u, __ATOMIC_ACQ_REL);
+                if (rc_call != NCL_SUCCESS)
+                    say("rank %d: %s: %s | %s\n", r, ncl_strerror(rc_call), ncl_comm_last_error(comm), shm.err);
+                if (r == 0)
+                    say("row %s %s %u %s %llu %llu %u\n", ncl_coll_name(w.coll), ncl_dtype_name(w.dtype),
+                        (unsigned)w.count, inplace ? "in" : "out", (unsigned long long)tasks,
+                        (unsigned long long)instr, (unsigned)wrong);
+            }
+    ncl_comm_destroy(comm);
+}
+
+void board_main(uint32_t hart);
+
+void board_main(uint32_t hart)
+{
+    if (hart >= NRANKS)
+        return;
+    if (hart == 0) {
+        memset(__bss_start, 0, (size_t)(__bss_end - __bss_start));
+        if (ncl_shm_world_bytes(NRANKS) > sizeof world || ncl_shm_world_init(world, sizeof world, NRANKS) != NCL_SUCCESS) {
+            uart_puts("board: the shm world does not fit\n");
+            *(volatile uint32_t *)(uintptr_t)TEST_DEV = 1u << 16 | 0x3333u;
+        }
+        __atomic_store_n(&go, 1u, __ATOMIC_RELEASE);
+    }
+    while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE))
+        ;
+    rank_main((int)hart);
+    barrier(&finished, NRANKS);
+    if (hart == 0) {
+        uint32_t bad = __atomic_load_n(&bad_rows, __ATOMIC_ACQUIRE);
+        say("# %s: %u bad rows\n", bad ? "FAILED" : "OK", (unsigned)bad);
+        *(volatile uint32_t *)(uintptr_t)TEST_DEV = bad ? (bad << 16 | 0x3333u) : 0x5555u;
+    }
+}

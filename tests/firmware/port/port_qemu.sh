@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# port_qemu.sh — the engine on a bare-metal board: builds firmware/port for RV32IMAC and runs its
+# QEMU `virt` image (4 harts, one rank each, the shm backend; firmware/port/qemu/board_qemu.c),
+# which runs every collective in and out of place at 1, 1000 and 16384 elements and checks each
+# element bit for bit. Fails unless QEMU ends through the board's pass code with 30 rows, none
+# wrong. --icount: run QEMU counting instructions, so the table's instruction column counts
+# instructions (slower: every hart's polling is executed one at a time).
+# Usage: tests/firmware/port/port_qemu.sh WORKDIR [--icount]
+# Exit 77 (CTest: skipped) without riscv64-unknown-elf-gcc or qemu-system-riscv32.
+set -euo pipefail
+work=${1:?usage: port_qemu.sh WORKDIR [--icount]}
+icount=()
+[[ ${2:-} == --icount ]] && icount=(-icount shift=0)
+root=$(cd "$(dirname "$0")/../../.." && pwd)
+if ! command -v riscv64-unknown-elf-gcc >/dev/null || ! command -v qemu-system-riscv32 >/dev/null; then
+    echo "port_qemu: no riscv64-unknown-elf-gcc or qemu-system-riscv32: skipped (./ringsim build installs them)"
+    exit 77
+fi
+fail() { echo "port_qemu: $*" >&2; exit 1; }
+mkdir -p "$work"
+dir=$work/riscv32-imac
+cmake -S "$root/firmware/port" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/riscv32-imac.cmake" >"$dir.configure.log" 2>&1 ||
+    { cat "$dir.configure.log" >&2; fail "configure failed"; }
+cmake --build "$dir" --target ncl_qemu_virt >"$dir.build.log" 2>&1 || { cat "$dir.build.log" >&2; fail "build failed"; }
+rc=0
+timeout 600 qemu-system-riscv32 -M virt -smp 4 -m 128M -nographic -bios none "${icount[@]}" \
+    -kernel "$dir/ncl_qemu_virt" >"$dir.out" 2>&1 </dev/null || rc=$?
+cat "$dir.out"
+((rc == 0)) || fail "QEMU exited with $rc (124: timed out; else the board's count of bad rows)"
+grep -q '^# OK: 0 bad rows' "$dir.out" || fail "the board did not report OK"
+rows=$(grep -c '^row ' "$dir.out")
+wrong=$(awk '/^row / && $NF != 0' "$dir.out" | wc -l)
+((rows == 30 && wrong == 0)) || fail "$rows rows (want 30), $wrong with wrong elements"
