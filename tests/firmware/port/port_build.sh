@@ -22,7 +22,7 @@ mkdir -p "$work"
 fail() { echo "port_build: $*" >&2; exit 1; }
 text_of() { "${prefix}size" -t "$@" | awk 'END { print $1 }'; } # text (+ rodata) of objects/archives
 
-printf '%-14s %-8s %8s %8s %8s %8s %10s %6s %6s  %s\n' target checker engine backend mmio libc image_text data bss \
+printf '%-14s %-8s %8s %8s %8s %8s %8s %10s %6s %6s  %s\n' target checker engine backend mmio shm libc image_text data bss \
     'largest stack frame'
 for t in "${targets[@]}"; do
     name=${t%%:*} prefix=${t#*:}
@@ -46,8 +46,9 @@ for t in "${targets[@]}"; do
         ! grep -q dynamic $(find "$dir" -name '*.su') || fail "$name: a dynamic stack frame: $(grep -h dynamic $(find "$dir" -name '*.su'))"
         frame=$(cat $(find "$dir" -name '*.su' -path '*ncl_*') | sort -t$'\t' -k2 -n | tail -1 |
             awk -F'\t' '{ n = split($1, p, ":"); sub(".*/", "", p[1]); printf "%s B %s (%s)", $2, p[n], p[1] }')
-        printf '%-14s %-8s %8d %8d %8d %8d %10d %6d %6d  %s\n' "$name" "$checker" "$(text_of "$dir/libncl_engine.a")" \
-            "$(text_of "$dir/libncl_backend.a")" "$(text_of "$dir/libncl_mmio.a")" "$(text_of "$dir/libncl_libc.a")" \
+        printf '%-14s %-8s %8d %8d %8d %8d %8d %10d %6d %6d  %s\n' "$name" "$checker" "$(text_of "$dir/libncl_engine.a")" \
+            "$(text_of "$dir/libncl_backend.a")" "$(text_of "$dir/libncl_mmio.a")" "$(text_of "$dir/libncl_shm.a")" \
+            "$(text_of "$dir/libncl_libc.a")" \
             "$(text_of "$image")" "$data" "$bss" "$frame"
     done
 done
