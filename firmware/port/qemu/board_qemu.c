@@ -247,8 +247,8 @@ static void rank_main(int r)
     }
     if (r == 0)
         say("# ringsim engine on %d harts of QEMU virt (RV32IMAC, shm backend), root %d\n"
-            "# instructions: minstret of rank 0 over the call (instructions under qemu -icount, host ticks\n"
-            "# without), its polling of waits included\n"
+            "# instructions: minstret read by rank 0 around its call: under qemu -icount the whole\n"
+            "# machine's instructions (all harts, their polling included), without it host ticks\n"
             "# collective dtype count placement tasks instructions #wrong\n", NRANKS, ROOT);
     for (unsigned c = 0; c < sizeof colls / sizeof colls[0]; c++)
         for (unsigned k = 0; k < sizeof counts / sizeof counts[0]; k++)

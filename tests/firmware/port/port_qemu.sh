@@ -3,8 +3,9 @@
 # QEMU `virt` image (4 harts, one rank each, the shm backend; firmware/port/qemu/board_qemu.c),
 # which runs every collective in and out of place at 1, 1000 and 16384 elements and checks each
 # element bit for bit. Fails unless QEMU ends through the board's pass code with 30 rows, none
-# wrong. --icount: run QEMU counting instructions, so the table's instruction column counts
-# instructions (slower: every hart's polling is executed one at a time).
+# wrong. --icount: run QEMU counting instructions, so the table's instruction column is the
+# whole machine's instructions over rank 0's call (QEMU's minstret is its global count then;
+# slower: the harts run one at a time).
 # Usage: tests/firmware/port/port_qemu.sh WORKDIR [--icount]
 # Exit 77 (CTest: skipped) without riscv64-unknown-elf-gcc or qemu-system-riscv32.
 set -euo pipefail
