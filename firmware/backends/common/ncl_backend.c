@@ -73,6 +73,19 @@ int ncl_bk_region(const ncl_bk_bufs *b, ncl_ref ref, uint64_t bytes, int write, 
     return 1;
 }
 
+void ncl_bk_cpu_caps(uint64_t scratch_bytes, const uint16_t *no_inline_ops, uint32_t inline_align,
+                     ncl_hal_caps *out)
+{
+    memset(out, 0, sizeof *out);
+    out->scratch_bytes = scratch_bytes;
+    out->max_queues = NCL_MAX_QUEUES;
+    out->buf_align = 1;
+    for (int d = 0; d < NCL_DTYPE_COUNT; d++)
+        out->inline_ops[d] = (uint16_t)(NCL_INLINE_ALL_OPS & ~(no_inline_ops ? no_inline_ops[d] : 0u));
+    out->inline_align = inline_align;
+    out->features = NCL_HAL_FEAT_WIDE | NCL_HAL_FEAT_ZONES | NCL_HAL_FEAT_REDUCE_WRITE;
+}
+
 int ncl_bk_task_ok(const ncl_task *t, char *why, size_t why_len)
 {
     const size_t es = ncl_dtype_size((ncl_dtype)t->dtype);

@@ -56,6 +56,14 @@ static inline unsigned char *ncl_bk_ptr(uint64_t addr)
     return (unsigned char *)(uintptr_t)addr;
 }
 
+/* ---- the caps of a backend whose tasks run on the CPU ------------------------------------------ */
+
+/** Caps of a CPU-run backend: every queue, any alignment, every dtype and op reduced inline but
+ *  those no_inline_ops lists per dtype (NULL: none), the wide and two-source kinds, scratch kept
+ *  (landing zones). The caller sets the rest (queue depth, DMA engines). */
+void ncl_bk_cpu_caps(uint64_t scratch_bytes, const uint16_t *no_inline_ops, uint32_t inline_align,
+                     ncl_hal_caps *out);
+
 /* ---- the CPU runner of data tasks ------------------------------------------------------------ */
 
 /** Whether a CPU can run the data task t: a data kind (WRITE*, LOCAL_*), a known dtype and op

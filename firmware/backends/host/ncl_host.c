@@ -269,23 +269,9 @@ static host_ctr *host_ctr_get(host_ctrs *t, uint32_t key)
 
 /* ---- ops -------------------------------------------------------------------------------- */
 
-static void host_caps_of(uint64_t scratch_bytes, const uint16_t *no_inline_ops, uint32_t inline_align,
-                         ncl_hal_caps *out)
-{
-    memset(out, 0, sizeof *out);
-    out->scratch_bytes = scratch_bytes;
-    out->max_queues = NCL_MAX_QUEUES;
-    out->buf_align = 1;
-    for (int d = 0; d < NCL_DTYPE_COUNT; d++)
-        out->inline_ops[d] = (uint16_t)(NCL_INLINE_ALL_OPS & ~no_inline_ops[d]);
-    out->inline_align = inline_align;
-    /* wide and two-source kinds on the CPU; scratch kept */
-    out->features = NCL_HAL_FEAT_WIDE | NCL_HAL_FEAT_ZONES | NCL_HAL_FEAT_REDUCE_WRITE;
-}
-
 void ncl_host_caps(const ncl_host_config *cfg, ncl_hal_caps *out)
 {
-    host_caps_of(cfg->scratch_bytes, cfg->no_inline_ops, cfg->inline_align, out);
+    ncl_bk_cpu_caps(cfg->scratch_bytes, cfg->no_inline_ops, cfg->inline_align, out);
 }
 
 static ncl_result host_caps(void *ctx, ncl_hal_caps *out)
@@ -294,7 +280,7 @@ static ncl_result host_caps(void *ctx, ncl_hal_caps *out)
     if (!out)
         return NCL_ERR_BACKEND;
     const host_cfg *c = host_cfg_of(r->world);
-    host_caps_of(c->scratch_bytes, c->no_inline_ops, c->inline_align, out);
+    ncl_bk_cpu_caps(c->scratch_bytes, c->no_inline_ops, c->inline_align, out);
     return NCL_SUCCESS;
 }
 

@@ -57,14 +57,7 @@ static ncl_result fail(ncl_shm *s, const char *what, const char *why)
 static ncl_result shm_caps(void *ctx, ncl_hal_caps *out)
 {
     const shm_slot *me = slot_of(self(ctx)->world, self(ctx)->rank);
-    memset(out, 0, sizeof *out);
-    out->scratch_bytes = me->bufs.size[NCL_BUF_SCRATCH];
-    out->max_queues = NCL_MAX_QUEUES;
-    out->buf_align = 1;
-    for (int d = 0; d < NCL_DTYPE_COUNT; d++)
-        out->inline_ops[d] = NCL_INLINE_ALL_OPS;
-    /* the core runs the wide and two-source kinds too; scratch stays bound */
-    out->features = NCL_HAL_FEAT_WIDE | NCL_HAL_FEAT_ZONES | NCL_HAL_FEAT_REDUCE_WRITE;
+    ncl_bk_cpu_caps(me->bufs.size[NCL_BUF_SCRATCH], NULL, 0, out);
     out->queue_depth = NCL_MAX_IN_FLIGHT;
     return NCL_SUCCESS;
 }
