@@ -155,10 +155,12 @@ static ncl_result start(ncl_comm *comm, const call *c)
     const ncl_plan_env *env = &comm->env;
     rc = ncl_plan_make(&comm->plan, c->coll, (ncl_algo)comm->cfg.algorithm[c->coll], comm->nranks,
                        comm->rank, c->root, c->count, c->dtype, c->op, inplace, env);
+#ifndef NCL_NO_ALGO_USER /* (a board built without user schedules refuses them at creation) */
     char why[200];
     if (rc == NCL_ERR_INVALID_ARGUMENT && comm->cfg.algorithm[c->coll] == NCL_ALGO_USER && comm->cfg.schedule &&
         ncl_user_validate(comm->cfg.schedule, NULL, why, sizeof why) != NCL_SUCCESS)
         return ncl_comm_fail(comm, rc, "%s (user): the schedule is malformed: %s", ncl_coll_name(c->coll), why);
+#endif
     if (rc != NCL_SUCCESS)
         return ncl_comm_fail(comm, rc, "%s: the %s algorithm cannot run %llu x %s %s on %d ranks (%u per "
                              "server) with %llu bytes of scratch%s",

@@ -21,6 +21,8 @@ ncl_result ncl_comm_create(ncl_comm **out, int nranks, int rank, const ncl_hal *
     for (int c = 0; c < NCL_COLL_COUNT; c++)
         if (!ncl_algo_supported((ncl_coll)c, (ncl_algo)cfg->algorithm[c]))
             return NCL_ERR_INVALID_ARGUMENT;
+    if (cfg->deterministic && !ncl_algo_supported(NCL_COLL_ALLREDUCE, NCL_ALGO_DET))
+        return NCL_ERR_UNSUPPORTED; /* a board built without the det family */
     ncl_hal_caps caps = {0}; /* what a backend leaves out, it does not offer */
     ncl_result rc = ncl_hal_caps_get(hal, &caps);
     if (rc != NCL_SUCCESS)
@@ -133,8 +135,9 @@ ncl_result ncl_comm_set_algorithm(ncl_comm *comm, ncl_coll coll, ncl_algo algo)
     if (!comm)
         return NCL_ERR_INVALID_ARGUMENT;
     if (!ncl_algo_supported(coll, algo))
-        return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT, "%s cannot run %s",
-                             ncl_algo_name(algo), ncl_coll_name(coll));
+        return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT, "%s: this engine has no %s algorithm for it (not one "
+                             "of the collective's, or a family its build left out)", ncl_coll_name(coll),
+                             ncl_algo_name(algo));
     comm->cfg.algorithm[coll] = (uint8_t)algo;
     return NCL_SUCCESS;
 }

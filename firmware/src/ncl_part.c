@@ -29,6 +29,36 @@ uint64_t ncl_part(uint64_t n, uint64_t parts, uint64_t idx, uint64_t *off)
     return base + (idx < extra ? 1 : 0);
 }
 
+/* Out of line: four generators call it, and a board keeps one copy (ncl_part.h says what it does). */
+uint64_t ncl_channel_part(const ncl_plan *p, uint64_t count, uint32_t channels, uint32_t q, uint64_t *off)
+{
+    int equal = 1;
+    for (uint32_t k = 1; p->ring_weights && k < p->ring_count && k < channels; k++)
+        equal &= p->ring_weights[k] == p->ring_weights[0];
+    if (!p->ring_weights || p->ring_count == 0 || equal || count < channels || channels < 2)
+        return ncl_part(count, channels, q, off);
+    uint64_t total = 0, before = 0, w, scaled = 0;
+    unsigned shift = 0;
+    for (uint32_t c = 0; c < channels; c++)
+        total += ncl_channel_weight(p, channels, c);
+    while ((total >> shift) >= (1ull << 31))
+        shift++;
+    for (uint32_t c = 0; c < channels; c++) { /* scaled weights, at least 1 each */
+        w = ncl_channel_weight(p, channels, c) >> shift;
+        w = w ? w : 1u;
+        before += c < q ? w : 0u;
+        scaled += w;
+    }
+    w = ncl_channel_weight(p, channels, q) >> shift;
+    w = w ? w : 1u;
+    /* floor(rest * x / scaled) without overflow: rest = a * scaled + b, b * x < 2^62 */
+    const uint64_t rest = count - channels, a = rest / scaled, b = rest % scaled;
+    uint64_t lo = a * before + b * before / scaled;
+    uint64_t hi = a * (before + w) + b * (before + w) / scaled;
+    *off = lo + q;
+    return hi - lo + 1u;
+}
+
 uint64_t ncl_lead_piece(const ncl_plan *p, uint64_t len, uint64_t m, uint64_t *lo)
 {
     const uint64_t page = 4096;

@@ -55,34 +55,6 @@ static inline uint64_t ncl_channel_weight(const ncl_plan *p, uint32_t channels, 
  * so every element lands in exactly one channel, in order. Without weights, or with all rings
  * weighted alike, it is exactly ncl_part(count, channels, q). Integer only: weights are scaled
  * down until their total fits 31 bits, so nothing overflows for any count. */
-static inline uint64_t ncl_channel_part(const ncl_plan *p, uint64_t count, uint32_t channels, uint32_t q,
-                                        uint64_t *off)
-{
-    int equal = 1;
-    for (uint32_t k = 1; p->ring_weights && k < p->ring_count && k < channels; k++)
-        equal &= p->ring_weights[k] == p->ring_weights[0];
-    if (!p->ring_weights || p->ring_count == 0 || equal || count < channels || channels < 2)
-        return ncl_part(count, channels, q, off);
-    uint64_t total = 0, before = 0, w, scaled = 0;
-    unsigned shift = 0;
-    for (uint32_t c = 0; c < channels; c++)
-        total += ncl_channel_weight(p, channels, c);
-    while ((total >> shift) >= (1ull << 31))
-        shift++;
-    for (uint32_t c = 0; c < channels; c++) { /* scaled weights, at least 1 each */
-        w = ncl_channel_weight(p, channels, c) >> shift;
-        w = w ? w : 1u;
-        before += c < q ? w : 0u;
-        scaled += w;
-    }
-    w = ncl_channel_weight(p, channels, q) >> shift;
-    w = w ? w : 1u;
-    /* floor(rest * x / scaled) without overflow: rest = a * scaled + b, b * x < 2^62 */
-    const uint64_t rest = count - channels, a = rest / scaled, b = rest % scaled;
-    uint64_t lo = a * before + b * before / scaled;
-    uint64_t hi = a * (before + w) + b * (before + w) / scaled;
-    *off = lo + q;
-    return hi - lo + 1u;
-}
+uint64_t ncl_channel_part(const ncl_plan *p, uint64_t count, uint32_t channels, uint32_t q, uint64_t *off);
 
 #endif

@@ -5,20 +5,52 @@
 
 #include <string.h>
 
+/* The registry, in tie-break order. A board built with a subset of the families (sources.cmake's
+ * NCL_ALGO_FAMILIES) defines NCL_NO_ALGO_<FAMILY> for each one left out. */
 static const ncl_algo_desc *const algo_table[] = {
+#ifndef NCL_NO_ALGO_RING
     &ncl_algo_ring_allreduce, &ncl_algo_ring_reduce_scatter, &ncl_algo_ring_allgather,
-    &ncl_algo_chain_broadcast, &ncl_algo_tree_broadcast,    &ncl_algo_ring_reduce,
-    &ncl_algo_tree_reduce,     &ncl_algo_hd_allreduce,      &ncl_algo_hd_reduce_scatter,
-    &ncl_algo_hd_allgather,    &ncl_algo_mesh_allreduce,    &ncl_algo_mesh_reduce_scatter,
-    &ncl_algo_mesh_allgather,  &ncl_algo_sag_broadcast,     &ncl_algo_dbtree_allreduce,
-    &ncl_algo_det_allreduce,   &ncl_algo_hier_allreduce,    &ncl_algo_hier_broadcast,
-    &ncl_algo_user_allreduce,  &ncl_algo_user_broadcast,    &ncl_algo_user_reduce,
-    &ncl_algo_user_reduce_scatter, &ncl_algo_user_allgather,
+#endif
+#ifndef NCL_NO_ALGO_CHAIN
+    &ncl_algo_chain_broadcast,
+#endif
+#ifndef NCL_NO_ALGO_TREE
+    &ncl_algo_tree_broadcast,
+#endif
+#ifndef NCL_NO_ALGO_RING
+    &ncl_algo_ring_reduce,
+#endif
+#ifndef NCL_NO_ALGO_TREE
+    &ncl_algo_tree_reduce,
+#endif
+#ifndef NCL_NO_ALGO_HD
+    &ncl_algo_hd_allreduce, &ncl_algo_hd_reduce_scatter, &ncl_algo_hd_allgather,
+#endif
+#ifndef NCL_NO_ALGO_MESH
+    &ncl_algo_mesh_allreduce, &ncl_algo_mesh_reduce_scatter, &ncl_algo_mesh_allgather,
+#endif
+#ifndef NCL_NO_ALGO_SAG
+    &ncl_algo_sag_broadcast,
+#endif
+#ifndef NCL_NO_ALGO_DBTREE
+    &ncl_algo_dbtree_allreduce,
+#endif
+#ifndef NCL_NO_ALGO_DET
+    &ncl_algo_det_allreduce,
+#endif
+#ifndef NCL_NO_ALGO_HIER
+    &ncl_algo_hier_allreduce, &ncl_algo_hier_broadcast,
+#endif
+#ifndef NCL_NO_ALGO_USER
+    &ncl_algo_user_allreduce, &ncl_algo_user_broadcast, &ncl_algo_user_reduce, &ncl_algo_user_reduce_scatter,
+    &ncl_algo_user_allgather,
+#endif
+    NULL, /* keeps the table non-empty whatever is left out */
 };
 
 const ncl_algo_desc *ncl_algo_find(ncl_coll coll, ncl_algo algo)
 {
-    for (size_t i = 0; i < sizeof algo_table / sizeof algo_table[0]; i++)
+    for (size_t i = 0; algo_table[i]; i++)
         if (algo_table[i]->coll == coll && algo_table[i]->algo == algo)
             return algo_table[i];
     return NULL;
@@ -237,7 +269,7 @@ static ncl_algo choose_auto(const ncl_plan *plan, const ncl_plan_env *env)
     ncl_algo best = NCL_ALGO_AUTO;
     uint64_t best_cost = UINT64_MAX;
     int rooted = plan->coll == NCL_COLL_BROADCAST || plan->coll == NCL_COLL_REDUCE;
-    for (size_t i = 0; i < sizeof algo_table / sizeof algo_table[0]; i++) {
+    for (size_t i = 0; algo_table[i]; i++) {
         if (algo_table[i]->coll != plan->coll)
             continue;
         ncl_plan probe = *plan;
