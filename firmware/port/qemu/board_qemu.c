@@ -250,6 +250,24 @@ static void rank_main(int r)
             "# instructions: minstret read by rank 0 around its call: under qemu -icount the whole\n"
             "# machine's instructions (all harts, their polling included), without it host ticks\n"
             "# collective dtype count placement tasks instructions #wrong\n", NRANKS, ROOT);
+    /* the algorithms this build has (NCL_PORT_ALGOS), and the others refused when forced */
+    if (r == 0)
+        say("# algorithms:");
+    for (unsigned c = 0; c < sizeof colls / sizeof colls[0]; c++) {
+        if (r == 0)
+            say(" %s", ncl_coll_name(colls[c]));
+        for (int a = NCL_ALGO_AUTO + 1; a < NCL_ALGO_COUNT; a++)
+            if (ncl_algo_supported(colls[c], (ncl_algo)a)) {
+                if (r == 0)
+                    say(" %s", ncl_algo_name((ncl_algo)a));
+            } else if (ncl_comm_set_algorithm(comm, colls[c], (ncl_algo)a) == NCL_SUCCESS) {
+                say("rank %d: %s %s is not built in, yet forcing it succeeded\n", r, ncl_coll_name(colls[c]),
+                    ncl_algo_name((ncl_algo)a));
+                __atomic_fetch_add(&bad_rows, 1u, __ATOMIC_ACQ_REL);
+            }
+        if (r == 0)
+            say(c + 1 < sizeof colls / sizeof colls[0] ? ";" : "\n");
+    }
     for (unsigned c = 0; c < sizeof colls / sizeof colls[0]; c++)
         for (unsigned k = 0; k < sizeof counts / sizeof counts[0]; k++)
             for (int inplace = 0; inplace < 2; inplace++) {

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# port_build.sh — builds firmware/port freestanding for each board target (cmake/toolchains/) and
-# fails when the engine or the mmio backend needs a symbol nothing there defines (a C library
-# call), when the link check cannot fail (a probe that calls puts() must not link), or when an
-# object writes data, bss or a dynamic stack frame. Each target is built with and without the
-# schedule checker (NCL_PORT_CHECKER). Prints the footprint: text of each library, the image, and
-# the largest stack frame (-fstack-usage, per function, not yet per call path).
+# port_build.sh — the footprint command: builds firmware/port freestanding for each board target
+# (cmake/toolchains/) in two configurations (every algorithm with the schedule checker; the ring
+# and chain families alone without it: the smallest board) and prints, per configuration, the text
+# a board carries (the ncl_board_mmio image: every public call of ncl.h and ncl_mmio.h, the rest
+# linked only as far as it reaches) split by library, and the worst-case stack of any public call
+# per call path (stack_bound.sh) for the mmio and shm backends.
+# Fails when the engine or a backend needs a symbol nothing there defines (a C library call),
+# when the link check cannot fail (a probe that calls puts() must not link), when an object
+# writes data, bss or a dynamic stack frame, or when a figure passes its limit in limits.txt.
 # Usage: tests/firmware/port/port_build.sh WORKDIR
 # Exit 77 (CTest: skipped) when no cross compiler is installed (./ringsim build installs them).
 set -euo pipefail
 work=${1:?usage: port_build.sh WORKDIR}
-root=$(cd "$(dirname "$0")/../../.." && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../../.." && pwd)
 targets=() # toolchain file : tool prefix
 command -v arm-none-eabi-gcc >/dev/null && targets+=("arm-cortex-m4:arm-none-eabi-")
 command -v riscv64-unknown-elf-gcc >/dev/null && targets+=("riscv32-imac:riscv64-unknown-elf-")
@@ -17,22 +21,42 @@ if ((${#targets[@]} == 0)); then
     echo "port_build: no gcc-arm-none-eabi or gcc-riscv64-unknown-elf: skipped (./ringsim build installs them)"
     exit 77
 fi
+configs=("ON all" "OFF ring;chain") # checker, algorithm families (PORT_CONFIGS="OFF all" adds one)
+[[ -z ${PORT_CONFIGS:-} ]] || configs+=("$PORT_CONFIGS")
 
 mkdir -p "$work"
+failed=0
 fail() { echo "port_build: $*" >&2; exit 1; }
-text_of() { "${prefix}size" -t "$@" | awk 'END { print $1 }'; } # text (+ rodata) of objects/archives
+over() { echo "port_build: $*" >&2; failed=1; }
+# the limit for a target, configuration and figure (limits.txt; none: no limit)
+limit_of() { awk -v t="$1" -v c="$2" -v w="$3" '$1 == t && ($2 == c || $2 == "*") && $3 == w { print $4; exit }' "$here/limits.txt"; }
+# text + rodata bytes each library puts into a linked image, from its map file
+map_text() {
+    awk 'function hex(s,   i, n) { n = 0; s = tolower(s); sub(/^0x/, "", s)
+             for (i = 1; i <= length(s); i++) n = n * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+             return n }
+         /^Linker script and memory map/ { on = 1 }
+         on && /^ \.(text|rodata)/ {
+             if (NF == 1) { getline; size = $2; file = $3 } else { size = $3; file = $4 }
+             if (file == "") next
+             sub(/\(.*/, "", file); sub(/.*\//, "", file); sub(/^lib/, "", file); sub(/\.a$/, "", file)
+             text[file] += hex(size) }
+         END { for (f in text) print f, text[f] }' "$1"
+}
 
-printf '%-14s %-8s %8s %8s %8s %8s %8s %10s %6s %6s  %s\n' target checker engine backend mmio shm libc image_text data bss \
-    'largest stack frame'
+printf '%-13s %-7s %-10s %7s %6s %6s %6s %7s %14s %6s %6s  %s\n' target checker algorithms engine mmio common libgcc \
+    'e+mmio' 'board image' 'stack' '(shm)' 'deepest public call (mmio)'
 for t in "${targets[@]}"; do
     name=${t%%:*} prefix=${t#*:}
-    for checker in ON OFF; do
-        dir=$work/$name-checker-$checker
+    for config in "${configs[@]}"; do
+        checker=${config%% *} algos=${config#* }
+        label="checker-$checker-${algos//;/+}"
+        dir=$work/$name-$label
         cmake -S "$root/firmware/port" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNCL_PORT_CHECKER=$checker \
-            -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/$name.cmake" >"$dir.configure.log" 2>&1 ||
-            { cat "$dir.configure.log" >&2; fail "$name: configure failed"; }
+            "-DNCL_PORT_ALGOS=$algos" -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/$name.cmake" \
+            >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log" >&2; fail "$name $label: configure failed"; }
         # (a symbol no library defines fails this link: the image takes every object whole)
-        cmake --build "$dir" >"$dir.build.log" 2>&1 || { cat "$dir.build.log" >&2; fail "$name: build failed"; }
+        cmake --build "$dir" >"$dir.build.log" 2>&1 || { cat "$dir.build.log" >&2; fail "$name $label: build failed"; }
         image=$dir/ncl_link_check
         undefined=$("${prefix}nm" -u "$image")
         [[ -z $undefined ]] || fail "$name: undefined symbols in the image: $undefined"
@@ -44,11 +68,26 @@ for t in "${targets[@]}"; do
         read -r _ data bss _ < <("${prefix}size" "$image" | tail -1)
         ((data == 0 && bss == 0)) || fail "$name: the image has data ($data B) or bss ($bss B): firmware keeps no globals"
         ! grep -q dynamic $(find "$dir" -name '*.su') || fail "$name: a dynamic stack frame: $(grep -h dynamic $(find "$dir" -name '*.su'))"
-        frame=$(cat $(find "$dir" -name '*.su' -path '*ncl_*') | sort -t$'\t' -k2 -n | tail -1 |
-            awk -F'\t' '{ n = split($1, p, ":"); sub(".*/", "", p[1]); printf "%s B %s (%s)", $2, p[n], p[1] }')
-        printf '%-14s %-8s %8d %8d %8d %8d %8d %10d %6d %6d  %s\n' "$name" "$checker" "$(text_of "$dir/libncl_engine.a")" \
-            "$(text_of "$dir/libncl_backend.a")" "$(text_of "$dir/libncl_mmio.a")" "$(text_of "$dir/libncl_shm.a")" \
-            "$(text_of "$dir/libncl_libc.a")" \
-            "$(text_of "$image")" "$data" "$bss" "$frame"
+
+        declare -A text=()
+        while read -r lib bytes; do text[$lib]=$bytes; done < <(map_text "$dir/ncl_board_mmio.map")
+        engine=${text[ncl_engine]:-0} mmio=${text[ncl_mmio]:-0} common=${text[ncl_backend]:-0}
+        both=$((engine + mmio + common))
+        read -r board _ < <("${prefix}size" "$dir/ncl_board_mmio" | awk 'END { print $1 }')
+        "$here/stack_bound.sh" "$dir" "$prefix" mmio 1000000 >"$dir.stack_mmio.txt" || fail "$name $label: no stack bound (mmio)"
+        "$here/stack_bound.sh" "$dir" "$prefix" shm 1000000 >"$dir.stack_shm.txt" || fail "$name $label: no stack bound (shm)"
+        read -r call stack path < <(head -1 "$dir.stack_mmio.txt")
+        read -r _ stack_shm _ < <(head -1 "$dir.stack_shm.txt")
+        printf '%-13s %-7s %-10s %7d %6d %6d %6d %7d %14d %6d %6d  %s\n' "$name" "$checker" "${algos//;/+}" "$engine" "$mmio" \
+            "$common" "${text[gcc]:-0}" "$both" "$board" "$stack" "$stack_shm" "$call"
+
+        limit=$(limit_of "$name" "$label" text)
+        [[ -z $limit ]] || ((both <= limit)) || over "$name $label: engine + mmio backend text $both B, past its limit of $limit B"
+        limit=$(limit_of "$name" "$label" stack)
+        [[ -z $limit ]] || ((stack <= limit && stack_shm <= limit)) ||
+            over "$name $label: a public call needs $((stack > stack_shm ? stack : stack_shm)) B of stack, past the limit of $limit B ($work/$name-$label.stack_*.txt)"
     done
 done
+echo "(text + rodata in bytes as linked into ncl_board_mmio; 'common' is backends/common; stack: the deepest public call's"
+echo " bound in bytes, libgcc's helpers included, the board's callbacks not; per-call bounds and paths in WORKDIR/*.stack_*.txt)"
+exit $failed
