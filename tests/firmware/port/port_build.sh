@@ -26,6 +26,7 @@ configs=("ON all" "OFF ring;chain") # checker, algorithm families (PORT_CONFIGS=
 
 mkdir -p "$work"
 failed=0
+memory=()
 fail() { echo "port_build: $*" >&2; exit 1; }
 over() { echo "port_build: $*" >&2; failed=1; }
 # the limit for a target, configuration and figure (limits.txt; none: no limit)
@@ -81,6 +82,11 @@ for t in "${targets[@]}"; do
         printf '%-13s %-7s %-10s %7d %6d %6d %6d %7d %14d %6d %6d  %s\n' "$name" "$checker" "${algos//;/+}" "$engine" "$mmio" \
             "$common" "${text[gcc]:-0}" "$both" "$board" "$stack" "$stack_shm" "$call"
 
+        if [[ $config == "${configs[0]}" ]]; then # the same structures in every configuration
+            read -r comm cost < <("${prefix}nm" -S "$dir/libncl_sizes.a" |
+                awk '$4 == "ncl_size_comm" { c = $2 } $4 == "ncl_size_cost" { k = $2 } END { print c, k }')
+            memory+=("$name: a communicator takes $((16#$comm)) B + $((16#$cost)) B per cost-table entry + 8 B per rank per ring (none when the rings are lent with ring_positions) + 8 B per rank per intra-server ring + 4 B per ring")
+        fi
         limit=$(limit_of "$name" "$label" text)
         [[ -z $limit ]] || ((both <= limit)) || over "$name $label: engine + mmio backend text $both B, past its limit of $limit B"
         limit=$(limit_of "$name" "$label" stack)
@@ -88,6 +94,7 @@ for t in "${targets[@]}"; do
             over "$name $label: a public call needs $((stack > stack_shm ? stack : stack_shm)) B of stack, past the limit of $limit B ($work/$name-$label.stack_*.txt)"
     done
 done
+printf '%s\n' "${memory[@]}"
 echo "(text + rodata in bytes as linked into ncl_board_mmio; 'common' is backends/common; stack: the deepest public call's"
 echo " bound in bytes, libgcc's helpers included, the board's callbacks not; per-call bounds and paths in WORKDIR/*.stack_*.txt)"
 exit $failed
