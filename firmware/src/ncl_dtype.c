@@ -246,6 +246,7 @@ static inline uint16_t min_bf16(uint16_t a, uint16_t b)
 
 typedef void (*reduce2_fn)(void *restrict dst, const void *restrict src, uint64_t count);
 typedef void (*reduce1_fn)(void *dst, uint64_t count);
+typedef void (*reduce3_fn)(void *restrict dst, const void *a, const void *b, uint64_t count);
 
 #define NCL_REDUCE_LOOPS(name, T, fn)                                                          \
     static void reduce2_##name(void *restrict dst, const void *restrict src, uint64_t count)   \
@@ -260,6 +261,13 @@ typedef void (*reduce1_fn)(void *dst, uint64_t count);
         T *d = (T *)dst;                                                                       \
         for (uint64_t i = 0; i < count; i++)                                                   \
             d[i] = fn(d[i], d[i]);                                                             \
+    }                                                                                          \
+    static void reduce3_##name(void *restrict dst, const void *a, const void *b, uint64_t count) \
+    {                                                                                          \
+        T *restrict d = (T *)dst;                                                              \
+        const T *x = (const T *)a, *y = (const T *)b; /* a and b may be one buffer */          \
+        for (uint64_t i = 0; i < count; i++)                                                   \
+            d[i] = fn(x[i], y[i]);                                                             \
     }
 
 NCL_REDUCE_LOOPS(add_u8, uint8_t, add_u8)
@@ -298,9 +306,10 @@ NCL_REDUCE_LOOPS(min_f64, double, min_f64)
 typedef struct reduce_entry {
     reduce2_fn two; /* dst != src */
     reduce1_fn one; /* dst == src */
+    reduce3_fn three; /* dst = a op b */
 } reduce_entry;
 
-#define NCL_ENTRY(name) {reduce2_##name, reduce1_##name}
+#define NCL_ENTRY(name) {reduce2_##name, reduce1_##name, reduce3_##name}
 /* Row per dtype, column per op (sum, prod, max, min, avg); avg reduces as sum. */
 #define NCL_ROW(add, mul, max, min) \
     {NCL_ENTRY(add), NCL_ENTRY(mul), NCL_ENTRY(max), NCL_ENTRY(min), NCL_ENTRY(add)}
@@ -327,6 +336,13 @@ void ncl_reduce_kernel(void *dst, const void *src, uint64_t count, ncl_dtype dty
         e->one(dst, count);
     else
         e->two(dst, src, count);
+}
+
+void ncl_reduce3_kernel(void *dst, const void *a, const void *b, uint64_t count, ncl_dtype dtype, ncl_op op)
+{
+    if ((unsigned)dtype >= NCL_DTYPE_COUNT || (unsigned)op >= NCL_OP_COUNT || count == 0)
+        return;
+    reduce_table[dtype][op].three(dst, a, b, count);
 }
 
 /* ---- divide (avg's last step) ----------------------------------------------------------------

@@ -188,6 +188,10 @@ int ncl_bk_run_pair(const ncl_task *t, void *dst, const void *src, const void *s
         ncl_fmt(why, why_len, "a source and the destination partially overlap");
         return 0;
     }
+    if (t->kind == NCL_TASK_REDUCE_WRITE && !overlap(dst, src, t->bytes) && !overlap(dst, src2, t->bytes)) {
+        ncl_reduce3_kernel(dst, src, src2, t->bytes / es, (ncl_dtype)t->dtype, (ncl_op)t->op); /* one pass */
+        return 1;
+    }
     /* piece by piece, so that a destination equal to a source is read before it is written */
     for (uint64_t off = 0; off < t->bytes; off += sizeof piece) {
         const size_t n = (size_t)(t->bytes - off < sizeof piece ? t->bytes - off : sizeof piece);

@@ -21,6 +21,9 @@ uint16_t ncl_float_to_bf16(float f);
  *  max/min: NaN wins (a NaN operand gives a quiet NaN); +0 > -0. dst and src may be equal,
  *  but must not overlap otherwise. */
 void ncl_reduce_kernel(void *dst, const void *src, uint64_t count, ncl_dtype dtype, ncl_op op);
+/** dst[i] = a[i] op b[i] for i < count, in one pass (what copying a to dst and then
+ *  ncl_reduce_kernel(dst, b) gives, bit for bit). dst must not overlap a or b. */
+void ncl_reduce3_kernel(void *dst, const void *a, const void *b, uint64_t count, ncl_dtype dtype, ncl_op op);
 
 /** dst[i] = dst[i] / divisor: integers truncate toward zero, floats round to nearest even
  *  (fp16/bf16 divide in fp32 and round once). */
