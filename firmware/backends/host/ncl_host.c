@@ -19,6 +19,8 @@
 #define HOST_MAX_RANKS 4096
 #define HOST_ALIGN 64u
 #define HOST_CTR_INIT_CAP 64u /* power of two; a ring rank talks to 2 peers + itself */
+#define HOST_PEND_CAP 256u    /* deferred copies a rank keeps (a 64 MiB 8-rank ring: ~112) */
+#define HOST_PEND_TAKE 16u    /* pending pieces one incoming WRITE_REDUCE consumes at a time */
 
 /* Per-queue DMA state. Tasks run synchronously inside dma_submit, so a queue is never busy:
  * a submitted task is DONE (or FAILED) by the time dma_submit returns, until dma_poll sees it. */
@@ -33,6 +35,17 @@ static const char *host_qstate_str(uint8_t s)
     }
     return "?";
 }
+
+/* A deferred copy: RECV [dst, dst + len) of its rank is still to receive SEND [src, src + len).
+ * Out of place the ring copies its own contribution into recv so that its predecessor reduces
+ * into it (a fill, 1 memcpy of the chunk); the host runs every task on the CPU, so the copy is
+ * not overlapped by anything but costs the rank's core the bytes. Deferred instead, the
+ * predecessor's WRITE_REDUCE into that range computes dst <- send op src in one pass (the same
+ * operands in the same order as dst op src after the copy, so bit-exact), and the copy never
+ * happens. Anything else that touches the range first does the copy (host_pend_cut). */
+typedef struct host_pend {
+    uint64_t dst, src, len;
+} host_pend;
 
 /* One notify counter: key = sender * NCL_NOTIFY_IDS + id + 1 (0 marks an empty slot). */
 typedef struct host_ctr {
@@ -75,6 +88,15 @@ typedef struct host_rank {
      * writer in flight and a late writer finds the buffers unbound. */
     _Alignas(HOST_ALIGN) pthread_rwlock_t bind_lock;
     ncl_bk_bufs bufs;
+
+    /* Deferred copies (host_pend): added and done by the owner, consumed by a peer writing into
+     * the range (under the owner's bind_lock for reading as well); all under pend_mu. pend_used
+     * is also read without it: 0 means nothing of this rank is pending (a peer reaches a pending
+     * range only after the owner's record that follows the deferral, so it never misses one). */
+    _Alignas(HOST_ALIGN) pthread_mutex_t pend_mu;
+    atomic_uint pend_used;
+    host_pend *pend;     /* HOST_PEND_CAP entries, disjoint ranges of RECV */
+    int pend_on;         /* owner only: this collective's SEND and RECV are distinct memory */
 
     /* Notify state, under mu: records from peers land here. */
     _Alignas(HOST_ALIGN) pthread_mutex_t mu;
@@ -267,6 +289,150 @@ static host_ctr *host_ctr_get(host_ctrs *t, uint32_t key)
     return s;
 }
 
+/* ---- deferred copies (host_pend) ------------------------------------------------------- */
+
+enum { PEND_DROP, PEND_COPY, PEND_TAKE };
+
+/* Removes the parts of o's pending copies inside RECV [lo, hi): PEND_DROP when the caller
+ * overwrites them, PEND_COPY copying them first (their bytes are about to be read or reduced
+ * into), PEND_TAKE handing up to HOST_PEND_TAKE of them to the caller in take[] (*ntaken; the
+ * rest are copied). A part from the middle of a copy leaves two; without a free entry for the
+ * second, that one is copied now. Caller holds o->pend_mu, and o's buffers are bound (o's own
+ * thread, or a peer holding o's bind_lock). */
+static void host_pend_cut(host_rank *o, uint64_t lo, uint64_t hi, int how, host_pend *take, unsigned *ntaken)
+{
+    unsigned used = atomic_load(&o->pend_used);
+    unsigned char *recv = ncl_bk_ptr(o->bufs.base[NCL_BUF_RECV]);
+    const unsigned char *send = ncl_bk_ptr(o->bufs.base[NCL_BUF_SEND]);
+    for (unsigned i = 0; i < used;) {
+        host_pend *e = &o->pend[i];
+        const uint64_t elo = e->dst, ehi = e->dst + e->len;
+        if (ehi <= lo || elo >= hi) {
+            i++;
+            continue;
+        }
+        const uint64_t a = elo > lo ? elo : lo, b = ehi < hi ? ehi : hi;
+        const host_pend part = {a, e->src + (a - elo), b - a};
+        if (how == PEND_TAKE && *ntaken < HOST_PEND_TAKE)
+            take[(*ntaken)++] = part;
+        else if (how != PEND_DROP)
+            memcpy(recv + part.dst, send + part.src, (size_t)part.len);
+        if (elo < a && b < ehi) {
+            const host_pend right = {b, e->src + (b - elo), ehi - b};
+            e->len = a - elo;
+            if (used < HOST_PEND_CAP)
+                o->pend[used++] = right;
+            else
+                memcpy(recv + right.dst, send + right.src, (size_t)right.len);
+            i++;
+        } else if (elo < a) {
+            e->len = a - elo;
+            i++;
+        } else if (b < ehi) {
+            e->src += b - elo;
+            e->dst = b;
+            e->len = ehi - b;
+            i++;
+        } else {
+            *e = o->pend[--used];
+        }
+    }
+    atomic_store(&o->pend_used, used);
+}
+
+/* The owner is about to read or write `bytes` at ref: what is pending there is copied first. */
+static void host_pend_touch(host_rank *r, ncl_ref ref, uint64_t bytes)
+{
+    if (ref.buf != NCL_BUF_RECV || bytes == 0 || atomic_load(&r->pend_used) == 0)
+        return;
+    pthread_mutex_lock(&r->pend_mu);
+    host_pend_cut(r, ref.off, ref.off + bytes, PEND_COPY, NULL, NULL);
+    pthread_mutex_unlock(&r->pend_mu);
+}
+
+/* Every pending copy of r, done (its buffers still bound: before unbinding or rebinding them). */
+static void host_pend_flush(host_rank *r)
+{
+    if (atomic_load(&r->pend_used) == 0)
+        return;
+    pthread_mutex_lock(&r->pend_mu);
+    host_pend_cut(r, 0, UINT64_MAX, PEND_COPY, NULL, NULL);
+    pthread_mutex_unlock(&r->pend_mu);
+}
+
+/* A LOCAL_COPY of the owner's SEND into its RECV: 1 when deferred, 0 when the caller copies
+ * (another kind or buffer, SEND and RECV sharing memory, or no free entry). */
+static int host_pend_defer(host_rank *r, const ncl_task *t)
+{
+    if (!r->pend_on || t->kind != NCL_TASK_LOCAL_COPY || t->src.buf != NCL_BUF_SEND || t->dst.buf != NCL_BUF_RECV)
+        return 0;
+    pthread_mutex_lock(&r->pend_mu);
+    host_pend_cut(r, t->dst.off, t->dst.off + t->bytes, PEND_DROP, NULL, NULL); /* overwritten by this copy */
+    unsigned used = atomic_load(&r->pend_used);
+    host_pend *last = used ? &r->pend[used - 1] : NULL;
+    int ok = 1;
+    if (last && last->dst + last->len == t->dst.off && last->src + last->len == t->src.off)
+        last->len += t->bytes; /* the next slice of the same run */
+    else if (used < HOST_PEND_CAP) {
+        r->pend[used].dst = t->dst.off;
+        r->pend[used].src = t->src.off;
+        r->pend[used].len = t->bytes;
+        atomic_store(&r->pend_used, used + 1);
+    } else
+        ok = 0;
+    pthread_mutex_unlock(&r->pend_mu);
+    return ok;
+}
+
+/* Runs our remote task t into peer p's memory (dst, resolved under p's bind_lock, which the
+ * caller holds). What p has pending in the destination range is dropped (WRITE and REDUCE_WRITE
+ * overwrite it), copied first (REDUCE_WRITE_REDUCE) or, for WRITE_REDUCE, taken: p's SEND stands
+ * in for the copy, dst <- send op src, the operands and order of dst op src after it. */
+static int host_run_into(host_rank *p, const ncl_task *t, unsigned char *dst, const unsigned char *src,
+                         const unsigned char *src2, char *why, size_t why_len)
+{
+    host_pend take[HOST_PEND_TAKE];
+    unsigned n = 0;
+    if (t->dst.buf == NCL_BUF_RECV && atomic_load(&p->pend_used)) {
+        const int how = t->kind == NCL_TASK_WRITE_REDUCE ? PEND_TAKE
+                        : t->kind == NCL_TASK_REDUCE_WRITE_REDUCE ? PEND_COPY : PEND_DROP;
+        pthread_mutex_lock(&p->pend_mu);
+        host_pend_cut(p, t->dst.off, t->dst.off + t->bytes, how, take, &n);
+        pthread_mutex_unlock(&p->pend_mu);
+    }
+    if (n == 0)
+        return ncl_task_two_source(t->kind) ? ncl_bk_run_pair(t, dst, src, src2, why, why_len)
+                                            : ncl_bk_run(t, dst, src, why, why_len);
+    for (unsigned i = 1; i < n; i++) /* by destination, for the sweep below */
+        for (unsigned j = i; j > 0 && take[j - 1].dst > take[j].dst; j--) {
+            const host_pend x = take[j];
+            take[j] = take[j - 1];
+            take[j - 1] = x;
+        }
+    const unsigned char *send = ncl_bk_ptr(p->bufs.base[NCL_BUF_SEND]);
+    const uint64_t base = t->dst.off, end = t->dst.off + t->bytes;
+    ncl_task piece = *t;
+    uint64_t pos = base;
+    for (unsigned k = 0; k <= n; k++) {
+        const uint64_t gap_end = k < n ? take[k].dst : end;
+        if (gap_end > pos) { /* nothing pending here: as it is */
+            piece.kind = t->kind;
+            piece.bytes = gap_end - pos;
+            if (!ncl_bk_run(&piece, dst + (pos - base), src + (pos - base), why, why_len))
+                return 0;
+        }
+        if (k == n)
+            break;
+        piece.kind = NCL_TASK_REDUCE_WRITE;
+        piece.bytes = take[k].len;
+        if (!ncl_bk_run_pair(&piece, dst + (take[k].dst - base), send + take[k].src, src + (take[k].dst - base), why,
+                             why_len))
+            return 0;
+        pos = take[k].dst + take[k].len;
+    }
+    return 1;
+}
+
 /* ---- ops -------------------------------------------------------------------------------- */
 
 void ncl_host_caps(const ncl_host_config *cfg, ncl_hal_caps *out)
@@ -326,8 +492,13 @@ static ncl_result host_begin(void *ctx, const ncl_hal_launch *l)
         return NCL_ERR_BACKEND;
     pthread_rwlock_wrlock(&r->bind_lock);
     int was_bound = r->bufs.bound;
+    if (was_bound)
+        host_pend_flush(r); /* into the buffers they were deferred in */
     ncl_bk_bind(&r->bufs, l, (uint64_t)(uintptr_t)r->scratch, host_cfg_of(r->world)->scratch_bytes);
     pthread_rwlock_unlock(&r->bind_lock);
+    /* copies into RECV are deferred only where they cannot change SEND */
+    uintptr_t sb = (uintptr_t)l->send, rb = (uintptr_t)l->recv;
+    r->pend_on = r->pend && l->send && l->recv && (sb + l->send_bytes <= rb || rb + l->recv_bytes <= sb);
     if (was_bound)
         host_logf(r, NCL_LOG_WARN, "begin of #%llu while #%llu was never ended; rebinding",
                   (unsigned long long)l->seq, (unsigned long long)r->seq);
@@ -356,6 +527,8 @@ static ncl_result host_begin(void *ctx, const ncl_hal_launch *l)
 static void host_unbind(host_rank *r)
 {
     pthread_rwlock_wrlock(&r->bind_lock);
+    host_pend_flush(r); /* the caller reads RECV next */
+    r->pend_on = 0;
     ncl_bk_unbind(&r->bufs);
     pthread_rwlock_unlock(&r->bind_lock);
 }
@@ -427,19 +600,29 @@ static ncl_result host_dma_submit(void *ctx, uint32_t queue, const ncl_task *t)
     if (pair && !(src2 = host_region(r, t->src2, t->bytes, 0, why, sizeof why)))
         return host_task_fail(r, queue, t, "src2 %s", why);
     if (remote) {
+        /* what we send of our RECV must hold its deferred copies (host_pend) */
+        host_pend_touch(r, t->src, t->bytes);
+        if (pair)
+            host_pend_touch(r, t->src2, t->bytes);
         if (host_mismatch(r, t->peer)) /* its buffers are bound for another collective */
             return NCL_ERR_REMOTE;
         host_rank *p = &w->ranks[t->peer];
         pthread_rwlock_rdlock(&p->bind_lock);
         unsigned char *dst = host_region(p, t->dst, t->bytes, 1, why, sizeof why);
-        int ok = dst && (pair ? ncl_bk_run_pair(t, dst, src, src2, why, sizeof why) : ncl_bk_run(t, dst, src, why, sizeof why));
+        int ok = dst && host_run_into(p, t, dst, src, src2, why, sizeof why);
         pthread_rwlock_unlock(&p->bind_lock);
         if (!ok)
             return host_task_fail(r, queue, t, "dst %s", why);
     } else {
         unsigned char *dst = host_region(r, t->dst, ncl_task_dst_bytes(t), 1, why, sizeof why);
-        if (!dst || !ncl_bk_run(t, dst, src, why, sizeof why))
+        if (!dst)
             return host_task_fail(r, queue, t, "dst %s", why);
+        if (!host_pend_defer(r, t)) {
+            host_pend_touch(r, t->src, t->kind == NCL_TASK_LOCAL_DIV ? 0 : ncl_task_src_bytes(t));
+            host_pend_touch(r, t->dst, ncl_task_dst_bytes(t));
+            if (!ncl_bk_run(t, dst, src, why, sizeof why))
+                return host_task_fail(r, queue, t, "dst %s", why);
+        }
     }
 done:
     r->qstate[queue] = HQ_DONE;
@@ -702,6 +885,8 @@ static void *host_rank_main(void *arg)
 
 static void host_rank_fini(host_rank *r)
 {
+    pthread_mutex_destroy(&r->pend_mu);
+    free(r->pend);
     pthread_cond_destroy(&r->cv);
     pthread_mutex_destroy(&r->mu);
     pthread_rwlock_destroy(&r->bind_lock);
@@ -722,6 +907,7 @@ static int host_rank_init(host_world *w, int rank)
     r->result = NCL_SUCCESS;
     atomic_init(&r->exited, 0);
     atomic_init(&r->launch, 0);
+    atomic_init(&r->pend_used, 0);
     if (cfg->scratch_bytes) {
         uint64_t sz = (cfg->scratch_bytes + HOST_ALIGN - 1) / HOST_ALIGN * HOST_ALIGN;
         if (sz < cfg->scratch_bytes || sz > SIZE_MAX)
@@ -752,6 +938,15 @@ static int host_rank_init(host_world *w, int rank)
         pthread_cond_destroy(&r->cv);
         ok = 0;
     }
+    if (ok && pthread_mutex_init(&r->pend_mu, NULL) != 0) {
+        pthread_rwlock_destroy(&r->bind_lock);
+        pthread_mutex_destroy(&r->mu);
+        pthread_cond_destroy(&r->cv);
+        ok = 0;
+    }
+    /* without its table a rank copies at once, as before (pend_on stays 0) */
+    if (ok)
+        r->pend = calloc(HOST_PEND_CAP, sizeof *r->pend);
     if (!ok) {
         free(r->ctrs.slot);
         free(r->scratch);

@@ -1,4 +1,10 @@
-/* ncl_host.h — the host backend: N ranks as threads of one process, real memory. */
+/* ncl_host.h — the host backend: N ranks as threads of one process, real memory.
+ *
+ * Every task runs on its rank's thread, inside dma_submit. A LOCAL_COPY of SEND into RECV is
+ * deferred until something touches its destination: a peer's WRITE_REDUCE into it reduces into
+ * SEND's values directly (so the out-of-place ring's fill of its own contribution moves no
+ * bytes), any other task copies it first, and whatever is left is copied at end. Later tasks
+ * and peers' tasks see it as if copied at once; the program sees RECV whole after end. */
 #ifndef NCL_HOST_H
 #define NCL_HOST_H
 
