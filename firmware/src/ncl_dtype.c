@@ -306,10 +306,9 @@ NCL_REDUCE_LOOPS(min_f64, double, min_f64)
 typedef struct reduce_entry {
     reduce2_fn two; /* dst != src */
     reduce1_fn one; /* dst == src */
-    reduce3_fn three; /* dst = a op b */
 } reduce_entry;
 
-#define NCL_ENTRY(name) {reduce2_##name, reduce1_##name, reduce3_##name}
+#define NCL_ENTRY(name) {reduce2_##name, reduce1_##name}
 /* Row per dtype, column per op (sum, prod, max, min, avg); avg reduces as sum. */
 #define NCL_ROW(add, mul, max, min) \
     {NCL_ENTRY(add), NCL_ENTRY(mul), NCL_ENTRY(max), NCL_ENTRY(min), NCL_ENTRY(add)}
@@ -338,11 +337,26 @@ void ncl_reduce_kernel(void *dst, const void *src, uint64_t count, ncl_dtype dty
         e->two(dst, src, count);
 }
 
+/* A table of its own: an image that never calls ncl_reduce3_kernel (a board's) links none of it. */
+#define NCL_ROW3(add, mul, max, min) {reduce3_##add, reduce3_##mul, reduce3_##max, reduce3_##min, reduce3_##add}
+
+static const reduce3_fn reduce3_table[NCL_DTYPE_COUNT][NCL_OP_COUNT] = {
+    [NCL_INT8] = NCL_ROW3(add_u8, mul_u8, max_i8, min_i8),
+    [NCL_UINT8] = NCL_ROW3(add_u8, mul_u8, max_u8, min_u8),
+    [NCL_INT32] = NCL_ROW3(add_u32, mul_u32, max_i32, min_i32),
+    [NCL_UINT32] = NCL_ROW3(add_u32, mul_u32, max_u32, min_u32),
+    [NCL_INT64] = NCL_ROW3(add_u64, mul_u64, max_i64, min_i64),
+    [NCL_FLOAT16] = NCL_ROW3(add_f16, mul_f16, max_f16, min_f16),
+    [NCL_BFLOAT16] = NCL_ROW3(add_bf16, mul_bf16, max_bf16, min_bf16),
+    [NCL_FLOAT32] = NCL_ROW3(add_f32, mul_f32, max_f32, min_f32),
+    [NCL_FLOAT64] = NCL_ROW3(add_f64, mul_f64, max_f64, min_f64),
+};
+
 void ncl_reduce3_kernel(void *dst, const void *a, const void *b, uint64_t count, ncl_dtype dtype, ncl_op op)
 {
     if ((unsigned)dtype >= NCL_DTYPE_COUNT || (unsigned)op >= NCL_OP_COUNT || count == 0)
         return;
-    reduce_table[dtype][op].three(dst, a, b, count);
+    reduce3_table[dtype][op](dst, a, b, count);
 }
 
 /* ---- divide (avg's last step) ----------------------------------------------------------------
