@@ -767,6 +767,38 @@ static void test_alias(void **state)
     assert_int_equal(c[2], 0);
 }
 
+/* ncl_reduce3_kernel(dst, a, b) is a copy of a into dst, then ncl_reduce_kernel(dst, b): bit for
+ * bit, for every dtype and op on random bits (NaNs, infinities and denormals included); a == b too. */
+static void test_reduce3(void **state)
+{
+    (void)state;
+    enum { N = 301 };
+    static unsigned char a[N * 8], b[N * 8], three[N * 8], two[N * 8];
+    uint64_t s = 23;
+    for (size_t i = 0; i < sizeof a; i++) {
+        a[i] = (unsigned char)rng_next(&s);
+        b[i] = (unsigned char)rng_next(&s);
+    }
+    for (int dt = 0; dt < NCL_DTYPE_COUNT; dt++) {
+        for (int op = 0; op < NCL_OP_COUNT; op++) {
+            size_t bytes = N * ncl_dtype_size((ncl_dtype)dt);
+            for (int same = 0; same < 2; same++) {
+                const unsigned char *y = same ? a : b;
+                memcpy(two, a, bytes);
+                ncl_reduce_kernel(two, y, N, (ncl_dtype)dt, (ncl_op)op);
+                ncl_reduce3_kernel(three, a, y, N, (ncl_dtype)dt, (ncl_op)op);
+                assert_memory_equal(three, two, bytes);
+            }
+        }
+    }
+    int32_t d[] = {7, 7}, x[] = {1, 2}, y[] = {3, 4};
+    ncl_reduce3_kernel(d, x, y, 2, NCL_INT32, NCL_PROD);
+    assert_true(d[0] == 3 && d[1] == 8);
+    ncl_reduce3_kernel(d, x, y, 2, NCL_DTYPE_COUNT, NCL_SUM); /* refused: left as is */
+    ncl_reduce3_kernel(d, x, y, 2, NCL_INT32, NCL_OP_COUNT);
+    assert_true(d[0] == 3 && d[1] == 8);
+}
+
 static void test_bad_arguments_are_noops(void **state)
 {
     (void)state;
@@ -987,6 +1019,7 @@ int main(void)
         cmocka_unit_test(test_maxmin_specials),
         cmocka_unit_test(test_maxmin_long_vectors),
         cmocka_unit_test(test_alias),
+        cmocka_unit_test(test_reduce3),
         cmocka_unit_test(test_bad_arguments_are_noops),
         cmocka_unit_test(test_div_integers),
         cmocka_unit_test(test_div_floats),
