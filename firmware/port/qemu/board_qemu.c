@@ -1,13 +1,15 @@
-/* board_qemu.c — a bare-metal board program: one rank per hart of QEMU's RISC-V `virt` machine,
- * all harts sharing its RAM through the shm backend. Runs allreduce, broadcast, reduce,
- * reduce_scatter and allgather in and out of place at several sizes, checks every element
- * bit-exactly, prints a table on the UART (with the data tasks and instructions rank 0 ran per
- * call), and ends QEMU through the test device: pass, or fail with the number of bad rows.
+/* board_qemu.c — a bare-metal board program: one rank per core of a QEMU machine, all cores
+ * sharing its RAM through the shm backend. Runs allreduce, broadcast, reduce, reduce_scatter and
+ * allgather in and out of place at several sizes, checks every element bit-exactly, prints a
+ * table (with the data tasks and instructions rank 0 ran per call), and ends QEMU: pass, or fail
+ * with the number of bad rows. What differs per machine (output, clock, instruction count, the
+ * end, starting the other cores) is board.h's, in board_riscv_virt.c and board_arm_mps2.c.
  * The board's own code may keep globals (the buffers, the arena); the engine keeps none. */
 #include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "board.h"
 #include "ncl/ncl.h"
 #include "ncl/ncl_names.h"
 #include "ncl/ncl_shm.h"
@@ -18,10 +20,6 @@
 #define SCRATCH_BYTES (256u << 10)
 #define ARENA_BYTES (256u << 10)
 #define ROOT 1                            /* of broadcast and reduce */
-
-#define UART0 0x10000000u                 /* 16550 */
-#define TEST_DEV 0x00100000u              /* sifive_test: 0x5555 pass, code << 16 | 0x3333 fail */
-#define CLINT_MTIME 0x0200BFF8u           /* 10 MHz */
 
 typedef struct rank_mem {
     float send[NRANKS * MAXC];            /* reduce_scatter sends nranks chunks */
@@ -38,16 +36,6 @@ static volatile uint32_t arrived, finished, bad_rows;
 static volatile uint32_t go __attribute__((section(".data")));
 extern unsigned char __bss_start[], __bss_end[];
 
-static void uart_puts(const char *s)
-{
-    volatile uint8_t *u = (volatile uint8_t *)(uintptr_t)UART0;
-    for (; *s; s++) {
-        while (!(u[5] & 0x20u)) /* LSR: transmit holding register empty */
-            ;
-        u[0] = (uint8_t)*s;
-    }
-}
-
 static void say(const char *fmt, ...)
 {
     char line[480];
@@ -55,35 +43,13 @@ static void say(const char *fmt, ...)
     va_start(ap, fmt);
     ncl_vfmt(line, sizeof line, fmt, ap);
     va_end(ap);
-    uart_puts(line);
-}
-
-static uint64_t mtime(void) /* two 32-bit halves: read high, low, high until the high one holds */
-{
-    volatile uint32_t *t = (volatile uint32_t *)(uintptr_t)CLINT_MTIME;
-    uint32_t hi, lo;
-    do {
-        hi = t[1];
-        lo = t[0];
-    } while (t[1] != hi);
-    return (uint64_t)hi << 32 | lo;
+    board_puts(line);
 }
 
 static uint64_t now_ns(void *ctx)
 {
     (void)ctx;
-    return mtime() * 100u;
-}
-
-static uint64_t instret(void)
-{
-    uint32_t lo, hi, again;
-    do {
-        __asm__ volatile("csrr %0, minstreth" : "=r"(hi));
-        __asm__ volatile("csrr %0, minstret" : "=r"(lo));
-        __asm__ volatile("csrr %0, minstreth" : "=r"(again));
-    } while (hi != again);
-    return (uint64_t)hi << 32 | lo;
+    return board_now_ns();
 }
 
 static void *arena_alloc(void *ud, size_t bytes)
@@ -246,10 +212,9 @@ static void rank_main(int r)
         return;
     }
     if (r == 0)
-        say("# ringsim engine on %d harts of QEMU virt (RV32IMAC, shm backend), root %d\n"
-            "# instructions: minstret read by rank 0 around its call: under qemu -icount the whole\n"
-            "# machine's instructions (all harts, their polling included), without it host ticks\n"
-            "# collective dtype count placement tasks instructions #wrong\n", NRANKS, ROOT);
+        say("# ringsim engine on %d cores of %s, shm backend, root %d\n# instructions: %s\n"
+            "# collective dtype count placement tasks instructions #wrong\n", NRANKS, board_name, ROOT,
+            board_instret_means);
     /* the algorithms this build has (NCL_PORT_ALGOS), and the others refused when forced */
     if (r == 0)
         say("# algorithms:");
@@ -273,9 +238,9 @@ static void rank_main(int r)
             for (int inplace = 0; inplace < 2; inplace++) {
                 row w = {colls[c], (c + k) % 2 ? NCL_INT32 : NCL_FLOAT32, counts[k], inplace};
                 call bufs = prepare(r, &w);
-                uint64_t i0 = instret(), t0 = ncl_shm_tasks(&shm);
+                uint64_t i0 = board_instret(), t0 = ncl_shm_tasks(&shm);
                 ncl_result rc_call = run(comm, &w, bufs);
-                uint64_t instr = instret() - i0, tasks = ncl_shm_tasks(&shm) - t0;
+                uint64_t instr = board_instret() - i0, tasks = ncl_shm_tasks(&shm) - t0;
                 uint32_t wrong = check(r, &w, bufs);
                 if (rc_call != NCL_SUCCESS || wrong)
                     __atomic_fetch_add(&bad_rows, 1u, __ATOMIC_ACQ_REL);
@@ -298,10 +263,11 @@ void board_main(uint32_t hart)
     if (hart == 0) {
         memset(__bss_start, 0, (size_t)(__bss_end - __bss_start));
         if (ncl_shm_world_bytes(NRANKS) > sizeof world || ncl_shm_world_init(world, sizeof world, NRANKS) != NCL_SUCCESS) {
-            uart_puts("board: the shm world does not fit\n");
-            *(volatile uint32_t *)(uintptr_t)TEST_DEV = 1u << 16 | 0x3333u;
+            board_puts("board: the shm world does not fit\n");
+            board_exit(1);
         }
         __atomic_store_n(&go, 1u, __ATOMIC_RELEASE);
+        board_start_others();
     }
     while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE))
         ;
@@ -310,6 +276,6 @@ void board_main(uint32_t hart)
     if (hart == 0) {
         uint32_t bad = __atomic_load_n(&bad_rows, __ATOMIC_ACQUIRE);
         say("# %s: %u bad rows\n", bad ? "FAILED" : "OK", (unsigned)bad);
-        *(volatile uint32_t *)(uintptr_t)TEST_DEV = bad ? (bad << 16 | 0x3333u) : 0x5555u;
+        board_exit(bad);
     }
 }
