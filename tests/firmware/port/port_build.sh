@@ -77,6 +77,10 @@ for t in "${targets[@]}"; do
         read -r board _ < <("${prefix}size" "$dir/ncl_board_mmio" | awk 'END { print $1 }')
         "$here/stack_bound.sh" "$dir" "$prefix" mmio 1000000 >"$dir.stack_mmio.txt" || fail "$name $label: no stack bound (mmio)"
         "$here/stack_bound.sh" "$dir" "$prefix" shm 1000000 >"$dir.stack_shm.txt" || fail "$name $label: no stack bound (shm)"
+        # the stack check bites: a limit below the deepest call must fail it
+        if "$here/stack_bound.sh" "$dir" "$prefix" mmio 64 >/dev/null 2>&1; then
+            fail "$name $label: stack_bound.sh passed a 64-byte limit: the stack check does not bite"
+        fi
         read -r call stack path < <(head -1 "$dir.stack_mmio.txt")
         read -r _ stack_shm _ < <(head -1 "$dir.stack_shm.txt")
         printf '%-13s %-7s %-10s %7d %6d %6d %6d %7d %14d %6d %6d  %s\n' "$name" "$checker" "${algos//;/+}" "$engine" "$mmio" \
