@@ -59,6 +59,10 @@ static void rs_usage(FILE *f)
         "            read measured benchmark tables (nccl-tests/rccl-tests text or -J JSON, HCCL Test,\n"
         "            OSU latency tables, ringsim run/bringup --json) and show them normalized; a bad\n"
         "            file is refused with FILE:LINE: and the reason ('ringsim measured --help')\n"
+        "  sweep GRID [--jobs N] [--out DIR] [--force] [--timeout SEC] [--plot FILE] [--merge]\n"
+        "            run a grid of scenarios (a base scenario's keys over lists and ranges) in parallel\n"
+        "            processes, or shared among mpirun/srun processes, and merge them into one CSV and\n"
+        "            JSON ('ringsim sweep --help')\n"
         "  params    every model component's parameters, ports and statistics\n"
         "  validate  check scenario files (YAML) without running them: keys, units, ranges, links\n"
         "  help      this text ('ringsim help COMMAND' for a command's options)\n"
@@ -95,6 +99,7 @@ static const rs_command rs_commands[] = {
     {"bringup", rs_cmd_bringup, rs_cmd_bringup_usage},
     {"measured", rs_cmd_measured, rs_cmd_measured_usage},
     {"calibrate", rs_cmd_calibrate, rs_cmd_calibrate_usage},
+    {"sweep", rs_cmd_sweep, rs_cmd_sweep_usage},
     {"help", rs_cmd_help, NULL},
     {"version", rs_cmd_version, NULL},
     /* the spellings every program takes */

@@ -31,5 +31,9 @@ void rs_cmd_measured_usage(FILE *out);
  *  [--json FILE]`: 0 when fitted and written, 2 on bad usage or input, else a simulation's status. */
 int rs_cmd_calibrate(int argc, char **argv);
 void rs_cmd_calibrate_usage(FILE *out);
+/** `ringsim sweep GRID.yaml [--jobs N] [--out DIR] [--force] [--timeout SEC] [--plot FILE] [--merge]`:
+ *  0 when every point ran OK, 1 when one failed (or is missing), 2 on a bad grid file or usage. */
+int rs_cmd_sweep(int argc, char **argv);
+void rs_cmd_sweep_usage(FILE *out);
 
 #endif

@@ -14,12 +14,13 @@ declare -A allowed=(
     [sweep]=""
     [scenario]="sweep"
     [report]="sweep"
+    [grid]="sweep scenario report"
     [measured]=""
     [host]="sweep report"
     [harness]="sweep scenario report"
     [zmq]="sweep scenario report"
     [calib]="sweep scenario report harness measured"
-    [cli]="sweep scenario report host harness zmq measured calib"
+    [cli]="sweep scenario report host harness zmq measured calib grid"
 )
 wings="${!allowed[*]}"
 bad=0
