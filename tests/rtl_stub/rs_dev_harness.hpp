@@ -49,7 +49,9 @@ class RsDevSystem {
  public:
   struct Dev {
     std::unique_ptr<Vrs_dev> m;
-    std::vector<uint8_t> mem;
+    std::vector<uint8_t> own;  // the memory image, unless attach_memory() gave another
+    uint8_t *mem = nullptr;
+    uint64_t mem_bytes = 0;
     std::deque<std::pair<uint64_t, uint32_t>> rsp;  // (cycle it may be returned, data), in order
     // link state as a sender
     int route = -1;           // destination of the open transfer (-2: no such peer), -1: none
@@ -76,7 +78,9 @@ class RsDevSystem {
     for (unsigned i = 0; i < n; i++) {
       auto d = std::make_unique<Dev>();
       d->m = std::make_unique<Vrs_dev>(ctx);
-      d->mem.assign(mem_bytes, 0);
+      d->own.assign(mem_bytes, 0);
+      d->mem = d->own.data();
+      d->mem_bytes = mem_bytes;
       d->m->mem_bytes = mem_bytes;
       devs_.push_back(std::move(d));
     }
@@ -86,7 +90,16 @@ class RsDevSystem {
   unsigned size() const { return (unsigned)devs_.size(); }
   Dev &dev(unsigned i) { return *devs_[i]; }
   Vrs_dev &top(unsigned i) { return *devs_[i]->m; }
-  uint8_t *mem(unsigned i) { return devs_[i]->mem.data(); }
+  uint8_t *mem(unsigned i) { return devs_[i]->mem; }
+  // Device i's memory image becomes `image` (mem_bytes long, e.g. a mapping another process
+  // shares), with the contents it had.
+  void attach_memory(unsigned i, uint8_t *image) {
+    Dev &d = *devs_[i];
+    std::memcpy(image, d.mem, d.mem_bytes);
+    d.mem = image;
+    d.own.clear();
+    d.own.shrink_to_fit();
+  }
 
   // rst_n low for a few cycles (memory images are kept; in-flight responses are dropped).
   void reset() {
@@ -351,7 +364,7 @@ class RsDevSystem {
     if (m.mem_rsp_valid) d.rsp.pop_front();
     if (!(m.mem_req_valid && m.mem_req_ready)) return;
     uint64_t a = m.mem_req_addr;
-    if (a % 4 || a + 4 > d.mem.size()) throw std::runtime_error("rs_dev: memory access outside memory at " + std::to_string(a));
+    if (a % 4 || a + 4 > d.mem_bytes) throw std::runtime_error("rs_dev: memory access outside memory at " + std::to_string(a));
     if (m.mem_req_we) {
       for (int k = 0; k < 4; k++)
         if (m.mem_req_wstrb >> k & 1) d.mem[a + k] = (uint8_t)(m.mem_req_wdata >> (8 * k));
