@@ -1,7 +1,8 @@
 // test_mmio_uio.cpp — the mmio backend on the UIO provider (firmware/backends/uio): every rank's
 // register window and device memory mapped from an emulated UIO device that another process
 // serves with verilated rs_dev blocks (rs_uio_device), interrupts through its UIO file; the
-// correctness matrix's ring allreduce and chain broadcast bit-exact, in interrupt and polled mode.
+// correctness matrix's ring allreduce and chain broadcast (interrupt and polled mode), ring
+// reduce-scatter and allgather, ring and tree reduce, bit-exact; the interrupt protocol alone.
 //
 // The mmio world's device ops are thin here: each goes through the rank's ncl_uio access
 // functions (what a program on a Linux host with a real device would use), never to the blocks.
@@ -214,6 +215,48 @@ void allreduce_and_broadcast(int n, int irq) {
   mmio_world_free(w);
 }
 
+// Reduce-scatter, allgather and reduce (ring and tree, every root): int32 and fp16 sums at counts
+// per rank of 1 and 250 (2-byte types in place keep their blocks 4-byte aligned: 252).
+const mx_type rs_types[] = {{NCL_INT32, NCL_SUM}, {NCL_FLOAT16, NCL_SUM}};
+
+size_t rs_counts(const mx_axes *a, int, ncl_dtype dt, uint64_t out[MX_MAX_COUNTS]) {
+  out[0] = a->places == MX_IN_PLACE && ncl_dtype_size(dt) < 4 ? 4 : 1;
+  out[1] = a->places == MX_IN_PLACE && ncl_dtype_size(dt) < 4 ? 252 : 250;
+  return 2;
+}
+
+// ring reduce needs inline reduce all the way (int32 on the block's lanes), the tree stages fp16
+int reduce_keep(const mx_axes *, int, const mx_case *c) { return (c->algo == NCL_ALGO_TREE) == (c->dt == NCL_FLOAT16); }
+
+void test_other_collectives(void **) {
+  mmio_opts o = {1, 0, 4, 2, 0, 0};
+  mmio_world *w = mmio_world_new(&uio_ops, 3, &o);
+  mx_matrix m;
+  mx_init(&m);
+  m.print_groups = 1;
+  for (int place = MX_OUT_OF_PLACE; place <= MX_IN_PLACE; place++) {
+    mx_axes rs = {NCL_COLL_REDUCE_SCATTER, NCL_ALGO_RING, rs_counts, rs_types, 2, MX_ROOTS_ZERO, place, nullptr, nullptr};
+    mx_axes ag = rs, rd_ring = rs, rd_tree = rs;
+    ag.coll = NCL_COLL_ALLGATHER;
+    rd_ring.coll = rd_tree.coll = NCL_COLL_REDUCE;
+    rd_ring.roots = rd_tree.roots = MX_ROOTS_ALL;
+    rd_ring.keep = rd_tree.keep = reduce_keep;
+    rd_tree.algo = NCL_ALGO_TREE;
+    mx_add_axes(&m, &rs, 3);
+    mx_add_axes(&m, &ag, 3);
+    mx_add_axes(&m, &rd_ring, 3);
+    mx_add_axes(&m, &rd_tree, 3);
+  }
+  assert_int_equal(mx_run(&m, &w->mx), 0);
+  ncl_mmio_stats s;
+  mmio_world_stats(w, &s);
+  printf("3 emulated UIO devices: %llu reduce-scatters, allgathers and reduces bit-exact\n", (unsigned long long)m.run);
+  assert_int_equal(s.errors, 0);
+  assert_true(m.run >= 20);
+  mx_free(&m);
+  mmio_world_free(w);
+}
+
 void test_collectives_3_irq(void **) { allreduce_and_broadcast(3, 1); }
 void test_collectives_2_polled(void **) { allreduce_and_broadcast(2, 0); }
 
@@ -284,6 +327,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_interrupt),
       cmocka_unit_test(test_collectives_3_irq),
       cmocka_unit_test(test_collectives_2_polled),
+      cmocka_unit_test(test_other_collectives),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
