@@ -127,6 +127,8 @@ static ncl_result shm_notify_record(void *ctx, uint32_t queue, int peer, uint32_
         return fail(s, "notify_record", "queue, peer or id out of range");
     /* release: the writes before it (this core's copies into the peer) are seen first */
     __atomic_fetch_add(counter(s, peer, s->rank, id), 1u, __ATOMIC_RELEASE);
+    if (s->board.kick)
+        s->board.kick(s->board.ctx, peer); /* a peer asleep in idle wakes to look */
     return NCL_SUCCESS;
 }
 
@@ -151,6 +153,16 @@ static ncl_result shm_notify_peek(void *ctx, int peer, uint32_t id, uint32_t *va
     return NCL_SUCCESS;
 }
 
+/* Everything a rank waits for is a peer's notify (its own tasks finish at submission), and every
+ * notify kicks: sleeping until one is safe. */
+static ncl_result shm_wait_event(void *ctx, uint64_t timeout_ns)
+{
+    ncl_shm *s = self(ctx);
+    if (s->board.idle)
+        s->board.idle(s->board.ctx, timeout_ns);
+    return NCL_SUCCESS;
+}
+
 static uint64_t shm_now_ns(void *ctx)
 {
     ncl_shm *s = self(ctx);
@@ -165,14 +177,14 @@ static const char *shm_last_error(void *ctx)
 
 static const ncl_hal_ops shm_ops = {
     shm_caps, shm_begin, shm_end, shm_dma_submit, shm_dma_poll, shm_notify_record, shm_notify_try_wait,
-    NULL, /* wait_event: the engine polls (sleeping on an inter-core interrupt is still to come) */
+    shm_wait_event,
     shm_now_ns, NULL, shm_notify_peek, shm_last_error,
 };
 
 ncl_result ncl_shm_init(ncl_shm *s, void *world, int rank, void *scratch, uint64_t scratch_bytes,
                         const ncl_shm_board *board, ncl_hal *hal)
 {
-    if (!s || !world || !board || !board->now_ns || !hal || rank < 0 ||
+    if (!s || !world || !board || !board->now_ns || !board->idle != !board->kick || !hal || rank < 0 ||
         rank >= (int)((const shm_header *)world)->nranks || (scratch_bytes && !scratch))
         return NCL_ERR_INVALID_ARGUMENT;
     memset(s, 0, sizeof *s);

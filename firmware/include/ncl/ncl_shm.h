@@ -19,10 +19,17 @@ uint64_t ncl_shm_world_bytes(int nranks);
  *  `nranks` ranks. One core, before any rank starts. */
 ncl_result ncl_shm_world_init(void *mem, uint64_t bytes, int nranks);
 
-/** What the board gives each rank: its clock. */
+/** What the board gives each rank: its clock, and optionally a way to sleep instead of polling.
+ *  With idle and kick the engine's waits sleep: idle(ctx, timeout_ns) returns after a kick from
+ *  a peer, the timeout, or earlier (spurious returns are fine: the engine looks again); a rank
+ *  kicks a peer (kick(ctx, peer)) after every notify it adds there. A kick that comes before the
+ *  sleep must not be lost (an inter-core interrupt left pending does that: `wfi` returns at once).
+ *  Without them the engine polls. */
 typedef struct ncl_shm_board {
     uint64_t (*now_ns)(void *ctx); /**< monotonic time in ns; required */
     void *ctx;
+    void (*idle)(void *ctx, uint64_t timeout_ns); /**< optional, with kick */
+    void (*kick)(void *ctx, int peer);            /**< optional, with idle */
 } ncl_shm_board;
 
 /** One rank's backend state, in its core's own memory (fields private). */

@@ -16,6 +16,7 @@
 
 const char board_name[] = "QEMU mps2-an521 (Cortex-M33 cores)";
 const char board_instret_means[] = "not counted (QEMU models no instruction counter on these cores): 0";
+uint32_t board_sleeps[2]; /* (none: this board polls) */
 
 static uint32_t semihost(uint32_t op, const void *arg)
 {
@@ -69,6 +70,18 @@ uint64_t board_instret(void)
 void board_start_others(void)
 {
     *(volatile uint32_t *)(uintptr_t)SYSCTL_CPUWAIT = 0;
+}
+
+/* No sleep here (WFE has no timeout without a timer interrupt, and this board takes none): the
+ * engine polls. */
+void board_idle(uint64_t timeout_ns)
+{
+    (void)timeout_ns;
+}
+
+void board_kick(int core)
+{
+    (void)core;
 }
 
 void board_exit(uint32_t bad_rows)

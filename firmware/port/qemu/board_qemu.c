@@ -31,7 +31,9 @@ typedef struct rank_mem {
 
 static rank_mem ranks[NRANKS];
 static uint64_t world[(4096 + 8 * NRANKS * 32 * NRANKS) / 8]; /* >= ncl_shm_world_bytes(NRANKS) */
-static volatile uint32_t arrived, finished, bad_rows;
+static volatile uint32_t arrivals, bad_rows;
+static volatile uint32_t row_tasks[NRANKS]; /* each rank's data tasks in the row just run (32-bit:
+                                               * the cores' atomics) */
 /* set by hart 0 once .bss is cleared and the world is ready; in .data so the clearing leaves it */
 static volatile uint32_t go __attribute__((section(".data")));
 extern unsigned char __bss_start[], __bss_end[];
@@ -67,11 +69,20 @@ static void arena_free(void *ud, void *p)
     (void)ud, (void)p; /* the arena lives as long as the board */
 }
 
-static void barrier(volatile uint32_t *count, uint32_t target)
+/* Barrier number b (every rank counts its own): wait until all ranks arrived b + 1 times. The
+ * waiting cores sleep (board_idle) and the last one kicks them, so a barrier costs no
+ * instructions while it waits (what the instruction column counts under qemu -icount). */
+static void barrier(uint32_t *b)
 {
-    __atomic_fetch_add(count, 1u, __ATOMIC_ACQ_REL);
-    while (__atomic_load_n(count, __ATOMIC_ACQUIRE) < target)
-        ;
+    const uint32_t target = (*b + 1) * NRANKS;
+    (*b)++;
+    if (__atomic_add_fetch(&arrivals, 1u, __ATOMIC_ACQ_REL) == target) {
+        for (int r = 0; r < NRANKS; r++)
+            board_kick(r);
+        return;
+    }
+    while (__atomic_load_n(&arrivals, __ATOMIC_ACQUIRE) < target)
+        board_idle(1000000);
 }
 
 /* Rank r's input element i: small integers, so every sum is exact in fp32 and int32 alike. */
@@ -191,14 +202,28 @@ static const ncl_coll colls[] = {NCL_COLL_ALLREDUCE, NCL_COLL_BROADCAST, NCL_COL
                                  NCL_COLL_ALLGATHER};
 static const uint32_t counts[] = {1, 1000, MAXC};
 
-static void rank_main(int r)
+static void idle(void *ctx, uint64_t timeout_ns)
+{
+    (void)ctx;
+    board_idle(timeout_ns);
+}
+
+static void kick(void *ctx, int peer)
+{
+    (void)ctx;
+    board_kick(peer);
+}
+
+/* Rank r's whole run; *b counts the barriers it passed (every rank passes the same ones, also
+ * one that could not start, so that none waits for it). */
+static void rank_main(int r, uint32_t *b)
 {
     ncl_shm shm;
     ncl_hal hal;
     ncl_comm *comm = NULL;
-    const ncl_shm_board board = {now_ns, NULL};
+    const ncl_shm_board board = {now_ns, NULL, idle, kick};
     ncl_result rc = ncl_shm_init(&shm, world, r, ranks[r].scratch, SCRATCH_BYTES, &board, &hal);
-    barrier(&arrived, NRANKS); /* every rank's scratch is bound before any peer writes a zone */
+    barrier(b); /* every rank's scratch is bound before any peer writes a zone */
     ncl_config cfg = NCL_CONFIG_INIT;
     cfg.alloc = arena_alloc;
     cfg.free = arena_free;
@@ -209,12 +234,13 @@ static void rank_main(int r)
     if (rc != NCL_SUCCESS) {
         say("rank %d: cannot start: %s\n", r, ncl_strerror(rc));
         __atomic_fetch_add(&bad_rows, 1u, __ATOMIC_ACQ_REL);
-        return;
+        comm = NULL;
     }
-    if (r == 0)
-        say("# ringsim engine on %d cores of %s, shm backend, root %d\n# instructions: %s\n"
-            "# collective dtype count placement tasks instructions #wrong\n", NRANKS, board_name, ROOT,
-            board_instret_means);
+    if (r == 0) { /* (one line per say: its buffer holds 480 characters) */
+        say("# ringsim engine on %d cores of %s, shm backend, root %d\n", NRANKS, board_name, ROOT);
+        say("# instructions: %s\n", board_instret_means);
+        say("# collective dtype count placement tasks instructions #wrong (tasks: every rank's data tasks)\n");
+    }
     /* the algorithms this build has (NCL_PORT_ALGOS), and the others refused when forced */
     if (r == 0)
         say("# algorithms:");
@@ -225,7 +251,7 @@ static void rank_main(int r)
             if (ncl_algo_supported(colls[c], (ncl_algo)a)) {
                 if (r == 0)
                     say(" %s", ncl_algo_name((ncl_algo)a));
-            } else if (ncl_comm_set_algorithm(comm, colls[c], (ncl_algo)a) == NCL_SUCCESS) {
+            } else if (comm && ncl_comm_set_algorithm(comm, colls[c], (ncl_algo)a) == NCL_SUCCESS) {
                 say("rank %d: %s %s is not built in, yet forcing it succeeded\n", r, ncl_coll_name(colls[c]),
                     ncl_algo_name((ncl_algo)a));
                 __atomic_fetch_add(&bad_rows, 1u, __ATOMIC_ACQ_REL);
@@ -238,20 +264,27 @@ static void rank_main(int r)
             for (int inplace = 0; inplace < 2; inplace++) {
                 row w = {colls[c], (c + k) % 2 ? NCL_INT32 : NCL_FLOAT32, counts[k], inplace};
                 call bufs = prepare(r, &w);
+                /* the window: from every rank ready to every rank done, waits asleep */
+                barrier(b);
                 uint64_t i0 = board_instret(), t0 = ncl_shm_tasks(&shm);
-                ncl_result rc_call = run(comm, &w, bufs);
-                uint64_t instr = board_instret() - i0, tasks = ncl_shm_tasks(&shm) - t0;
-                uint32_t wrong = check(r, &w, bufs);
+                ncl_result rc_call = comm ? run(comm, &w, bufs) : NCL_ERR_INVALID_USAGE;
+                __atomic_store_n(&row_tasks[r], (uint32_t)(ncl_shm_tasks(&shm) - t0), __ATOMIC_RELEASE);
+                barrier(b);
+                uint64_t instr = board_instret() - i0, tasks = 0;
+                for (int q = 0; q < NRANKS; q++)
+                    tasks += __atomic_load_n(&row_tasks[q], __ATOMIC_ACQUIRE);
+                uint32_t wrong = comm ? check(r, &w, bufs) : 0;
                 if (rc_call != NCL_SUCCESS || wrong)
                     __atomic_fetch_add(&bad_rows, 1u, __ATOMIC_ACQ_REL);
-                if (rc_call != NCL_SUCCESS)
+                if (rc_call != NCL_SUCCESS && comm)
                     say("rank %d: %s: %s | %s\n", r, ncl_strerror(rc_call), ncl_comm_last_error(comm), shm.err);
                 if (r == 0)
                     say("row %s %s %u %s %llu %llu %u\n", ncl_coll_name(w.coll), ncl_dtype_name(w.dtype),
                         (unsigned)w.count, inplace ? "in" : "out", (unsigned long long)tasks,
                         (unsigned long long)instr, (unsigned)wrong);
             }
-    ncl_comm_destroy(comm);
+    if (comm)
+        ncl_comm_destroy(comm);
 }
 
 void board_main(uint32_t hart);
@@ -271,10 +304,13 @@ void board_main(uint32_t hart)
     }
     while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE))
         ;
-    rank_main((int)hart);
-    barrier(&finished, NRANKS);
+    uint32_t b = 0;
+    rank_main((int)hart, &b);
+    barrier(&b);
     if (hart == 0) {
         uint32_t bad = __atomic_load_n(&bad_rows, __ATOMIC_ACQUIRE);
+        say("# sleeps %u, ended by their timeout %u\n", (unsigned)__atomic_load_n(&board_sleeps[0], __ATOMIC_RELAXED),
+            (unsigned)__atomic_load_n(&board_sleeps[1], __ATOMIC_RELAXED));
         say("# %s: %u bad rows\n", bad ? "FAILED" : "OK", (unsigned)bad);
         board_exit(bad);
     }
