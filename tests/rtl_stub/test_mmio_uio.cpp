@@ -158,29 +158,6 @@ const mmio_dev_ops uio_ops = {"mmio uio", 200000000, uio_open, uio_close, uio_re
 
 // ---- collectives ------------------------------------------------------------------------------
 
-const mx_type ar_types[] = {{NCL_INT32, NCL_SUM}, {NCL_FLOAT32, NCL_SUM}, {NCL_FLOAT16, NCL_SUM}};
-const mx_type bc_types[] = {{NCL_INT32, NCL_SUM}, {NCL_FLOAT16, NCL_SUM}};
-
-size_t ar_counts(const mx_axes *, int, ncl_dtype, uint64_t out[MX_MAX_COUNTS]) {
-  static const uint64_t c[] = {1, 7, 1001, 4099};
-  memcpy(out, c, sizeof c);
-  return 4;
-}
-
-// the largest count only out of place (the suite's budget)
-int ar_keep(const mx_axes *, int, const mx_case *c) { return c->count <= 1001 || !c->inplace; }
-
-size_t bc_counts(const mx_axes *, int, ncl_dtype, uint64_t out[MX_MAX_COUNTS]) {
-  out[0] = 7;
-  out[1] = 1001;
-  return 2;
-}
-
-// every root once per count: odd roots fp16 in place, even roots int32 out of place
-int bc_keep(const mx_axes *, int, const mx_case *c) {
-  return c->dt == (c->root % 2 ? NCL_FLOAT16 : NCL_INT32) && c->inplace == c->root % 2;
-}
-
 void allreduce_and_broadcast(int n, int irq) {
   mmio_opts o = {irq, 0, 4, 2, 0, 0};
   auto t0 = std::chrono::steady_clock::now();
@@ -188,12 +165,7 @@ void allreduce_and_broadcast(int n, int irq) {
   mx_matrix m;
   mx_init(&m);
   m.print_groups = 1;
-  const mx_axes ar = {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, ar_counts, ar_types, 3, MX_ROOTS_ZERO, MX_BOTH_PLACES, ar_keep,
-                      nullptr};
-  const mx_axes bc = {NCL_COLL_BROADCAST, NCL_ALGO_CHAIN, bc_counts, bc_types, 2, MX_ROOTS_ALL, MX_BOTH_PLACES, bc_keep,
-                      nullptr};
-  mx_add_axes(&m, &ar, n);
-  mx_add_axes(&m, &bc, n);
+  mmio_world_add_allreduce_broadcast(&m, n, 0);
   assert_int_equal(mx_run(&m, &w->mx), 0);
   ncl_mmio_stats s;
   mmio_world_stats(w, &s);

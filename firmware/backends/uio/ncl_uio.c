@@ -19,7 +19,7 @@
 #include "ncl_fmt.h"
 
 #define BUS_ERROR_READ 0xFFFFFFFFu        /* what a read the bus refused returns (a PCIe abort's) */
-#define MAILBOX_TIMEOUT_NS 10000000000ull /* an emulated device that stops serving: fail, never hang */
+#define MAILBOX_TIMEOUT_NS 60000000000ull /* an emulated device that stops serving: fail, never hang */
 
 static uint64_t wall_ns(void)
 {
@@ -72,7 +72,7 @@ static int mailbox_wait(ncl_uio *u, uint32_t k)
             if (!start)
                 start = now;
             else if (now - start > MAILBOX_TIMEOUT_NS) {
-                ncl_fmt(u->err, sizeof u->err, "the emulated device left register request %u unserved for 10 s",
+                ncl_fmt(u->err, sizeof u->err, "the emulated device left register request %u unserved for 60 s",
                         (unsigned)k);
                 return 0;
             }

@@ -224,6 +224,50 @@ void mmio_world_check_up(mmio_world *w, int r, int irq, uint32_t entries)
     assert_int_not_equal(mmio_world_reg(w, r, NCL_MMIO_SCRATCH), 0); /* the write/read-back check's pattern */
 }
 
+/* ---- the cases every block runs ------------------------------------------------------------- */
+
+static const mx_type ar_types[] = {{NCL_INT32, NCL_SUM}, {NCL_FLOAT32, NCL_SUM}, {NCL_FLOAT16, NCL_SUM}};
+static const mx_type bc_types[] = {{NCL_INT32, NCL_SUM}, {NCL_FLOAT16, NCL_SUM}};
+
+static size_t ar_counts(const mx_axes *a, int nranks, ncl_dtype dt, uint64_t out[MX_MAX_COUNTS])
+{
+    (void)a, (void)nranks, (void)dt;
+    static const uint64_t c[] = {1, 7, 1001, 4099};
+    memcpy(out, c, sizeof c);
+    return 4;
+}
+
+/* the largest count out of place only, on the ranks a->ctx names (0: all) */
+static int ar_keep(const mx_axes *a, int nranks, const mx_case *c)
+{
+    int big_ranks = *(const int *)a->ctx;
+    return c->count <= 1001 || (!c->inplace && (big_ranks == 0 || nranks == big_ranks));
+}
+
+static size_t bc_counts(const mx_axes *a, int nranks, ncl_dtype dt, uint64_t out[MX_MAX_COUNTS])
+{
+    (void)a, (void)nranks, (void)dt;
+    out[0] = 7;
+    out[1] = 1001;
+    return 2;
+}
+
+static int bc_keep(const mx_axes *a, int nranks, const mx_case *c)
+{
+    (void)a, (void)nranks;
+    return c->dt == (c->root % 2 ? NCL_FLOAT16 : NCL_INT32) && c->inplace == c->root % 2;
+}
+
+void mmio_world_add_allreduce_broadcast(mx_matrix *m, int n, int big_ranks)
+{
+    const mx_axes ar = {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, ar_counts, ar_types, 3, MX_ROOTS_ZERO, MX_BOTH_PLACES,
+                        ar_keep, &big_ranks};
+    const mx_axes bc = {NCL_COLL_BROADCAST, NCL_ALGO_CHAIN, bc_counts, bc_types, 2, MX_ROOTS_ALL, MX_BOTH_PLACES,
+                        bc_keep, NULL};
+    mx_add_axes(m, &ar, n);
+    mx_add_axes(m, &bc, n);
+}
+
 void mmio_world_stats(mmio_world *w, ncl_mmio_stats *s)
 {
     memset(s, 0, sizeof *s);

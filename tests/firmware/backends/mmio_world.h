@@ -105,6 +105,12 @@ uint8_t *mmio_world_mem(mmio_world *w, int r, uint64_t a);
  *  a clean `entries`-slot ring, no error. */
 void mmio_world_check_up(mmio_world *w, int r, int irq, uint32_t entries);
 
+/** The cases every block's world runs: ring allreduce (int32/fp32 sum, fp16 sum on the controller,
+ *  counts 1, 7, 1001 and 4099; 4099 only out of place, and only on `big_ranks` ranks unless 0)
+ *  and chain broadcast from every root (7 and 1001 elements; odd roots fp16 in place, even roots
+ *  int32 out of place), added to m for n ranks. */
+void mmio_world_add_allreduce_broadcast(mx_matrix *m, int n, int big_ranks);
+
 /* Error paths every block must take the same way (cmocka test bodies). */
 /** A buffer past the end of device memory, in polled and interrupt mode: the block refuses the
  *  descriptor, the backend names it (slot, opcode, address, queue), resets the block, and a new
