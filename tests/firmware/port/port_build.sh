@@ -45,8 +45,8 @@ map_text() {
          END { for (f in text) print f, text[f] }' "$1"
 }
 
-printf '%-13s %-7s %-10s %7s %6s %6s %6s %7s %14s %6s %6s  %s\n' target checker algorithms engine mmio common libgcc \
-    'e+mmio' 'board image' 'stack' '(shm)' 'deepest public call (mmio)'
+printf '%-13s %-7s %-10s %7s %6s %6s %6s %6s %7s %14s %6s %6s  %s\n' target checker algorithms engine mmio shm common \
+    libgcc 'e+mmio' 'board image' 'stack' '(shm)' 'deepest public call (mmio)'
 for t in "${targets[@]}"; do
     name=${t%%:*} prefix=${t#*:}
     for config in "${configs[@]}"; do
@@ -73,6 +73,7 @@ for t in "${targets[@]}"; do
         declare -A text=()
         while read -r lib bytes; do text[$lib]=$bytes; done < <(map_text "$dir/ncl_board_mmio.map")
         engine=${text[ncl_engine]:-0} mmio=${text[ncl_mmio]:-0} common=${text[ncl_backend]:-0}
+        shm=$(map_text "$dir/ncl_board_shm.map" | awk '$1 == "ncl_shm" { print $2 }')
         both=$((engine + mmio + common))
         read -r board _ < <("${prefix}size" "$dir/ncl_board_mmio" | awk 'END { print $1 }')
         "$here/stack_bound.sh" "$dir" "$prefix" mmio 1000000 >"$dir.stack_mmio.txt" || fail "$name $label: no stack bound (mmio)"
@@ -83,13 +84,13 @@ for t in "${targets[@]}"; do
         fi
         read -r call stack path < <(head -1 "$dir.stack_mmio.txt")
         read -r _ stack_shm _ < <(head -1 "$dir.stack_shm.txt")
-        printf '%-13s %-7s %-10s %7d %6d %6d %6d %7d %14d %6d %6d  %s\n' "$name" "$checker" "${algos//;/+}" "$engine" "$mmio" \
-            "$common" "${text[gcc]:-0}" "$both" "$board" "$stack" "$stack_shm" "$call"
+        printf '%-13s %-7s %-10s %7d %6d %6d %6d %6d %7d %14d %6d %6d  %s\n' "$name" "$checker" "${algos//;/+}" "$engine" \
+            "$mmio" "${shm:-0}" "$common" "${text[gcc]:-0}" "$both" "$board" "$stack" "$stack_shm" "$call"
 
         if [[ $config == "${configs[0]}" ]]; then # the same structures in every configuration
             read -r comm cost < <("${prefix}nm" -S "$dir/libncl_sizes.a" |
                 awk '$4 == "ncl_size_comm" { c = $2 } $4 == "ncl_size_cost" { k = $2 } END { print c, k }')
-            memory+=("$name: a communicator takes $((16#$comm)) B + $((16#$cost)) B per cost-table entry + 8 B per rank per ring (none when the rings are lent with ring_positions) + 8 B per rank per intra-server ring + 4 B per ring")
+            memory+=("$name: a communicator takes $((16#$comm)) B (the state of its NCL_MAX_QUEUES queues inside) + $((16#$cost)) B per cost-table entry + 8 B per rank per ring (none when the rings are lent with ring_positions) + 8 B per rank per intra-server ring + 4 B per ring")
         fi
         limit=$(limit_of "$name" "$label" text)
         [[ -z $limit ]] || ((both <= limit)) || over "$name $label: engine + mmio backend text $both B, past its limit of $limit B"
@@ -99,6 +100,7 @@ for t in "${targets[@]}"; do
     done
 done
 printf '%s\n' "${memory[@]}"
-echo "(text + rodata in bytes as linked into ncl_board_mmio; 'common' is backends/common; stack: the deepest public call's"
+echo "(text + rodata in bytes as linked into ncl_board_mmio (shm: into ncl_board_shm); data and bss are 0 (checked);"
+echo " 'common' is backends/common; stack: the deepest public call's"
 echo " bound in bytes, libgcc's helpers included, the board's callbacks not; per-call bounds and paths in WORKDIR/*.stack_*.txt)"
 exit $failed
