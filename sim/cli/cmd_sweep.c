@@ -180,6 +180,8 @@ int rs_cmd_sweep(int argc, char **argv)
         } else {
             printf("# merged %zu rows of %zu points (%zu ok, %zu failed, %zu missing) into %s/sweep.csv and "
                    "%s/sweep.json\n", m.rows, g.npoints, m.ok, m.failed, m.missing, g.out, g.out);
+            if (m.trained)
+                printf("# %zu training points' iteration times into %s/sweep_training.csv\n", m.trained, g.out);
             if ((m.failed || m.missing) && status == RS_EXIT_OK)
                 status = RS_EXIT_WRONG;
         }

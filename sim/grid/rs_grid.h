@@ -98,9 +98,11 @@ void rs_grid_point_stem(const rs_grid *g, size_t p, char *buf, size_t len);
 /** What the merge found. */
 typedef struct rs_grid_merged {
     size_t ok, failed, missing, rows;
+    size_t trained; /**< points of a training scenario, in OUT/sweep_training.csv */
 } rs_grid_merged;
 
-/** Writes OUT/sweep.csv and OUT/sweep.json from every point's files (any process's), and with
+/** Writes OUT/sweep.csv and OUT/sweep.json from every point's files (any process's), training
+ *  scenarios' figures (iteration time, exposed communication, ...) to OUT/sweep_training.csv, and with
  *  plot_path busbw against size, one curve per point and collective. 0, or RS_EXIT_USAGE after a
  *  message on err (a file that cannot be written, gnuplot failing). */
 int rs_grid_merge(rs_grid *g, const char *plot_path, rs_grid_merged *m, FILE *err);

@@ -1,4 +1,4 @@
-/* rs_grid_merge.c — every point's run JSON and outcome into OUT/sweep.csv and OUT/sweep.json (the coordinates first, then the run's columns), and the busbw plot through report/'s. */
+/* rs_grid_merge.c — every point's run JSON and outcome into OUT/sweep.csv and OUT/sweep.json (the coordinates first, then the run's columns; training scenarios' figures also in OUT/sweep_training.csv), and the busbw plot through report/'s. */
 #define _POSIX_C_SOURCE 200809L
 #include "rs_grid_int.h"
 
@@ -187,6 +187,9 @@ static void rs_grid_json_point(rs_grid *g, size_t p, const rs_found *f, cJSON *p
         cJSON_AddItemToObject(o, "error", cJSON_Duplicate(cJSON_GetObjectItem(f->run, "error"), 1));
     if (f->state[0] == 'm')
         cJSON_AddStringToObject(o, "error", "no outcome: not run yet, or its files are of an older grid or base");
+    const cJSON *training = cJSON_GetObjectItem(f->run, "training"); /* a training scenario's figures */
+    if (cJSON_IsObject(training))
+        cJSON_AddItemToObject(o, "training", cJSON_Duplicate(training, 1));
     cJSON_AddItemToArray(points, o);
     cJSON_ArrayForEach(j, run_rows) {
         cJSON *row = cJSON_CreateObject(), *field;
@@ -252,21 +255,64 @@ static int rs_grid_plot(rs_grid *g, rs_rows *sets, const char *plot_path, FILE *
     return rc;
 }
 
+/* A training scenario's point in sweep_training.csv: the coordinates, the point, then the run's
+ * `training` figures (what a fusion or micro-batch sweep compares). */
+static const char *const training_fields[] = {"model", "fusion", "buckets", "iteration_us", "compute_us",
+                                              "allreduce_us", "exposed_us", "hidden", "samples_per_s",
+                                              "efficiency"};
+
+static int rs_grid_training_point(rs_grid *g, size_t p, const cJSON *run, FILE *csv)
+{
+    const cJSON *t = cJSON_GetObjectItem(run, "training");
+    if (!cJSON_IsObject(t))
+        return 0;
+    size_t idx[64];
+    rs_grid_coords(g, p, idx);
+    for (size_t i = 0; i < g->naxes; i++) {
+        rs_csv_field(csv, g->axes[i].texts[idx[i]]);
+        fputc(',', csv);
+    }
+    fprintf(csv, "%zu", p);
+    for (size_t k = 0; k < sizeof training_fields / sizeof *training_fields; k++) {
+        const cJSON *v = cJSON_GetObjectItem(t, training_fields[k]);
+        fputc(',', csv);
+        if (cJSON_IsString(v))
+            rs_csv_field(csv, v->valuestring);
+        else if (cJSON_IsNumber(v))
+            fprintf(csv, "%.10g", v->valuedouble);
+    }
+    fputc('\n', csv);
+    return 1;
+}
+
 int rs_grid_merge(rs_grid *g, const char *plot_path, rs_grid_merged *m, FILE *err)
 {
     memset(m, 0, sizeof *m);
     char *csvtext = NULL, path[PATH_MAX];
     size_t csvlen = 0;
     FILE *csv = open_memstream(&csvtext, &csvlen);
+    char *traintext = NULL;
+    size_t trainlen = 0, trained = 0;
+    FILE *train = open_memstream(&traintext, &trainlen);
     rs_rows *sets = calloc(g->npoints, sizeof *sets);
     cJSON *doc = cJSON_CreateObject();
-    if (csv == NULL || sets == NULL || doc == NULL) {
+    if (csv == NULL || train == NULL || sets == NULL || doc == NULL) {
         fprintf(err, "ringsim: sweep: out of memory\n");
         if (csv)
             fclose(csv);
-        free(csvtext), free(sets), cJSON_Delete(doc);
+        if (train)
+            fclose(train);
+        free(csvtext), free(traintext), free(sets), cJSON_Delete(doc);
         return RS_EXIT_USAGE;
     }
+    for (size_t i = 0; i < g->naxes; i++) {
+        rs_csv_field(train, g->axes[i].key);
+        fputc(',', train);
+    }
+    fprintf(train, "point");
+    for (size_t k = 0; k < sizeof training_fields / sizeof *training_fields; k++)
+        fprintf(train, ",%s", training_fields[k]);
+    fputc('\n', train);
     for (size_t i = 0; i < g->naxes; i++) {
         rs_csv_field(csv, g->axes[i].key);
         fputc(',', csv);
@@ -287,13 +333,16 @@ int rs_grid_merge(rs_grid *g, const char *plot_path, rs_grid_merged *m, FILE *er
         m->ok += f.state[0] == 'o';
         m->failed += f.state[0] == 'f';
         m->missing += f.state[0] == 'm';
-        if (f.run)
+        if (f.run) {
             rs_grid_csv_point(g, p, f.run, &sets[p], csv);
+            trained += (size_t)rs_grid_training_point(g, p, f.run, train);
+        }
         rs_grid_json_point(g, p, &f, points, rows);
         cJSON_Delete(f.run);
         cJSON_Delete(f.status);
     }
     m->rows = (size_t)cJSON_GetArraySize(rows);
+    m->trained = trained;
     cJSON *sum = cJSON_AddObjectToObject(doc, "summary");
     cJSON_AddNumberToObject(sum, "points", (double)g->npoints);
     cJSON_AddNumberToObject(sum, "ok", (double)m->ok);
@@ -302,11 +351,15 @@ int rs_grid_merge(rs_grid *g, const char *plot_path, rs_grid_merged *m, FILE *er
     cJSON_AddNumberToObject(sum, "rows", (double)m->rows);
     cJSON_AddStringToObject(doc, "result", m->failed ? "FAILED" : m->missing ? "INCOMPLETE" : "OK");
     fclose(csv);
+    fclose(train);
     char *json = cJSON_Print(doc);
     int rc = json ? 0 : RS_EXIT_USAGE;
     snprintf(path, sizeof path, "%s/sweep.csv", g->out);
     if (rc == 0)
         rc = rs_grid_save(path, csvtext, csvlen, err);
+    snprintf(path, sizeof path, "%s/sweep_training.csv", g->out);
+    if (rc == 0 && trained)
+        rc = rs_grid_save(path, traintext, trainlen, err);
     snprintf(path, sizeof path, "%s/sweep.json", g->out);
     if (rc == 0)
         rc = rs_grid_save(path, json, strlen(json), err);
@@ -314,7 +367,7 @@ int rs_grid_merge(rs_grid *g, const char *plot_path, rs_grid_merged *m, FILE *er
         rc = rs_grid_plot(g, sets, plot_path, err);
     for (size_t p = 0; p < g->npoints; p++)
         rs_rows_free(&sets[p]);
-    free(sets), free(csvtext), free(json);
+    free(sets), free(csvtext), free(traintext), free(json);
     cJSON_Delete(doc);
     return rc;
 }

@@ -152,8 +152,8 @@ static int rs_copy_node(rs_copy *c, rs_yaml *src, yaml_node_t *n, int plain)
     int id = yaml_document_add_mapping(c->d, n->tag, n->data.mapping.style);
     for (size_t i = 0; id && i < rs_yaml_count(n); i++) {
         yaml_node_t *k = rs_yaml_pair_key(src, n, i);
+        int kid = rs_copy_node(c, src, k, 1); /* at the mapping's path: a key is never a file name */
         size_t old = rs_copy_push(c, rs_yaml_is_text(k) ? rs_yaml_scalar(k) : "?", -1);
-        int kid = rs_copy_node(c, src, k, 1);
         int vid = rs_copy_node(c, src, rs_yaml_pair_value(src, n, i), plain);
         rs_copy_pop(c, old);
         if (!kid || !vid || !yaml_document_append_mapping_pair(c->d, id, kid, vid))
