@@ -234,21 +234,40 @@ static uint64_t cost_bytes(const ncl_plan *p)
            (p->coll == NCL_COLL_ALLGATHER || p->coll == NCL_COLL_REDUCE_SCATTER ? (uint64_t)p->nranks : 1u);
 }
 
+/* The algorithm's `line`-th regime at `bytes`, raised to the floors that bound it (ncl_cost.floor:
+ * 1 every line of the algorithm, line + 2 this one); UINT64_MAX when it has no such line. */
+static uint64_t cost_line_ns(const ncl_plan_env *env, ncl_coll coll, ncl_algo algo, uint32_t line,
+                             uint64_t bytes, int inplace)
+{
+    uint64_t value = UINT64_MAX, floor = 0;
+    uint32_t seen = 0;
+    for (uint32_t i = 0; i < env->cost_count; i++) {
+        const ncl_cost *c = &env->costs[i];
+        if (c->coll != coll || c->algo != algo)
+            continue;
+        if (c->floor == 1u || (c->floor >= 2u && c->floor - 2u == line)) {
+            uint64_t f = cost_entry(c, bytes, inplace);
+            floor = f > floor ? f : floor;
+        } else if (!c->floor && seen++ == line) {
+            value = cost_entry(c, bytes, inplace);
+        }
+    }
+    return value == UINT64_MAX || value > floor ? value : floor;
+}
+
 uint64_t ncl_plan_cost_ns(const ncl_plan *p, const ncl_plan_env *env)
 {
     uint64_t bytes = cost_bytes(p);
-    /* an algorithm may have several lines (regimes): the least, but no less than any floor */
-    uint64_t best = UINT64_MAX, floor = 0;
-    for (uint32_t i = 0; env && i < env->cost_count; i++)
-        if (env->costs[i].coll == p->coll && env->costs[i].algo == p->algo) {
-            uint64_t c = cost_entry(&env->costs[i], bytes, p->inplace);
-            if (env->costs[i].floor)
-                floor = c > floor ? c : floor;
-            else
-                best = c < best ? c : best;
-        }
+    /* an algorithm may have several lines (regimes), each raised to its floors: the least */
+    uint64_t best = UINT64_MAX;
+    for (uint32_t line = 0; env && line < NCL_COST_LINE_NONE; line++) {
+        uint64_t c = cost_line_ns(env, (ncl_coll)p->coll, (ncl_algo)p->algo, line, bytes, p->inplace);
+        if (c == UINT64_MAX)
+            break;
+        best = c < best ? c : best;
+    }
     if (best != UINT64_MAX)
-        return best > floor ? best : floor;
+        return best;
     switch (p->algo) {
     case NCL_ALGO_TREE: return cost_tree(p, p->count * p->esize);
     case NCL_ALGO_CHAIN: return cost_chain(p, p->count * p->esize, p->segments ? p->segments : 1);
@@ -365,17 +384,14 @@ ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nrank
      * what auto and `ringsim plan` priced */
     plan->cost_line = NCL_COST_LINE_NONE;
     uint64_t best = UINT64_MAX, bytes = cost_bytes(plan);
-    uint32_t line = 0;
-    for (uint32_t i = 0; i < env->cost_count && line < NCL_COST_LINE_NONE; i++) {
-        const ncl_cost *c = &env->costs[i];
-        if (c->coll != coll || c->algo != algo || c->floor)
-            continue;
-        uint64_t t = cost_entry(c, bytes, plan->inplace);
+    for (uint32_t line = 0; line < NCL_COST_LINE_NONE; line++) {
+        uint64_t t = cost_line_ns(env, coll, algo, line, bytes, plan->inplace);
+        if (t == UINT64_MAX)
+            break;
         if (t < best) {
             best = t;
             plan->cost_line = (uint8_t)line;
         }
-        line++;
     }
     return d->prepare(plan);
 }

@@ -63,6 +63,63 @@ std::vector<double> channel_shares(const Topology &t, const std::vector<std::vec
     return share;
 }
 
+// The lines of `lines` that are the highest somewhere in n >= 0, by increasing beta.
+std::vector<std::pair<double, double>> upper_envelope(std::vector<std::pair<double, double>> lines)
+{
+    std::sort(lines.begin(), lines.end(), [](const std::pair<double, double> &a, const std::pair<double, double> &b) {
+        return a.second < b.second || (a.second == b.second && a.first > b.first);
+    });
+    std::vector<std::pair<double, double>> hull;
+    for (const auto &l : lines) {
+        if (!hull.empty() && hull.back().second == l.second)
+            continue; // same slope, lower
+        while (!hull.empty() && hull.back().first <= l.first)
+            hull.pop_back(); // below l at every n >= 0
+        while (hull.size() >= 2) {
+            // hull.back() is highest nowhere once l overtakes hull[-2] no later than it does
+            const auto &a = hull[hull.size() - 2], &b = hull.back();
+            double ab = (a.first - b.first) / (b.second - a.second), al = (a.first - l.first) / (l.second - a.second);
+            if (al > ab)
+                break;
+            hull.pop_back();
+        }
+        hull.push_back(l);
+    }
+    return hull;
+}
+
+// The upper envelope of the sum of two (each the highest of its lines at n).
+std::vector<std::pair<double, double>> envelope_sum(const std::vector<std::pair<double, double>> &a,
+                                                     const std::vector<std::pair<double, double>> &b)
+{
+    std::vector<std::pair<double, double>> sum;
+    for (const auto &x : a)
+        for (const auto &y : b)
+            sum.push_back({x.first + y.first, x.second + y.second});
+    return upper_envelope(sum);
+}
+
+// `c` with its steps' alpha + beta n (drop) replaced by their envelope (steps): its line the
+// steepest of the envelope, the others its own floors, so that it is priced as their highest.
+AlgoCost with_envelope(AlgoCost c, std::pair<double, double> drop, const std::vector<std::pair<double, double>> &steps)
+{
+    std::vector<std::pair<double, double>> lines;
+    for (const auto &l : steps)
+        lines.push_back({c.alpha_s - drop.first + l.first, c.beta_s - drop.second + l.second});
+    if (lines.empty())
+        return c;
+    c.alpha_s = lines.back().first, c.beta_s = lines.back().second;
+    lines.pop_back();
+    c.own_floors = lines;
+    return c;
+}
+// `c` and its own floors, alpha_s and beta_s raised by the same terms.
+void shift(AlgoCost &c, double alpha_s, double beta_s)
+{
+    c.alpha_s += alpha_s, c.beta_s += beta_s;
+    for (auto &f : c.own_floors)
+        f.first += alpha_s, f.second += beta_s;
+}
 } // namespace
 
 double AlgoCost::predict(uint64_t bytes) const
@@ -104,13 +161,16 @@ double CostModel::route_latency(int src, int dst) const
 
 // A device's writes on its DMA engines: each becomes ready when its READY has arrived and the
 // write before it on the same queue (Flow::queue) has arrived; the engines take them in the order
-// they become ready, each held from issue until its write has arrived (o + the route's latency).
-// Returns when each arrives, in the writes' order.
+// they become ready, each held from issue until its write has arrived (o + the route's latency,
+// and hold_beta per byte of n: its bytes at the rate it gets). Returns when each arrives, in the
+// writes' order; `per_byte`, if given, the per-byte part of each along the same chains.
 struct EngineWrite {
     double ready, hold;
     int queue;
+    double hold_beta = 0;
 };
-static std::vector<double> engines_arrive(const std::vector<EngineWrite> &writes, size_t engines)
+static std::vector<double> engines_arrive(const std::vector<EngineWrite> &writes, size_t engines,
+                                          std::vector<double> *per_byte = nullptr)
 {
     // the writes of each queue in order (a write without a queue is a group of its own)
     std::vector<std::vector<size_t>> groups;
@@ -125,6 +185,7 @@ static std::vector<double> engines_arrive(const std::vector<EngineWrite> &writes
     }
     std::vector<size_t> next(groups.size(), 0);
     std::vector<double> free_at(engines, 0.0), arrive(writes.size(), 0.0), last(groups.size(), 0.0);
+    std::vector<double> free_beta(engines, 0.0), arrive_beta(writes.size(), 0.0), last_beta(groups.size(), 0.0);
     for (size_t n = 0; n < writes.size(); n++) {
         size_t pick = groups.size();
         double pick_ready = 0;
@@ -136,10 +197,16 @@ static std::vector<double> engines_arrive(const std::vector<EngineWrite> &writes
                 pick = g, pick_ready = ready;
         }
         size_t k = groups[pick][next[pick]++];
-        auto e = std::min_element(free_at.begin(), free_at.end());
-        *e = std::max(*e, pick_ready) + writes[k].hold;
-        arrive[k] = last[pick] = *e;
+        size_t e = (size_t)(std::min_element(free_at.begin(), free_at.end()) - free_at.begin());
+        double ready_beta = last[pick] >= writes[k].ready ? last_beta[pick] : 0.0;
+        double start_beta = free_at[e] >= pick_ready ? free_beta[e] : ready_beta;
+        free_at[e] = std::max(free_at[e], pick_ready) + writes[k].hold;
+        free_beta[e] = start_beta + writes[k].hold_beta;
+        arrive[k] = last[pick] = free_at[e];
+        arrive_beta[k] = last_beta[pick] = free_beta[e];
     }
+    if (per_byte)
+        *per_byte = arrive_beta;
     return arrive;
 }
 
@@ -165,10 +232,14 @@ CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first
     std::vector<std::vector<EngineWrite>> wires((size_t)t_.nnodes()); // the same, wire time per byte
     double o = dev_.task_overhead, alpha = 0;
     Step out{0, 0, std::vector<double>(flows.size(), 0.0)};
+    const size_t engines = dev_.dma_engines ? dev_.dma_engines : 1u;
+    std::vector<double> arrive_beta(flows.size(), 0.0); // per flow: per byte of n, along its engine chain
+    std::vector<int> first_hop(flows.size(), -1);       // per flow: the channel it leaves on
     for (size_t k = 0; k < flows.size(); k++) {
         const Flow &f = flows[k];
         if (f.src == f.dst)
             continue;
+        first_hop[k] = t_.route(f.src, f.dst).front();
         double l = route_latency(f.src, f.dst), ready = ready_first ? route_latency(f.dst, f.src) : 0.0;
         double bw = 0; // the route's slowest channel: how long the write holds its engine per byte
         double before = ready + o;
@@ -192,11 +263,11 @@ CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first
         mem[(size_t)f.dst] += f.frac;
         if (bw > 0)
             wire[(size_t)f.src] += f.frac / bw;
+        arrive_beta[k] = bw > 0 ? f.frac / bw : 0.0;
         wires[(size_t)f.src].push_back(EngineWrite{0.0, bw > 0 ? f.frac / bw : 0.0, f.queue});
-        writes[(size_t)f.src].push_back(EngineWrite{ready, o + l, f.queue});
+        writes[(size_t)f.src].push_back(EngineWrite{ready, o + l, f.queue, arrive_beta[k]});
         flow_of[(size_t)f.src].push_back(k);
     }
-    const size_t engines = dev_.dma_engines ? dev_.dma_engines : 1u;
     double beta = 0;
     for (size_t v = 0; v < writes.size(); v++) {
         bool chained = false; // some queue writes twice
@@ -204,9 +275,22 @@ CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first
             for (size_t b = 0; b < a && !chained; b++)
                 chained = writes[v][a].queue >= 0 && writes[v][a].queue == writes[v][b].queue;
         if (writes[v].size() > engines || chained) {
+            std::vector<double> per_byte;
             std::vector<double> arrive = engines_arrive(writes[v], engines);
+            // each write's bytes share its first channel with the device's writes on it that are
+            // issued before its bytes leave and still move then (issued together: a wave)
+            for (size_t w = 0; w < arrive.size(); w++) {
+                double issue = arrive[w] - writes[v][w].hold, shared = 0;
+                for (size_t x = 0; x < arrive.size(); x++)
+                    if (first_hop[flow_of[v][x]] == first_hop[flow_of[v][w]] &&
+                        arrive[x] - writes[v][x].hold <= issue + o && arrive[x] > issue + 1e-12)
+                        shared++;
+                writes[v][w].hold_beta *= std::max(1.0, shared);
+            }
+            arrive = engines_arrive(writes[v], engines, &per_byte);
             for (size_t w = 0; w < arrive.size(); w++) {
                 out.arrive[flow_of[v][w]] = arrive[w];
+                arrive_beta[flow_of[v][w]] = per_byte[w];
                 alpha = std::max(alpha, arrive[w]);
             }
             beta = std::max(beta, wire[v] / (double)std::min(engines, writes[v].size()));
@@ -228,12 +312,75 @@ CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first
         if (b > link_beta || (b == link_beta && a > link_alpha))
             link_beta = b, link_alpha = a;
     }
-    beta = std::max(beta, link_beta);
+    double beta_engines = beta, beta_memory = 0;
     for (double m : mem)
-        beta = std::max(beta, m / dev_.mem_bandwidth);
+        beta_memory = std::max(beta_memory, m / dev_.mem_bandwidth);
+    beta = std::max({beta, link_beta, beta_memory});
     out.alpha = alpha, out.beta = beta;
     out.link_alpha = link_beta >= beta ? std::min(alpha, link_alpha) : alpha; // the link sets beta
+    out.envelope = drain_lines(flows, out.arrive, arrive_beta);
+    // a device's writes that leave on one channel: its engines issue them in waves, each wave's
+    // bytes after the one before has arrived, so that channel carries all of them and idles for
+    // the waves' latencies: the last one's arrival (latency part) + their bytes
+    std::map<std::pair<int, int>, std::pair<double, double>> leaving; // (src, channel) -> line
+    double first = alpha;
+    for (size_t k = 0; k < flows.size(); k++)
+        if (flows[k].src != flows[k].dst) {
+            first = std::min(first, out.arrive[k]);
+            out.envelope.push_back({out.arrive[k], arrive_beta[k]});
+            auto &l = leaving.emplace(std::make_pair(flows[k].src, first_hop[k]), std::make_pair(0.0, 0.0)).first->second;
+            l.first = std::max(l.first, out.arrive[k]);
+            l.second += flows[k].frac / payload_bandwidth(t_.channels()[(size_t)first_hop[k]].params);
+        }
+    for (const auto &kv : leaving)
+        out.envelope.push_back(kv.second);
+    out.envelope.push_back({first, std::max(beta_engines, beta_memory)});
+    out.envelope = upper_envelope(out.envelope);
     return out;
+}
+
+// Per channel, its flows by when their heads reach it (each write issued when `arrive` says,
+// less its o + route latency): from the k-th arrival on, the bytes of every flow arriving then or
+// later pass after it, and the last of them still has its way on (the channel's latency and the
+// hops after it). Lines (alpha, beta per byte of n), one per channel and arrival.
+std::vector<std::pair<double, double>> CostModel::drain_lines(const std::vector<Flow> &flows,
+                                                             const std::vector<double> &arrive,
+                                                             const std::vector<double> &arrive_beta) const
+{
+    struct Head {
+        double at, frac, way_on, at_beta; // at_beta: per byte of n, the writes before it on its engine
+    };
+    std::map<int, std::vector<Head>> heads;
+    for (size_t k = 0; k < flows.size(); k++) {
+        const Flow &f = flows[k];
+        if (f.src == f.dst)
+            continue;
+        double l = route_latency(f.src, f.dst), at = arrive[k] - l; // issued + o
+        double bw = 0;
+        for (int ch : t_.route(f.src, f.dst)) {
+            double b = payload_bandwidth(t_.channels()[(size_t)ch].params);
+            bw = bw == 0 ? b : std::min(bw, b);
+        }
+        double at_beta = std::max(0.0, arrive_beta[k] - (bw > 0 ? f.frac / bw : 0.0));
+        for (int ch : t_.route(f.src, f.dst)) {
+            heads[ch].push_back(Head{at, f.frac, arrive[k] - at, at_beta});
+            at += t_.channels()[(size_t)ch].params.latency + t_.forward_latency();
+        }
+    }
+    std::vector<std::pair<double, double>> lines;
+    for (auto &kv : heads) {
+        std::vector<Head> &h = kv.second;
+        std::sort(h.begin(), h.end(), [](const Head &a, const Head &b) {
+            return a.at < b.at || (a.at == b.at && a.way_on < b.way_on);
+        });
+        double bw = payload_bandwidth(t_.channels()[(size_t)kv.first].params), after = 0;
+        for (size_t k = h.size(); k-- > 0;) {
+            after += h[k].frac;
+            if (k == 0 || h[k - 1].at < h[k].at)
+                lines.push_back({h[k].at + h.back().way_on, h[k].at_beta + after / bw});
+        }
+    }
+    return lines;
 }
 
 // One ring step: every channel's ranks each send their share / p of n to the next.
@@ -629,11 +776,11 @@ double CostModel::local_reduces_end(const std::vector<Flow> &all, const Step &s0
     return end;
 }
 
-AlgoCost CostModel::mesh(ncl_coll coll, bool rounds, bool waves) const
+std::vector<AlgoCost> CostModel::mesh(ncl_coll coll, bool rounds, bool waves) const
 {
     AlgoCost c{coll, NCL_ALGO_MESH, 0, 0, 0};
     if (p_ < 2)
-        return c;
+        return {c};
     std::vector<Flow> all = mesh_flows(1.0 / p_);
     Step s = step(all), s0 = step(all, true);
     double reduce = (double)(p_ - 1) / p_ *
@@ -659,7 +806,16 @@ AlgoCost CostModel::mesh(ncl_coll coll, bool rounds, bool waves) const
             c.beta_s += std::max(0.0, hidden - s.beta) + reduce - hidden;
         }
     }
-    return c;
+    if (rounds)
+        return {c};
+    // Two estimates, the lesser taken (two lines of one algorithm): c, every write's latency
+    // then the busiest link's bytes — right where one device's engine waves feed that link (a
+    // switch port) — and each step as the envelope of its channels' drains and engine chains —
+    // right where writes from many devices reach a link at different times (rings).
+    std::vector<std::pair<double, double>> steps = s0.envelope;
+    for (int ph = 1; ph < phases; ph++)
+        steps = envelope_sum(steps, s.envelope);
+    return {with_envelope(c, {s0.alpha + (phases - 1) * s.alpha, phases * s.beta}, steps), c};
 }
 
 // Full mesh with its reduce-scatter in several rounds (blocks larger than a slot of at most a
@@ -671,7 +827,7 @@ std::vector<AlgoCost> CostModel::mesh_rounds(ncl_coll coll) const
 {
     if (p_ < 2 || slice_ == 0 || coll == NCL_COLL_ALLGATHER)
         return {};
-    return {mesh(coll, true)};
+    return mesh(coll, true);
 }
 
 // Scatter (binomial, farthest child first, a parent sends a child its whole subtree's blocks)
@@ -763,10 +919,11 @@ std::vector<AlgoCost> CostModel::double_tree() const
 // det_allreduce.c which: the order gather, split is part of the contract).
 std::vector<AlgoCost> CostModel::deterministic() const
 {
-    AlgoCost split = mesh(NCL_COLL_ALLREDUCE, false, false);
-    split.algo = NCL_ALGO_DET;
+    std::vector<AlgoCost> split = mesh(NCL_COLL_ALLREDUCE, false, false);
+    for (AlgoCost &l : split)
+        l.algo = NCL_ALGO_DET;
     if (p_ < 2)
-        return {split};
+        return split;
     std::vector<Flow> all = mesh_flows(1.0);
     Step s0 = step(all, true);
     double o = dev_.task_overhead, M = dev_.mem_bandwidth;
@@ -782,10 +939,11 @@ std::vector<AlgoCost> CostModel::deterministic() const
         double wide = std::max(2.0 / dev_.reduce_bandwidth, 5.0 / M);
         gather.alpha_s += o;
         gather.beta_s += (p_ - 1) * (wide - reduce) + 4.0 / M;
-        split.alpha_s += 2 * o;
-        split.beta_s += (double)(p_ - 1) / p_ * (wide - reduce) + 6.0 / p_ / M;
+        for (AlgoCost &l : split)
+            shift(l, 2 * o, (double)(p_ - 1) / p_ * (wide - reduce) + 6.0 / p_ / M);
     }
-    return {gather, split};
+    split.insert(split.begin(), gather); // line 0: det_allreduce.c gathers when it is the cheapest
+    return split;
 }
 
 void CostModel::set_levels(int local_size, const std::vector<std::vector<int>> &local_rings, ncl_algo inter)
@@ -942,7 +1100,8 @@ std::vector<AlgoCost> CostModel::costs(ncl_coll coll) const
                 out.push_back(t);
         }
         if (all_pairs) {
-            out.push_back(mesh(coll));
+            for (const AlgoCost &m : mesh(coll))
+                out.push_back(m);
             for (const AlgoCost &m : mesh_rounds(coll))
                 out.push_back(m);
             for (const AlgoCost &d : deterministic())
@@ -971,7 +1130,8 @@ std::vector<AlgoCost> CostModel::costs(ncl_coll coll) const
             for (const AlgoCost &h : halving_doubling(coll))
                 out.push_back(h);
         if (all_pairs) {
-            out.push_back(mesh(coll));
+            for (const AlgoCost &m : mesh(coll))
+                out.push_back(m);
             for (const AlgoCost &m : mesh_rounds(coll))
                 out.push_back(m);
         }

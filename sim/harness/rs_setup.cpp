@@ -2,6 +2,7 @@
 #include "rs_setup.hpp"
 
 #include <algorithm>
+#include <map>
 #include <memory>
 
 #include <ncl/ncl_dtype.h>

@@ -99,8 +99,9 @@ typedef struct ncl_cost {
     uint64_t extra_beta_fs; /**< pipelines: per byte of n outside the pipeline (phases around it) */
     uint32_t chain_div;     /**< pipelines: one chain carries 1/chain_div of n (0: 1/channels); sets
                                  the segment count's per-chain bandwidth */
-    uint8_t floor;          /**< 1: a lower bound: the cost is at least this line (an algorithm's
-                                 cost is the least of its other lines, raised to its highest floor) */
+    uint8_t floor;          /**< a lower bound, not a line of its own: 1 on every line of the
+                                 algorithm, k + 2 on its k-th line only (table order). An algorithm's
+                                 cost is the least of its lines, each raised to its highest floor */
     uint64_t oop_ns;        /**< out of place only: added (a copy of the input the schedule waits for) */
     uint64_t oop_beta_fs;   /**< out of place only: added per byte of n */
 } ncl_cost;
@@ -118,7 +119,7 @@ typedef void (*ncl_log_fn)(void *ud, int rank, int level, const char *msg);
 #define NCL_CONFIG_VERSION 2u
 #define NCL_MAX_QUEUES 8u
 #define NCL_MAX_IN_FLIGHT 4u /* data tasks one queue keeps in flight at most */
-#define NCL_MAX_COSTS 64u /* entries of a cost table */
+#define NCL_MAX_COSTS 256u /* entries of a cost table (the communicator holds as many as it is given) */
 
 /** Communicator options. Start from NCL_CONFIG_INIT and change what you need. */
 typedef struct ncl_config {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <ncl/ncl.h>
@@ -28,6 +29,9 @@ struct AlgoCost {
     double extra_beta_s = 0; // pipelines: per byte of n in phases around the pipeline
     int chain_div = 0;       // pipelines: one chain carries n / chain_div (0: n / channels)
     bool floor = false;      // a lower bound on the algorithm's other lines (ncl_cost.floor)
+    // lower bounds of this line only (ncl_cost.floor = its index + 2): with them the line is the
+    // upper envelope of several, as a step whose flows reach a link at different times is
+    std::vector<std::pair<double, double>> own_floors; // (alpha_s, beta_s)
     double oop_alpha_s = 0, oop_beta_s = 0; // out of place only: added (ncl_cost.oop_*)
     double predict(uint64_t bytes) const;
 };
@@ -86,9 +90,17 @@ private:
         // over-prices by the latency its bytes overlap. Else alpha.
         double link_alpha = 0;
         double lat_beta = 0; // the slowest flow alone: its own bytes at its route's bandwidth
+        // The step's end as the upper envelope of lines (alpha, beta): per channel, the flows
+        // whose heads reach it from each arrival on (all of their bytes after it, then the last
+        // one's way on); the slowest write alone; the engines' and memory's bandwidth. Tighter
+        // than alpha + beta n where the flows of the busiest link arrive over time.
+        std::vector<std::pair<double, double>> envelope;
     };
     /** ready_first: the flows are a collective's first writes, each after its READY. */
     Step step(const std::vector<Flow> &flows, bool ready_first = false) const;
+    std::vector<std::pair<double, double>> drain_lines(const std::vector<Flow> &flows,
+                                                       const std::vector<double> &arrive,
+                                                       const std::vector<double> &arrive_beta) const;
     int mesh_send_queues() const;
     std::vector<Flow> mesh_flows(double frac) const;
     double local_reduces_end(const std::vector<Flow> &all, const Step &s0, bool by_distance) const;
@@ -105,7 +117,7 @@ private:
     AlgoCost chain(ncl_coll coll) const;
     std::vector<AlgoCost> tree(ncl_coll coll) const;
     std::vector<AlgoCost> halving_doubling(ncl_coll coll) const;
-    AlgoCost mesh(ncl_coll coll, bool rounds = false, bool waves = true) const;
+    std::vector<AlgoCost> mesh(ncl_coll coll, bool rounds = false, bool waves = true) const;
     AlgoCost scatter_allgather() const;
     std::vector<AlgoCost> double_tree() const;
     std::vector<AlgoCost> deterministic() const;

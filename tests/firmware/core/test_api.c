@@ -610,6 +610,29 @@ static void test_cost_placement(void **state)
     }
 }
 
+/* A floor bounds the line it names (floor = line + 2) or every line (1); the plan runs the line
+ * that is cheapest once raised to its floors. */
+static void test_cost_line_floors(void **state)
+{
+    (void)state;
+    static const ncl_cost costs[5] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000, 0, 0, 0, 0, 0, 0, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 5000, 0, 0, 0, 0, 2, 0, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 3000, 0, 0, 0, 0, 0, 0, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 2000, 0, 0, 0, 0, 3, 0, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 4000, 0, 0, 0, 0, 1, 0, 0}};
+    const uint32_t counts[2] = {4, 5}, cost[2] = {3000, 4000};
+    for (int k = 0; k < 2; k++) {
+        ncl_plan_env env;
+        plan_env_with_costs(&env, costs, counts[k], NULL);
+        ncl_plan plan;
+        assert_int_equal(ncl_plan_make(&plan, NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 4, 0, 0, 1000, NCL_FLOAT32, NCL_SUM, 1,
+                                       &env),
+                         NCL_SUCCESS);
+        assert_int_equal(plan.cost_line, 1); /* line 0: 1000 raised to 5000 by its own floor */
+        assert_int_equal(ncl_plan_cost_ns(&plan, &env), cost[k]);
+    }
+}
+
 /* Of a reduce (or broadcast) only the root knows the placement: the root in place and the other
  * ranks (one buffer each, out of place to the engine) must still choose the same algorithm,
  * here where the in-place lines favour the tree and the out-of-place ones the ring. */
@@ -647,6 +670,7 @@ int main(void)
         cmocka_unit_test(test_plan_env_predicts_auto),
         cmocka_unit_test(test_cost_placement),
         cmocka_unit_test(test_cost_placement_rooted),
+        cmocka_unit_test(test_cost_line_floors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
