@@ -192,14 +192,25 @@ void engine_setup(const rs_scenario &sc, const model::Topology &built, EngineSet
     cm.set_zones(algorithm_scratch(cfg, out.caps, out.nranks) < out.caps.scratch_bytes);
     cm.set_reduce_write(out.caps.features & NCL_HAL_FEAT_REDUCE_WRITE);
     out.costs.clear();
-    for (int c = 0; c < NCL_COLL_COUNT; c++)
-        for (const model::AlgoCost &a : cm.costs((ncl_coll)c))
-            out.costs.push_back(ncl_cost{(uint8_t)a.coll, (uint8_t)a.algo, (uint16_t)a.hops,
-                                         (uint64_t)(a.alpha_s * 1e9 + 0.5), (uint64_t)(a.beta_s * 1e15 + 0.5),
-                                         (uint64_t)(a.fixed_s * 1e9 + 0.5),
-                                         (uint64_t)(a.extra_beta_s * 1e15 + 0.5), (uint32_t)a.chain_div,
-                                         (uint8_t)a.floor, (uint64_t)(a.oop_alpha_s * 1e9 + 0.5),
-                                         (uint64_t)(a.oop_beta_s * 1e15 + 0.5)});
+    auto entry = [](const model::AlgoCost &a, double alpha_s, double beta_s, uint8_t floor) {
+        return ncl_cost{(uint8_t)a.coll, (uint8_t)a.algo, (uint16_t)a.hops,
+                        (uint64_t)(alpha_s * 1e9 + 0.5), (uint64_t)(beta_s * 1e15 + 0.5),
+                        (uint64_t)(a.fixed_s * 1e9 + 0.5), (uint64_t)(a.extra_beta_s * 1e15 + 0.5),
+                        (uint32_t)a.chain_div, floor, (uint64_t)(a.oop_alpha_s * 1e9 + 0.5),
+                        (uint64_t)(a.oop_beta_s * 1e15 + 0.5)};
+    };
+    for (int c = 0; c < NCL_COLL_COUNT; c++) {
+        std::map<int, int> lines; // per algorithm: its lines so far (a line's own floors name it)
+        for (const model::AlgoCost &a : cm.costs((ncl_coll)c)) {
+            out.costs.push_back(entry(a, a.alpha_s, a.beta_s, a.floor ? 1 : 0));
+            if (a.floor)
+                continue;
+            int line = lines[a.algo]++;
+            for (const auto &f : a.own_floors)
+                if (line + 2 <= UINT8_MAX)
+                    out.costs.push_back(entry(a, f.first, f.second, (uint8_t)(line + 2)));
+        }
+    }
     if (out.costs.size() > NCL_MAX_COSTS)
         out.costs.resize(NCL_MAX_COSTS);
     cfg.costs = out.costs.data();
