@@ -255,6 +255,18 @@ static uint64_t cost_line_ns(const ncl_plan_env *env, ncl_coll coll, ncl_algo al
     return value == UINT64_MAX || value > floor ? value : floor;
 }
 
+/* The schedule the algorithm's `line`-th regime prices (its ncl_cost.variant). */
+static uint8_t cost_line_variant(const ncl_plan_env *env, ncl_coll coll, ncl_algo algo, uint32_t line)
+{
+    uint32_t seen = 0;
+    for (uint32_t i = 0; i < env->cost_count; i++) {
+        const ncl_cost *c = &env->costs[i];
+        if (c->coll == coll && c->algo == algo && !c->floor && seen++ == line)
+            return c->variant;
+    }
+    return NCL_COST_VARIANT_DEFAULT;
+}
+
 uint64_t ncl_plan_cost_ns(const ncl_plan *p, const ncl_plan_env *env)
 {
     uint64_t bytes = cost_bytes(p);
@@ -383,6 +395,7 @@ ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nrank
     /* an algorithm with several regimes runs the one the table prices cheapest, so what runs is
      * what auto and `ringsim plan` priced */
     plan->cost_line = NCL_COST_LINE_NONE;
+    plan->cost_variant = NCL_COST_VARIANT_DEFAULT;
     uint64_t best = UINT64_MAX, bytes = cost_bytes(plan);
     for (uint32_t line = 0; line < NCL_COST_LINE_NONE; line++) {
         uint64_t t = cost_line_ns(env, coll, algo, line, bytes, plan->inplace);
@@ -393,5 +406,7 @@ ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nrank
             plan->cost_line = (uint8_t)line;
         }
     }
+    if (plan->cost_line != NCL_COST_LINE_NONE)
+        plan->cost_variant = cost_line_variant(env, coll, algo, plan->cost_line);
     return d->prepare(plan);
 }

@@ -150,13 +150,21 @@ int CostModel::ring_rank(int c, int pos) const
     return rings_.empty() ? pos : rings_[(size_t)c % rings_.size()][(size_t)pos];
 }
 
-double CostModel::route_latency(int src, int dst) const
+const CostModel::Route &CostModel::route(int src, int dst) const
 {
-    std::vector<int> r = t_.route(src, dst);
-    double lat = 0;
-    for (int ch : r)
-        lat += t_.channels()[(size_t)ch].params.latency;
-    return lat + (r.empty() ? 0.0 : (double)(r.size() - 1) * t_.forward_latency());
+    auto found = routes_.find((int64_t)src * t_.nnodes() + dst);
+    if (found != routes_.end())
+        return found->second;
+    Route r;
+    r.channels = t_.route(src, dst);
+    for (int ch : r.channels) {
+        r.latency += t_.channels()[(size_t)ch].params.latency;
+        double b = payload_bandwidth(t_.channels()[(size_t)ch].params);
+        r.slowest = r.slowest == 0 ? b : std::min(r.slowest, b);
+    }
+    if (!r.channels.empty())
+        r.latency += (double)(r.channels.size() - 1) * t_.forward_latency();
+    return routes_.emplace((int64_t)src * t_.nnodes() + dst, std::move(r)).first->second;
 }
 
 // A device's writes on its DMA engines: each becomes ready when its READY has arrived and the
@@ -239,13 +247,12 @@ CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first
         const Flow &f = flows[k];
         if (f.src == f.dst)
             continue;
-        first_hop[k] = t_.route(f.src, f.dst).front();
-        double l = route_latency(f.src, f.dst), ready = ready_first ? route_latency(f.dst, f.src) : 0.0;
-        double bw = 0; // the route's slowest channel: how long the write holds its engine per byte
+        const Route &r = route(f.src, f.dst);
+        first_hop[k] = r.channels.front();
+        double l = r.latency, ready = ready_first ? route_latency(f.dst, f.src) : 0.0;
+        double bw = r.slowest; // how long the write holds its engine per byte
         double before = ready + o;
-        for (int ch : t_.route(f.src, f.dst)) {
-            double b = payload_bandwidth(t_.channels()[(size_t)ch].params);
-            bw = bw == 0 ? b : std::min(bw, b);
+        for (int ch : r.channels) {
             double lat = t_.channels()[(size_t)ch].params.latency;
             double way_on = ready + o + l - before - lat;
             Use &u = use.emplace(ch, Use{0, before, before, way_on}).first->second;
@@ -355,14 +362,10 @@ std::vector<std::pair<double, double>> CostModel::drain_lines(const std::vector<
         const Flow &f = flows[k];
         if (f.src == f.dst)
             continue;
-        double l = route_latency(f.src, f.dst), at = arrive[k] - l; // issued + o
-        double bw = 0;
-        for (int ch : t_.route(f.src, f.dst)) {
-            double b = payload_bandwidth(t_.channels()[(size_t)ch].params);
-            bw = bw == 0 ? b : std::min(bw, b);
-        }
-        double at_beta = std::max(0.0, arrive_beta[k] - (bw > 0 ? f.frac / bw : 0.0));
-        for (int ch : t_.route(f.src, f.dst)) {
+        const Route &r = route(f.src, f.dst);
+        double at = arrive[k] - r.latency; // issued + o
+        double at_beta = std::max(0.0, arrive_beta[k] - (r.slowest > 0 ? f.frac / r.slowest : 0.0));
+        for (int ch : r.channels) {
             heads[ch].push_back(Head{at, f.frac, arrive[k] - at, at_beta});
             at += t_.channels()[(size_t)ch].params.latency + t_.forward_latency();
         }
@@ -606,13 +609,13 @@ std::vector<AlgoCost> CostModel::tree(ncl_coll coll) const
         c.chain_div = 1;
         c.fixed_s = done[0] - h * c.alpha_s;
         c.oop_alpha_s = o;
-        // Fine rounds (line 1, which the engine runs where it is the cheaper): k = n beta / 2
+        // Fine rounds (its own variant, which the engine runs where it is the cheaper): k = n beta / 2
         // alpha (NCL_TREE_ROUND_ALPHAS), a round's transfer twice its latency and issue, so that
         // both hide behind the transfers and only the first round's h sends in a row stay:
         //   done(0) - alpha + n beta + h n beta / k = done(0) + (2h - 1) alpha + n beta,
         // and once k reaches NCL_TREE_ROUNDS_MAX the floor done(0) - alpha + n beta (1 + h / kmax).
         AlgoCost fine = c, capped = c, shared = c;
-        fine.hops = 0, fine.chain_div = 0, fine.fixed_s = 0;
+        fine.hops = 0, fine.chain_div = 0, fine.fixed_s = 0, fine.variant = NCL_COST_VARIANT_TREE_FINE;
         fine.alpha_s = done[0] + (NCL_TREE_ROUND_ALPHAS * h - 1) * c.alpha_s;
         capped.hops = 0, capped.chain_div = 0, capped.fixed_s = 0, capped.floor = true;
         capped.alpha_s = done[0] - c.alpha_s;
@@ -914,9 +917,9 @@ std::vector<AlgoCost> CostModel::double_tree() const
 
 // Deterministic allreduce: small buffers are gathered whole (every rank writes its input to all
 // peers, then reduces the p-1 received ones in rank order after a local copy); large ones run the full-mesh
-// reduce-scatter + allgather with the senders reduced in rank order. Two lines: the engine takes
-// the cheaper (ncl_plan_cost_ns takes the least of a pair's entries; plan.cost_line tells
-// det_allreduce.c which: the order gather, split is part of the contract).
+// reduce-scatter + allgather with the senders reduced in rank order. Each is priced the two ways
+// mesh() prices a step (every write's latency then the busiest link's bytes; the envelope of the
+// links' drains): four lines, the engine runs the cheapest's variant (gather or split).
 std::vector<AlgoCost> CostModel::deterministic() const
 {
     std::vector<AlgoCost> split = mesh(NCL_COLL_ALLREDUCE, false, false);
@@ -942,7 +945,9 @@ std::vector<AlgoCost> CostModel::deterministic() const
         for (AlgoCost &l : split)
             shift(l, 2 * o, (double)(p_ - 1) / p_ * (wide - reduce) + 6.0 / p_ / M);
     }
-    split.insert(split.begin(), gather); // line 0: det_allreduce.c gathers when it is the cheapest
+    gather.variant = NCL_COST_VARIANT_DET_GATHER;
+    split.insert(split.begin(), with_envelope(gather, {s0.alpha, s0.beta}, s0.envelope));
+    split.insert(split.begin(), gather);
     return split;
 }
 

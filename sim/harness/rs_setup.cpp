@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <string>
 
 #include <ncl/ncl_dtype.h>
 #include <ncl/ncl_hal.h>
@@ -196,7 +197,7 @@ void engine_setup(const rs_scenario &sc, const model::Topology &built, EngineSet
         return ncl_cost{(uint8_t)a.coll, (uint8_t)a.algo, (uint16_t)a.hops,
                         (uint64_t)(alpha_s * 1e9 + 0.5), (uint64_t)(beta_s * 1e15 + 0.5),
                         (uint64_t)(a.fixed_s * 1e9 + 0.5), (uint64_t)(a.extra_beta_s * 1e15 + 0.5),
-                        (uint32_t)a.chain_div, floor, (uint64_t)(a.oop_alpha_s * 1e9 + 0.5),
+                        (uint32_t)a.chain_div, floor, (uint8_t)a.variant, (uint64_t)(a.oop_alpha_s * 1e9 + 0.5),
                         (uint64_t)(a.oop_beta_s * 1e15 + 0.5)};
     };
     for (int c = 0; c < NCL_COLL_COUNT; c++) {
@@ -211,8 +212,10 @@ void engine_setup(const rs_scenario &sc, const model::Topology &built, EngineSet
                     out.costs.push_back(entry(a, f.first, f.second, (uint8_t)(line + 2)));
         }
     }
-    if (out.costs.size() > NCL_MAX_COSTS)
-        out.costs.resize(NCL_MAX_COSTS);
+    if (out.costs.size() > NCL_MAX_COSTS) // a cut table would price some algorithms wrongly, silently
+        throw model::ConfigError("cost table: " + std::to_string(out.costs.size()) +
+                                 " entries, the engine holds at most " + std::to_string(NCL_MAX_COSTS) +
+                                 " (NCL_MAX_COSTS)");
     cfg.costs = out.costs.data();
     cfg.cost_count = (uint32_t)out.costs.size();
     if (sc.workload.algo != NCL_ALGO_AUTO)

@@ -102,9 +102,18 @@ typedef struct ncl_cost {
     uint8_t floor;          /**< a lower bound, not a line of its own: 1 on every line of the
                                  algorithm, k + 2 on its k-th line only (table order). An algorithm's
                                  cost is the least of its lines, each raised to its highest floor */
+    uint8_t variant;        /**< which of the algorithm's schedules this line prices, run where it is
+                                 the cheapest (NCL_COST_VARIANT_*; 0: the algorithm's default) */
     uint64_t oop_ns;        /**< out of place only: added (a copy of the input the schedule waits for) */
     uint64_t oop_beta_fs;   /**< out of place only: added per byte of n */
 } ncl_cost;
+
+/** ncl_cost.variant: the schedules an algorithm runs by the line the table prices cheapest. */
+enum {
+    NCL_COST_VARIANT_DEFAULT = 0,
+    NCL_COST_VARIANT_DET_GATHER = 1, /**< det: every rank's whole input to every peer (else split) */
+    NCL_COST_VARIANT_TREE_FINE = 1   /**< tree reduce: fine rounds of a few alphas' bytes */
+};
 
 /** Allocator injected at communicator creation (Lua-style). The engine never calls malloc. */
 typedef void *(*ncl_alloc_fn)(void *ud, size_t bytes);

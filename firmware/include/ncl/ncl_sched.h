@@ -161,9 +161,10 @@ typedef struct ncl_plan {
      *  rounded once; the schedule uses the LOCAL_WIDEN / REDUCE_WIDE / NARROW kinds. */
     uint8_t wide;
     /** An algorithm with several cost lines (regimes) in the cost table: which of its non-floor
-     *  lines for (coll, algo), in table order, is the cheapest at this size (det: 0 gather, 1
-     *  split); NCL_COST_LINE_NONE when the table prices none, and the algorithm decides alone. */
-    uint8_t cost_line;
+     *  lines for (coll, algo), in table order, is the cheapest at this size, and the schedule
+     *  that line prices (its ncl_cost.variant); cost_line is NCL_COST_LINE_NONE when the table
+     *  prices none, and the algorithm decides alone. */
+    uint8_t cost_line, cost_variant;
     /** Landing zones (ncl_config.landing_zone_bytes): bytes of each zone (0: none), where they
      *  start in scratch (scratch_bytes above is what lies below them), and per channel whether
      *  this collective's zone is the odd one and whether its writer must first wait for the credit

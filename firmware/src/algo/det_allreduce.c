@@ -106,8 +106,8 @@ static ncl_ref target(const ncl_plan *p, int sender, int receiver, uint64_t off)
     return ncl_ref_make(NCL_BUF_SCRATCH, slot_base(p) + slot * round_elems(p) * p->esize);
 }
 
-/* The gather schedule: the buffer fits one round and, when the cost table prices det (lines
- * gather, split), gather is its cheaper line; without a table n (p-2)/p beta < alpha (beta =
+/* The gather schedule: the buffer fits one round and, when the cost table prices det, its
+ * cheapest line prices the gather (NCL_COST_VARIANT_DET_GATHER); without a table n (p-2)/p beta < alpha (beta =
  * 1/gbps ns per byte: a full mesh of equal links, where gather only saves split's second
  * message; on other topologies gather's p-1 whole-buffer writes share routes). Plan fields
  * only, so every rank decides alike. */
@@ -117,7 +117,7 @@ static int use_gather(const ncl_plan *p)
     if (p->count > round_elems(p))
         return 0;
     if (p->cost_line != NCL_COST_LINE_NONE)
-        return p->cost_line == 0;
+        return p->cost_variant == NCL_COST_VARIANT_DET_GATHER;
     return bytes * (n - 2) < (uint64_t)p->link_alpha_ns * p->link_gbps * n;
 }
 

@@ -128,14 +128,14 @@ static ncl_result prepare(ncl_plan *p)
             round_max = ncl_min_u64(round_max, cap);
         }
     }
-    /* rounds: the cost model's pipeline over the tree's depth (cost line 0, or no table), or
-     * where the table prices it cheaper, fine rounds of a few alphas' bytes (line 1: past a
+    /* rounds: the cost model's pipeline over the tree's depth (the default line, or no table),
+     * or where the table prices it cheaper, fine rounds of a few alphas' bytes (past a
      * round's issue every round's latency hides behind the transfers); at least enough that no
      * round exceeds round_max, at most one element each */
     uint64_t depth = 0, bytes = p->count * p->esize, k;
     while ((1ull << depth) < (uint64_t)p->nranks)
         depth++;
-    if (p->cost_line == 1) {
+    if (p->cost_line != NCL_COST_LINE_NONE && p->cost_variant == NCL_COST_VARIANT_TREE_FINE) {
         uint64_t round_bytes = (uint64_t)NCL_TREE_ROUND_ALPHAS * p->link_alpha_ns * p->link_gbps;
         k = round_bytes ? bytes / round_bytes : 1;
         k = ncl_min_u64(ncl_max_u64(k, 1), NCL_TREE_ROUNDS_MAX);

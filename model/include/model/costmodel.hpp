@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <utility>
+#include <unordered_map>
 #include <vector>
 
 #include <ncl/ncl.h>
@@ -31,8 +32,9 @@ struct AlgoCost {
     bool floor = false;      // a lower bound on the algorithm's other lines (ncl_cost.floor)
     // lower bounds of this line only (ncl_cost.floor = its index + 2): with them the line is the
     // upper envelope of several, as a step whose flows reach a link at different times is
-    std::vector<std::pair<double, double>> own_floors; // (alpha_s, beta_s)
+    std::vector<std::pair<double, double>> own_floors = {}; // (alpha_s, beta_s)
     double oop_alpha_s = 0, oop_beta_s = 0; // out of place only: added (ncl_cost.oop_*)
+    int variant = NCL_COST_VARIANT_DEFAULT;  // the schedule this line prices (ncl_cost.variant)
     double predict(uint64_t bytes) const;
 };
 
@@ -94,7 +96,7 @@ private:
         // whose heads reach it from each arrival on (all of their bytes after it, then the last
         // one's way on); the slowest write alone; the engines' and memory's bandwidth. Tighter
         // than alpha + beta n where the flows of the busiest link arrive over time.
-        std::vector<std::pair<double, double>> envelope;
+        std::vector<std::pair<double, double>> envelope = {};
     };
     /** ready_first: the flows are a collective's first writes, each after its READY. */
     Step step(const std::vector<Flow> &flows, bool ready_first = false) const;
@@ -104,7 +106,15 @@ private:
     int mesh_send_queues() const;
     std::vector<Flow> mesh_flows(double frac) const;
     double local_reduces_end(const std::vector<Flow> &all, const Step &s0, bool by_distance) const;
-    double route_latency(int src, int dst) const;
+    /** A route as the model prices it, computed once per (src, dst): flows of a step ask
+     *  several times each, and a 64-ring's mesh has thousands of multi-hop routes. */
+    struct Route {
+        std::vector<int> channels;
+        double latency = 0;  // every channel's latency + a forward latency per switch between
+        double slowest = 0;  // the slowest channel's payload bandwidth (0: no channel)
+    };
+    const Route &route(int src, int dst) const;
+    double route_latency(int src, int dst) const { return route(src, dst).latency; }
     int ring_rank(int c, int pos) const;
 
     std::vector<Flow> ring_step_flows(const std::vector<double> &share) const;
@@ -138,6 +148,7 @@ private:
     bool wide_ = false;
     bool zones_ = false;
     bool reduce_write_ = false;
+    mutable std::unordered_map<int64_t, Route> routes_;
     uint64_t slice_ = 0, scratch_ = 0;
 };
 

@@ -399,7 +399,7 @@ static void test_checked_launch(void **state)
 static void test_plan_env_from_config(void **state)
 {
     (void)state;
-    static const ncl_cost costs[1] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_HD, 0, 100, 1000, 0, 0, 0, 0, 0, 0}};
+    static const ncl_cost costs[1] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_HD, 0, 100, 1000, 0, 0, 0, 0, 0, 0, 0}};
     ncl_config cfg = NCL_CONFIG_INIT;
     cfg.channels = 4;
     cfg.slice_bytes = 12345;
@@ -566,8 +566,8 @@ static void test_plan_env_predicts_auto(void **state)
 {
     (void)state;
     /* ring costs a lot of latency, hd a lot per byte: small buffers go hd, large ones ring */
-    static const ncl_cost costs[2] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000000, 1000, 0, 0, 0, 0, 0, 0},
-                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_HD, 0, 1000, 100000000, 0, 0, 0, 0, 0, 0}};
+    static const ncl_cost costs[2] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000000, 1000, 0, 0, 0, 0, 0, 0, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_HD, 0, 1000, 100000000, 0, 0, 0, 0, 0, 0, 0}};
     static const int32_t rings[8] = {0, 1, 2, 3, 3, 2, 1, 0};
     ncl_host_config cfg = NCL_HOST_CONFIG_INIT;
     cfg.nranks = 4;
@@ -595,8 +595,8 @@ static void plan_env_with_costs(ncl_plan_env *env, const ncl_cost *costs, uint32
 static void test_cost_placement(void **state)
 {
     (void)state;
-    static const ncl_cost costs[2] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000, 0, 0, 0, 0, 0, 5000, 1000},
-                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_DBTREE, 0, 3000, 0, 0, 0, 0, 0, 0, 0}};
+    static const ncl_cost costs[2] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000, 0, 0, 0, 0, 0, 0, 5000, 1000},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_DBTREE, 0, 3000, 0, 0, 0, 0, 0, 0, 0, 0}};
     ncl_plan_env env;
     plan_env_with_costs(&env, costs, 2, NULL);
     for (int inplace = 0; inplace < 2; inplace++) {
@@ -615,11 +615,11 @@ static void test_cost_placement(void **state)
 static void test_cost_line_floors(void **state)
 {
     (void)state;
-    static const ncl_cost costs[5] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000, 0, 0, 0, 0, 0, 0, 0},
-                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 5000, 0, 0, 0, 0, 2, 0, 0},
-                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 3000, 0, 0, 0, 0, 0, 0, 0},
-                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 2000, 0, 0, 0, 0, 3, 0, 0},
-                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 4000, 0, 0, 0, 0, 1, 0, 0}};
+    static const ncl_cost costs[5] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 5000, 0, 0, 0, 0, 2, 0, 0, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 3000, 0, 0, 0, 0, 0, 0, 0, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 2000, 0, 0, 0, 0, 3, 0, 0, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 4000, 0, 0, 0, 0, 1, 0, 0, 0}};
     const uint32_t counts[2] = {4, 5}, cost[2] = {3000, 4000};
     for (int k = 0; k < 2; k++) {
         ncl_plan_env env;
@@ -633,14 +633,35 @@ static void test_cost_line_floors(void **state)
     }
 }
 
+/* The plan runs the schedule its cheapest line prices (ncl_cost.variant), whatever its index. */
+static void test_cost_line_variant(void **state)
+{
+    (void)state;
+    static const ncl_cost costs[3] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 5000, 0, 0, 0, 0, 0, 1, 0, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 2000, 0, 0, 0, 0, 0, 1, 0, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 3000, 0, 0, 0, 0, 0, 0, 0, 0}};
+    /* from: first entry given; the cheapest line and its variant */
+    const uint32_t from[3] = {0, 1, 2}, line[3] = {1, 0, 0}, variant[3] = {1, 1, 0};
+    for (int k = 0; k < 3; k++) {
+        ncl_plan_env env;
+        plan_env_with_costs(&env, costs + from[k], 3 - from[k], NULL);
+        ncl_plan plan;
+        assert_int_equal(ncl_plan_make(&plan, NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 4, 0, 0, 1000, NCL_FLOAT32, NCL_SUM, 1,
+                                       &env),
+                         NCL_SUCCESS);
+        assert_int_equal(plan.cost_line, line[k]);
+        assert_int_equal(plan.cost_variant, variant[k]);
+    }
+}
+
 /* Of a reduce (or broadcast) only the root knows the placement: the root in place and the other
  * ranks (one buffer each, out of place to the engine) must still choose the same algorithm,
  * here where the in-place lines favour the tree and the out-of-place ones the ring. */
 static void test_cost_placement_rooted(void **state)
 {
     (void)state;
-    static const ncl_cost costs[2] = {{NCL_COLL_REDUCE, NCL_ALGO_RING, 0, 2000, 0, 0, 0, 0, 0, 0, 0},
-                                      {NCL_COLL_REDUCE, NCL_ALGO_TREE, 0, 1000, 0, 0, 0, 0, 0, 5000, 0}};
+    static const ncl_cost costs[2] = {{NCL_COLL_REDUCE, NCL_ALGO_RING, 0, 2000, 0, 0, 0, 0, 0, 0, 0, 0},
+                                      {NCL_COLL_REDUCE, NCL_ALGO_TREE, 0, 1000, 0, 0, 0, 0, 0, 0, 5000, 0}};
     ncl_hal_caps caps;
     memset(&caps, 0, sizeof caps);
     mock_caps(NULL, &caps); /* the chain reduce stages in scratch */
@@ -671,6 +692,7 @@ int main(void)
         cmocka_unit_test(test_cost_placement),
         cmocka_unit_test(test_cost_placement_rooted),
         cmocka_unit_test(test_cost_line_floors),
+        cmocka_unit_test(test_cost_line_variant),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
