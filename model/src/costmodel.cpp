@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 
 #include "model/link.hpp"
@@ -894,6 +895,7 @@ std::vector<AlgoCost> CostModel::double_tree() const
         return tree == 0 ? pos - 1 : p_ % 2 == 0 ? p_ - pos : pos >= 2 ? pos - 2 : p_ - 1;
     };
     std::vector<Flow> flows;
+    std::vector<std::vector<int>> children((size_t)p_ + 1); // per position, left (lower) first
     for (int pos = 1; pos <= p_; pos++) {
         if (pos == (1 << h))
             continue; // the root
@@ -902,8 +904,35 @@ std::vector<AlgoCost> CostModel::double_tree() const
             int low = parent & -parent;
             parent = (parent & 2 * low) ? parent - low : parent + low;
         } while (parent > p_);
+        children[(size_t)parent].push_back(pos);
         for (int tree = 0; tree < 2; tree++)
             flows.push_back(Flow{rank_in(tree, pos), rank_in(tree, parent), 0.5});
+    }
+    // The first round's way up and down, latencies only, as the engine runs it (in place): a
+    // parent grants its left child at once and its right child when the left one's data has
+    // landed; a child writes once granted and its own subtree is in; from the root down, each
+    // rank writes its children one task apart once its parent's data has landed.
+    const double o = dev_.task_overhead;
+    double first_round = 0;
+    for (int tree = 0; tree < 2; tree++) {
+        auto rank = [&](int pos) { return rank_in(tree, pos); };
+        std::function<double(int)> up = [&](int x) { // when x holds its subtree's round
+            double t = 0, grant = 0;
+            for (int ch : children[(size_t)x]) {
+                t = std::max(grant + route_latency(rank(x), rank(ch)), up(ch)) + o + route_latency(rank(ch), rank(x));
+                grant = t;
+            }
+            return t;
+        };
+        std::function<double(int, double)> down = [&](int x, double at) { // x has the result at `at`
+            double end = at, issue = at;
+            for (int ch : children[(size_t)x]) {
+                issue += o;
+                end = std::max(end, down(ch, issue + route_latency(rank(x), rank(ch))));
+            }
+            return end;
+        };
+        first_round = std::max(first_round, down(1 << h, up(1 << h)));
     }
     Step s = step(flows);
     c.hops = 2 * h;
@@ -911,7 +940,9 @@ std::vector<AlgoCost> CostModel::double_tree() const
     c.beta_s = s.beta / 2;
     c.extra_beta_s = 1.5 * s.beta;
     c.chain_div = 2;
-    c.fixed_s = (2 * h - 1) * s.alpha; // the first round's DATA, a notify after each hop's write
+    // one round (k = 1) at n = 0 is the first round's way: (2h - 1 + 1) alpha + fixed_s
+    c.fixed_s = std::max(0.0, first_round - 2 * h * s.alpha);
+    c.oop_alpha_s = o; // out of place an interior rank copies its input's round in before its first grant
     return {c};
 }
 
