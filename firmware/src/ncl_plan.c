@@ -208,14 +208,12 @@ static uint64_t per_byte_ns(uint64_t bytes, uint64_t beta_fs)
     return bytes / 1000u * beta_fs / 1000u + bytes % 1000u * beta_fs / 1000000u;
 }
 
-/* A cost table entry at `bytes`, in or out of place: linear, or the best segment count of a
- * pipeline. */
-static uint64_t cost_entry(const ncl_cost *c, uint64_t bytes, int inplace)
+/* A cost table entry at `bytes`, in place: linear, or the best segment count of a pipeline. */
+static uint64_t cost_entry_inplace(const ncl_cost *c, uint64_t bytes)
 {
     uint64_t nbeta = per_byte_ns(bytes, c->beta_fs);
-    uint64_t oop = inplace ? 0 : c->oop_ns + per_byte_ns(bytes, c->oop_beta_fs);
     if (c->hops == 0)
-        return oop + c->fixed_ns + c->alpha_ns + nbeta;
+        return c->fixed_ns + c->alpha_ns + nbeta;
     uint64_t extra = per_byte_ns(bytes, c->extra_beta_fs);
     uint64_t head = c->hops > 1 ? c->hops - 1u : 0u, alpha = c->alpha_ns ? c->alpha_ns : 1;
     uint64_t k = ncl_isqrt(head * nbeta / alpha); /* the optimum of the convex cost, rounded */
@@ -224,7 +222,26 @@ static uint64_t cost_entry(const ncl_cost *c, uint64_t bytes, int inplace)
         uint64_t t = (head + j) * (c->alpha_ns + nbeta / j);
         best = t < best ? t : best;
     }
-    return oop + c->fixed_ns + extra + best;
+    return c->fixed_ns + extra + best;
+}
+
+/* ... and out of place: its oop terms added or, when negative, taken off (never below 0). */
+static uint64_t cost_entry(const ncl_cost *c, uint64_t bytes, int inplace)
+{
+    uint64_t t = cost_entry_inplace(c, bytes);
+    if (inplace)
+        return t;
+    uint64_t up = 0, down = 0;
+    if (c->oop_ns >= 0)
+        up += (uint64_t)c->oop_ns;
+    else
+        down += 0u - (uint64_t)c->oop_ns;
+    if (c->oop_beta_fs >= 0)
+        up += per_byte_ns(bytes, (uint64_t)c->oop_beta_fs);
+    else
+        down += per_byte_ns(bytes, 0u - (uint64_t)c->oop_beta_fs);
+    t += up;
+    return t > down ? t - down : 0;
 }
 
 /* The size a cost line is priced at: nccl-tests' size (allgather/reduce-scatter: the gathered). */

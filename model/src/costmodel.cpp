@@ -977,6 +977,10 @@ std::vector<AlgoCost> CostModel::deterministic() const
             shift(l, 2 * o, (double)(p_ - 1) / p_ * (wide - reduce) + 6.0 / p_ / M);
     }
     gather.variant = NCL_COST_VARIANT_DET_GATHER;
+    if (!wide_) { // out of place the first reduce reads the input where it is: no copy to start the sum
+        gather.oop_alpha_s = -o;
+        gather.oop_beta_s = -2.0 / M;
+    }
     split.insert(split.begin(), with_envelope(gather, {s0.alpha, s0.beta}, s0.envelope));
     split.insert(split.begin(), gather);
     return split;

@@ -2,6 +2,7 @@
 #include "rs_setup.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <string>
@@ -197,8 +198,8 @@ void engine_setup(const rs_scenario &sc, const model::Topology &built, EngineSet
         return ncl_cost{(uint8_t)a.coll, (uint8_t)a.algo, (uint16_t)a.hops,
                         (uint64_t)(alpha_s * 1e9 + 0.5), (uint64_t)(beta_s * 1e15 + 0.5),
                         (uint64_t)(a.fixed_s * 1e9 + 0.5), (uint64_t)(a.extra_beta_s * 1e15 + 0.5),
-                        (uint32_t)a.chain_div, floor, (uint8_t)a.variant, (uint64_t)(a.oop_alpha_s * 1e9 + 0.5),
-                        (uint64_t)(a.oop_beta_s * 1e15 + 0.5)};
+                        (uint32_t)a.chain_div, floor, (uint8_t)a.variant, (int64_t)std::llround(a.oop_alpha_s * 1e9),
+                        (int64_t)std::llround(a.oop_beta_s * 1e15)};
     };
     for (int c = 0; c < NCL_COLL_COUNT; c++) {
         std::map<int, int> lines; // per algorithm: its lines so far (a line's own floors name it)

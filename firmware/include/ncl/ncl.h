@@ -104,8 +104,9 @@ typedef struct ncl_cost {
                                  cost is the least of its lines, each raised to its highest floor */
     uint8_t variant;        /**< which of the algorithm's schedules this line prices, run where it is
                                  the cheapest (NCL_COST_VARIANT_*; 0: the algorithm's default) */
-    uint64_t oop_ns;        /**< out of place only: added (a copy of the input the schedule waits for) */
-    uint64_t oop_beta_fs;   /**< out of place only: added per byte of n */
+    int64_t oop_ns;         /**< out of place only: added (a copy of the input the schedule waits for),
+                                 or taken off when negative (work in place needs and out of place not) */
+    int64_t oop_beta_fs;    /**< out of place only: added per byte of n (negative: taken off) */
 } ncl_cost;
 
 /** ncl_cost.variant: the schedules an algorithm runs by the line the table prices cheapest. */

@@ -33,7 +33,7 @@ struct AlgoCost {
     // lower bounds of this line only (ncl_cost.floor = its index + 2): with them the line is the
     // upper envelope of several, as a step whose flows reach a link at different times is
     std::vector<std::pair<double, double>> own_floors = {}; // (alpha_s, beta_s)
-    double oop_alpha_s = 0, oop_beta_s = 0; // out of place only: added (ncl_cost.oop_*)
+    double oop_alpha_s = 0, oop_beta_s = 0; // out of place only: added, or taken off if negative (ncl_cost.oop_*)
     int variant = NCL_COST_VARIANT_DEFAULT;  // the schedule this line prices (ncl_cost.variant)
     double predict(uint64_t bytes) const;
 };

@@ -610,6 +610,29 @@ static void test_cost_placement(void **state)
     }
 }
 
+/* Negative out-of-place terms take work off (never below 0): in place needs a copy out of place not. */
+static void test_cost_placement_negative(void **state)
+{
+    (void)state;
+    static const ncl_cost costs[2] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 5000, 0, 0, 0, 0, 0, 0, -2000, -1000000},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_HD, 0, 5000, 0, 0, 0, 0, 0, 0, -9000, 0}};
+    ncl_plan_env env;
+    plan_env_with_costs(&env, costs, 2, NULL);
+    const uint64_t want[2][2] = {{5000 - 2000 - 1000, 5000}, {0, 5000}}; /* [algo][inplace], 1000 bytes */
+    for (int a = 0; a < 2; a++)
+        for (int inplace = 0; inplace < 2; inplace++) {
+            ncl_plan plan;
+            memset(&plan, 0, sizeof plan);
+            plan.coll = NCL_COLL_ALLREDUCE;
+            plan.algo = a ? NCL_ALGO_HD : NCL_ALGO_RING;
+            plan.nranks = 4;
+            plan.count = 250;
+            plan.esize = 4;
+            plan.inplace = (uint8_t)inplace;
+            assert_int_equal(ncl_plan_cost_ns(&plan, &env), want[a][inplace]);
+        }
+}
+
 /* A floor bounds the line it names (floor = line + 2) or every line (1); the plan runs the line
  * that is cheapest once raised to its floors. */
 static void test_cost_line_floors(void **state)
@@ -691,6 +714,7 @@ int main(void)
         cmocka_unit_test(test_plan_env_predicts_auto),
         cmocka_unit_test(test_cost_placement),
         cmocka_unit_test(test_cost_placement_rooted),
+        cmocka_unit_test(test_cost_placement_negative),
         cmocka_unit_test(test_cost_line_floors),
         cmocka_unit_test(test_cost_line_variant),
     };
