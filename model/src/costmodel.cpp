@@ -790,8 +790,9 @@ std::vector<AlgoCost> CostModel::mesh(ncl_coll coll, bool rounds, bool waves) co
     double reduce = (double)(p_ - 1) / p_ *
                     std::max(1.0 / dev_.reduce_bandwidth, 3.0 / dev_.mem_bandwidth);
     int phases = coll == NCL_COLL_ALLREDUCE ? 2 : 1;
-    // allreduce: the local queue's record (a task) hands the reduced block to the send queues
-    c.alpha_s = s0.alpha + (phases - 1) * (s.alpha + dev_.task_overhead);
+    // allreduce: the local queue's record hands the reduced block to the send queues (a record
+    // is posted with the reduce before it: no task of its own)
+    c.alpha_s = s0.alpha + (phases - 1) * s.alpha;
     c.beta_s = phases * s.beta;
     if (coll != NCL_COLL_ALLGATHER) {
         double end = local_reduces_end(all, s0, waves);
@@ -954,13 +955,18 @@ std::vector<AlgoCost> CostModel::double_tree() const
 std::vector<AlgoCost> CostModel::deterministic() const
 {
     std::vector<AlgoCost> split = mesh(NCL_COLL_ALLREDUCE, false, false);
-    for (AlgoCost &l : split)
+    double o = dev_.task_overhead, M = dev_.mem_bandwidth;
+    for (AlgoCost &l : split) {
+        // in place the sum starts with a copy of the own block (a task) that out of place
+        // the first reduce does without
         l.algo = NCL_ALGO_DET;
+        shift(l, o, 0);
+        l.oop_alpha_s = wide_ ? 0.0 : -o;
+    }
     if (p_ < 2)
         return split;
     std::vector<Flow> all = mesh_flows(1.0);
     Step s0 = step(all, true);
-    double o = dev_.task_overhead, M = dev_.mem_bandwidth;
     double reduce = std::max(1.0 / dev_.reduce_bandwidth, 3.0 / M);
     // the p-1 reduces in rank order as the blocks land, and a local copy of n that starts (or
     // ends) the sum: one more task
