@@ -543,7 +543,8 @@ AlgoCost CostModel::chain(ncl_coll coll) const
             int a = link(0, i).first, b = link(0, i).second;
             seg = std::max(seg, (2 * dev_.task_overhead + route_latency(a, b) + route_latency(b, a)) / 8);
         }
-        c.fixed_s += sum - c.hops * seg;
+        // and the first grant leaves once its slot's fill (a task) is done
+        c.fixed_s += sum - c.hops * seg + dev_.task_overhead;
         c.alpha_s = seg;
     }
     return c;
