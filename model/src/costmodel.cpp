@@ -716,6 +716,10 @@ std::vector<AlgoCost> CostModel::halving_doubling(ncl_coll coll) const
             unfold.push_back(Flow{2 * i, 2 * i + 1, back});
         steps.push_back(step(unfold));
     }
+    if (coll == NCL_COLL_ALLGATHER) { // out of place the own block is copied into recv first, a slice a task
+        c.oop_alpha_s = dev_.task_overhead;
+        c.oop_beta_s = (2.0 / dev_.mem_bandwidth + (slice_ ? dev_.task_overhead / (double)slice_ : 0.0)) / p_;
+    }
     // the line: each step's link work overlapping its latency; a floor: each step's slowest
     // flow, latency and its own bytes (where latency rules)
     AlgoCost slowest = c;
