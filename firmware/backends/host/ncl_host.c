@@ -470,10 +470,9 @@ static int host_run_into(host_rank *p, const ncl_task *t, unsigned char *dst, co
         piece.bytes = take[k].len;
         unsigned char *pd = dst + (take[k].dst - base);
         const unsigned char *pa = send + take[k].src, *pb = src + (take[k].dst - base);
-        if (host_streams(p) && host_apart(pd, pa, piece.bytes) &&
-            host_apart(pd, pb, piece.bytes))
-            ncl_host_nt_reduce3(pd, pa, pb, piece.bytes / ncl_dtype_size((ncl_dtype)t->dtype), (ncl_dtype)t->dtype,
-                                (ncl_op)t->op);
+        const uint64_t es = ncl_dtype_size((ncl_dtype)t->dtype);
+        if (es && host_streams(p) && host_apart(pd, pa, piece.bytes) && host_apart(pd, pb, piece.bytes))
+            ncl_host_nt_reduce3(pd, pa, pb, piece.bytes / es, (ncl_dtype)t->dtype, (ncl_op)t->op);
         else if (!ncl_bk_run_pair(&piece, pd, pa, pb, why, why_len))
             return 0;
         pos = take[k].dst + take[k].len;
