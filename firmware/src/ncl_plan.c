@@ -284,17 +284,30 @@ static uint8_t cost_line_variant(const ncl_plan_env *env, ncl_coll coll, ncl_alg
     return NCL_COST_VARIANT_DEFAULT;
 }
 
+/* An algorithm's cost from the table: the least of its lines (regimes), each raised to its
+ * floors, and which line that is (NCL_COST_LINE_NONE and UINT64_MAX when the table has none). */
+static uint64_t cheapest_line(const ncl_plan_env *env, ncl_coll coll, ncl_algo algo, uint64_t bytes, int inplace,
+                              uint8_t *which)
+{
+    uint64_t best = UINT64_MAX;
+    *which = NCL_COST_LINE_NONE;
+    for (uint32_t line = 0; env && line < NCL_COST_LINE_NONE; line++) {
+        uint64_t t = cost_line_ns(env, coll, algo, line, bytes, inplace);
+        if (t == UINT64_MAX)
+            break;
+        if (t < best) {
+            best = t;
+            *which = (uint8_t)line;
+        }
+    }
+    return best;
+}
+
 uint64_t ncl_plan_cost_ns(const ncl_plan *p, const ncl_plan_env *env)
 {
+    uint8_t line;
     uint64_t bytes = cost_bytes(p);
-    /* an algorithm may have several lines (regimes), each raised to its floors: the least */
-    uint64_t best = UINT64_MAX;
-    for (uint32_t line = 0; env && line < NCL_COST_LINE_NONE; line++) {
-        uint64_t c = cost_line_ns(env, (ncl_coll)p->coll, (ncl_algo)p->algo, line, bytes, p->inplace);
-        if (c == UINT64_MAX)
-            break;
-        best = c < best ? c : best;
-    }
+    uint64_t best = cheapest_line(env, (ncl_coll)p->coll, (ncl_algo)p->algo, bytes, p->inplace, &line);
     if (best != UINT64_MAX)
         return best;
     switch (p->algo) {
@@ -411,19 +424,8 @@ ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nrank
     }
     /* an algorithm with several regimes runs the one the table prices cheapest, so what runs is
      * what auto and `ringsim plan` priced */
-    plan->cost_line = NCL_COST_LINE_NONE;
-    plan->cost_variant = NCL_COST_VARIANT_DEFAULT;
-    uint64_t best = UINT64_MAX, bytes = cost_bytes(plan);
-    for (uint32_t line = 0; line < NCL_COST_LINE_NONE; line++) {
-        uint64_t t = cost_line_ns(env, coll, algo, line, bytes, plan->inplace);
-        if (t == UINT64_MAX)
-            break;
-        if (t < best) {
-            best = t;
-            plan->cost_line = (uint8_t)line;
-        }
-    }
-    if (plan->cost_line != NCL_COST_LINE_NONE)
-        plan->cost_variant = cost_line_variant(env, coll, algo, plan->cost_line);
+    cheapest_line(env, coll, algo, cost_bytes(plan), plan->inplace, &plan->cost_line);
+    plan->cost_variant = plan->cost_line == NCL_COST_LINE_NONE ? NCL_COST_VARIANT_DEFAULT
+                                                               : cost_line_variant(env, coll, algo, plan->cost_line);
     return d->prepare(plan);
 }

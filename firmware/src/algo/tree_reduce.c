@@ -135,7 +135,7 @@ static ncl_result prepare(ncl_plan *p)
     uint64_t depth = 0, bytes = p->count * p->esize, k;
     while ((1ull << depth) < (uint64_t)p->nranks)
         depth++;
-    if (p->cost_line != NCL_COST_LINE_NONE && p->cost_variant == NCL_COST_VARIANT_TREE_FINE) {
+    if (p->cost_variant == NCL_COST_VARIANT_TREE_FINE) {
         uint64_t round_bytes = (uint64_t)NCL_TREE_ROUND_ALPHAS * p->link_alpha_ns * p->link_gbps;
         k = round_bytes ? bytes / round_bytes : 1;
         k = ncl_min_u64(ncl_max_u64(k, 1), NCL_TREE_ROUNDS_MAX);
