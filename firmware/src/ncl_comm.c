@@ -37,6 +37,7 @@ ncl_result ncl_comm_create(ncl_comm **out, int nranks, int rank, const ncl_hal *
         return NCL_ERR_UNSUPPORTED;
     if ((cfg->ring_count != 0) != (cfg->rings != NULL) || cfg->ring_count > NCL_MAX_QUEUES ||
         (cfg->cost_count != 0) != (cfg->costs != NULL) || cfg->cost_count > NCL_MAX_COSTS ||
+        cfg->cost_room > NCL_MAX_COSTS ||
         (cfg->ring_weights != NULL && cfg->rings == NULL))
         return NCL_ERR_INVALID_ARGUMENT;
     for (uint32_t k = 0; cfg->ring_weights && k < cfg->ring_count; k++)
@@ -56,14 +57,15 @@ ncl_result ncl_comm_create(ncl_comm **out, int nranks, int rank, const ncl_hal *
     size_t table = cfg->ring_positions ? 0 : (size_t)cfg->ring_count * (size_t)nranks;
     size_t ltable = (size_t)cfg->local_ring_count * (size_t)cfg->local_size;
     size_t weights = cfg->ring_count; /* room even without weights: ncl_comm_set_ring_weights */
-    ncl_comm *c = cfg->alloc(cfg->alloc_ud, sizeof *c + cfg->cost_count * sizeof(ncl_cost) +
+    uint32_t cost_room = cfg->cost_room > cfg->cost_count ? cfg->cost_room : cfg->cost_count;
+    ncl_comm *c = cfg->alloc(cfg->alloc_ud, sizeof *c + cost_room * sizeof(ncl_cost) +
                                                 2 * (table + ltable) * sizeof(int32_t) +
                                                 weights * sizeof(uint32_t));
     if (!c)
         return NCL_ERR_OUT_OF_MEMORY;
     memset(c, 0, sizeof *c);
     ncl_cost *costs = (ncl_cost *)(c + 1);
-    int32_t *ring_order = (int32_t *)(costs + cfg->cost_count), *ring_pos = ring_order + table;
+    int32_t *ring_order = (int32_t *)(costs + cost_room), *ring_pos = ring_order + table;
     int32_t *local_order = ring_pos + table, *local_pos = local_order + ltable;
     uint32_t *ring_weights = (uint32_t *)(local_pos + ltable); /* after the int32 tables: aligned */
     for (uint32_t i = 0; i < cfg->cost_count; i++)
@@ -89,6 +91,7 @@ ncl_result ncl_comm_create(ncl_comm **out, int nranks, int rank, const ncl_hal *
         return NCL_ERR_INVALID_ARGUMENT;
     }
     c->ring_weights = weights ? ring_weights : NULL;
+    c->cost_room = cost_room;
     c->cfg = *cfg;
     c->cfg.rings = NULL; /* the caller's arrays may go away: use the copies (env's) */
     c->cfg.ring_positions = NULL;
@@ -158,6 +161,26 @@ ncl_result ncl_comm_set_ring_weights(ncl_comm *comm, const uint32_t *weights)
         comm->ring_weights[k] = weights[k];
     comm->env.ring_weights = weights ? comm->ring_weights : NULL;
     comm->checked_valid = 0; /* the proof cache compares the weights' address, not their values */
+    return NCL_SUCCESS;
+}
+
+ncl_result ncl_comm_set_costs(ncl_comm *comm, const ncl_cost *costs, uint32_t count)
+{
+    if (!comm)
+        return NCL_ERR_INVALID_ARGUMENT;
+    if (comm->active)
+        return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT, "cost table: a collective is running");
+    if (count > comm->cost_room || (count && !costs))
+        return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT, "cost table: %u entries, the communicator was "
+                             "created with room for %u", (unsigned)count, (unsigned)comm->cost_room);
+    for (uint32_t i = 0; i < count; i++)
+        if (costs[i].coll >= NCL_COLL_COUNT || costs[i].algo >= NCL_ALGO_COUNT)
+            return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT, "cost table: entry %u names coll %u algo %u, "
+                                 "out of range", (unsigned)i, (unsigned)costs[i].coll, (unsigned)costs[i].algo);
+    ncl_cost *table = (ncl_cost *)(comm + 1); /* the copy made at creation (env.costs points at it) */
+    for (uint32_t i = 0; i < count; i++)
+        table[i] = costs[i];
+    comm->env.cost_count = count;
     return NCL_SUCCESS;
 }
 

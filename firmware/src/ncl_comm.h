@@ -64,6 +64,7 @@ struct ncl_comm {
      * (one allocation): the caller's arrays may go away. */
     ncl_plan_env env;
     uint32_t *ring_weights;    /* ring_count entries after this struct (NULL without rings) */
+    uint32_t cost_room;        /* entries the cost table after this struct has room for */
     uint64_t seq;              /* sequence number of the last launched collective */
     uint32_t zone_uses[NCL_MAX_QUEUES]; /* launched collectives that used each channel's zones */
     /* the running collective */

@@ -197,40 +197,51 @@ void Cluster::rtl_map(int rank, bool in)
         std::memcpy((void *)d, mem + (uintptr_t)r.dev_recv, out_bytes);
 }
 
-void Cluster::rebalance_rings(std::vector<std::vector<int>> rings, std::vector<uint32_t> initial)
+void Cluster::follow_links(std::vector<std::vector<int>> rings, std::vector<uint32_t> initial, Pricer price)
 {
     rings_ = std::move(rings);
-    weights_.assign(1, std::move(initial));
-    call_weights_.clear();
+    price_ = std::move(price);
+    views_.assign(1, LinkView{std::move(initial), {}});
+    call_view_.clear();
     faults_seen_ = net_->faults_applied();
     for (Rank &r : ranks_)
-        r.calls = 0, r.weights = 0;
+        r.calls = 0, r.view = 0;
 }
 
-void Cluster::update_weights(int rank)
+void Cluster::update_view(int rank)
 {
     Rank &r = ranks_[rank];
     uint64_t call = r.calls++;
-    if (call == call_weights_.size()) { // the first rank to start this call decides its weights
+    if (call == call_view_.size()) { // the first rank to start this call decides its view
         if (net_->faults_applied() != faults_seen_) {
             faults_seen_ = net_->faults_applied();
             std::vector<rs_link_params> live = net_->link_params();
-            std::vector<uint32_t> w = ring_weights(net_->topology(), rings_, &live);
-            if (w != weights_.back())
-                weights_.push_back(std::move(w));
+            LinkView v;
+            if (!rings_.empty())
+                v.weights = ring_weights(net_->topology(), rings_, &live);
+            if (price_)
+                v.costs = price_(live);
+            views_.push_back(std::move(v));
         }
-        call_weights_.push_back((uint32_t)(weights_.size() - 1));
+        call_view_.push_back((uint32_t)(views_.size() - 1));
     }
-    uint32_t want = call_weights_[call];
-    if (want != r.weights && ncl_comm_set_ring_weights(r.comm, weights_[want].data()) == NCL_SUCCESS)
-        r.weights = want;
+    uint32_t want = call_view_[call];
+    if (want == r.view)
+        return;
+    const LinkView &v = views_[want];
+    // neither can fail between collectives; should one, the rank's next call tries again
+    if (!v.weights.empty() && ncl_comm_set_ring_weights(r.comm, v.weights.data()) != NCL_SUCCESS)
+        return;
+    if (!v.costs.empty() && ncl_comm_set_costs(r.comm, v.costs.data(), (uint32_t)v.costs.size()) != NCL_SUCCESS)
+        return;
+    r.view = want;
 }
 
 void Cluster::start(int rank)
 {
     Rank &r = ranks_[rank];
-    if (!rings_.empty())
-        update_weights(rank);
+    if (!views_.empty())
+        update_view(rank);
     const Collective &c = call_;
     ncl_result rc = NCL_ERR_INTERNAL;
     const void *send = r.send;

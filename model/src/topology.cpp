@@ -249,6 +249,15 @@ void Topology::validate_connected() const
     }
 }
 
+void Topology::set_params(const std::vector<rs_link_params> &params)
+{
+    if (params.size() != channels_.size())
+        throw ConfigError("topology: " + std::to_string(params.size()) + " link parameter sets for " +
+                          std::to_string(channels_.size()) + " channels");
+    for (size_t i = 0; i < params.size(); i++)
+        channels_[i].params = params[i];
+}
+
 void Topology::compute_table(int dst, std::vector<int> &next) const
 {
     int n = nnodes();

@@ -106,6 +106,52 @@ uint64_t algorithm_scratch(const ncl_config &cfg, const ncl_hal_caps &caps, int 
         return env.scratch_bytes;
     return env.scratch_bytes - 2 * env.channels * env.zone_bytes;
 }
+
+// The cost table auto chooses with: every algorithm's lines on this topology (its links' parameters
+// as they are: at the start, or after faults), for the engine configuration cfg and s's rings and caps.
+std::vector<ncl_cost> cost_table(const rs_scenario &sc, const model::Topology &topo, const ncl_config &cfg,
+                                 const EngineSetup &s)
+{
+    model::CostModel cm(topo, sc.device, s.rings, cfg.channels);
+    {
+        ncl_op op = sc.workload.op == NCL_AVG ? NCL_SUM : sc.workload.op;
+        uint32_t es = (uint32_t)ncl_dtype_size(sc.workload.dtype), a = s.caps.inline_align;
+        cm.set_staged(!(s.caps.inline_ops[sc.workload.dtype] >> op & 1u) || (a > 1 && es % a != 0));
+        // the same rule as the planner's (ncl_plan.c): fp16/bf16 sums and products
+        bool half = sc.workload.dtype == NCL_FLOAT16 || sc.workload.dtype == NCL_BFLOAT16;
+        cm.set_wide(sc.workload.wide_accumulation && half && op != NCL_MAX && op != NCL_MIN);
+    }
+    cm.set_levels((int)cfg.local_size, s.local_rings, sc.workload.inter_algo);
+    cm.set_slice(cfg.slice_bytes);
+    cm.set_scratch(algorithm_scratch(cfg, s.caps, s.nranks));
+    cm.set_zones(algorithm_scratch(cfg, s.caps, s.nranks) < s.caps.scratch_bytes);
+    cm.set_reduce_write(s.caps.features & NCL_HAL_FEAT_REDUCE_WRITE);
+    std::vector<ncl_cost> costs;
+    auto entry = [](const model::AlgoCost &a, double alpha_s, double beta_s, uint8_t floor) {
+        return ncl_cost{(uint8_t)a.coll, (uint8_t)a.algo, (uint16_t)a.hops,
+                        (uint64_t)(alpha_s * 1e9 + 0.5), (uint64_t)(beta_s * 1e15 + 0.5),
+                        (uint64_t)(a.fixed_s * 1e9 + 0.5), (uint64_t)(a.extra_beta_s * 1e15 + 0.5),
+                        (uint32_t)a.chain_div, floor, (uint8_t)a.variant, (int64_t)std::llround(a.oop_alpha_s * 1e9),
+                        (int64_t)std::llround(a.oop_beta_s * 1e15)};
+    };
+    for (int c = 0; c < NCL_COLL_COUNT; c++) {
+        std::map<int, int> lines; // per algorithm: its lines so far (a line's own floors name it)
+        for (const model::AlgoCost &a : cm.costs((ncl_coll)c)) {
+            costs.push_back(entry(a, a.alpha_s, a.beta_s, a.floor ? 1 : 0));
+            if (a.floor)
+                continue;
+            int line = lines[a.algo]++;
+            for (const auto &f : a.own_floors)
+                if (line + 2 <= UINT8_MAX)
+                    costs.push_back(entry(a, f.first, f.second, (uint8_t)(line + 2)));
+        }
+    }
+    if (costs.size() > NCL_MAX_COSTS) // a cut table would price some algorithms wrongly, silently
+        throw model::ConfigError("cost table: " + std::to_string(costs.size()) +
+                                 " entries, the engine holds at most " + std::to_string(NCL_MAX_COSTS) +
+                                 " (NCL_MAX_COSTS)");
+    return costs;
+}
 } // namespace
 
 void engine_setup(const rs_scenario &sc, const model::Topology &built, EngineSetup &out)
@@ -151,7 +197,7 @@ void engine_setup(const rs_scenario &sc, const model::Topology &built, EngineSet
     if (!out.rings.empty()) {
         // each ring's weight (its slowest link's payload bandwidth at the start of the run): the
         // channel split follows it, so a slow link costs only its ring's share. A fault later in
-        // the run reweights the rings at the next collective (model::Cluster::rebalance_rings).
+        // the run reweights the rings at the next collective (model::Cluster::follow_links).
         out.ring_weights = model::ring_weights(topo, out.rings);
         cfg.rings = out.ring_table.data();
         cfg.ring_positions = out.ring_positions.data();
@@ -178,47 +224,12 @@ void engine_setup(const rs_scenario &sc, const model::Topology &built, EngineSet
     const double zone = sc.workload.landing_zone;
     cfg.landing_zone_bytes = zone < 0 ? 0 : zone == 0 ? NCL_ZONES_OFF : (uint64_t)zone;
     out.nranks = sc.topo.nranks;
-    // The cost table: every algorithm's alpha and beta on this topology.
-    model::CostModel cm(topo, sc.device, out.rings, cfg.channels);
-    {
-        ncl_op op = sc.workload.op == NCL_AVG ? NCL_SUM : sc.workload.op;
-        uint32_t es = (uint32_t)ncl_dtype_size(sc.workload.dtype), a = out.caps.inline_align;
-        cm.set_staged(!(out.caps.inline_ops[sc.workload.dtype] >> op & 1u) || (a > 1 && es % a != 0));
-        // the same rule as the planner's (ncl_plan.c): fp16/bf16 sums and products
-        bool half = sc.workload.dtype == NCL_FLOAT16 || sc.workload.dtype == NCL_BFLOAT16;
-        cm.set_wide(sc.workload.wide_accumulation && half && op != NCL_MAX && op != NCL_MIN);
-    }
-    cm.set_levels((int)cfg.local_size, out.local_rings, sc.workload.inter_algo);
-    cm.set_slice(cfg.slice_bytes);
-    cm.set_scratch(algorithm_scratch(cfg, out.caps, out.nranks));
-    cm.set_zones(algorithm_scratch(cfg, out.caps, out.nranks) < out.caps.scratch_bytes);
-    cm.set_reduce_write(out.caps.features & NCL_HAL_FEAT_REDUCE_WRITE);
-    out.costs.clear();
-    auto entry = [](const model::AlgoCost &a, double alpha_s, double beta_s, uint8_t floor) {
-        return ncl_cost{(uint8_t)a.coll, (uint8_t)a.algo, (uint16_t)a.hops,
-                        (uint64_t)(alpha_s * 1e9 + 0.5), (uint64_t)(beta_s * 1e15 + 0.5),
-                        (uint64_t)(a.fixed_s * 1e9 + 0.5), (uint64_t)(a.extra_beta_s * 1e15 + 0.5),
-                        (uint32_t)a.chain_div, floor, (uint8_t)a.variant, (int64_t)std::llround(a.oop_alpha_s * 1e9),
-                        (int64_t)std::llround(a.oop_beta_s * 1e15)};
-    };
-    for (int c = 0; c < NCL_COLL_COUNT; c++) {
-        std::map<int, int> lines; // per algorithm: its lines so far (a line's own floors name it)
-        for (const model::AlgoCost &a : cm.costs((ncl_coll)c)) {
-            out.costs.push_back(entry(a, a.alpha_s, a.beta_s, a.floor ? 1 : 0));
-            if (a.floor)
-                continue;
-            int line = lines[a.algo]++;
-            for (const auto &f : a.own_floors)
-                if (line + 2 <= UINT8_MAX)
-                    out.costs.push_back(entry(a, f.first, f.second, (uint8_t)(line + 2)));
-        }
-    }
-    if (out.costs.size() > NCL_MAX_COSTS) // a cut table would price some algorithms wrongly, silently
-        throw model::ConfigError("cost table: " + std::to_string(out.costs.size()) +
-                                 " entries, the engine holds at most " + std::to_string(NCL_MAX_COSTS) +
-                                 " (NCL_MAX_COSTS)");
+    out.costs = cost_table(sc, topo, cfg, out);
     cfg.costs = out.costs.data();
     cfg.cost_count = (uint32_t)out.costs.size();
+    for (size_t i = 0; i < sc.faults_count; i++) // priced again after it (its table may be longer)
+        if (sc.faults[i].at > 0 && sc.faults[i].kind == RS_FAULT_DEGRADE)
+            cfg.cost_room = NCL_MAX_COSTS;
     if (sc.workload.algo != NCL_ALGO_AUTO)
         for (int c = 0; c < NCL_COLL_COUNT; c++)
             if (ncl_algo_supported((ncl_coll)c, sc.workload.algo))
@@ -237,6 +248,13 @@ uint64_t scenario_scratch(const rs_scenario &sc)
     if (sc.device.scratch_bytes)
         return sc.device.scratch_bytes;
     return std::min<uint64_t>(sc.device.memory_bytes / 4, RS_DEFAULT_NPU_SCRATCH_MAX_BYTES);
+}
+
+std::vector<ncl_cost> EngineSetup::price(const rs_scenario &sc, const std::vector<rs_link_params> &live) const
+{
+    model::Topology topo(sc.topo);
+    topo.set_params(live);
+    return cost_table(sc, topo, cfg, *this);
 }
 
 ncl_plan_env EngineSetup::plan_env() const

@@ -38,6 +38,9 @@ struct EngineSetup {
      *  algorithms get once the communicators set their landing zones aside (no zones here: a
      *  plan that prices or chooses needs none). */
     ncl_plan_env plan_env() const;
+    /** The cost table again for sc's topology with its channels' parameters as they are now
+     *  (model::Network::link_params: after faults), the rest of this configuration unchanged. */
+    std::vector<ncl_cost> price(const rs_scenario &sc, const std::vector<rs_link_params> &live) const;
 };
 
 /** Fills `out` for sc on its topology (rings: auto searches it); ring weights and costs see the

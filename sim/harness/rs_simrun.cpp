@@ -184,8 +184,16 @@ int Driver::build()
                 std::fprintf(err_, "ringsim:   rank %d device (rtl): %s\n", r, cl_->device_fault(r).c_str());
         return RS_EXIT_ENGINE;
     }
-    if (!setup_.ring_weights.empty()) // a link degraded mid-run reweights the rings at the next call
-        cl_->rebalance_rings(setup_.rings, setup_.ring_weights);
+    // a link degraded mid-run reweights the rings and prices the algorithms again at the next call
+    cl_->follow_links(setup_.rings, setup_.ring_weights, [this](const std::vector<rs_link_params> &live) {
+        try {
+            return setup_.price(sc_, live); // within cost_room: engine_setup gave faulty runs the most
+        } catch (const model::ConfigError &e) {
+            std::fprintf(err_, "ringsim: pricing the algorithms after a fault: %s (auto keeps the table it had)\n",
+                         e.what());
+            return std::vector<ncl_cost>();
+        }
+    });
     return RS_EXIT_OK;
 }
 

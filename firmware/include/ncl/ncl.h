@@ -129,7 +129,7 @@ typedef void (*ncl_log_fn)(void *ud, int rank, int level, const char *msg);
 #define NCL_CONFIG_VERSION 2u
 #define NCL_MAX_QUEUES 8u
 #define NCL_MAX_IN_FLIGHT 4u /* data tasks one queue keeps in flight at most */
-#define NCL_MAX_COSTS 256u /* entries of a cost table (the communicator holds as many as it is given) */
+#define NCL_MAX_COSTS 256u /* entries of a cost table (the communicator holds as many as it is given, or cost_room) */
 
 /** Communicator options. Start from NCL_CONFIG_INIT and change what you need. */
 typedef struct ncl_config {
@@ -239,6 +239,9 @@ typedef struct ncl_config {
      *  ring_positions instead of copying them, so both must outlive it unchanged: ranks that
      *  share one table (a simulator of thousands of devices), or a board's table in ROM. */
     const int32_t *ring_positions;
+    /** Entries of cost table the communicator keeps room for, for ncl_comm_set_costs (a table
+     *  priced again may have more lines); 0 or fewer than cost_count: cost_count. */
+    uint32_t cost_room;
 } ncl_config;
 
 /** ncl_config.landing_zone_bytes: no landing zones. */
@@ -248,7 +251,7 @@ typedef struct ncl_config {
     {                                                                                         \
         sizeof(ncl_config), NCL_CONFIG_VERSION, 30000000000ull, 2u, (512ull << 10), {0, 0, 0, 0, 0}, \
             -1, 2000u, 20u, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL,  \
-            NCL_LOG_WARN, {0, 0, 0, 0, 0}, NULL                                               \
+            NCL_LOG_WARN, {0, 0, 0, 0, 0}, NULL, 0u                                           \
     }
 
 struct ncl_hal;
@@ -267,6 +270,12 @@ ncl_result ncl_comm_set_algorithm(ncl_comm *comm, ncl_coll coll, ncl_algo algo);
  *  collective on, e.g. after a link degraded. Every rank must set the same weights between the
  *  same two collectives. Invalid argument while a collective runs, without rings, or for a 0. */
 ncl_result ncl_comm_set_ring_weights(ncl_comm *comm, const uint32_t *weights);
+/** Replaces the cost table `auto` chooses with (see ncl_config.costs) from the next collective on,
+ *  e.g. priced again after a link degraded. Every rank must set the same table between the same
+ *  two collectives (else they may choose different algorithms). At most ncl_config.cost_room
+ *  entries (else cost_count); invalid argument while a collective runs, for more entries or
+ *  an entry whose coll or algo is out of range (the table is then unchanged). */
+ncl_result ncl_comm_set_costs(ncl_comm *comm, const ncl_cost *costs, uint32_t count);
 /** Human-readable detail of the last failed call on this communicator ("" if none). */
 const char *ncl_comm_last_error(const ncl_comm *comm);
 

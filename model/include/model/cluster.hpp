@@ -60,10 +60,14 @@ public:
     void set_waker(std::function<void(int rank)> waker) { waker_ = std::move(waker); }
     uint64_t timeout_ns() const { return timeout_ns_; }
 
-    /** Keeps the rings' weights (ncl_comm_set_ring_weights) following the links: a collective
-     *  that starts after a fault runs with weights from the links as they are then, the same on
-     *  every rank. `initial`: the weights the communicators were created with. */
-    void rebalance_rings(std::vector<std::vector<int>> rings, std::vector<uint32_t> initial);
+    /** The cost table `auto` chooses with, priced on the links' parameters as they are. */
+    using Pricer = std::function<std::vector<ncl_cost>(const std::vector<rs_link_params> &live)>;
+    /** Keeps the rings' weights (ncl_comm_set_ring_weights) and the cost table (ncl_comm_set_costs)
+     *  following the links: a collective that starts after a fault runs with weights and costs from
+     *  the links as they are then, the same on every rank. `rings` and `initial`: the rings and the
+     *  weights the communicators were created with (empty: no rings); `price`: null keeps the
+     *  table the communicators were created with. */
+    void follow_links(std::vector<std::vector<int>> rings, std::vector<uint32_t> initial, Pricer price);
 
     /** The buffers `rank` passes to the next run(). */
     void set_buffers(int rank, const void *send, void *recv);
@@ -91,15 +95,15 @@ private:
         bool pending = false; // a progress callback is scheduled
         bool launching = false; // its next call starts after the launch overhead: nothing to test
         uint64_t end_ps = 0;
-        uint64_t calls = 0;       // collectives started (rebalance_rings)
-        uint32_t weights = 0;     // index in weights_ of the ring weights its communicator has
+        uint64_t calls = 0;       // collectives started (follow_links)
+        uint32_t view = 0;        // index in views_ of the weights and costs its communicator has
         // an RTL rank's call: device addresses, and what is copied in before and out after
         const void *dev_send = nullptr;
         void *dev_recv = nullptr;
     };
 
     void start(int rank);
-    void update_weights(int rank);
+    void update_view(int rank);
     void rtl_map(int rank, bool in);
     void progress(int rank);
     void fail(int rank, ncl_result rc);
@@ -121,11 +125,16 @@ private:
     uint64_t timeout_ns_ = 0;
     uint64_t launch_ps_ = 0; // device.launch_overhead
     std::function<void(int)> waker_;
-    // rebalance_rings: the rings, every set of weights used so far, and which one each call uses
+    // follow_links: the rings, every view of the links used so far, and which one each call uses
     // (decided by the first rank to start it, so a fault between two ranks' starts cannot split them)
+    struct LinkView {
+        std::vector<uint32_t> weights; // empty: no rings
+        std::vector<ncl_cost> costs;   // empty: the table the communicators were created with
+    };
     std::vector<std::vector<int>> rings_;
-    std::vector<std::vector<uint32_t>> weights_;
-    std::vector<uint32_t> call_weights_;
+    Pricer price_;
+    std::vector<LinkView> views_;
+    std::vector<uint32_t> call_view_;
     uint64_t faults_seen_ = 0;
     int failed_rank_ = -1;
     ncl_result failed_rc_ = NCL_SUCCESS;

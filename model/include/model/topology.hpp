@@ -66,6 +66,11 @@ public:
     std::vector<int> route(int src, int dst) const;
     int hops(int src, int dst) const { return (int)route(src, dst).size(); }
 
+    /** Gives every channel, in id order, these parameters (Network::link_params after faults: a
+     *  model priced on the links as they are now). Routes count hops and stay. Throws ConfigError
+     *  unless there is one entry per channel. */
+    void set_params(const std::vector<rs_link_params> &params);
+
     /** Human-readable list of nodes and channels. */
     std::string describe() const;
     std::string channel_name(int ch) const;

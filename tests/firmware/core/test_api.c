@@ -699,6 +699,55 @@ static void test_cost_placement_rooted(void **state)
     }
 }
 
+/* ncl_comm_set_costs: a table priced again (a link degraded) changes what auto runs from the next
+ * collective on, on every rank alike; a bigger table than the communicator's or a bad entry is
+ * refused and leaves the table as it was. */
+static const ncl_cost reprice_start[2] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0},
+                                          {NCL_COLL_ALLREDUCE, NCL_ALGO_HD, 0, 5000, 0, 0, 0, 0, 0, 0, 0, 0}};
+
+static ncl_result reprice_fn(ncl_comm *comm, void *arg)
+{
+    (void)arg;
+    int rank;
+    ncl_comm_rank(comm, &rank);
+    static float buf[4][64];
+    ncl_rank_state st;
+    ncl_result rc = ncl_allreduce(buf[rank], buf[rank], 64, NCL_FLOAT32, NCL_SUM, comm);
+    ncl_comm_state(comm, &st);
+    if (rc != NCL_SUCCESS || st.algo != NCL_ALGO_RING)
+        return NCL_ERR_INTERNAL;
+    ncl_cost repriced[2] = {reprice_start[0], reprice_start[1]};
+    repriced[0].alpha_ns = 9000; /* the ring's link slowed: hd is now the cheaper */
+    ncl_cost four[4] = {repriced[0], repriced[1], repriced[1], repriced[1]};
+    ncl_cost bad[2] = {repriced[0], repriced[1]};
+    bad[1].algo = NCL_ALGO_COUNT;
+    if (ncl_comm_set_costs(comm, four, 4) != NCL_ERR_INVALID_ARGUMENT ||
+        !strstr(ncl_comm_last_error(comm), "room for 3") ||
+        ncl_comm_set_costs(comm, bad, 2) != NCL_ERR_INVALID_ARGUMENT || ncl_comm_set_costs(NULL, bad, 2) == NCL_SUCCESS)
+        return NCL_ERR_INTERNAL;
+    rc = ncl_allreduce(buf[rank], buf[rank], 64, NCL_FLOAT32, NCL_SUM, comm); /* refused tables changed nothing */
+    ncl_comm_state(comm, &st);
+    if (rc != NCL_SUCCESS || st.algo != NCL_ALGO_RING || ncl_comm_set_costs(comm, repriced, 2) != NCL_SUCCESS)
+        return NCL_ERR_INTERNAL;
+    rc = ncl_allreduce(buf[rank], buf[rank], 64, NCL_FLOAT32, NCL_SUM, comm);
+    ncl_comm_state(comm, &st);
+    if (rc != NCL_SUCCESS || st.algo != NCL_ALGO_HD || ncl_comm_set_costs(comm, four, 3) != NCL_SUCCESS)
+        return NCL_ERR_INTERNAL; /* a longer table, within the room asked for */
+    rc = ncl_allreduce(buf[rank], buf[rank], 64, NCL_FLOAT32, NCL_SUM, comm);
+    return rc == NCL_SUCCESS ? NCL_SUCCESS : NCL_ERR_INTERNAL;
+}
+
+static void test_set_costs(void **state)
+{
+    (void)state;
+    ncl_host_config cfg = NCL_HOST_CONFIG_INIT;
+    cfg.nranks = 4;
+    cfg.comm.costs = reprice_start;
+    cfg.comm.cost_count = 2;
+    cfg.comm.cost_room = 3;
+    assert_int_equal(ncl_host_run_cfg(&cfg, reprice_fn, NULL, NULL), NCL_SUCCESS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -717,6 +766,7 @@ int main(void)
         cmocka_unit_test(test_cost_placement_negative),
         cmocka_unit_test(test_cost_line_floors),
         cmocka_unit_test(test_cost_line_variant),
+        cmocka_unit_test(test_set_costs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
