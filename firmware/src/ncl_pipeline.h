@@ -15,6 +15,18 @@ uint64_t ncl_pipeline_segments(uint64_t p, uint64_t bytes, uint64_t alpha_ns, ui
  *  no segment exceeds seg_max elements, at most one element per segment. */
 ncl_result ncl_pipeline_prepare(ncl_plan *plan, uint64_t seg_max);
 
+/** Segment count of a pipeline of posted writes over `hops` links, where a segment's issue
+ *  (alpha) overlaps the transfer before it: h (a + n b / k) + (k - 1) max(a, n b / k). Its
+ *  optimum is the knee k = n b / a (each segment's transfer as long as its issue) where that is
+ *  >= h, else sqrt(h n b / a); the knee is taken at 3/4 (transfers a third longer than the
+ *  issues, which jitter). nbeta_ns = n b. 1 over one hop. */
+uint64_t ncl_pipeline_segments_posted(uint64_t hops, uint64_t nbeta_ns, uint64_t alpha_ns);
+/** Its time at k segments (ns): h (a + n b / k) + (k - 1) max(a, n b / k). */
+uint64_t ncl_pipeline_posted_ns(uint64_t hops, uint64_t nbeta_ns, uint64_t alpha_ns, uint64_t k);
+
+/** ncl_pipeline_prepare for a chain of posted writes over p - 1 links: ncl_pipeline_segments_posted. */
+ncl_result ncl_pipeline_prepare_posted(ncl_plan *plan, uint64_t seg_max);
+
 /** Binomial trees (v = rank relative to the root): v's children are v + 2^j for 2^j below the
  *  returned bound — v's lowest set bit, or for the root the first power of two >= n. */
 uint64_t ncl_tree_child_span(uint64_t v, uint64_t n);

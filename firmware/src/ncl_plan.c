@@ -215,6 +215,9 @@ static uint64_t cost_entry_inplace(const ncl_cost *c, uint64_t bytes)
     if (c->hops == 0)
         return c->fixed_ns + c->alpha_ns + nbeta;
     uint64_t extra = per_byte_ns(bytes, c->extra_beta_fs);
+    if (c->posted) /* the engine's segment count (ncl_pipeline_prepare_posted) and its time */
+        return c->fixed_ns + extra +
+               ncl_pipeline_posted_ns(c->hops, nbeta, c->alpha_ns, ncl_pipeline_segments_posted(c->hops, nbeta, c->alpha_ns));
     uint64_t head = c->hops > 1 ? c->hops - 1u : 0u, alpha = c->alpha_ns ? c->alpha_ns : 1;
     uint64_t k = ncl_isqrt(head * nbeta / alpha); /* the optimum of the convex cost, rounded */
     uint64_t best = UINT64_MAX;

@@ -128,6 +128,15 @@ double AlgoCost::predict(uint64_t bytes) const
     double n = (double)bytes;
     if (hops <= 0)
         return fixed_s + alpha_s + n * beta_s;
+    if (posted) { // ncl_pipeline_segments_posted: 3/4 of the knee n beta / alpha, or the sqrt optimum
+        double nb = n * beta_s, a = alpha_s > 0 ? alpha_s : 1e-9;
+        double kc = nb / a * 0.75 >= hops ? std::floor(nb / a * 0.75) : std::sqrt(hops * nb / a), best = -1;
+        for (double k = std::max(1.0, std::floor(kc)); k <= std::max(1.0, std::floor(kc)) + 1; k++) {
+            double t = hops * (a + nb / k) + (k - 1) * std::max(a, nb / k);
+            best = best < 0 || t < best ? t : best;
+        }
+        return fixed_s + extra_beta_s * n + best;
+    }
     // the engine's segment count: the continuous optimum, rounded to the better neighbour
     double head = hops > 1 ? hops - 1 : 0;
     double kc = head > 0 && alpha_s > 0 ? std::sqrt(head * n * beta_s / alpha_s) : 1.0;
@@ -533,11 +542,12 @@ AlgoCost CostModel::chain(ncl_coll coll) const
     // landing zones instead, and where they all do the last rank copies the last out at the end
     c.fixed_s = zones_ && coll == NCL_COLL_BROADCAST ? dev_.task_overhead : route_latency(link(0, 0).second, link(0, 0).first);
     if (coll == NCL_COLL_REDUCE && p_ >= 3) {
-        // ring_reduce.c posts every record and grants up to 8 slots ahead: a segment's latency
-        // overlaps the next one's transfer, so each hop pays o + its latency once and a segment
-        // then costs an intermediate's two tasks (its forward, the fill of a slot), or its share
-        // of a credit's round trip where that is longer (a one-way ring's goes p-1 hops back):
-        // sum (o + L) + (k - 1) alpha + (hops - 1 + k) n beta / k
+        // ring_reduce.c posts every record, grants up to 8 slots ahead and keeps forwards in
+        // flight ahead of its refills: a segment's latency overlaps the next ones' transfers, so
+        // each hop pays o + its latency once, and a segment then costs its transfer or an
+        // intermediate's two tasks (its forward, the fill of a slot), or its share of a credit's
+        // round trip where that is longer (a one-way ring's goes p-1 hops back), whichever is
+        // the longest: sum (o + L) + hops n beta / k + (k - 1) max(alpha, n beta / k)
         double seg = 2 * dev_.task_overhead;
         for (int i = 0; i + 1 < p_; i++) {
             int a = link(0, i).first, b = link(0, i).second;
@@ -546,6 +556,7 @@ AlgoCost CostModel::chain(ncl_coll coll) const
         // and the first grant leaves once its slot's fill (a task) is done
         c.fixed_s += sum - c.hops * seg + dev_.task_overhead;
         c.alpha_s = seg;
+        c.posted = true;
     }
     return c;
 }

@@ -132,7 +132,7 @@ std::vector<ncl_cost> cost_table(const rs_scenario &sc, const model::Topology &t
                         (uint64_t)(alpha_s * 1e9 + 0.5), (uint64_t)(beta_s * 1e15 + 0.5),
                         (uint64_t)(a.fixed_s * 1e9 + 0.5), (uint64_t)(a.extra_beta_s * 1e15 + 0.5),
                         (uint32_t)a.chain_div, floor, (uint8_t)a.variant, (int64_t)std::llround(a.oop_alpha_s * 1e9),
-                        (int64_t)std::llround(a.oop_beta_s * 1e15)};
+                        (int64_t)std::llround(a.oop_beta_s * 1e15), (uint8_t)a.posted};
     };
     for (int c = 0; c < NCL_COLL_COUNT; c++) {
         std::map<int, int> lines; // per algorithm: its lines so far (a line's own floors name it)

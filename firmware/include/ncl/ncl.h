@@ -87,7 +87,7 @@ typedef enum ncl_algo {
 /** One entry of the cost table `algorithm: auto` chooses with: the predicted time of a collective
  *  of n bytes (nccl-tests' size) with one algorithm on this communicator's topology. Linear
  *  (hops 0): fixed + alpha + n beta. A pipeline over `hops` links (chain): fixed + the best
- *  segment count k of (hops - 1 + k)(alpha + n beta / k). Out of place either form adds
+ *  segment count k of (hops - 1 + k)(alpha + n beta / k) (`posted`: see there). Out of place either form adds
  *  oop + n oop_beta. Built by whoever knows the topology (ringsim's model, a
  *  board's agent from its links) and copied at creation. */
 typedef struct ncl_cost {
@@ -107,6 +107,9 @@ typedef struct ncl_cost {
     int64_t oop_ns;         /**< out of place only: added (a copy of the input the schedule waits for),
                                  or taken off when negative (work in place needs and out of place not) */
     int64_t oop_beta_fs;    /**< out of place only: added per byte of n (negative: taken off) */
+    uint8_t posted;         /**< pipelines whose writes are posted, a segment's issue overlapping the
+                                 transfer before it: k segments cost hops (alpha + n beta / k) +
+                                 (k - 1) max(alpha, n beta / k), k its optimum (ring reduce) */
 } ncl_cost;
 
 /** ncl_cost.variant: the schedules an algorithm runs by the line the table prices cheapest. */

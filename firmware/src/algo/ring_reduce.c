@@ -12,8 +12,12 @@
  * segment s+K once it has forwarded s, so K segments can be on their way to it: the credit's
  * round trip (on a one-way ring p-1 hops back) is shared by K segments. The fill of s+K waits
  * for the forward of s that reads the slot (the executor holds a task that overwrites what one in
- * flight still reads). Every record is posted (NCL_TASK_POSTED): a grant goes once its slot's
- * fill has landed, a DATA once its write has, while the queue goes on. */
+ * flight still reads), so it is queued lag segments later (after the forward of s + lag): the
+ * queue goes on forwarding meanwhile, and a segment costs its forward's and its refill's issue
+ * or its transfer, whichever is longer, never a forward's latency. Every record is posted
+ * (NCL_TASK_POSTED): a grant goes once its slot's fill has landed, a DATA once its write has,
+ * while the queue goes on. The segment count is the optimum of that pipeline
+ * (ncl_pipeline_prepare_posted). */
 
 #define MAX_SLOTS 8u
 
@@ -24,6 +28,17 @@ static uint64_t slots(const ncl_plan *p)
     uint64_t seg_max = ncl_div_ceil(p->count, p->segments);
     uint64_t n = seg_max ? p->scratch_bytes / p->esize / seg_max : 2;
     return n < 2 ? 2 : n > MAX_SLOTS ? MAX_SLOTS : n;
+}
+
+/* Forwards an intermediate rank keeps in flight ahead of its refills (see next()): MAX_LAG,
+ * fewer where that would leave less than two slots' credits with its predecessor. Two were
+ * enough in every case measured (model/README.md, "Ring reduce"). */
+#define MAX_LAG 2u
+
+static uint64_t lag(const ncl_plan *p)
+{
+    uint64_t k = slots(p);
+    return k >= MAX_LAG + 2 ? MAX_LAG : k - 2;
 }
 
 /* Bytes of one scratch slot, whole elements. */
@@ -50,7 +65,7 @@ static ncl_result prepare(ncl_plan *p)
             return NCL_ERR_UNSUPPORTED;
         seg_max = ncl_min_u64(seg_max, slot_elems);
     }
-    return ncl_pipeline_prepare(p, seg_max);
+    return ncl_pipeline_prepare_posted(p, seg_max);
 }
 
 static uint64_t seg(const ncl_plan *p, uint64_t s, uint64_t *off)
@@ -151,14 +166,15 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         NCL_YIELD(g);
         ncl_task_post(t, nxt, data, (uint32_t)g->i);
         NCL_YIELD(g);
-        /* refill the slot with our segment s+K once the forward has read it (the executor holds
-         * the copy until then) and grant it */
-        if (g->i + nslots < k) {
-            len = seg(p, g->i + nslots, &off);
-            ncl_task_copy(t, ncl_ref_add(in, off * es), target(p, u, g->i + nslots, off), len * es,
-                          (uint32_t)(g->i + nslots));
+        /* refill the slot of segment s - lag with our segment s - lag + K once its forward has
+         * read it (the executor holds the copy until then) and grant it: lag forwards stay in
+         * flight behind it, so the queue never waits for a forward to land before the next */
+        if (g->i >= lag(p) && g->i - lag(p) + nslots < k) {
+            len = seg(p, g->i - lag(p) + nslots, &off);
+            ncl_task_copy(t, ncl_ref_add(in, off * es), target(p, u, g->i - lag(p) + nslots, off), len * es,
+                          (uint32_t)(g->i - lag(p) + nslots));
             NCL_YIELD(g);
-            ncl_task_post(t, prev, ready, (uint32_t)(g->i + nslots));
+            ncl_task_post(t, prev, ready, (uint32_t)(g->i - lag(p) + nslots));
             NCL_YIELD(g);
         }
     }

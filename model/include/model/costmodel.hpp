@@ -35,6 +35,7 @@ struct AlgoCost {
     std::vector<std::pair<double, double>> own_floors = {}; // (alpha_s, beta_s)
     double oop_alpha_s = 0, oop_beta_s = 0; // out of place only: added, or taken off if negative (ncl_cost.oop_*)
     int variant = NCL_COST_VARIANT_DEFAULT;  // the schedule this line prices (ncl_cost.variant)
+    bool posted = false;                     // pipelines of posted writes (ncl_cost.posted)
     double predict(uint64_t bytes) const;
 };
 

@@ -772,6 +772,68 @@ static void test_chain_segments(void **state)
     }
 }
 
+/* The ring reduce's segments are as many as keep a segment's transfer at least its issue (its
+ * knee, taken at 3/4) where the buffer is large: the pipeline of posted writes' optimum
+ * (ncl_pipeline_segments_posted). An intermediate rank fills every segment once and forwards it
+ * once, and refills a slot only lag forwards later (2 with 4 or more slots, else slots - 2), so
+ * the queue never waits for a forward to land before the next; the checker proves it all, with
+ * scratch for 2, 3 and many slots. */
+static void test_ring_reduce_posted(void **state)
+{
+    (void)state;
+    const ncl_algo_desc *d = ncl_algo_find(NCL_COLL_REDUCE, NCL_ALGO_RING);
+    assert_non_null(d);
+    static const int ps[] = {3, 4, 8};
+    static const uint64_t counts[] = {1, 1009, 100000, BIG_COUNT};
+    for (size_t pi = 0; pi < sizeof ps / sizeof ps[0]; pi++)
+        for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++)
+            for (int sc = 0; sc < 3; sc++) {
+                const int p = ps[pi];
+                ncl_plan plan;
+                /* scratch for two, three or up to eight slots of a slice */
+                const uint64_t scratch = sc == 0 ? 2 * SLICE_BYTES : sc == 1 ? 3 * SLICE_BYTES : SCRATCH_BYTES;
+                assert_int_equal(make_plan(&plan, NCL_COLL_REDUCE, NCL_ALGO_RING, p, 1, counts[ci], NCL_FLOAT32,
+                                           NCL_SUM, 0, scratch),
+                                 NCL_SUCCESS);
+                const uint64_t k = plan.segments, nbeta = counts[ci] * 4 / GBPS, hops = (uint64_t)p - 1;
+                assert_true(k >= 1 && k <= counts[ci]);
+                if (nbeta / ALPHA_NS * 3 / 4 >= hops) /* bandwidth-bound segments, unless slices cut more */
+                    assert_true(k >= nbeta / ALPHA_NS * 3 / 4 && (k == ncl_div_ceil(counts[ci], SLICE_BYTES / 4) ||
+                                                                 nbeta / k >= ALPHA_NS));
+                assert_int_equal(k, ncl_pipeline_segments_posted(hops, nbeta, ALPHA_NS) > ncl_div_ceil(counts[ci], SLICE_BYTES / 4)
+                                        ? ncl_min_u64(ncl_pipeline_segments_posted(hops, nbeta, ALPHA_NS), counts[ci])
+                                        : ncl_div_ceil(counts[ci], SLICE_BYTES / 4));
+                const uint64_t seg_max = ncl_div_ceil(counts[ci], k), slots = scratch / 4 / seg_max;
+                const uint64_t nslots = slots < 2 ? 2 : slots > 8 ? 8 : slots, lag = nslots >= 4 ? 2 : nslots - 2;
+                for (int r = 0; r < p; r++) {
+                    const int u = (r - 1 - 1 + p) % p; /* chain position (root 1) */
+                    if (u == 0 || u == p - 1)
+                        continue;
+                    ncl_plan pr = plan;
+                    pr.rank = r;
+                    ncl_gen g;
+                    ncl_task t;
+                    memset(&g, 0, sizeof g);
+                    uint64_t copies = 0, forwards = 0, forwards_at_refill = UINT64_MAX;
+                    while (d->next(&pr, 0, &g, &t)) {
+                        if (t.kind == NCL_TASK_LOCAL_COPY && copies++ == nslots && forwards_at_refill == UINT64_MAX)
+                            forwards_at_refill = forwards;
+                        forwards += t.kind == NCL_TASK_WRITE_REDUCE;
+                    }
+                    assert_int_equal(copies, k);
+                    assert_int_equal(forwards, k);
+                    if (k > nslots) /* the first refill comes lag forwards after the one it waits for */
+                        assert_int_equal(forwards_at_refill, lag + 1);
+                }
+                char msg[512];
+                ncl_result rc = ncl_check(&plan, NULL, malloc_wrapper, free_wrapper, NULL, msg, sizeof msg);
+                if (rc != NCL_SUCCESS)
+                    print_message("ring reduce p=%d count=%llu scratch=%llu: %s\n", p, (unsigned long long)counts[ci],
+                                  (unsigned long long)scratch, msg);
+                assert_int_equal(rc, NCL_SUCCESS);
+            }
+}
+
 /* Where the DMA reduces two sources on the way out, ring allreduce and reduce-scatter use it: out
  * of place, the allreduce's fill queue copies only the rank's final chunk and records one READY;
  * with zones the first units go there (plain writes and REDUCE_WRITEs, no READY first). Without
@@ -912,7 +974,7 @@ int main(int argc, char **argv)
     enum { MAXP = NCL_COLL_COUNT * (NCL_ALGO_COUNT - 1) };
     static pair pairs[MAXP];
     static char names[2 * MAXP][64];
-    struct CMUnitTest tests[2 * MAXP + 12];
+    struct CMUnitTest tests[2 * MAXP + 13];
     size_t n = 0, np = 0;
     for (int c = 0; c < NCL_COLL_COUNT; c++) {
         for (int a = NCL_ALGO_AUTO + 1; a < NCL_ALGO_COUNT; a++) {
@@ -935,10 +997,12 @@ int main(int argc, char **argv)
     tests[n++] = rings;
     struct CMUnitTest scratch = cmocka_unit_test(test_small_scratch);
     struct CMUnitTest chain = cmocka_unit_test(test_chain_segments);
+    struct CMUnitTest ring_reduce = cmocka_unit_test(test_ring_reduce_posted);
     struct CMUnitTest one_queue = cmocka_unit_test(test_tree_reduce_one_queue);
     tests[n++] = scratch;
     tests[n++] = one_queue;
     tests[n++] = chain;
+    tests[n++] = ring_reduce;
     struct CMUnitTest hier = cmocka_unit_test(test_hier_refusals);
     tests[n++] = hier;
     struct CMUnitTest part = cmocka_unit_test(test_channel_part);

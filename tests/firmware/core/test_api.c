@@ -399,7 +399,7 @@ static void test_checked_launch(void **state)
 static void test_plan_env_from_config(void **state)
 {
     (void)state;
-    static const ncl_cost costs[1] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_HD, 0, 100, 1000, 0, 0, 0, 0, 0, 0, 0}};
+    static const ncl_cost costs[1] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_HD, 0, 100, 1000, 0, 0, 0, 0, 0, 0, 0, 0}};
     ncl_config cfg = NCL_CONFIG_INIT;
     cfg.channels = 4;
     cfg.slice_bytes = 12345;
@@ -566,8 +566,8 @@ static void test_plan_env_predicts_auto(void **state)
 {
     (void)state;
     /* ring costs a lot of latency, hd a lot per byte: small buffers go hd, large ones ring */
-    static const ncl_cost costs[2] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000000, 1000, 0, 0, 0, 0, 0, 0, 0},
-                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_HD, 0, 1000, 100000000, 0, 0, 0, 0, 0, 0, 0}};
+    static const ncl_cost costs[2] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000000, 1000, 0, 0, 0, 0, 0, 0, 0, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_HD, 0, 1000, 100000000, 0, 0, 0, 0, 0, 0, 0, 0}};
     static const int32_t rings[8] = {0, 1, 2, 3, 3, 2, 1, 0};
     ncl_host_config cfg = NCL_HOST_CONFIG_INIT;
     cfg.nranks = 4;
@@ -595,8 +595,8 @@ static void plan_env_with_costs(ncl_plan_env *env, const ncl_cost *costs, uint32
 static void test_cost_placement(void **state)
 {
     (void)state;
-    static const ncl_cost costs[2] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000, 0, 0, 0, 0, 0, 0, 5000, 1000},
-                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_DBTREE, 0, 3000, 0, 0, 0, 0, 0, 0, 0, 0}};
+    static const ncl_cost costs[2] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000, 0, 0, 0, 0, 0, 0, 5000, 1000, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_DBTREE, 0, 3000, 0, 0, 0, 0, 0, 0, 0, 0, 0}};
     ncl_plan_env env;
     plan_env_with_costs(&env, costs, 2, NULL);
     for (int inplace = 0; inplace < 2; inplace++) {
@@ -614,8 +614,8 @@ static void test_cost_placement(void **state)
 static void test_cost_placement_negative(void **state)
 {
     (void)state;
-    static const ncl_cost costs[2] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 5000, 0, 0, 0, 0, 0, 0, -2000, -1000000},
-                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_HD, 0, 5000, 0, 0, 0, 0, 0, 0, -9000, 0}};
+    static const ncl_cost costs[2] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 5000, 0, 0, 0, 0, 0, 0, -2000, -1000000, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_HD, 0, 5000, 0, 0, 0, 0, 0, 0, -9000, 0, 0}};
     ncl_plan_env env;
     plan_env_with_costs(&env, costs, 2, NULL);
     const uint64_t want[2][2] = {{5000 - 2000 - 1000, 5000}, {0, 5000}}; /* [algo][inplace], 1000 bytes */
@@ -638,11 +638,11 @@ static void test_cost_placement_negative(void **state)
 static void test_cost_line_floors(void **state)
 {
     (void)state;
-    static const ncl_cost costs[5] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0},
-                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 5000, 0, 0, 0, 0, 2, 0, 0, 0},
-                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 3000, 0, 0, 0, 0, 0, 0, 0, 0},
-                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 2000, 0, 0, 0, 0, 3, 0, 0, 0},
-                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 4000, 0, 0, 0, 0, 1, 0, 0, 0}};
+    static const ncl_cost costs[5] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 5000, 0, 0, 0, 0, 2, 0, 0, 0, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 3000, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 2000, 0, 0, 0, 0, 3, 0, 0, 0, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 4000, 0, 0, 0, 0, 1, 0, 0, 0, 0}};
     const uint32_t counts[2] = {4, 5}, cost[2] = {3000, 4000};
     for (int k = 0; k < 2; k++) {
         ncl_plan_env env;
@@ -660,9 +660,9 @@ static void test_cost_line_floors(void **state)
 static void test_cost_line_variant(void **state)
 {
     (void)state;
-    static const ncl_cost costs[3] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 5000, 0, 0, 0, 0, 0, 1, 0, 0},
-                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 2000, 0, 0, 0, 0, 0, 1, 0, 0},
-                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 3000, 0, 0, 0, 0, 0, 0, 0, 0}};
+    static const ncl_cost costs[3] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 5000, 0, 0, 0, 0, 0, 1, 0, 0, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 2000, 0, 0, 0, 0, 0, 1, 0, 0, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 3000, 0, 0, 0, 0, 0, 0, 0, 0, 0}};
     /* from: first entry given; the cheapest line and its variant */
     const uint32_t from[3] = {0, 1, 2}, line[3] = {1, 0, 0}, variant[3] = {1, 1, 0};
     for (int k = 0; k < 3; k++) {
@@ -683,8 +683,8 @@ static void test_cost_line_variant(void **state)
 static void test_cost_placement_rooted(void **state)
 {
     (void)state;
-    static const ncl_cost costs[2] = {{NCL_COLL_REDUCE, NCL_ALGO_RING, 0, 2000, 0, 0, 0, 0, 0, 0, 0, 0},
-                                      {NCL_COLL_REDUCE, NCL_ALGO_TREE, 0, 1000, 0, 0, 0, 0, 0, 0, 5000, 0}};
+    static const ncl_cost costs[2] = {{NCL_COLL_REDUCE, NCL_ALGO_RING, 0, 2000, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+                                      {NCL_COLL_REDUCE, NCL_ALGO_TREE, 0, 1000, 0, 0, 0, 0, 0, 0, 5000, 0, 0}};
     ncl_hal_caps caps;
     memset(&caps, 0, sizeof caps);
     mock_caps(NULL, &caps); /* the chain reduce stages in scratch */
@@ -702,8 +702,8 @@ static void test_cost_placement_rooted(void **state)
 /* ncl_comm_set_costs: a table priced again (a link degraded) changes what auto runs from the next
  * collective on, on every rank alike; a bigger table than the communicator's or a bad entry is
  * refused and leaves the table as it was. */
-static const ncl_cost reprice_start[2] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0},
-                                          {NCL_COLL_ALLREDUCE, NCL_ALGO_HD, 0, 5000, 0, 0, 0, 0, 0, 0, 0, 0}};
+static const ncl_cost reprice_start[2] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+                                          {NCL_COLL_ALLREDUCE, NCL_ALGO_HD, 0, 5000, 0, 0, 0, 0, 0, 0, 0, 0, 0}};
 
 static ncl_result reprice_fn(ncl_comm *comm, void *arg)
 {
