@@ -54,13 +54,11 @@ uint64_t ncl_pipeline_posted_ns(uint64_t hops, uint64_t nbeta_ns, uint64_t alpha
     return hops * (alpha_ns + seg) + (k ? k - 1 : 0) * (seg > alpha_ns ? seg : alpha_ns);
 }
 
-uint64_t ncl_pipeline_segments_posted(uint64_t hops, uint64_t nbeta_ns, uint64_t alpha_ns)
+uint64_t ncl_pipeline_segments_posted(uint64_t hops, uint64_t nbeta_ns, uint64_t alpha_ns, uint32_t knee_pct)
 {
-    /* a segment's transfer a third longer than its issue: at the knee itself the issues' jitter
-     * (a fill's copy, the DMA engines' hand-offs) shows between transfers (+13 % at 16 MiB) */
     if (hops <= 1)
         return 1; /* one hop: nothing to overlap, every segment only adds its records */
-    uint64_t a = alpha_ns ? alpha_ns : 1, knee = nbeta_ns / a * 3 / 4;
+    uint64_t a = alpha_ns ? alpha_ns : 1, knee = nbeta_ns / a * (knee_pct ? knee_pct : 50u) / 100u;
     uint64_t k = knee >= hops ? knee
                               : ncl_isqrt(nbeta_ns <= UINT64_MAX / hops ? hops * nbeta_ns / a : hops * (nbeta_ns / a));
     k = k ? k : 1;
@@ -74,7 +72,7 @@ ncl_result ncl_pipeline_prepare_posted(ncl_plan *p, uint64_t seg_max)
         return NCL_ERR_UNSUPPORTED;
     uint64_t bytes = p->count * p->esize, gbps = p->link_gbps ? p->link_gbps : 1;
     uint64_t k = ncl_pipeline_segments_posted((uint64_t)(p->nranks > 1 ? p->nranks - 1 : 0), bytes / gbps,
-                                              p->link_alpha_ns);
+                                              p->link_alpha_ns, p->posted_knee);
     k = ncl_min_u64(ncl_min_u64(k, p->count), UINT32_MAX);
     p->segments = (uint32_t)(k < min_k ? min_k : k);
     return NCL_SUCCESS;

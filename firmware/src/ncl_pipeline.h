@@ -18,9 +18,12 @@ ncl_result ncl_pipeline_prepare(ncl_plan *plan, uint64_t seg_max);
 /** Segment count of a pipeline of posted writes over `hops` links, where a segment's issue
  *  (alpha) overlaps the transfer before it: h (a + n b / k) + (k - 1) max(a, n b / k). Its
  *  optimum is the knee k = n b / a (each segment's transfer as long as its issue) where that is
- *  >= h, else sqrt(h n b / a); the knee is taken at 3/4 (transfers a third longer than the
- *  issues, which jitter). nbeta_ns = n b. 1 over one hop. */
-uint64_t ncl_pipeline_segments_posted(uint64_t hops, uint64_t nbeta_ns, uint64_t alpha_ns);
+ *  >= h, else sqrt(h n b / a). The knee is taken at knee_pct % (0: 50): at the knee itself the
+ *  issues' jitter (a fill's copy, the DMA engines' hand-offs) shows between the transfers
+ *  (+13 % at 16 MiB on a 6-ring); the cost model says 75 where each link carries one hop of the
+ *  chain, 60 where two share one (n b is then twice a segment's own transfer; at 75 +6 % at
+ *  1 GiB on a 2 x 4 torus, at 60 within 0.3 % from 4 MiB). nbeta_ns = n b. 1 over one hop. */
+uint64_t ncl_pipeline_segments_posted(uint64_t hops, uint64_t nbeta_ns, uint64_t alpha_ns, uint32_t knee_pct);
 /** Its time at k segments (ns): h (a + n b / k) + (k - 1) max(a, n b / k). */
 uint64_t ncl_pipeline_posted_ns(uint64_t hops, uint64_t nbeta_ns, uint64_t alpha_ns, uint64_t k);
 

@@ -217,7 +217,8 @@ static uint64_t cost_entry_inplace(const ncl_cost *c, uint64_t bytes)
     uint64_t extra = per_byte_ns(bytes, c->extra_beta_fs);
     if (c->posted) /* the engine's segment count (ncl_pipeline_prepare_posted) and its time */
         return c->fixed_ns + extra +
-               ncl_pipeline_posted_ns(c->hops, nbeta, c->alpha_ns, ncl_pipeline_segments_posted(c->hops, nbeta, c->alpha_ns));
+               ncl_pipeline_posted_ns(c->hops, nbeta, c->alpha_ns,
+                                      ncl_pipeline_segments_posted(c->hops, nbeta, c->alpha_ns, c->posted));
     uint64_t head = c->hops > 1 ? c->hops - 1u : 0u, alpha = c->alpha_ns ? c->alpha_ns : 1;
     uint64_t k = ncl_isqrt(head * nbeta / alpha); /* the optimum of the convex cost, rounded */
     uint64_t best = UINT64_MAX;
@@ -423,6 +424,7 @@ ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nrank
             uint64_t per_chain_fs = c->beta_fs * (c->chain_div ? c->chain_div : env->channels);
             plan->link_alpha_ns = c->alpha_ns ? (uint32_t)(c->alpha_ns < UINT32_MAX ? c->alpha_ns : UINT32_MAX) : 1;
             plan->link_gbps = per_chain_fs && 1000000u / per_chain_fs ? (uint32_t)(1000000u / per_chain_fs) : 1;
+            plan->posted_knee = c->posted;
         }
     }
     /* an algorithm with several regimes runs the one the table prices cheapest, so what runs is

@@ -128,9 +128,9 @@ double AlgoCost::predict(uint64_t bytes) const
     double n = (double)bytes;
     if (hops <= 0)
         return fixed_s + alpha_s + n * beta_s;
-    if (posted) { // ncl_pipeline_segments_posted: 3/4 of the knee n beta / alpha, or the sqrt optimum
-        double nb = n * beta_s, a = alpha_s > 0 ? alpha_s : 1e-9;
-        double kc = nb / a * 0.75 >= hops ? std::floor(nb / a * 0.75) : std::sqrt(hops * nb / a), best = -1;
+    if (posted) { // ncl_pipeline_segments_posted: `posted` % of the knee n beta / alpha, or the sqrt optimum
+        double nb = n * beta_s, a = alpha_s > 0 ? alpha_s : 1e-9, knee = std::floor(nb / a * posted / 100);
+        double kc = knee >= hops ? knee : std::sqrt(hops * nb / a), best = -1;
         for (double k = std::max(1.0, std::floor(kc)); k <= std::max(1.0, std::floor(kc)) + 1; k++) {
             double t = hops * (a + nb / k) + (k - 1) * std::max(a, nb / k);
             best = best < 0 || t < best ? t : best;
@@ -542,21 +542,30 @@ AlgoCost CostModel::chain(ncl_coll coll) const
     // landing zones instead, and where they all do the last rank copies the last out at the end
     c.fixed_s = zones_ && coll == NCL_COLL_BROADCAST ? dev_.task_overhead : route_latency(link(0, 0).second, link(0, 0).first);
     if (coll == NCL_COLL_REDUCE && p_ >= 3) {
-        // ring_reduce.c posts every record, grants up to 8 slots ahead and keeps forwards in
-        // flight ahead of its refills: a segment's latency overlaps the next ones' transfers, so
-        // each hop pays o + its latency once, and a segment then costs its transfer or an
-        // intermediate's two tasks (its forward, the fill of a slot), or its share of a credit's
-        // round trip where that is longer (a one-way ring's goes p-1 hops back), whichever is
-        // the longest: sum (o + L) + hops n beta / k + (k - 1) max(alpha, n beta / k)
-        double seg = 2 * dev_.task_overhead;
+        // ring_reduce.c posts every record, grants up to 16 slots ahead and refills them on a
+        // queue of its own: a segment's latency overlaps the next ones' transfers, so each hop
+        // pays o + its latency once, and a segment then costs its transfer or whichever is the
+        // longest of: its forward's issue (o), its forward's way (o + L) over the writes the
+        // queue keeps in flight, its share of a credit's round trip over the slots (a one-way
+        // ring's goes p-1 hops back):
+        //   sum (o + L) + hops n beta / k + (k - 1) max(alpha, n beta / k)
+        // (one queue: the forward and the refill are issued there, 2 o)
+        const double o = dev_.task_overhead;
+        double seg = fill_queue_ ? o : 2 * o;
         for (int i = 0; i + 1 < p_; i++) {
             int a = link(0, i).first, b = link(0, i).second;
-            seg = std::max(seg, (2 * dev_.task_overhead + route_latency(a, b) + route_latency(b, a)) / 8);
+            seg = std::max(seg, (2 * o + route_latency(a, b) + route_latency(b, a)) / 16);
+            seg = std::max(seg, (o + route_latency(a, b)) / in_flight_);
         }
         // and the first grant leaves once its slot's fill (a task) is done
         c.fixed_s += sum - c.hops * seg + dev_.task_overhead;
         c.alpha_s = seg;
-        c.posted = true;
+        // segments at 3/4 of the knee, or at 60 % where two hops of the chain share a link
+        // (ncl_pipeline_segments_posted)
+        double alone = 0;
+        for (const Flow &f : flows)
+            alone = std::max(alone, step({f}).beta);
+        c.posted = s.beta > 1.01 * alone ? 60 : 75;
     }
     return c;
 }
@@ -754,21 +763,36 @@ int CostModel::mesh_send_queues() const
     return std::min(p_ - 1, (int)NCL_MAX_QUEUES);
 }
 
-// Every rank writes `frac` of n to each peer, in the engine's order: each rank's peers by distance,
-// distance d on send queue (d-1) mod S (mesh_send_queues).
+// The distance of the peer at index d = 1..p-1 in the engine's order, and its inverse
+// (ncl_mesh_distance: with a queue per peer from p/2 up, then 1 .. p/2 - 1; else nearest first).
+int CostModel::mesh_distance(int d) const
+{
+    if (mesh_send_queues() < p_ - 1)
+        return d;
+    return (d - 1 + p_ / 2 - 1) % (p_ - 1) + 1;
+}
+int CostModel::mesh_index(int distance) const
+{
+    if (mesh_send_queues() < p_ - 1)
+        return distance;
+    return (distance - 1 + (p_ - 1) - (p_ / 2 - 1) % (p_ - 1)) % (p_ - 1) + 1;
+}
+
+// Every rank writes `frac` of n to each peer, in the engine's order: each rank's peers by index d
+// (mesh_distance), index d on send queue (d-1) mod S (mesh_send_queues).
 std::vector<CostModel::Flow> CostModel::mesh_flows(double frac) const
 {
     const int send_queues = mesh_send_queues();
     std::vector<Flow> all;
     for (int a = 0; a < p_; a++)
         for (int d = 1; d < p_; d++)
-            all.push_back(Flow{a, (a + d) % p_, frac, (d - 1) % send_queues});
+            all.push_back(Flow{a, (a + mesh_distance(d)) % p_, frac, (d - 1) % send_queues});
     return all;
 }
 
 // When the receivers' p-1 local reduces on their local queue end, one task each, each once its
 // block has arrived (s0.arrive) and the one before it is done: in the fixed order of distance
-// (mesh, `by_distance`) or of rank (det). They are DMA tasks too, sharing the engines with the
+// (mesh, `by_distance`: of index) or of rank (det). They are DMA tasks too, sharing the engines with the
 // device's own writes; without a spare queue the local queue is the last send queue, which
 // writes first. The slowest receiver sets the end.
 double CostModel::local_reduces_end(const std::vector<Flow> &all, const Step &s0, bool by_distance) const
@@ -785,7 +809,7 @@ double CostModel::local_reduces_end(const std::vector<Flow> &all, const Step &s0
                 tasks.push_back(EngineWrite{s0.arrive[k] - dev_.task_overhead - route_latency(v, all[k].dst),
                                             dev_.task_overhead + route_latency(v, all[k].dst), all[k].queue});
             if (all[k].dst == v)
-                in.push_back({by_distance ? (v - all[k].src + p_) % p_ : all[k].src, s0.arrive[k]});
+                in.push_back({by_distance ? mesh_index((v - all[k].src + p_) % p_) : all[k].src, s0.arrive[k]});
         }
         std::sort(in.begin(), in.end());
         for (const auto &a : in)

@@ -126,6 +126,11 @@ std::vector<ncl_cost> cost_table(const rs_scenario &sc, const model::Topology &t
     cm.set_scratch(algorithm_scratch(cfg, s.caps, s.nranks));
     cm.set_zones(algorithm_scratch(cfg, s.caps, s.nranks) < s.caps.scratch_bytes);
     cm.set_reduce_write(s.caps.features & NCL_HAL_FEAT_REDUCE_WRITE);
+    {
+        ncl_plan_env env;
+        ncl_plan_env_init(&env, &cfg, &s.caps);
+        cm.set_queues(env.in_flight, 2 <= env.max_queues && (env.dma_engines == 0 || 2 <= env.dma_engines));
+    }
     std::vector<ncl_cost> costs;
     auto entry = [](const model::AlgoCost &a, double alpha_s, double beta_s, uint8_t floor) {
         return ncl_cost{(uint8_t)a.coll, (uint8_t)a.algo, (uint16_t)a.hops,

@@ -109,7 +109,8 @@ typedef struct ncl_cost {
     int64_t oop_beta_fs;    /**< out of place only: added per byte of n (negative: taken off) */
     uint8_t posted;         /**< pipelines whose writes are posted, a segment's issue overlapping the
                                  transfer before it: k segments cost hops (alpha + n beta / k) +
-                                 (k - 1) max(alpha, n beta / k), k its optimum (ring reduce) */
+                                 (k - 1) max(alpha, n beta / k) (ring reduce). 0: not posted; else k
+                                 is this % of the knee n beta / alpha (ncl_pipeline_segments_posted) */
 } ncl_cost;
 
 /** ncl_cost.variant: the schedules an algorithm runs by the line the table prices cheapest. */

@@ -132,6 +132,7 @@ typedef struct ncl_plan {
     uint64_t scratch_bytes;/**< scratch the backend gives each rank */
     uint32_t segments;     /**< pipelined algorithms: segments (set by prepare from the cost model) */
     uint32_t link_alpha_ns, link_gbps; /**< cost model inputs */
+    uint8_t posted_knee;   /**< a posted pipeline's segment count, % of its knee (ncl_cost.posted; 0: 50) */
     uint32_t mem_gbps;     /**< device memory bandwidth, GB/s (0: unknown; see ncl_lead_piece) */
     uint32_t dma_engines;  /**< ncl_hal_caps.dma_engines: DMA tasks at once (0: max_queues) */
     uint32_t in_flight;    /**< data tasks a queue keeps in flight (>= 1; ncl_config.in_flight) */

@@ -12,8 +12,8 @@
  * elements; a buffer moves in rounds of at most E per destination. Out of place rank 0 writes
  * into the receiver's recv instead (where the receiver accumulates; x_0 comes first), regions
  * that differ per round, so only the first needs READY; a slot is reused every round after the
- * receiver reduced it and recorded READY back to its writer. d = 1..p-1 is the distance to a
- * peer; the pair at distance d uses send queue (d-1) % S of the sender, S = min(p-1,
+ * receiver reduced it and recorded READY back to its writer. d = 1..p-1 indexes the peers
+ * (ncl_mesh_distance); the pair at index d uses send queue (d-1) % S of the sender, S = min(p-1,
  * max_queues, and the DMA engines for blocks of several rounds: ncl_mesh_send_queues), so with
  * enough queues every write of a round is in flight at once. The local
  * queue (a spare queue when S < max_queues, else the last send queue, whose sends of a
@@ -70,7 +70,7 @@
 /* The sender's queue for the pair sender -> receiver (the receiver uses its notify ids). */
 static uint32_t queue_of(const ncl_plan *p, int sender, int receiver)
 {
-    return ncl_mesh_queue_of(p, (uint64_t)ncl_mod((int64_t)receiver - sender, p->nranks));
+    return ncl_mesh_queue_of(p, ncl_mesh_index(p, (uint64_t)ncl_mod((int64_t)receiver - sender, p->nranks)));
 }
 
 /* Elements per round and slot: one slice, and p-1 slots of it (plus, wide, the fp32

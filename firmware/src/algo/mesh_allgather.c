@@ -2,7 +2,8 @@
  * buffer, to all its peers at once. */
 #include "ncl_mesh.h"
 
-/* Schedule. d = 1..p-1 is the distance to a peer: rank r writes its input to rank r+d's recv
+/* Schedule. d = 1..p-1 indexes the peers (r+d below: the rank ncl_mesh_distance(d) after r,
+ * ncl_mesh.h): rank r writes its input to rank r+d's recv
  * block r, and receives block r-d from rank r-d. The pair at distance d runs on queue (d-1) % S
  * of both ranks, S = min(p-1, max_queues, and the DMA engines for blocks of several rounds:
  * ncl_mesh_send_queues), so with enough queues every write is in flight at once. The block goes

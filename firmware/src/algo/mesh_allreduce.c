@@ -2,8 +2,8 @@
  * a full-mesh allgather of the reduced blocks, each rank writing to all its peers at once. */
 #include "ncl_mesh.h"
 
-/* Schedule. The buffer is split into p blocks (ncl_part); rank r reduces block r. d = 1..p-1 is
- * the distance to a peer; the pair at distance d uses send queue (d-1) % S of the sender, S =
+/* Schedule. The buffer is split into p blocks (ncl_part); rank r reduces block r. d = 1..p-1 indexes
+ * the peers (r+d below: the rank ncl_mesh_distance(d) after r, ncl_mesh.h); the pair at index d uses send queue (d-1) % S of the sender, S =
  * min(p-1, max_queues, and the DMA engines for blocks of several rounds: ncl_mesh_send_queues),
  * so with enough queues every write is in flight at once.
  * - Reduce-scatter: rank r writes block r+d of its input to rank r+d, into a slot of its own

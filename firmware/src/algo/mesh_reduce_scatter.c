@@ -2,7 +2,8 @@
  * k, to all its peers at once, into one slot per sender that the receiver reduces in fixed order. */
 #include "ncl_mesh.h"
 
-/* Schedule. d = 1..p-1 is the distance to a peer: rank r writes block r+d of its input to rank
+/* Schedule. d = 1..p-1 indexes the peers (r+d below: the rank ncl_mesh_distance(d) after r,
+ * ncl_mesh.h): rank r writes block r+d of its input to rank
  * r+d and receives block r from rank r-d. Sends to distance d run on send queue (d-1) % S, S =
  * min(p-1, max_queues, and the DMA engines for blocks of several rounds: ncl_mesh_send_queues),
  * so with enough queues every write is in flight at once. Each sender has

@@ -6,20 +6,29 @@
  * Segment s is part s of ncl_part(count, segments). Accumulation targets:
  *  - the root: recv, pre-copied with its own input (in place it already is);
  *  - an intermediate rank: scratch slot s % K, pre-copied with its own input segment; K slots
- *    of the largest segment, as many as the scratch holds, 2 to 8 (slots()).
+ *    of the largest segment, as many as the scratch holds, 2 to 16 (slots(): with 8 a credit's
+ *    round trip over a fat tree's spine, 20 us, still paced 80 KiB segments).
  * The head reduces straight from its input. A READY record is one credit: "segment s may now be
  * reduced into me"; an intermediate grants every slot at the start and slot s % K again for
  * segment s+K once it has forwarded s, so K segments can be on their way to it: the credit's
- * round trip (on a one-way ring p-1 hops back) is shared by K segments. The fill of s+K waits
- * for the forward of s that reads the slot (the executor holds a task that overwrites what one in
- * flight still reads), so it is queued lag segments later (after the forward of s + lag): the
- * queue goes on forwarding meanwhile, and a segment costs its forward's and its refill's issue
- * or its transfer, whichever is longer, never a forward's latency. Every record is posted
- * (NCL_TASK_POSTED): a grant goes once its slot's fill has landed, a DATA once its write has,
- * while the queue goes on. The segment count is the optimum of that pipeline
+ * round trip (on a one-way ring p-1 hops back) is shared by K segments. The fill of s+K must
+ * wait for the forward of s that reads the slot:
+ * - with a second queue (ncl_helper_room) the fills and grants run there: the forward queue posts
+ *   a LOCAL notify to itself behind the forward of s (it fires once that write has landed), the
+ *   fill queue waits for it, refills the slot and grants it. The forwards never wait for a fill,
+ *   and as many are in flight as the queue takes (ncl_plan.in_flight), so over a long route a
+ *   segment costs its transfer, not its latency;
+ * - with one queue the executor holds the fill until the forward has landed (it holds a task
+ *   that overwrites what one in flight still reads), so the fill is queued lag segments later
+ *   (after the forward of s + lag) and the queue forwards on meanwhile.
+ * Every record is posted (NCL_TASK_POSTED): a grant goes once its slot's fill has landed, a DATA
+ * once its write has, while the queue goes on. A segment then costs its forward's issue or its
+ * transfer, whichever is longer; the segment count is the optimum of that pipeline
  * (ncl_pipeline_prepare_posted). */
 
-#define MAX_SLOTS 8u
+enum { FORWARD, FILL };
+
+#define MAX_SLOTS 16u
 
 /* Scratch slots of an intermediate rank: as many of the largest segment as fit, at least 2
  * (prepare() keeps a segment within half the scratch). */
@@ -49,7 +58,8 @@ static uint64_t slot_bytes(const ncl_plan *p)
 
 static ncl_result prepare(ncl_plan *p)
 {
-    p->queues = 1;
+    p->queues = p->nranks >= 3 && ncl_helper_room(p, 1) ? 2 : 1; /* FORWARD, FILL */
+    p->helper_queues = p->queues - 1;
     p->segments = 1;
     if (p->slice_elems == 0 || p->esize == 0)
         return NCL_ERR_INVALID_ARGUMENT;
@@ -88,11 +98,15 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     const int prev = ncl_mod((int64_t)r - 1, n), nxt = ncl_mod((int64_t)r + 1, n);
     const uint64_t es = p->esize, k = p->segments, nslots = slots(p);
     const ncl_ref in = ncl_plan_input(p, r), recv = ncl_ref_make(NCL_BUF_RECV, 0);
-    const uint32_t data = NCL_NOTIFY_DATA(q), ready = NCL_NOTIFY_READY(q);
+    /* one channel: the fill queue grants with the forward queue's READY id */
+    const uint32_t data = NCL_NOTIFY_DATA(FORWARD), ready = NCL_NOTIFY_READY(FORWARD),
+                   refill = NCL_NOTIFY_LOCAL(FILL);
     uint64_t off, len;
 
     NCL_GEN_BEGIN(g);
     if (p->count == 0 || (n == 1 && p->inplace))
+        return g->line = -1, 0;
+    if (q == FILL && (u == 0 || u == n - 1)) /* only intermediate ranks fill slots */
         return g->line = -1, 0;
 
     if (u == n - 1) {
@@ -146,12 +160,28 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
 
     /* intermediate. prologue: pre-fill every slot with our first segments and grant prev a
      * credit for each, so prev may have that many segments on their way to us */
-    for (g->j = 0; g->j < nslots && g->j < k; g->j++) {
-        len = seg(p, g->j, &off);
-        ncl_task_copy(t, ncl_ref_add(in, off * es), target(p, u, g->j, off), len * es, (uint32_t)g->j);
-        NCL_YIELD(g);
-        ncl_task_post(t, prev, ready, (uint32_t)g->j);
-        NCL_YIELD(g);
+    if (q == FILL || p->queues == 1) {
+        for (g->j = 0; g->j < nslots && g->j < k; g->j++) {
+            len = seg(p, g->j, &off);
+            ncl_task_copy(t, ncl_ref_add(in, off * es), target(p, u, g->j, off), len * es, (uint32_t)g->j);
+            NCL_YIELD(g);
+            ncl_task_post(t, prev, ready, (uint32_t)g->j);
+            NCL_YIELD(g);
+        }
+    }
+    if (q == FILL) {
+        /* refill the slot of segment s with our segment s+K once its forward has landed */
+        for (g->i = 0; g->i + nslots < k; g->i++) {
+            ncl_task_wait(t, r, refill, 1, (uint32_t)g->i);
+            NCL_YIELD(g);
+            len = seg(p, g->i + nslots, &off);
+            ncl_task_copy(t, ncl_ref_add(in, off * es), target(p, u, g->i + nslots, off), len * es,
+                          (uint32_t)(g->i + nslots));
+            NCL_YIELD(g);
+            ncl_task_post(t, prev, ready, (uint32_t)(g->i + nslots));
+            NCL_YIELD(g);
+        }
+        return g->line = -1, 0;
     }
     for (g->i = 0; g->i < k; g->i++) {
         /* step s: segment s has been reduced into slot s % K; forward it into next's target
@@ -166,10 +196,15 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         NCL_YIELD(g);
         ncl_task_post(t, nxt, data, (uint32_t)g->i);
         NCL_YIELD(g);
-        /* refill the slot of segment s - lag with our segment s - lag + K once its forward has
-         * read it (the executor holds the copy until then) and grant it: lag forwards stay in
-         * flight behind it, so the queue never waits for a forward to land before the next */
-        if (g->i >= lag(p) && g->i - lag(p) + nslots < k) {
+        if (p->queues == 2 && g->i + nslots < k) { /* the slot is read: the fill queue may refill it */
+            ncl_task_post(t, r, refill, (uint32_t)g->i);
+            NCL_YIELD(g);
+        }
+        /* one queue: refill the slot of segment s - lag with our segment s - lag + K once its
+         * forward has read it (the executor holds the copy until then) and grant it: lag
+         * forwards stay in flight behind it, so the queue never waits for a forward to land
+         * before the next */
+        if (p->queues == 1 && g->i >= lag(p) && g->i - lag(p) + nslots < k) {
             len = seg(p, g->i - lag(p) + nslots, &off);
             ncl_task_copy(t, ncl_ref_add(in, off * es), target(p, u, g->i - lag(p) + nslots, off), len * es,
                           (uint32_t)(g->i - lag(p) + nslots));

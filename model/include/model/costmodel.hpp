@@ -35,7 +35,7 @@ struct AlgoCost {
     std::vector<std::pair<double, double>> own_floors = {}; // (alpha_s, beta_s)
     double oop_alpha_s = 0, oop_beta_s = 0; // out of place only: added, or taken off if negative (ncl_cost.oop_*)
     int variant = NCL_COST_VARIANT_DEFAULT;  // the schedule this line prices (ncl_cost.variant)
-    bool posted = false;                     // pipelines of posted writes (ncl_cost.posted)
+    int posted = 0;                          // pipelines of posted writes: % of the knee (ncl_cost.posted)
     double predict(uint64_t bytes) const;
 };
 
@@ -75,6 +75,13 @@ public:
     /** The DMA reduces two sources on the way out (NCL_HAL_FEAT_REDUCE_WRITE): ring allreduce and
      *  reduce-scatter on more than 2 ranks fill nothing on their path and use the zones too. */
     void set_reduce_write(bool on) { reduce_write_ = on; }
+    /** Data tasks a queue keeps in flight (ncl_plan_env.in_flight), and whether a pipeline's
+     *  helper queue fits beside it (ncl_helper_room: the ring reduce refills its slots there). */
+    void set_queues(uint32_t in_flight, bool fill_queue)
+    {
+        in_flight_ = in_flight ? in_flight : 1;
+        fill_queue_ = fill_queue;
+    }
 
     /** Every algorithm the engine has for coll, with its cost on this topology. */
     std::vector<AlgoCost> costs(ncl_coll coll) const;
@@ -105,6 +112,8 @@ private:
                                                        const std::vector<double> &arrive,
                                                        const std::vector<double> &arrive_beta) const;
     int mesh_send_queues() const;
+    int mesh_distance(int d) const;
+    int mesh_index(int distance) const;
     std::vector<Flow> mesh_flows(double frac) const;
     double local_reduces_end(const std::vector<Flow> &all, const Step &s0, bool by_distance) const;
     /** A route as the model prices it, computed once per (src, dst): flows of a step ask
@@ -149,6 +158,8 @@ private:
     bool wide_ = false;
     bool zones_ = false;
     bool reduce_write_ = false;
+    uint32_t in_flight_ = 1;
+    bool fill_queue_ = false;
     mutable std::unordered_map<int64_t, Route> routes_;
     uint64_t slice_ = 0, scratch_ = 0;
 };

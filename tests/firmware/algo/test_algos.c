@@ -773,11 +773,68 @@ static void test_chain_segments(void **state)
 }
 
 /* The ring reduce's segments are as many as keep a segment's transfer at least its issue (its
- * knee, taken at 3/4) where the buffer is large: the pipeline of posted writes' optimum
+ * knee, taken at 1/2 without a cost table) where the buffer is large: the pipeline of posted writes' optimum
  * (ncl_pipeline_segments_posted). An intermediate rank fills every segment once and forwards it
- * once, and refills a slot only lag forwards later (2 with 4 or more slots, else slots - 2), so
- * the queue never waits for a forward to land before the next; the checker proves it all, with
- * scratch for 2, 3 and many slots. */
+ * once. With room for two queues the fills are on the second, each refill after a LOCAL notify
+ * the forward queue posts behind the forward that read the slot; with one queue a slot is
+ * refilled lag forwards later (2 with 4 or more slots, else slots - 2), so the queue never waits
+ * for a forward to land before the next. The checker proves it all, with scratch for 2, 3 and
+ * many slots. */
+/* One case of test_ring_reduce_posted: p ranks, count fp32, scratch for 2, 3 or many slots
+ * (sc 0, 1, 2), the backend's queues (1, or room for the fill queue). */
+static void ring_reduce_case(const ncl_algo_desc *d, int p, uint64_t count, int sc, int queues)
+{
+    ncl_plan plan;
+    const uint64_t scratch = sc == 0 ? 2 * SLICE_BYTES : sc == 1 ? 3 * SLICE_BYTES : SCRATCH_BYTES;
+    assert_int_equal(make_plan(&plan, NCL_COLL_REDUCE, NCL_ALGO_RING, p, 1, count, NCL_FLOAT32, NCL_SUM, 0, scratch),
+                     NCL_SUCCESS);
+    assert_int_equal(plan.queues, (uint32_t)queues);
+    const uint64_t k = plan.segments, nbeta = count * 4 / GBPS, hops = (uint64_t)p - 1;
+    const uint64_t by_slice = ncl_div_ceil(count, SLICE_BYTES / 4);
+    const uint64_t posted = ncl_min_u64(ncl_pipeline_segments_posted(hops, nbeta, ALPHA_NS, 0), count);
+    assert_int_equal(k, posted > by_slice ? posted : by_slice);
+    if (nbeta / ALPHA_NS / 2 >= hops) /* bandwidth-bound segments, unless slices cut more */
+        assert_true(k >= nbeta / ALPHA_NS / 2 && (k == by_slice || nbeta / k >= ALPHA_NS));
+    const uint64_t seg_max = ncl_div_ceil(count, k), slots = scratch / 4 / seg_max;
+    const uint64_t nslots = slots < 2 ? 2 : slots > 16 ? 16 : slots, lag = nslots >= 4 ? 2 : nslots - 2;
+    for (int r = 0; r < p; r++) {
+        const int u = (r - 1 - 1 + p) % p; /* chain position (root 1) */
+        uint64_t copies = 0, forwards = 0, refills_posted = 0, refill_waits = 0, forwards_at_refill = UINT64_MAX;
+        for (uint32_t q = 0; q < plan.queues; q++) {
+            ncl_plan pr = plan;
+            pr.rank = r;
+            ncl_gen g;
+            ncl_task t;
+            memset(&g, 0, sizeof g);
+            while (d->next(&pr, q, &g, &t)) {
+                if (t.kind == NCL_TASK_LOCAL_COPY && copies++ == nslots && forwards_at_refill == UINT64_MAX)
+                    forwards_at_refill = forwards;
+                forwards += t.kind == NCL_TASK_WRITE_REDUCE;
+                refills_posted += t.kind == NCL_TASK_NOTIFY_RECORD && t.peer == r;
+                refill_waits += t.kind == NCL_TASK_NOTIFY_WAIT && t.peer == r;
+                if (q == 1) /* the fill queue only copies, grants and waits for its own rank */
+                    assert_true(t.kind == NCL_TASK_LOCAL_COPY || t.kind == NCL_TASK_NOTIFY_WAIT ||
+                                (t.kind == NCL_TASK_NOTIFY_RECORD && t.peer == (r - 1 + p) % p));
+            }
+        }
+        if (u == 0 || u == p - 1)
+            continue;
+        assert_int_equal(copies, k);
+        assert_int_equal(forwards, k);
+        const uint64_t refills = k > nslots ? k - nslots : 0;
+        assert_int_equal(refills_posted, queues == 2 ? refills : 0);
+        assert_int_equal(refill_waits, queues == 2 ? refills : 0);
+        if (queues == 1 && k > nslots) /* the first refill comes lag forwards after the one it waits for */
+            assert_int_equal(forwards_at_refill, lag + 1);
+    }
+    char msg[512];
+    ncl_result rc = ncl_check(&plan, NULL, malloc_wrapper, free_wrapper, NULL, msg, sizeof msg);
+    if (rc != NCL_SUCCESS)
+        print_message("ring reduce p=%d count=%llu scratch=%llu queues=%d: %s\n", p, (unsigned long long)count,
+                      (unsigned long long)scratch, queues, msg);
+    assert_int_equal(rc, NCL_SUCCESS);
+}
+
 static void test_ring_reduce_posted(void **state)
 {
     (void)state;
@@ -785,53 +842,16 @@ static void test_ring_reduce_posted(void **state)
     assert_non_null(d);
     static const int ps[] = {3, 4, 8};
     static const uint64_t counts[] = {1, 1009, 100000, BIG_COUNT};
-    for (size_t pi = 0; pi < sizeof ps / sizeof ps[0]; pi++)
-        for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++)
-            for (int sc = 0; sc < 3; sc++) {
-                const int p = ps[pi];
-                ncl_plan plan;
-                /* scratch for two, three or up to eight slots of a slice */
-                const uint64_t scratch = sc == 0 ? 2 * SLICE_BYTES : sc == 1 ? 3 * SLICE_BYTES : SCRATCH_BYTES;
-                assert_int_equal(make_plan(&plan, NCL_COLL_REDUCE, NCL_ALGO_RING, p, 1, counts[ci], NCL_FLOAT32,
-                                           NCL_SUM, 0, scratch),
-                                 NCL_SUCCESS);
-                const uint64_t k = plan.segments, nbeta = counts[ci] * 4 / GBPS, hops = (uint64_t)p - 1;
-                assert_true(k >= 1 && k <= counts[ci]);
-                if (nbeta / ALPHA_NS * 3 / 4 >= hops) /* bandwidth-bound segments, unless slices cut more */
-                    assert_true(k >= nbeta / ALPHA_NS * 3 / 4 && (k == ncl_div_ceil(counts[ci], SLICE_BYTES / 4) ||
-                                                                 nbeta / k >= ALPHA_NS));
-                assert_int_equal(k, ncl_pipeline_segments_posted(hops, nbeta, ALPHA_NS) > ncl_div_ceil(counts[ci], SLICE_BYTES / 4)
-                                        ? ncl_min_u64(ncl_pipeline_segments_posted(hops, nbeta, ALPHA_NS), counts[ci])
-                                        : ncl_div_ceil(counts[ci], SLICE_BYTES / 4));
-                const uint64_t seg_max = ncl_div_ceil(counts[ci], k), slots = scratch / 4 / seg_max;
-                const uint64_t nslots = slots < 2 ? 2 : slots > 8 ? 8 : slots, lag = nslots >= 4 ? 2 : nslots - 2;
-                for (int r = 0; r < p; r++) {
-                    const int u = (r - 1 - 1 + p) % p; /* chain position (root 1) */
-                    if (u == 0 || u == p - 1)
-                        continue;
-                    ncl_plan pr = plan;
-                    pr.rank = r;
-                    ncl_gen g;
-                    ncl_task t;
-                    memset(&g, 0, sizeof g);
-                    uint64_t copies = 0, forwards = 0, forwards_at_refill = UINT64_MAX;
-                    while (d->next(&pr, 0, &g, &t)) {
-                        if (t.kind == NCL_TASK_LOCAL_COPY && copies++ == nslots && forwards_at_refill == UINT64_MAX)
-                            forwards_at_refill = forwards;
-                        forwards += t.kind == NCL_TASK_WRITE_REDUCE;
-                    }
-                    assert_int_equal(copies, k);
-                    assert_int_equal(forwards, k);
-                    if (k > nslots) /* the first refill comes lag forwards after the one it waits for */
-                        assert_int_equal(forwards_at_refill, lag + 1);
-                }
-                char msg[512];
-                ncl_result rc = ncl_check(&plan, NULL, malloc_wrapper, free_wrapper, NULL, msg, sizeof msg);
-                if (rc != NCL_SUCCESS)
-                    print_message("ring reduce p=%d count=%llu scratch=%llu: %s\n", p, (unsigned long long)counts[ci],
-                                  (unsigned long long)scratch, msg);
-                assert_int_equal(rc, NCL_SUCCESS);
-            }
+    for (int queues = 1; queues <= 2; queues++) {
+        g_max_queues = queues == 1 ? 1 : NCL_MAX_QUEUES;
+        g_channels = queues == 1 ? 1 : CHANNELS;
+        for (size_t pi = 0; pi < sizeof ps / sizeof ps[0]; pi++)
+            for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++)
+                for (int sc = 0; sc < 3; sc++)
+                    ring_reduce_case(d, ps[pi], counts[ci], sc, queues);
+    }
+    g_max_queues = NCL_MAX_QUEUES;
+    g_channels = CHANNELS;
 }
 
 /* Where the DMA reduces two sources on the way out, ring allreduce and reduce-scatter use it: out
