@@ -37,7 +37,7 @@ enum { H_MIN = 0, H_MAX = 1, H_RESERVED = 2, H_MAX_PAYLOAD = 4, H_NRANKS = 8, H_
 #define ERROR_CODE_LEN 4u
 #define ABORT_FIXED_LEN 16u /* u32 code, u32 origin, u64 done_call, then the reason */
 
-typedef enum kind { K_HELLO, K_ERROR, K_WRITE, K_REDUCE, K_NOTIFY, K_CONTROL, K_BYE, K_ABORT, K_LINK } kind;
+typedef enum kind { K_HELLO, K_ERROR, K_WRITE, K_REDUCE, K_NOTIFY, K_CONTROL, K_BYE, K_ABORT, K_LINK, K_SHM } kind;
 
 typedef struct cmd_spec {
     uint8_t cmd;
@@ -57,6 +57,7 @@ static const cmd_spec specs[] = {
     { NCL_WIRE_NOTIFY, K_NOTIFY, 0, 0, "NOTIFY" },
     { NCL_WIRE_LINK, K_LINK, 0, 0, "LINK" },
     { NCL_WIRE_LINK_ACK, K_LINK, 0, 0, "LINK_ACK" },
+    { NCL_WIRE_SHM, K_SHM, 0, 0, "SHM" },
     { NCL_WIRE_RUN, K_CONTROL, NCL_WIRE_FLAG_REPLY, 0, "RUN" },
     { NCL_WIRE_COUNTERS, K_CONTROL, NCL_WIRE_FLAG_REPLY, 0, "COUNTERS" },
     { NCL_WIRE_SELFTEST, K_CONTROL, NCL_WIRE_FLAG_REPLY, 0, "SELFTEST" },
@@ -291,7 +292,7 @@ static ncl_wire_result check_fields(const ncl_wire_msg *m, const ncl_wire_limits
     /* Link traffic names two real ranks; HELLO, ERROR and the controller may come before ranks
      * are known or from the controller, which is no rank. */
     int ranks_needed = s->kind == K_WRITE || s->kind == K_REDUCE || s->kind == K_NOTIFY || s->kind == K_BYE ||
-                       s->kind == K_ABORT || s->kind == K_LINK;
+                       s->kind == K_ABORT || s->kind == K_LINK || s->kind == K_SHM;
     if ((r = check_rank("src", m->src, !ranks_needed, lim, s, why, why_len)) != NCL_WIRE_OK)
         return r;
     if ((r = check_rank("dst", m->dst, !ranks_needed, lim, s, why, why_len)) != NCL_WIRE_OK)
@@ -351,6 +352,11 @@ static ncl_wire_result check_fields(const ncl_wire_msg *m, const ncl_wire_limits
         if (m->payload_len > NCL_WIRE_ERROR_TEXT_MAX)
             return reject(why, why_len, NCL_WIRE_ERR_LENGTH, "%s: text of %u bytes, at most %u", s->name,
                           (unsigned)m->payload_len, (unsigned)NCL_WIRE_ERROR_TEXT_MAX);
+        return NCL_WIRE_OK;
+    case K_SHM: /* the zmq backend's segment offer / answer / doorbell: checked by the backend */
+        if (m->payload_len > NCL_WIRE_SHM_MAX)
+            return reject(why, why_len, NCL_WIRE_ERR_LENGTH, "SHM: %u payload bytes, at most %u",
+                          (unsigned)m->payload_len, (unsigned)NCL_WIRE_SHM_MAX);
         return NCL_WIRE_OK;
     case K_CONTROL:
     case K_LINK: /* the board's transfer header and data: checked by the board (sim/zmq/rs_board.cpp) */

@@ -39,6 +39,10 @@ typedef enum ncl_wire_cmd {
      * transfer and its ack; payload opaque to the codec (defined in sim/zmq/rs_board.cpp, ncl_wire.md). */
     NCL_WIRE_LINK = 19,
     NCL_WIRE_LINK_ACK = 20,
+    /* Shared memory between ranks on one host (capability SHM): a segment offer, its answer, or a
+     * doorbell; payload opaque to the codec, at most NCL_WIRE_SHM_MAX bytes (defined by the zmq
+     * backend, firmware/backends/zmq/ncl_zmq.c and sim/zmq/ZMQ.md "Shared memory"). */
+    NCL_WIRE_SHM = 21,
     /* Controller commands: payload opaque to the codec (defined by the zmq backend). */
     NCL_WIRE_RUN = 32,
     NCL_WIRE_COUNTERS = 33,
@@ -67,6 +71,11 @@ typedef enum ncl_wire_cmd {
  *  backend"). Agreed by the boards themselves (both announce it), not by ncl_wire_hello_agree:
  *  it is outside NCL_WIRE_CAP_KNOWN, whose value the wire corpus (tests/firmware/core/wire_corpus) records. */
 #define NCL_WIRE_CAP_LINK 0x00000008u
+/** Shared memory (the zmq backend): the sender may offer a shared-memory ring for its data
+ *  commands towards this peer (NCL_WIRE_SHM). Agreed by the backends themselves (both announce it),
+ *  not by ncl_wire_hello_agree: outside NCL_WIRE_CAP_KNOWN like LINK, so the corpus is unchanged. */
+#define NCL_WIRE_CAP_SHM 0x00000020u
+#define NCL_WIRE_SHM_MAX 256u /**< largest NCL_WIRE_SHM payload */
 
 /** Decoder / encoder verdicts. Every rejection has its own value; names from ncl_wire_result_name(). */
 typedef enum ncl_wire_result {

@@ -1066,6 +1066,40 @@ static void test_bye(void **state)
     assert_int_equal(ncl_wire_encode(&note, b, BUF_MAX, &k), NCL_WIRE_ERR_RESERVED);
 }
 
+/* SHM (the zmq backend's ring offer / answer / doorbell): an opaque payload up to
+ * NCL_WIRE_SHM_MAX bytes between two ranks, no other field. */
+static void test_shm(void **state)
+{
+    (void)state;
+    uint8_t b[BUF_MAX], body[NCL_WIRE_SHM_MAX + 1];
+    memset(body, 0x5A, sizeof body);
+    ncl_wire_msg m = base_msg(NCL_WIRE_SHM, 1, 3), d;
+    m.payload = body;
+    m.payload_len = 40;
+    size_t n = enc(&m, b);
+    assert_int_equal(n, NCL_WIRE_HDR_LEN + 40);
+    ncl_wire_limits lim = NCL_WIRE_LIMITS_INIT;
+    char why[200];
+    assert_int_equal(ncl_wire_decode(b, n, &lim, &d, why, sizeof why), NCL_WIRE_OK);
+    assert_int_equal(d.command, NCL_WIRE_SHM);
+    assert_int_equal(d.payload_len, 40);
+    assert_memory_equal(d.payload, body, 40);
+    assert_string_equal(ncl_wire_cmd_name(NCL_WIRE_SHM), "SHM");
+    size_t k = 0;
+    ncl_wire_msg big = m;
+    big.payload_len = NCL_WIRE_SHM_MAX + 1;
+    assert_int_equal(ncl_wire_encode(&big, b, BUF_MAX, &k), NCL_WIRE_ERR_LENGTH);
+    big.payload_len = NCL_WIRE_SHM_MAX;
+    assert_int_equal(ncl_wire_encode(&big, b, BUF_MAX, &k), NCL_WIRE_OK);
+    ncl_wire_msg none = m;
+    none.src = NCL_WIRE_RANK_NONE;
+    assert_int_equal(ncl_wire_encode(&none, b, BUF_MAX, &k), NCL_WIRE_ERR_RANK);
+    ncl_wire_msg tagged = m;
+    tagged.call = 3;
+    assert_int_equal(ncl_wire_encode(&tagged, b, BUF_MAX, &k), NCL_WIRE_ERR_RESERVED);
+    assert_false(NCL_WIRE_CAP_KNOWN & NCL_WIRE_CAP_SHM); /* agreed by the backends, as LINK */
+}
+
 static int write_corpus(const char *dir)
 {
     build_corpus();
@@ -1093,6 +1127,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_rejections),  cmocka_unit_test(test_rank_rules),  cmocka_unit_test(test_hello_agree),
         cmocka_unit_test(test_bit_flips),   cmocka_unit_test(test_truncation),  cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_corpus),      cmocka_unit_test(test_bye),         cmocka_unit_test(test_crc32c_split),
+        cmocka_unit_test(test_shm),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);
