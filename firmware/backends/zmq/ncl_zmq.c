@@ -1177,7 +1177,7 @@ static ncl_result zq_end(void *ctx, ncl_result result)
     return mismatched ? NCL_ERR_REMOTE : NCL_SUCCESS;
 }
 
-/* A peer we must talk to: up, or the reason it is not. */
+/* A peer we must talk to: not dead, or the reason. */
 static ncl_result zq_peer_usable(ncl_zmq *z, int peer, const char *what)
 {
     zq_deaths(z, NULL);
@@ -1185,10 +1185,19 @@ static ncl_result zq_peer_usable(ncl_zmq *z, int peer, const char *what)
     if (p->state == ZL_DEAD)
         return zq_fail(z, NCL_ERR_REMOTE, "#%llu %s rank %d: it is dead (disconnected without closing)",
                        (unsigned long long)z->seq, what, peer);
-    if (p->state == ZL_LEFT)
-        return zq_fail(z, NCL_ERR_REMOTE, "#%llu %s rank %d: it closed its communicator (BYE)",
-                       (unsigned long long)z->seq, what, peer);
     return NCL_SUCCESS;
+}
+
+/* A peer that said BYE finished every collective it will run: what we still send it (the last
+ * notifies of a call it no longer waits for, which a task held back by a full ring can leave this
+ * late) is dropped; only a wait on it fails (notify_try_wait). */
+static int zq_peer_left(ncl_zmq *z, int peer, const char *what)
+{
+    if (z->peers[peer].state != ZL_LEFT)
+        return 0;
+    zq_logf(z, NCL_LOG_DEBUG, "#%llu %s rank %d dropped: it closed its communicator (BYE)", (unsigned long long)z->seq,
+            what, peer);
+    return 1;
 }
 
 /* Sends what it can of queue's remote task: everything over ZeroMQ (never blocks), as much as
@@ -1210,6 +1219,8 @@ static ncl_result zq_push(ncl_zmq *z, uint32_t queue)
         chunk = z->shm_chunk;
     if (reduce || pair)
         chunk -= chunk % ncl_dtype_size((ncl_dtype)t->dtype);
+    if (zq_peer_left(z, t->peer, reduce ? "WRITE_REDUCE to" : "WRITE to"))
+        w->sent = t->bytes;
     while (w->sent < t->bytes) {
         uint64_t done_b = w->sent;
         uint64_t n = t->bytes - done_b < chunk ? t->bytes - done_b : chunk;
@@ -1339,6 +1350,8 @@ static ncl_result zq_ring_put_wait(ncl_zmq *z, int peer, ncl_wire_msg *m)
             return z->sticky;
         if ((rc = zq_peer_usable(z, peer, "NOTIFY to")) != NCL_SUCCESS)
             return rc;
+        if (zq_peer_left(z, peer, "NOTIFY to"))
+            return NCL_SUCCESS;
         if (z->peers[peer].state == ZL_BROKEN)
             return zq_fail(z, NCL_ERR_LINK, "#%llu NOTIFY to rank %d: the link is broken", (unsigned long long)z->seq,
                            peer);
@@ -1370,6 +1383,8 @@ static ncl_result zq_notify_record(void *ctx, uint32_t queue, int peer, uint32_t
     ncl_result rc = zq_peer_usable(z, peer, "NOTIFY to");
     if (rc != NCL_SUCCESS)
         return rc;
+    if (zq_peer_left(z, peer, "NOTIFY to"))
+        return NCL_SUCCESS;
     ncl_wire_msg m;
     memset(&m, 0, sizeof m);
     m.command = NCL_WIRE_NOTIFY;
@@ -1848,6 +1863,8 @@ int ncl_zmq_link_stats(const ncl_zmq *z, int peer, ncl_zmq_link *out)
         return -1;
     *out = z->peers[peer].st;
     out->state = z->peers[peer].state;
+    out->shm_tx = z->peers[peer].tx_on;
+    out->shm_rx = z->peers[peer].rx != NULL;
     return 0;
 }
 

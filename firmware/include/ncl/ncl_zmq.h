@@ -92,6 +92,8 @@ typedef struct ncl_zmq_link {
     uint64_t frames_tx, bytes_tx, frames_rx, bytes_rx;
     int hello_done;   /**< HELLO and HELLO_ACK exchanged */
     int state;        /**< 0 up, 1 left (BYE), 2 dead (dropped without BYE), 3 broken (bad frame / ERROR) */
+    int shm_tx;       /**< 1: our data to the peer goes through a shared-memory ring */
+    int shm_rx;       /**< 1: the peer's data to us comes through a shared-memory ring */
 } ncl_zmq_link;
 
 /** Binds, connects to every peer and exchanges HELLO with each (version, max payload, rank
