@@ -130,6 +130,7 @@ struct ncl_zmq {
     uint64_t shm_chunk;      /* largest payload of one ring record */
     uint64_t spin_ns;        /* wait_event polls the rings this long before it sleeps */
     int nrx;                 /* peers whose ring we read */
+    uint64_t zpoll_ns;       /* when zq_pump last polled the sockets */
     zq_pend pend[NCL_MAX_QUEUES];
     uint64_t corrupt_nth, die_nth;
     int log_level;
@@ -250,6 +251,7 @@ static int zq_log_level(const ncl_zmq_config *cfg)
 #define ZQ_SHM_REFUSE 3  /* the reader cannot map it (another host, shared memory off): ZeroMQ stays */
 #define ZQ_SHM_BELL 4    /* wake up: your ring has a record, or ours has space again */
 #define ZQ_NOTIFY_KEEP (16u << 10) /* ring bytes data records leave free for NOTIFYs */
+#define ZQ_ZPOLL_NS 50000u /* zq_pump_quick looks at the sockets this often when rings carry all data */
 #define ZQ_STALL_NS 30000000000ull /* a NOTIFY gives up on a ring that stays full this long */
 
 static ncl_result zq_send(ncl_zmq *z, int peer, ncl_wire_msg *m);
@@ -1026,6 +1028,7 @@ static void zq_monitor(ncl_zmq *z, int i)
 static void zq_pump(ncl_zmq *z, long timeout_ms)
 {
     zq_shm_drain_all(z);
+    z->zpoll_ns = zq_now();
     int n = zmq_poll(z->items, z->nitems, timeout_ms);
     if (n <= 0)
         return;
@@ -1098,6 +1101,17 @@ static int zq_deaths(ncl_zmq *z, int *pending)
             dead = i;
     }
     return dead;
+}
+
+/* zq_pump(z, 0) for the hot waits. When every peer's data comes through a ring, the sockets carry
+ * only control (ABORT, BYE, doorbells, a dropped connection) and a zmq_poll costs more than a
+ * whole small collective (a poll(2) over every socket, and libzmq's getpid on each): they are
+ * looked at every ZQ_ZPOLL_NS then, and whenever a wait goes to sleep. */
+static void zq_pump_quick(ncl_zmq *z)
+{
+    zq_shm_drain_all(z);
+    if (z->nrx < z->nranks - 1 || zq_now() - z->zpoll_ns >= ZQ_ZPOLL_NS)
+        zq_pump(z, 0);
 }
 
 /* ---- ops ----------------------------------------------------------------------------------- */
@@ -1408,7 +1422,7 @@ static ncl_result zq_notify_try_wait(void *ctx, int peer, uint32_t id, uint32_t 
     *done = 0;
     uint32_t *c = &z->ctr[(size_t)peer * NCL_NOTIFY_IDS + id];
     if (*c < count && z->sticky == NCL_SUCCESS)
-        zq_pump(z, 0);
+        zq_pump_quick(z);
     if (z->sticky != NCL_SUCCESS)
         return z->sticky;
     if (*c >= count) {
@@ -1454,7 +1468,7 @@ static ncl_result zq_wait_event(void *ctx, uint64_t timeout_ns)
     ncl_zmq *z = ctx;
     if (z->event || timeout_ns == 0) {
         z->event = 0;
-        zq_pump(z, 0);
+        zq_pump_quick(z);
         return NCL_SUCCESS;
     }
     int shm = z->nrx || zq_shm_pending(z);
@@ -1464,12 +1478,12 @@ static ncl_result zq_wait_event(void *ctx, uint64_t timeout_ns)
         uint64_t t0 = zq_now(), lim = z->spin_ns < timeout_ns ? z->spin_ns : timeout_ns;
         for (unsigned k = 1;; k++) {
             if (zq_shm_ready(z)) {
-                zq_pump(z, 0);
+                zq_pump_quick(z);
                 z->event = 0;
                 return NCL_SUCCESS;
             }
-            if (k % 16 == 0) {
-                zq_pump(z, 0);
+            if (k % 16 == 0) { /* the sockets, at most every ZQ_ZPOLL_NS */
+                zq_pump_quick(z);
                 if (z->event) {
                     z->event = 0;
                     return NCL_SUCCESS;
@@ -1482,7 +1496,7 @@ static ncl_result zq_wait_event(void *ctx, uint64_t timeout_ns)
         zq_shm_sleep(z, 1);
         if (zq_shm_ready(z)) { /* written before our flags were seen: no doorbell comes */
             zq_shm_sleep(z, 0);
-            zq_pump(z, 0);
+            zq_pump_quick(z);
             z->event = 0;
             return NCL_SUCCESS;
         }
