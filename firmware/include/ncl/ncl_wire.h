@@ -181,12 +181,27 @@ uint32_t ncl_wire_crc32c(uint32_t crc, const void *data, size_t len);
  *  NCL_WIRE_ERR_NO_SPACE the bytes needed. Never writes beyond cap. */
 ncl_wire_result ncl_wire_encode(const ncl_wire_msg *msg, void *buf, size_t cap, size_t *out_len);
 
+/** Encodes only the 64-byte header of `msg` into buf[0..cap) (*out_len = 64): the form in which a
+ *  message travels as two frames, the header and then msg->payload as it is (no copy of it), the
+ *  CRC-32C covering both as in one frame. Only for the commands whose payload is the caller's bytes
+ *  verbatim (WRITE, WRITE_REDUCE, LINK, LINK_ACK, SHM, the controller commands); others:
+ *  NCL_WIRE_ERR_ARGUMENT. */
+ncl_wire_result ncl_wire_encode_head(const ncl_wire_msg *msg, void *buf, size_t cap, size_t *out_len);
+
 /** Decodes exactly one message from buf[0..len) (a whole ZeroMQ frame: no trailing bytes).
  *  Never trusts a field before checking it, never reads outside buf. On a rejection *msg is
  *  unspecified and `why` (if why_len > 0) holds a NUL-terminated reason with the offending
  *  values; on success why is "". */
 ncl_wire_result ncl_wire_decode(const void *buf, size_t len, const ncl_wire_limits *limits,
                                 ncl_wire_msg *msg, char *why, size_t why_len);
+
+/** Decodes a message that came as two frames: head[0..head_len) must be the header alone and
+ *  payload[0..payload_len) all of its payload (ncl_wire_encode_head's form). The same checks and
+ *  verdicts as ncl_wire_decode on the two concatenated, and a command whose payload is not
+ *  verbatim (HELLO, NOTIFY, ERROR, ...) is NCL_WIRE_ERR_LENGTH in this form. msg->payload points
+ *  into `payload`. */
+ncl_wire_result ncl_wire_decode_parts(const void *head, size_t head_len, const void *payload, size_t payload_len,
+                                      const ncl_wire_limits *limits, ncl_wire_msg *msg, char *why, size_t why_len);
 
 /** Negotiation: the highest common version, the smaller max_payload, the known capabilities and
  *  reduce ops both have, the rank count (if one side does not know it, the other's). Fails with
