@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -88,6 +89,12 @@ typedef struct zq_pend {
     uint64_t sent;           /* bytes of the task already written */
 } zq_pend;
 
+/* What a zero-copy payload frame's release (zq_zc_free, in ZeroMQ's I/O thread) updates. */
+typedef struct zq_zc_hint {
+    _Atomic uint32_t *out;   /* the queue's count of frames ZeroMQ still holds */
+    int fd;                  /* the eventfd that wakes the rank's poll */
+} zq_zc_hint;
+
 struct ncl_zmq {
     ncl_hal hal;
     int nranks, rank;
@@ -132,6 +139,12 @@ struct ncl_zmq {
     int nrx;                 /* peers whose ring we read */
     uint64_t zpoll_ns;       /* when zq_pump last polled the sockets */
     zq_pend pend[NCL_MAX_QUEUES];
+    /* Zero-copy payload frames ZeroMQ still holds, per queue: its I/O thread releases them (zq_zc_free)
+     * once written to the socket, and only then is the task complete and its source reusable. */
+    _Atomic uint32_t zc_out[NCL_MAX_QUEUES];
+    zq_zc_hint zc_hint[NCL_MAX_QUEUES]; /* what zq_zc_free gets: the counter and the eventfd */
+    uint32_t zc_min;         /* payloads from this size go out without a copy (NCL_ZMQ_ZEROCOPY=off: none) */
+    int zc_fd;               /* eventfd the release writes, polled with the sockets (-1: none) */
     uint64_t corrupt_nth, die_nth;
     int log_level;
     ncl_log_fn log; /* the program's sink, or NULL: stderr */
@@ -252,7 +265,8 @@ static int zq_log_level(const ncl_zmq_config *cfg)
 #define ZQ_SHM_BELL 4    /* wake up: your ring has a record, or ours has space again */
 #define ZQ_NOTIFY_KEEP (16u << 10) /* ring bytes data records leave free for NOTIFYs */
 #define ZQ_ZPOLL_NS 50000u /* zq_pump_quick looks at the sockets this often when rings carry all data */
-#define ZQ_STALL_NS 30000000000ull /* a NOTIFY gives up on a ring that stays full this long */
+#define ZQ_STALL_NS 30000000000ull
+#define ZQ_ZC_MIN (32u << 10) /* payloads from this size go out without a copy (zq_send_parts) */ /* a NOTIFY gives up on a ring that stays full this long */
 
 static ncl_result zq_send(ncl_zmq *z, int peer, ncl_wire_msg *m);
 static void zq_pump(ncl_zmq *z, long timeout_ms);
@@ -315,6 +329,74 @@ static ncl_result zq_send(ncl_zmq *z, int peer, ncl_wire_msg *m)
     p->st.frames_tx++;
     p->st.bytes_tx += len;
     if (data && z->data_tx == z->die_nth) {
+        zq_logf(z, NCL_LOG_WARN, "fault hook: dying after data frame #%llu", (unsigned long long)z->data_tx);
+        raise(SIGKILL);
+    }
+    return NCL_SUCCESS;
+}
+
+/* ZeroMQ's I/O thread is done with a zero-copy payload frame (written to the socket, or dropped
+ * with its connection): one fewer for the queue, and a wake-up for a rank asleep in zmq_poll. */
+static void zq_zc_free(void *data, void *hint)
+{
+    (void)data;
+    const zq_zc_hint *h = hint;
+    atomic_fetch_sub_explicit(h->out, 1, memory_order_release);
+    if (h->fd >= 0) {
+        uint64_t one = 1;
+        ssize_t w = write(h->fd, &one, sizeof one);
+        (void)w; /* a full counter still wakes the poll */
+    }
+}
+
+/* WRITE / WRITE_REDUCE over ZeroMQ as two frames of one message: the header, then the payload.
+ * A payload of ZQ_ZC_MIN bytes or more is sent from where it lies (zmq_msg_init_data, no copy);
+ * the task that owns it is complete only when ZeroMQ released it (zc_out[queue], zq_zc_free),
+ * because the engine may overwrite a completed task's source at once (a ring reuses its chunks).
+ * Smaller payloads are copied into the frame: a copy of a few KiB costs less than the release's
+ * eventfd wake-up. `stable` 0 (a payload in the staging buffer, reused by the next chunk) copies too. */
+static ncl_result zq_send_parts(ncl_zmq *z, int peer, ncl_wire_msg *m, uint32_t queue, int stable)
+{
+    zq_peer *p = &z->peers[peer];
+    zq_stamp(z, peer, m);
+    zmq_msg_t h, d;
+    if (zmq_msg_init_size(&h, NCL_WIRE_HDR_LEN) != 0)
+        return zq_fail(z, NCL_ERR_OUT_OF_MEMORY, "header frame to rank %d: out of memory", peer);
+    size_t len = 0;
+    ncl_wire_result wr = ncl_wire_encode_head(m, zmq_msg_data(&h), NCL_WIRE_HDR_LEN, &len);
+    if (wr != NCL_WIRE_OK) {
+        zmq_msg_close(&h);
+        return zq_fail(z, NCL_ERR_INTERNAL, "encoding %s to rank %d: %s", ncl_wire_cmd_name(m->command), peer,
+                       ncl_wire_result_name(wr));
+    }
+    if (++z->data_tx == z->corrupt_nth) /* in the header frame: the payload is the sender's own buffer */
+        zq_corrupt(z, zmq_msg_data(&h), NCL_WIRE_HDR_LEN, m, peer);
+    int zc = stable && m->payload_len >= z->zc_min;
+    if (zc) {
+        if (zmq_msg_init_data(&d, (void *)(uintptr_t)m->payload, m->payload_len, zq_zc_free, &z->zc_hint[queue]) != 0) {
+            zmq_msg_close(&h);
+            return zq_fail(z, NCL_ERR_OUT_OF_MEMORY, "payload frame to rank %d: out of memory", peer);
+        }
+        atomic_fetch_add_explicit(&z->zc_out[queue], 1, memory_order_relaxed);
+    } else {
+        if (zmq_msg_init_size(&d, m->payload_len) != 0) {
+            zmq_msg_close(&h);
+            return zq_fail(z, NCL_ERR_OUT_OF_MEMORY, "payload frame of %u bytes to rank %d: out of memory",
+                           (unsigned)m->payload_len, peer);
+        }
+        memcpy(zmq_msg_data(&d), m->payload, m->payload_len);
+    }
+    /* The header frame is queued with SNDMORE and the message goes out whole or not at all */
+    if (zmq_msg_send(&h, p->dealer, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 || zmq_msg_send(&d, p->dealer, ZMQ_DONTWAIT) < 0) {
+        int e = errno;
+        zmq_msg_close(&h);
+        zmq_msg_close(&d); /* releases a zero-copy payload (zq_zc_free) */
+        return zq_fail(z, NCL_ERR_LINK, "link to rank %d (%s): send of %s failed: %s", peer, p->endpoint,
+                       ncl_wire_cmd_name(m->command), zmq_strerror(e));
+    }
+    p->st.frames_tx++;
+    p->st.bytes_tx += NCL_WIRE_HDR_LEN + m->payload_len;
+    if (z->data_tx == z->die_nth) {
         zq_logf(z, NCL_LOG_WARN, "fault hook: dying after data frame #%llu", (unsigned long long)z->data_tx);
         raise(SIGKILL);
     }
@@ -770,18 +852,30 @@ static void zq_shm_message(ncl_zmq *z, int peer, const ncl_wire_msg *m)
     }
 }
 
-/* Applies one frame that arrived on the link from `peer`. */
+static void zq_apply_parts(ncl_zmq *z, int peer, const unsigned char *b, size_t len, const unsigned char *pay,
+                           size_t pay_len, int split);
+
 static void zq_apply(ncl_zmq *z, int peer, const unsigned char *b, size_t len)
+{
+    zq_apply_parts(z, peer, b, len, NULL, 0, 0);
+}
+
+/* Applies one message that arrived on the link from `peer`: one frame b[0..len), or (split) a
+ * header frame and a payload frame (ncl_wire_decode_parts). */
+static void zq_apply_parts(ncl_zmq *z, int peer, const unsigned char *b, size_t len, const unsigned char *pay,
+                           size_t pay_len, int split)
 {
     zq_peer *p = &z->peers[peer];
     ncl_wire_msg m;
     char why[256];
     p->st.frames_rx++;
-    p->st.bytes_rx += len;
+    p->st.bytes_rx += len + pay_len;
     z->event = 1;
     if (p->state == ZL_BROKEN)
         return; /* nothing from a broken link is trusted */
-    ncl_wire_result wr = ncl_wire_decode(b, len, &z->lim, &m, why, sizeof why);
+    ncl_wire_result wr = split ? ncl_wire_decode_parts(b, len, pay, pay_len, &z->lim, &m, why, sizeof why)
+                               : ncl_wire_decode(b, len, &z->lim, &m, why, sizeof why);
+    len += pay_len;
     if (wr != NCL_WIRE_OK) {
         zq_break(z, peer, NCL_ERR_LINK, "link from rank %d (%s): frame of %zu bytes rejected: %s: %s", peer,
                  p->endpoint, len, ncl_wire_result_name(wr), why);
@@ -988,6 +1082,8 @@ static int zq_shm_ready(ncl_zmq *z)
     }
     for (uint32_t q = 0; q < NCL_MAX_QUEUES; q++) {
         const zq_pend *w = &z->pend[q];
+        if (w->active && w->sent == w->t.bytes && !atomic_load_explicit(&z->zc_out[q], memory_order_acquire))
+            return 1;
         if (w->active && z->peers[w->t.peer].tx_on && zq_ring_fits(&z->peers[w->t.peer], NCL_WIRE_HDR_LEN +
                                                                     (size_t)z->shm_chunk, ZQ_NOTIFY_KEEP))
             return 1;
@@ -1052,13 +1148,26 @@ static void zq_pump(ncl_zmq *z, long timeout_ms)
                 zmq_msg_close(&f);
                 break;
             }
-            while (zmq_msg_more(&f)) { /* one frame per message: extra frames are dropped */
-                zmq_msg_close(&f);
-                zmq_msg_init(&f);
-                while (zmq_msg_recv(&f, z->router, 0) < 0 && zmq_errno() == EINTR)
+            /* one frame, or a header frame and a payload frame (zq_send_parts); more is dropped */
+            zmq_msg_t g;
+            zmq_msg_init(&g);
+            int split = 0;
+            if (zmq_msg_more(&f)) {
+                while ((got = zmq_msg_recv(&g, z->router, 0)) < 0 && zmq_errno() == EINTR)
                     ;
+                split = got >= 0;
+            }
+            while (split && zmq_msg_more(&g)) {
+                zmq_msg_t x;
+                zmq_msg_init(&x);
+                while (zmq_msg_recv(&x, z->router, 0) < 0 && zmq_errno() == EINTR)
+                    ;
+                int more = zmq_msg_more(&x);
+                zmq_msg_close(&x);
                 if (peer >= 0)
-                    zq_break(z, peer, NCL_ERR_LINK, "link from rank %d: a multi-frame message", peer);
+                    zq_break(z, peer, NCL_ERR_LINK, "link from rank %d: a message of more than two frames", peer);
+                if (!more)
+                    break;
             }
             if (peer < 0) {
                 zq_logf(z, NCL_LOG_WARN, "dropped a frame from an unknown connection (not a rank of this job)");
@@ -1066,14 +1175,25 @@ static void zq_pump(ncl_zmq *z, long timeout_ms)
                 /* what the peer put in its ring before it sent this frame comes first (an ABORT
                  * or BYE after its data, as on one FIFO link) */
                 zq_shm_drain(z, peer);
-                zq_apply(z, peer, zmq_msg_data(&f), zmq_msg_size(&f));
+                zq_apply_parts(z, peer, zmq_msg_data(&f), zmq_msg_size(&f), split ? zmq_msg_data(&g) : NULL,
+                               split ? zmq_msg_size(&g) : 0, split);
             }
+            zmq_msg_close(&g);
             zmq_msg_close(&f);
         }
     }
-    for (int k = 1; k < z->nitems; k++)
-        if (z->items[k].revents & ZMQ_POLLIN)
+    for (int k = 1; k < z->nitems; k++) {
+        if (!(z->items[k].revents & ZMQ_POLLIN))
+            continue;
+        if (z->items[k].socket) {
             zq_monitor(z, z->item_peer[k]);
+        } else { /* the zero-copy releases' eventfd */
+            uint64_t v;
+            ssize_t r = read(z->zc_fd, &v, sizeof v);
+            (void)r;
+            z->event = 1;
+        }
+    }
 }
 
 /* Promotes dropped connections without BYE to deaths once the grace passed. Returns the
@@ -1159,6 +1279,40 @@ static ncl_result zq_begin(void *ctx, const ncl_hal_launch *l)
     return NCL_SUCCESS;
 }
 
+/* A call that failed may leave zero-copy frames in ZeroMQ (sent, not yet written): they point into
+ * the caller's buffers, which the caller may free once the call returned. Waits (at most the
+ * linger time) until ZeroMQ released them; a peer that is alive reads them within that. Frames to a
+ * dead peer stay queued until the backend is destroyed (ZeroMQ never writes them: nothing
+ * reconnects), which the warning says. A call that succeeded has none left (its tasks completed). */
+static void zq_zc_settle(ncl_zmq *z)
+{
+    uint64_t t0 = zq_now();
+    for (;;) {
+        uint32_t out = 0, lost = 0;
+        for (uint32_t q = 0; q < NCL_MAX_QUEUES; q++) {
+            uint32_t n = atomic_load_explicit(&z->zc_out[q], memory_order_acquire);
+            /* a queue's frames all go to its pending task's peer: one that dropped will not read them */
+            const zq_peer *p = n && z->pend[q].active ? &z->peers[z->pend[q].t.peer] : NULL;
+            if (p && (p->state == ZL_DEAD || p->drop_ns))
+                lost += n;
+            else
+                out += n;
+        }
+        if (lost && !out)
+            zq_logf(z, NCL_LOG_WARN, "#%llu: ZeroMQ holds %u zero-copy payload frames of this failed call for a "
+                    "dead peer: keep its buffers until the backend is destroyed", (unsigned long long)z->seq, lost);
+        if (!out)
+            return;
+        if (zq_now() - t0 > (uint64_t)ZQ_LINGER_MS * 1000000u) {
+            zq_logf(z, NCL_LOG_WARN, "#%llu: ZeroMQ still holds %u zero-copy payload frames of this failed call "
+                    "(an unreachable peer): keep its buffers until the backend is destroyed",
+                    (unsigned long long)z->seq, out);
+            return;
+        }
+        zq_pump(z, 10);
+    }
+}
+
 static ncl_result zq_end(void *ctx, ncl_result result)
 {
     ncl_zmq *z = ctx;
@@ -1185,6 +1339,7 @@ static ncl_result zq_end(void *ctx, ncl_result result)
             z->done = z->seq;
         zq_apply_pending(z); /* a peer aborted after this call: the next begin fails */
     }
+    zq_zc_settle(z);
     for (uint32_t q = 0; q < NCL_MAX_QUEUES; q++)
         z->pend[q].active = 0; /* a failed call's unsent rest: its buffers go away now */
     ncl_bk_unbind(&z->bufs);
@@ -1216,8 +1371,9 @@ static int zq_peer_left(ncl_zmq *z, int peer, const char *what)
 
 /* Sends what it can of queue's remote task: everything over ZeroMQ (never blocks), as much as
  * the peer's ring takes over shared memory (the rest when dma_poll comes back). The task is
- * complete, and its source free to reuse, once all of it is in the ring or queued in ZeroMQ:
- * both hold their own copy, and the NOTIFY that publishes it follows on the same ordered path. */
+ * complete, and its source free to reuse, once all of it is in the ring (a copy of its own) or
+ * ZeroMQ released its zero-copy frames (zq_send_parts); the NOTIFY that publishes it follows on
+ * the same ordered path. */
 static ncl_result zq_push(ncl_zmq *z, uint32_t queue)
 {
     zq_pend *w = &z->pend[queue];
@@ -1261,7 +1417,8 @@ static ncl_result zq_push(ncl_zmq *z, uint32_t queue)
             m.payload = z->stage;
         }
         m.payload_len = (uint32_t)n;
-        ncl_result rc = p->tx_on ? zq_ring_put(z, t->peer, &m, ZQ_NOTIFY_KEEP) : zq_send(z, t->peer, &m);
+        ncl_result rc = p->tx_on ? zq_ring_put(z, t->peer, &m, ZQ_NOTIFY_KEEP)
+                                 : zq_send_parts(z, t->peer, &m, queue, !pair);
         if (rc == NCL_IN_PROGRESS)
             return NCL_SUCCESS;
         if (rc != NCL_SUCCESS) {
@@ -1270,6 +1427,8 @@ static ncl_result zq_push(ncl_zmq *z, uint32_t queue)
         }
         w->sent += n;
     }
+    if (atomic_load_explicit(&z->zc_out[queue], memory_order_acquire))
+        return NCL_SUCCESS; /* all sent, not all released: dma_poll looks again */
     w->active = 0;
     z->event = 1;
     return NCL_SUCCESS;
@@ -1569,6 +1728,9 @@ static void zq_shm_knobs(ncl_zmq *z, const ncl_zmq_config *cfg)
     z->shm_chunk = z->shm_bytes / 8 - 2 * ZQ_REC_HDR;
     if (z->shm_chunk > cfg->max_payload)
         z->shm_chunk = cfg->max_payload;
+    z->zc_min = ZQ_ZC_MIN;
+    if ((v = getenv("NCL_ZMQ_ZEROCOPY")) && (!strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "no")))
+        z->zc_min = UINT32_MAX;
     z->spin_ns = 200000;
     if ((v = getenv("NCL_ZMQ_SPIN_US")) && *v)
         z->spin_ns = strtoull(v, NULL, 10) * 1000u;
@@ -1625,6 +1787,8 @@ static void zq_close_all(ncl_zmq *z, int linger_ms)
     }
     if (z->ctx_rx)
         zmq_ctx_term(z->ctx_rx);
+    if (z->zc_fd >= 0) /* after the terms: every zero-copy frame was released by then */
+        close(z->zc_fd);
     free(z->peers);
     free(z->items);
     free(z->item_peer);
@@ -1690,8 +1854,11 @@ ncl_result ncl_zmq_create(ncl_zmq **out, const ncl_zmq_config *cfg, char *err, s
     z->pending_origin = -1;
     zq_shm_knobs(z, cfg);
     z->peers = calloc((size_t)z->nranks, sizeof *z->peers);
-    z->items = calloc((size_t)z->nranks, sizeof *z->items);
-    z->item_peer = calloc((size_t)z->nranks, sizeof *z->item_peer);
+    z->items = calloc((size_t)z->nranks + 1, sizeof *z->items);
+    z->item_peer = calloc((size_t)z->nranks + 1, sizeof *z->item_peer);
+    z->zc_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    for (uint32_t q = 0; q < NCL_MAX_QUEUES; q++)
+        z->zc_hint[q] = (zq_zc_hint){.out = &z->zc_out[q], .fd = z->zc_fd};
     z->ctr = calloc((size_t)z->nranks * NCL_NOTIFY_IDS, sizeof *z->ctr);
     z->scratch = z->scratch_bytes ? aligned_alloc(64, (size_t)((z->scratch_bytes + 63) / 64 * 64)) : NULL;
     z->bounce = aligned_alloc(64, ((size_t)cfg->max_payload + 63) / 64 * 64);
@@ -1777,6 +1944,13 @@ ncl_result ncl_zmq_create(ncl_zmq **out, const ncl_zmq_config *cfg, char *err, s
         zq_send_hello(z, i, 0, &z->mine, 0);
     }
 
+    if (z->zc_fd >= 0) { /* wakes zmq_poll when ZeroMQ releases a zero-copy payload */
+        z->items[z->nitems].socket = NULL;
+        z->items[z->nitems].fd = z->zc_fd;
+        z->items[z->nitems].events = ZMQ_POLLIN;
+        z->item_peer[z->nitems] = -1;
+        z->nitems++;
+    }
     /* Every link says HELLO both ways before anyone runs a collective. */
     uint64_t t0 = zq_now();
     for (;;) {
