@@ -264,7 +264,8 @@ static int zq_log_level(const ncl_zmq_config *cfg)
 #define ZQ_SHM_REFUSE 3  /* the reader cannot map it (another host, shared memory off): ZeroMQ stays */
 #define ZQ_SHM_BELL 4    /* wake up: your ring has a record, or ours has space again */
 #define ZQ_NOTIFY_KEEP (16u << 10) /* ring bytes data records leave free for NOTIFYs */
-#define ZQ_ZPOLL_NS 50000u /* zq_pump_quick looks at the sockets this often when rings carry all data */
+#define ZQ_ZPOLL_NS 1000000u /* zq_pump_quick looks at the sockets this often when rings carry all data */
+#define ZQ_RELAX_NS 20000u   /* wait_event spins this long on the CPU before it yields between looks */
 #define ZQ_STALL_NS 30000000000ull
 #define ZQ_ZC_MIN (32u << 10) /* payloads from this size go out without a copy (zq_send_parts) */ /* a NOTIFY gives up on a ring that stays full this long */
 
@@ -1614,6 +1615,18 @@ static void zq_shm_sleep(ncl_zmq *z, uint32_t on)
             atomic_store_explicit(&z->peers[z->pend[q].t.peer].tx->wr_sleep, on, memory_order_seq_cst);
 }
 
+/* A short pause between looks at the rings (the CPU's spin-wait hint where there is one). */
+static void zq_relax(void)
+{
+    for (int i = 0; i < 16; i++) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        __asm__ __volatile__("yield");
+#endif
+    }
+}
+
 static int zq_shm_pending(const ncl_zmq *z)
 {
     for (uint32_t q = 0; q < NCL_MAX_QUEUES; q++)
@@ -1648,9 +1661,13 @@ static ncl_result zq_wait_event(void *ctx, uint64_t timeout_ns)
                     return NCL_SUCCESS;
                 }
             }
-            if (zq_now() - t0 >= lim)
+            uint64_t spent = zq_now() - t0;
+            if (spent >= lim)
                 break;
-            sched_yield(); /* ranks may share cores: let the peer run */
+            if (spent < ZQ_RELAX_NS) /* the peer is likely running: a syscall would cost more than the wait */
+                zq_relax();
+            else
+                sched_yield(); /* ranks may share cores: let the peer run */
         }
         zq_shm_sleep(z, 1);
         if (zq_shm_ready(z)) { /* written before our flags were seen: no doorbell comes */
