@@ -136,6 +136,7 @@ struct ncl_zmq {
     uint64_t shm_bytes;      /* ring bytes per (writer, reader) pair */
     uint64_t shm_chunk;      /* largest payload of one ring record */
     uint64_t spin_ns;        /* wait_event polls the rings this long before it sleeps */
+    uint64_t relax_ns;       /* ...the first relax_ns without yielding the core (0: ranks outnumber cores) */
     int nrx;                 /* peers whose ring we read */
     uint64_t zpoll_ns;       /* when zq_pump last polled the sockets */
     zq_pend pend[NCL_MAX_QUEUES];
@@ -1664,7 +1665,7 @@ static ncl_result zq_wait_event(void *ctx, uint64_t timeout_ns)
             uint64_t spent = zq_now() - t0;
             if (spent >= lim)
                 break;
-            if (spent < ZQ_RELAX_NS) /* the peer is likely running: a syscall would cost more than the wait */
+            if (spent < z->relax_ns) /* the peer is likely running: a syscall would cost more than the wait */
                 zq_relax();
             else
                 sched_yield(); /* ranks may share cores: let the peer run */
@@ -2000,6 +2001,10 @@ ncl_result ncl_zmq_create(ncl_zmq **out, const ncl_zmq_config *cfg, char *err, s
     }
     for (int i = 0; i < z->nranks; i++)
         z->peers[i].st.hello_done = 1;
+    /* Ranks on this host (those whose rings we read, and us) outnumbering its cores share them: a
+     * wait then yields at once, the peer it waits for may need this very core. */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    z->relax_ns = cores > 0 && z->nrx + 1 > cores ? 0 : ZQ_RELAX_NS;
     z->event = 0;
     zq_logf(z, NCL_LOG_INFO, "connected to %d peers in %.1f ms", z->nranks - 1, (double)(zq_now() - t0) / 1e6);
     *out = z;
