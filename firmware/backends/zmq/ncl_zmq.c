@@ -53,6 +53,7 @@ typedef struct zq_peer {
     /* Shared memory (same host): our ring to the peer (tx, used once the peer accepted it) and
      * the peer's ring to us (rx, drained by zq_shm_drain). See "shared memory" below. */
     int shm_cap;             /* the peer's HELLO announced NCL_WIRE_CAP_SHM */
+    int split_ok;            /* ...and NCL_WIRE_CAP_SPLIT: our WRITEs to it may be two frames */
     int offer;               /* our offer: 0 none, 1 sent and unanswered, 2 answered */
     int tx_on;               /* the peer mapped our ring: data commands go through it */
     struct zq_ring *tx, *rx;
@@ -919,6 +920,7 @@ static void zq_apply_parts(ncl_zmq *z, int peer, const unsigned char *b, size_t 
         p->desc_ok = p->coll_ok && (agreed.caps & NCL_WIRE_CAP_DESC) != 0;
         /* outside NCL_WIRE_CAP_KNOWN (agreement drops it): both sides announce it, as LINK */
         p->shm_cap = (z->mine.caps & NCL_WIRE_CAP_SHM) && (m.hello.caps & NCL_WIRE_CAP_SHM);
+        p->split_ok = (m.hello.caps & NCL_WIRE_CAP_SPLIT) != 0;
         zq_send_hello(z, peer, 1, &agreed, m.seq);
         zq_shm_offer(z, peer);
         return;
@@ -1213,6 +1215,7 @@ static int zq_deaths(ncl_zmq *z, int *pending)
                 now = zq_now();
             if (now - p->drop_ns >= ZQ_GRACE_NS) {
                 p->state = ZL_DEAD;
+                z->event = 1; /* news for a wait that was about to sleep */
                 zq_fail(z, NCL_ERR_REMOTE, "rank %d (%s) disconnected without closing: its process died or its "
                         "host is unreachable", i, p->endpoint);
             } else if (pending) {
@@ -1419,8 +1422,9 @@ static ncl_result zq_push(ncl_zmq *z, uint32_t queue)
             m.payload = z->stage;
         }
         m.payload_len = (uint32_t)n;
-        ncl_result rc = p->tx_on ? zq_ring_put(z, t->peer, &m, ZQ_NOTIFY_KEEP)
-                                 : zq_send_parts(z, t->peer, &m, queue, !pair);
+        ncl_result rc = p->tx_on      ? zq_ring_put(z, t->peer, &m, ZQ_NOTIFY_KEEP)
+                        : p->split_ok ? zq_send_parts(z, t->peer, &m, queue, !pair)
+                                      : zq_send(z, t->peer, &m);
         if (rc == NCL_IN_PROGRESS)
             return NCL_SUCCESS;
         if (rc != NCL_SUCCESS) {
@@ -1680,6 +1684,12 @@ static ncl_result zq_wait_event(void *ctx, uint64_t timeout_ns)
     }
     int pending = 0;
     zq_deaths(z, &pending);
+    if (z->event) { /* a death promoted just now: the engine must see it, not sleep past it */
+        if (shm)
+            zq_shm_sleep(z, 0);
+        z->event = 0;
+        return NCL_SUCCESS;
+    }
     uint64_t ms = (timeout_ns + 999999u) / 1000000u;
     if (pending && ms > 50)
         ms = 50; /* wake up to promote a drop to a death */
@@ -1906,7 +1916,7 @@ ncl_result ncl_zmq_create(ncl_zmq **out, const ncl_zmq_config *cfg, char *err, s
     z->mine.min_version = z->mine.max_version = NCL_WIRE_VERSION;
     z->mine.max_payload = cfg->max_payload;
     z->mine.nranks = (uint32_t)z->nranks;
-    z->mine.caps = NCL_WIRE_CAP_WRITE_REDUCE | NCL_WIRE_CAP_COLL | NCL_WIRE_CAP_DESC |
+    z->mine.caps = NCL_WIRE_CAP_WRITE_REDUCE | NCL_WIRE_CAP_COLL | NCL_WIRE_CAP_DESC | NCL_WIRE_CAP_SPLIT |
                    (z->shm ? NCL_WIRE_CAP_SHM : 0u);
     for (int d = 0; d < NCL_DTYPE_COUNT; d++)
         z->mine.reduce_ops[d] = (uint8_t)NCL_INLINE_ALL_OPS;

@@ -76,6 +76,10 @@ typedef enum ncl_wire_cmd {
  *  not by ncl_wire_hello_agree: outside NCL_WIRE_CAP_KNOWN like LINK, so the corpus is unchanged. */
 #define NCL_WIRE_CAP_SHM 0x00000020u
 #define NCL_WIRE_SHM_MAX 256u /**< largest NCL_WIRE_SHM payload */
+/** Two-frame messages (ncl_wire_encode_head / ncl_wire_decode_parts): the sender may send WRITE and
+ *  WRITE_REDUCE as a header frame and a payload frame. Agreed by the backends themselves, outside
+ *  NCL_WIRE_CAP_KNOWN: a receiver from before it breaks the link on a multi-frame message. */
+#define NCL_WIRE_CAP_SPLIT 0x00000040u
 
 /** Decoder / encoder verdicts. Every rejection has its own value; names from ncl_wire_result_name(). */
 typedef enum ncl_wire_result {
