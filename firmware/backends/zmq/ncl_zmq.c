@@ -268,8 +268,8 @@ static int zq_log_level(const ncl_zmq_config *cfg)
 #define ZQ_NOTIFY_KEEP (16u << 10) /* ring bytes data records leave free for NOTIFYs */
 #define ZQ_ZPOLL_NS 1000000u /* zq_pump_quick looks at the sockets this often when rings carry all data */
 #define ZQ_RELAX_NS 20000u   /* wait_event spins this long on the CPU before it yields between looks */
-#define ZQ_STALL_NS 30000000000ull
-#define ZQ_ZC_MIN (32u << 10) /* payloads from this size go out without a copy (zq_send_parts) */ /* a NOTIFY gives up on a ring that stays full this long */
+#define ZQ_STALL_NS 30000000000ull /* a NOTIFY gives up on a ring that stays full this long */
+#define ZQ_ZC_MIN (32u << 10) /* payloads from this size go out without a copy (zq_send_parts) */
 
 static ncl_result zq_send(ncl_zmq *z, int peer, ncl_wire_msg *m);
 static void zq_pump(ncl_zmq *z, long timeout_ms);
