@@ -37,7 +37,7 @@ enum { H_MIN = 0, H_MAX = 1, H_RESERVED = 2, H_MAX_PAYLOAD = 4, H_NRANKS = 8, H_
 #define ERROR_CODE_LEN 4u
 #define ABORT_FIXED_LEN 16u /* u32 code, u32 origin, u64 done_call, then the reason */
 
-typedef enum kind { K_HELLO, K_ERROR, K_WRITE, K_REDUCE, K_NOTIFY, K_CONTROL, K_BYE, K_ABORT, K_LINK } kind;
+typedef enum kind { K_HELLO, K_ERROR, K_WRITE, K_REDUCE, K_NOTIFY, K_CONTROL, K_BYE, K_ABORT, K_LINK, K_SHM } kind;
 
 typedef struct cmd_spec {
     uint8_t cmd;
@@ -57,6 +57,7 @@ static const cmd_spec specs[] = {
     { NCL_WIRE_NOTIFY, K_NOTIFY, 0, 0, "NOTIFY" },
     { NCL_WIRE_LINK, K_LINK, 0, 0, "LINK" },
     { NCL_WIRE_LINK_ACK, K_LINK, 0, 0, "LINK_ACK" },
+    { NCL_WIRE_SHM, K_SHM, 0, 0, "SHM" },
     { NCL_WIRE_RUN, K_CONTROL, NCL_WIRE_FLAG_REPLY, 0, "RUN" },
     { NCL_WIRE_COUNTERS, K_CONTROL, NCL_WIRE_FLAG_REPLY, 0, "COUNTERS" },
     { NCL_WIRE_SELFTEST, K_CONTROL, NCL_WIRE_FLAG_REPLY, 0, "SELFTEST" },
@@ -291,7 +292,7 @@ static ncl_wire_result check_fields(const ncl_wire_msg *m, const ncl_wire_limits
     /* Link traffic names two real ranks; HELLO, ERROR and the controller may come before ranks
      * are known or from the controller, which is no rank. */
     int ranks_needed = s->kind == K_WRITE || s->kind == K_REDUCE || s->kind == K_NOTIFY || s->kind == K_BYE ||
-                       s->kind == K_ABORT || s->kind == K_LINK;
+                       s->kind == K_ABORT || s->kind == K_LINK || s->kind == K_SHM;
     if ((r = check_rank("src", m->src, !ranks_needed, lim, s, why, why_len)) != NCL_WIRE_OK)
         return r;
     if ((r = check_rank("dst", m->dst, !ranks_needed, lim, s, why, why_len)) != NCL_WIRE_OK)
@@ -351,6 +352,11 @@ static ncl_wire_result check_fields(const ncl_wire_msg *m, const ncl_wire_limits
         if (m->payload_len > NCL_WIRE_ERROR_TEXT_MAX)
             return reject(why, why_len, NCL_WIRE_ERR_LENGTH, "%s: text of %u bytes, at most %u", s->name,
                           (unsigned)m->payload_len, (unsigned)NCL_WIRE_ERROR_TEXT_MAX);
+        return NCL_WIRE_OK;
+    case K_SHM: /* the zmq backend's segment offer / answer / doorbell: checked by the backend */
+        if (m->payload_len > NCL_WIRE_SHM_MAX)
+            return reject(why, why_len, NCL_WIRE_ERR_LENGTH, "SHM: %u payload bytes, at most %u",
+                          (unsigned)m->payload_len, (unsigned)NCL_WIRE_SHM_MAX);
         return NCL_WIRE_OK;
     case K_CONTROL:
     case K_LINK: /* the board's transfer header and data: checked by the board (sim/zmq/rs_board.cpp) */
@@ -436,7 +442,26 @@ static uint64_t wire_payload_len(const ncl_wire_msg *m, const cmd_spec *s)
 
 /* ---- encode -------------------------------------------------------------------------------- */
 
+/* The commands whose wire payload is the caller's bytes verbatim: the ones that may travel as a
+ * header frame and a payload frame (ncl_wire_encode_head, ncl_wire_decode_parts). */
+static int verbatim(const cmd_spec *s)
+{
+    return s->kind == K_WRITE || s->kind == K_REDUCE || s->kind == K_CONTROL || s->kind == K_LINK || s->kind == K_SHM;
+}
+
+static ncl_wire_result encode_core(const ncl_wire_msg *msg, void *buf, size_t cap, size_t *out_len, int head_only);
+
 ncl_wire_result ncl_wire_encode(const ncl_wire_msg *msg, void *buf, size_t cap, size_t *out_len)
+{
+    return encode_core(msg, buf, cap, out_len, 0);
+}
+
+ncl_wire_result ncl_wire_encode_head(const ncl_wire_msg *msg, void *buf, size_t cap, size_t *out_len)
+{
+    return encode_core(msg, buf, cap, out_len, 1);
+}
+
+static ncl_wire_result encode_core(const ncl_wire_msg *msg, void *buf, size_t cap, size_t *out_len, int head_only)
 {
     /* The encoder knows no receiver: it checks form only (any rank count, any payload size). */
     static const ncl_wire_limits any = { UINT32_MAX, 0u, NCL_WIRE_RANK_NONE, NCL_WIRE_VERSION, NCL_WIRE_VERSION };
@@ -455,7 +480,9 @@ ncl_wire_result ncl_wire_encode(const ncl_wire_msg *msg, void *buf, size_t cap, 
     uint64_t plen = wire_payload_len(msg, s);
     if (plen > UINT32_MAX)
         return NCL_WIRE_ERR_OVERSIZED;
-    uint64_t total = NCL_WIRE_HDR_LEN + plen;
+    if (head_only && !verbatim(s))
+        return NCL_WIRE_ERR_ARGUMENT;
+    uint64_t total = NCL_WIRE_HDR_LEN + (head_only ? 0 : plen);
     if (total > cap) {
         *out_len = total > SIZE_MAX ? SIZE_MAX : (size_t)total;
         return NCL_WIRE_ERR_NO_SPACE;
@@ -484,6 +511,12 @@ ncl_wire_result ncl_wire_encode(const ncl_wire_msg *msg, void *buf, size_t cap, 
         p[OFF_BUF] = msg->coll;
     }
 
+    if (head_only) { /* the payload stays where it is: the CRC covers it all the same */
+        uint32_t crc = ncl_wire_crc32c(ncl_wire_crc32c(0, p, OFF_CRC), msg->payload, (size_t)plen);
+        wr32(p + OFF_CRC, crc);
+        *out_len = NCL_WIRE_HDR_LEN;
+        return NCL_WIRE_OK;
+    }
     uint8_t *body = p + NCL_WIRE_HDR_LEN;
     switch ((kind)s->kind) {
     case K_HELLO: {
@@ -535,8 +568,25 @@ ncl_wire_result ncl_wire_encode(const ncl_wire_msg *msg, void *buf, size_t cap, 
 
 /* ---- decode -------------------------------------------------------------------------------- */
 
+static ncl_wire_result decode_core(const void *buf, size_t len, const uint8_t *tail, size_t tail_len, int split,
+                                   const ncl_wire_limits *limits, ncl_wire_msg *msg, char *why, size_t why_len);
+
 ncl_wire_result ncl_wire_decode(const void *buf, size_t len, const ncl_wire_limits *limits, ncl_wire_msg *msg,
                                 char *why, size_t why_len)
+{
+    return decode_core(buf, len, NULL, 0, 0, limits, msg, why, why_len);
+}
+
+ncl_wire_result ncl_wire_decode_parts(const void *head, size_t head_len, const void *payload, size_t payload_len,
+                                      const ncl_wire_limits *limits, ncl_wire_msg *msg, char *why, size_t why_len)
+{
+    if (!payload && payload_len)
+        return reject(why, why_len, NCL_WIRE_ERR_ARGUMENT, "decode: NULL payload");
+    return decode_core(head, head_len, payload, payload_len, 1, limits, msg, why, why_len);
+}
+
+static ncl_wire_result decode_core(const void *buf, size_t len, const uint8_t *tail, size_t tail_len, int split,
+                                   const ncl_wire_limits *limits, ncl_wire_msg *msg, char *why, size_t why_len)
 {
     const uint8_t *p = buf;
     clear_why(why, why_len);
@@ -571,14 +621,21 @@ ncl_wire_result ncl_wire_decode(const void *buf, size_t len, const ncl_wire_limi
     if (plen > limits->max_payload)
         return reject(why, why_len, NCL_WIRE_ERR_OVERSIZED, "payload_len %u above this receiver's limit %u",
                       (unsigned)plen, (unsigned)limits->max_payload);
+    /* Two frames: the first is the header alone, the second all of the payload. */
+    if (split && len > NCL_WIRE_HDR_LEN)
+        return reject(why, why_len, NCL_WIRE_ERR_TRAILING_BYTES, "%llu bytes after the header in a header frame",
+                      (ull)(len - NCL_WIRE_HDR_LEN));
     /* len >= HDR_LEN here, so the subtraction cannot wrap. */
-    if (len - NCL_WIRE_HDR_LEN < plen)
-        return reject(why, why_len, NCL_WIRE_ERR_TRUNCATED_PAYLOAD, "%llu payload bytes of %u",
-                      (ull)(len - NCL_WIRE_HDR_LEN), (unsigned)plen);
-    if (len - NCL_WIRE_HDR_LEN > plen)
+    size_t have = split ? tail_len : len - NCL_WIRE_HDR_LEN;
+    if (have < plen)
+        return reject(why, why_len, NCL_WIRE_ERR_TRUNCATED_PAYLOAD, "%llu payload bytes of %u", (ull)have,
+                      (unsigned)plen);
+    if (have > plen)
         return reject(why, why_len, NCL_WIRE_ERR_TRAILING_BYTES, "%llu bytes after a message of %llu",
-                      (ull)(len - NCL_WIRE_HDR_LEN - plen), (ull)(NCL_WIRE_HDR_LEN + (uint64_t)plen));
-    const uint8_t *body = p + NCL_WIRE_HDR_LEN;
+                      (ull)(have - plen), (ull)(NCL_WIRE_HDR_LEN + (uint64_t)plen));
+    const uint8_t *body = split ? tail : p + NCL_WIRE_HDR_LEN;
+    if (!body) /* an empty payload frame: the checksum and the kinds read nothing from it */
+        body = p + NCL_WIRE_HDR_LEN;
     uint32_t crc = ncl_wire_crc32c(ncl_wire_crc32c(0, p, OFF_CRC), body, plen);
     uint32_t sent = rd32(p + OFF_CRC);
     if (crc != sent)
@@ -593,6 +650,9 @@ ncl_wire_result ncl_wire_decode(const void *buf, size_t len, const ncl_wire_limi
     const cmd_spec *s = spec_of(cmd);
     if (!s)
         return reject(why, why_len, NCL_WIRE_ERR_UNKNOWN_COMMAND, "command %u is not defined", (unsigned)cmd);
+    if (split && !verbatim(s))
+        return reject(why, why_len, NCL_WIRE_ERR_LENGTH, "%s travels in one frame, not as a header and a payload "
+                      "frame", s->name);
 
     msg->version = version;
     msg->command = cmd;

@@ -1,5 +1,5 @@
 /* ncl_zmq.c — the zmq HAL backend: one process per rank; WRITE/WRITE_REDUCE/NOTIFY travel as wire frames. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* memfd_create */
 
 #include "ncl/ncl_zmq.h"
 
@@ -8,12 +8,19 @@
 #include "ncl_backend.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include <zmq.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -43,7 +50,51 @@ typedef struct zq_peer {
     ncl_wire_desc desc;
     uint64_t seq;
     ncl_zmq_link st;
+    /* Shared memory (same host): our ring to the peer (tx, used once the peer accepted it) and
+     * the peer's ring to us (rx, drained by zq_shm_drain). See "shared memory" below. */
+    int shm_cap;             /* the peer's HELLO announced NCL_WIRE_CAP_SHM */
+    int split_ok;            /* ...and NCL_WIRE_CAP_SPLIT: our WRITEs to it may be two frames */
+    int offer;               /* our offer: 0 none, 1 sent and unanswered, 2 answered */
+    int tx_on;               /* the peer mapped our ring: data commands go through it */
+    struct zq_ring *tx, *rx;
+    uint64_t tx_bytes, rx_bytes; /* their ring bytes, our own copies (never read back from the mapping) */
+    uint64_t cookie;         /* our ring's random id, echoed by the answer */
+    int tx_fd;               /* the memfd of tx until the peer answered (it opens it by /proc path) */
 } zq_peer;
+
+/* One writer -> reader ring in a shared mapping: a header page, then `bytes` of records. Head
+ * and tail count bytes ever written / consumed (never wrap), each on its own cache line. The
+ * sleep flags let a side that is about to block in zmq_poll ask the other for a doorbell. */
+#define ZQ_RING_MAGIC 0x31474E49524D5143ull /* "CQMRING1" */
+#define ZQ_RING_HDR 4096u
+#define ZQ_REC_HDR 64u                     /* a record: u64 length word, padding, then a wire frame */
+#define ZQ_REC_SKIP UINT64_MAX             /* length word: the rest of the ring is unused, wrap */
+typedef struct zq_ring {
+    uint64_t magic, cookie, bytes;
+    uint32_t writer, reader;
+    char pad0[64 - 32];
+    _Atomic uint64_t head; /* written by the writer */
+    char pad1[56];
+    _Atomic uint64_t tail; /* written by the reader */
+    char pad2[56];
+    _Atomic uint32_t rd_sleep; /* the reader sleeps in zmq_poll: ring its doorbell after writing */
+    char pad3[60];
+    _Atomic uint32_t wr_sleep; /* the writer waits for space: ring its doorbell after consuming */
+} zq_ring;
+
+/* A remote data task not yet all in the peer's ring (its ring was full): dma_poll goes on. */
+typedef struct zq_pend {
+    int active;
+    ncl_task t;
+    const unsigned char *src, *src2;
+    uint64_t sent;           /* bytes of the task already written */
+} zq_pend;
+
+/* What a zero-copy payload frame's release (zq_zc_free, in ZeroMQ's I/O thread) updates. */
+typedef struct zq_zc_hint {
+    _Atomic uint32_t *out;   /* the queue's count of frames ZeroMQ still holds */
+    int fd;                  /* the eventfd that wakes the rank's poll */
+} zq_zc_hint;
 
 struct ncl_zmq {
     ncl_hal hal;
@@ -82,6 +133,20 @@ struct ncl_zmq {
     ncl_wire_limits lim;
     ncl_wire_hello mine;
     uint64_t data_tx;        /* data frames sent, for the fault hooks */
+    int shm;                 /* shared memory with same-host peers allowed (NCL_ZMQ_SHM != off) */
+    uint64_t shm_bytes;      /* ring bytes per (writer, reader) pair */
+    uint64_t shm_chunk;      /* largest payload of one ring record */
+    uint64_t spin_ns;        /* wait_event polls the rings this long before it sleeps */
+    uint64_t relax_ns;       /* ...the first relax_ns without yielding the core (0: ranks outnumber cores) */
+    int nrx;                 /* peers whose ring we read */
+    uint64_t zpoll_ns;       /* when zq_pump last polled the sockets */
+    zq_pend pend[NCL_MAX_QUEUES];
+    /* Zero-copy payload frames ZeroMQ still holds, per queue: its I/O thread releases them (zq_zc_free)
+     * once written to the socket, and only then is the task complete and its source reusable. */
+    _Atomic uint32_t zc_out[NCL_MAX_QUEUES];
+    zq_zc_hint zc_hint[NCL_MAX_QUEUES]; /* what zq_zc_free gets: the counter and the eventfd */
+    uint32_t zc_min;         /* payloads from this size go out without a copy (NCL_ZMQ_ZEROCOPY=off: none) */
+    int zc_fd;               /* eventfd the release writes, polled with the sockets (-1: none) */
     uint64_t corrupt_nth, die_nth;
     int log_level;
     ncl_log_fn log; /* the program's sink, or NULL: stderr */
@@ -196,14 +261,27 @@ static int zq_log_level(const ncl_zmq_config *cfg)
 
 /* ---- sending ------------------------------------------------------------------------------- */
 
+#define ZQ_SHM_OFFER 1   /* SHM payload kinds (byte 0): the writer offers its ring */
+#define ZQ_SHM_ACCEPT 2  /* the reader mapped it: data commands go through it from now on */
+#define ZQ_SHM_REFUSE 3  /* the reader cannot map it (another host, shared memory off): ZeroMQ stays */
+#define ZQ_SHM_BELL 4    /* wake up: your ring has a record, or ours has space again */
+#define ZQ_NOTIFY_KEEP (16u << 10) /* ring bytes data records leave free for NOTIFYs */
+#define ZQ_ZPOLL_NS 1000000u /* zq_pump_quick looks at the sockets this often when rings carry all data */
+#define ZQ_RELAX_NS 20000u   /* wait_event spins this long on the CPU before it yields between looks */
+#define ZQ_STALL_NS 30000000000ull /* a NOTIFY gives up on a ring that stays full this long */
+#define ZQ_ZC_MIN (32u << 10) /* payloads from this size go out without a copy (zq_send_parts) */
+
+static ncl_result zq_send(ncl_zmq *z, int peer, ncl_wire_msg *m);
+static void zq_pump(ncl_zmq *z, long timeout_ms);
+static int zq_deaths(ncl_zmq *z, int *pending);
+
 static int zq_is_data(uint8_t cmd)
 {
     return cmd == NCL_WIRE_WRITE || cmd == NCL_WIRE_WRITE_REDUCE || cmd == NCL_WIRE_NOTIFY;
 }
 
-/* Encodes m into one frame and queues it on the peer's connection (never blocks: the high-water
- * mark is off, the engine's READY/DATA protocol bounds what is in flight). */
-static ncl_result zq_send(ncl_zmq *z, int peer, ncl_wire_msg *m)
+/* Fills in the fields every frame carries: ranks, clock, and (requests) the link's next seq. */
+static void zq_stamp(ncl_zmq *z, int peer, ncl_wire_msg *m)
 {
     zq_peer *p = &z->peers[peer];
     m->src = (uint32_t)z->rank;
@@ -211,6 +289,22 @@ static ncl_result zq_send(ncl_zmq *z, int peer, ncl_wire_msg *m)
     m->time_ns = zq_now();
     if (!(m->flags & NCL_WIRE_FLAG_REPLY))
         m->seq = ++p->seq;
+}
+
+/* The test hook: a flipped bit in transit (the last payload byte, or a header byte). */
+static void zq_corrupt(ncl_zmq *z, unsigned char *b, size_t len, const ncl_wire_msg *m, int peer)
+{
+    b[len > NCL_WIRE_HDR_LEN ? len - 1 : 20] ^= 0x10;
+    zq_logf(z, NCL_LOG_WARN, "fault hook: corrupted data frame #%llu (%s to rank %d)", (unsigned long long)z->data_tx,
+            ncl_wire_cmd_name(m->command), peer);
+}
+
+/* Encodes m into one frame and queues it on the peer's connection (never blocks: the high-water
+ * mark is off, the engine's READY/DATA protocol bounds what is in flight). */
+static ncl_result zq_send(ncl_zmq *z, int peer, ncl_wire_msg *m)
+{
+    zq_peer *p = &z->peers[peer];
+    zq_stamp(z, peer, m);
     size_t need = 0;
     ncl_wire_result wr = ncl_wire_encode(m, NULL, 0, &need);
     if (wr != NCL_WIRE_ERR_NO_SPACE && wr != NCL_WIRE_OK)
@@ -227,12 +321,8 @@ static ncl_result zq_send(ncl_zmq *z, int peer, ncl_wire_msg *m)
                        ncl_wire_result_name(wr));
     }
     int data = zq_is_data(m->command);
-    if (data && ++z->data_tx == z->corrupt_nth) {
-        unsigned char *b = zmq_msg_data(&f);
-        b[len > NCL_WIRE_HDR_LEN ? len - 1 : 20] ^= 0x10; /* the test hook: a flipped bit in transit */
-        zq_logf(z, NCL_LOG_WARN, "fault hook: corrupted data frame #%llu (%s to rank %d)",
-                (unsigned long long)z->data_tx, ncl_wire_cmd_name(m->command), peer);
-    }
+    if (data && ++z->data_tx == z->corrupt_nth)
+        zq_corrupt(z, zmq_msg_data(&f), len, m, peer);
     if (zmq_msg_send(&f, p->dealer, ZMQ_DONTWAIT) < 0) {
         int e = errno;
         zmq_msg_close(&f);
@@ -242,6 +332,74 @@ static ncl_result zq_send(ncl_zmq *z, int peer, ncl_wire_msg *m)
     p->st.frames_tx++;
     p->st.bytes_tx += len;
     if (data && z->data_tx == z->die_nth) {
+        zq_logf(z, NCL_LOG_WARN, "fault hook: dying after data frame #%llu", (unsigned long long)z->data_tx);
+        raise(SIGKILL);
+    }
+    return NCL_SUCCESS;
+}
+
+/* ZeroMQ's I/O thread is done with a zero-copy payload frame (written to the socket, or dropped
+ * with its connection): one fewer for the queue, and a wake-up for a rank asleep in zmq_poll. */
+static void zq_zc_free(void *data, void *hint)
+{
+    (void)data;
+    const zq_zc_hint *h = hint;
+    atomic_fetch_sub_explicit(h->out, 1, memory_order_release);
+    if (h->fd >= 0) {
+        uint64_t one = 1;
+        ssize_t w = write(h->fd, &one, sizeof one);
+        (void)w; /* a full counter still wakes the poll */
+    }
+}
+
+/* WRITE / WRITE_REDUCE over ZeroMQ as two frames of one message: the header, then the payload.
+ * A payload of ZQ_ZC_MIN bytes or more is sent from where it lies (zmq_msg_init_data, no copy);
+ * the task that owns it is complete only when ZeroMQ released it (zc_out[queue], zq_zc_free),
+ * because the engine may overwrite a completed task's source at once (a ring reuses its chunks).
+ * Smaller payloads are copied into the frame: a copy of a few KiB costs less than the release's
+ * eventfd wake-up. `stable` 0 (a payload in the staging buffer, reused by the next chunk) copies too. */
+static ncl_result zq_send_parts(ncl_zmq *z, int peer, ncl_wire_msg *m, uint32_t queue, int stable)
+{
+    zq_peer *p = &z->peers[peer];
+    zq_stamp(z, peer, m);
+    zmq_msg_t h, d;
+    if (zmq_msg_init_size(&h, NCL_WIRE_HDR_LEN) != 0)
+        return zq_fail(z, NCL_ERR_OUT_OF_MEMORY, "header frame to rank %d: out of memory", peer);
+    size_t len = 0;
+    ncl_wire_result wr = ncl_wire_encode_head(m, zmq_msg_data(&h), NCL_WIRE_HDR_LEN, &len);
+    if (wr != NCL_WIRE_OK) {
+        zmq_msg_close(&h);
+        return zq_fail(z, NCL_ERR_INTERNAL, "encoding %s to rank %d: %s", ncl_wire_cmd_name(m->command), peer,
+                       ncl_wire_result_name(wr));
+    }
+    if (++z->data_tx == z->corrupt_nth) /* in the header frame: the payload is the sender's own buffer */
+        zq_corrupt(z, zmq_msg_data(&h), NCL_WIRE_HDR_LEN, m, peer);
+    int zc = stable && m->payload_len >= z->zc_min;
+    if (zc) {
+        if (zmq_msg_init_data(&d, (void *)(uintptr_t)m->payload, m->payload_len, zq_zc_free, &z->zc_hint[queue]) != 0) {
+            zmq_msg_close(&h);
+            return zq_fail(z, NCL_ERR_OUT_OF_MEMORY, "payload frame to rank %d: out of memory", peer);
+        }
+        atomic_fetch_add_explicit(&z->zc_out[queue], 1, memory_order_relaxed);
+    } else {
+        if (zmq_msg_init_size(&d, m->payload_len) != 0) {
+            zmq_msg_close(&h);
+            return zq_fail(z, NCL_ERR_OUT_OF_MEMORY, "payload frame of %u bytes to rank %d: out of memory",
+                           (unsigned)m->payload_len, peer);
+        }
+        memcpy(zmq_msg_data(&d), m->payload, m->payload_len);
+    }
+    /* The header frame is queued with SNDMORE and the message goes out whole or not at all */
+    if (zmq_msg_send(&h, p->dealer, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 || zmq_msg_send(&d, p->dealer, ZMQ_DONTWAIT) < 0) {
+        int e = errno;
+        zmq_msg_close(&h);
+        zmq_msg_close(&d); /* releases a zero-copy payload (zq_zc_free) */
+        return zq_fail(z, NCL_ERR_LINK, "link to rank %d (%s): send of %s failed: %s", peer, p->endpoint,
+                       ncl_wire_cmd_name(m->command), zmq_strerror(e));
+    }
+    p->st.frames_tx++;
+    p->st.bytes_tx += NCL_WIRE_HDR_LEN + m->payload_len;
+    if (z->data_tx == z->die_nth) {
         zq_logf(z, NCL_LOG_WARN, "fault hook: dying after data frame #%llu", (unsigned long long)z->data_tx);
         raise(SIGKILL);
     }
@@ -269,6 +427,101 @@ static void zq_send_hello(ncl_zmq *z, int peer, int ack, const ncl_wire_hello *h
     m.seq = seq;
     m.hello = *h;
     zq_send(z, peer, &m);
+}
+
+/* ---- shared memory: the writer's side ------------------------------------------------------
+ *
+ * Two ranks on one host move their data commands (WRITE, WRITE_REDUCE, NOTIFY: the same wire
+ * frames, checksum included) through a ring in shared memory that the writer owns and the reader
+ * maps; ZeroMQ keeps the control messages (HELLO, ERROR, ABORT, BYE, the ring's offer and the
+ * doorbells) and the connection whose drop tells a death. A record is 64-aligned: a length word,
+ * padding to 64 bytes, then the frame, so a WRITE_REDUCE payload is aligned for the kernels and the
+ * reader reduces straight from the mapping into its buffer (one copy on each side instead of the
+ * socket's two and ZeroMQ's buffers). The writer publishes a record by advancing head (release)
+ * after writing it, the reader frees it by advancing tail: nothing is overwritten before it was
+ * applied, and a writer that dies mid-record leaves nothing half-visible. */
+
+static uint64_t zq_round64(uint64_t n)
+{
+    return (n + 63u) & ~(uint64_t)63u;
+}
+
+static unsigned char *zq_ring_data(zq_ring *r)
+{
+    return (unsigned char *)r + ZQ_RING_HDR;
+}
+
+/* A wake-up for a peer that sleeps in zmq_poll (its ring has news: a record, or free space). */
+static void zq_doorbell(ncl_zmq *z, int peer)
+{
+    unsigned char body[8] = {ZQ_SHM_BELL};
+    ncl_wire_msg m;
+    memset(&m, 0, sizeof m);
+    m.command = NCL_WIRE_SHM;
+    m.payload = body;
+    m.payload_len = sizeof body;
+    zq_send(z, peer, &m);
+}
+
+/* The ring bytes a record of a `len`-byte frame takes at the ring's head (with the skip to the
+ * start when it does not fit before the end), and whether that much is free beyond `keep`. */
+static int zq_ring_fits(const zq_peer *p, size_t len, uint64_t keep)
+{
+    zq_ring *r = p->tx;
+    uint64_t rec = ZQ_REC_HDR + zq_round64(len);
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+    uint64_t room = p->tx_bytes - head % p->tx_bytes;
+    uint64_t take = room < rec ? room + rec : rec;
+    return p->tx_bytes - (head - tail) >= take + keep;
+}
+
+/* Writes m as one record into our ring to `peer`: NCL_SUCCESS, or NCL_IN_PROGRESS when the ring
+ * lacks the space (leaving `keep` bytes free, so the NOTIFYs that publish data always fit). */
+static ncl_result zq_ring_put(ncl_zmq *z, int peer, ncl_wire_msg *m, uint64_t keep)
+{
+    zq_peer *p = &z->peers[peer];
+    zq_ring *r = p->tx;
+    size_t need = 0;
+    ncl_wire_result wr = ncl_wire_encode(m, NULL, 0, &need);
+    if (wr != NCL_WIRE_ERR_NO_SPACE && wr != NCL_WIRE_OK)
+        return zq_fail(z, NCL_ERR_INTERNAL, "encoding %s to rank %d: %s", ncl_wire_cmd_name(m->command), peer,
+                       ncl_wire_result_name(wr));
+    if (!zq_ring_fits(p, need, keep))
+        return NCL_IN_PROGRESS;
+    uint64_t rec = ZQ_REC_HDR + zq_round64(need);
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    uint64_t pos = head % p->tx_bytes, room = p->tx_bytes - pos;
+    unsigned char *d = zq_ring_data(r);
+    if (room < rec) {
+        uint64_t skip = ZQ_REC_SKIP;
+        memcpy(d + pos, &skip, sizeof skip);
+        head += room;
+        pos = 0;
+    }
+    zq_stamp(z, peer, m);
+    size_t len = 0;
+    wr = ncl_wire_encode(m, d + pos + ZQ_REC_HDR, need, &len);
+    if (wr != NCL_WIRE_OK)
+        return zq_fail(z, NCL_ERR_INTERNAL, "encoding %s to rank %d: %s", ncl_wire_cmd_name(m->command), peer,
+                       ncl_wire_result_name(wr));
+    int data = zq_is_data(m->command);
+    if (data && ++z->data_tx == z->corrupt_nth)
+        zq_corrupt(z, d + pos + ZQ_REC_HDR, len, m, peer);
+    uint64_t lw = len;
+    memcpy(d + pos, &lw, sizeof lw);
+    /* seq_cst, with the load of rd_sleep after it: the reader sets rd_sleep and then reads head
+     * (both seq_cst), so either it sees this record or we see it asleep and ring */
+    atomic_store_explicit(&r->head, head + rec, memory_order_seq_cst);
+    if (atomic_load_explicit(&r->rd_sleep, memory_order_seq_cst) && atomic_exchange(&r->rd_sleep, 0))
+        zq_doorbell(z, peer);
+    p->st.frames_tx++;
+    p->st.bytes_tx += len;
+    if (data && z->data_tx == z->die_nth) {
+        zq_logf(z, NCL_LOG_WARN, "fault hook: dying after data frame #%llu", (unsigned long long)z->data_tx);
+        raise(SIGKILL);
+    }
+    return NCL_SUCCESS;
 }
 
 /* Tells every peer that agreed NCL_WIRE_CAP_COLL that this rank is broken and why, so they fail at
@@ -376,18 +629,256 @@ static int zq_peer_of_id(const ncl_zmq *z, const void *id, size_t len)
     return (int)r;
 }
 
-/* Applies one frame that arrived on the link from `peer`. */
+/* ---- shared memory: setting a ring up -------------------------------------------------------- */
+
+/* This machine's boot id (/proc/sys/kernel/random/boot_id): ranks with the same one share a
+ * kernel, so a ring offered by /proc/<pid>/fd/<fd> may be reachable. "" when unknown. */
+static void zq_boot_id(char out[40])
+{
+    out[0] = '\0';
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (!f)
+        return;
+    if (!fgets(out, 40, f))
+        out[0] = '\0';
+    fclose(f);
+    out[strcspn(out, "\n")] = '\0';
+}
+
+static void zq_put64(unsigned char *b, uint64_t v)
+{
+    memcpy(b, &v, 8);
+}
+
+static uint64_t zq_get64(const unsigned char *b)
+{
+    uint64_t v;
+    memcpy(&v, b, 8);
+    return v;
+}
+
+/* Offers the peer a ring for our data commands towards it: a memfd the peer opens through
+ * /proc/<our pid>/fd/<fd> (a memfd has no name to leak when a rank is killed, and is not bounded by
+ * /dev/shm's size), checked by a random cookie. Offer payload: kind, 7 bytes 0, u64 cookie, u64
+ * ring bytes, u32 pid, u32 fd, then the boot id (NUL-terminated). A failure only keeps ZeroMQ. */
+static void zq_shm_offer(ncl_zmq *z, int peer)
+{
+    zq_peer *p = &z->peers[peer];
+    if (!z->shm || !p->shm_cap || p->offer)
+        return;
+    size_t map = ZQ_RING_HDR + (size_t)z->shm_bytes;
+    int fd = memfd_create("ncl-zmq-ring", MFD_CLOEXEC);
+    void *a = MAP_FAILED;
+    if (fd < 0 || ftruncate(fd, (off_t)map) != 0 ||
+        (a = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+        zq_logf(z, NCL_LOG_INFO, "no shared-memory ring to rank %d (%s): ZeroMQ carries its data", peer,
+                strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    zq_ring *r = a;
+    /* the cookie only has to differ between rings and runs: time, pid and addresses mixed */
+    uint64_t c = zq_now() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)a ^ ((uint64_t)peer << 48);
+    c ^= c >> 29;
+    c *= 0xBF58476D1CE4E5B9ull;
+    c ^= c >> 32;
+    r->magic = ZQ_RING_MAGIC;
+    r->cookie = c;
+    r->bytes = z->shm_bytes;
+    r->writer = (uint32_t)z->rank;
+    r->reader = (uint32_t)peer;
+    p->tx = r;
+    p->tx_bytes = z->shm_bytes;
+    p->tx_fd = fd;
+    p->cookie = c;
+    unsigned char body[NCL_WIRE_SHM_MAX];
+    memset(body, 0, sizeof body);
+    body[0] = ZQ_SHM_OFFER;
+    zq_put64(body + 8, c);
+    zq_put64(body + 16, z->shm_bytes);
+    uint32_t pid = (uint32_t)getpid(), ufd = (uint32_t)fd;
+    memcpy(body + 24, &pid, 4);
+    memcpy(body + 28, &ufd, 4);
+    char boot[40];
+    zq_boot_id(boot);
+    size_t bl = strlen(boot);
+    memcpy(body + 32, boot, bl + 1);
+    ncl_wire_msg m;
+    memset(&m, 0, sizeof m);
+    m.command = NCL_WIRE_SHM;
+    m.payload = body;
+    m.payload_len = (uint32_t)(32 + bl + 1);
+    p->offer = 1;
+    zq_send(z, peer, &m);
+}
+
+/* Our ring to `peer` will not be used (refused, or the link broke): unmapped, fd closed. */
+static void zq_shm_drop_tx(zq_peer *p)
+{
+    if (p->tx)
+        munmap(p->tx, ZQ_RING_HDR + (size_t)p->tx_bytes);
+    if (p->tx_fd >= 0)
+        close(p->tx_fd);
+    p->tx = NULL;
+    p->tx_fd = -1;
+    p->tx_on = 0;
+}
+
+/* Maps the ring `peer` offers; NULL and why when it cannot (another host, another pid namespace,
+ * shared memory off here, a ring that is not the one offered). */
+static zq_ring *zq_shm_map(ncl_zmq *z, int peer, const unsigned char *b, size_t len, char *why, size_t why_len)
+{
+    if (!z->shm) {
+        snprintf(why, why_len, "shared memory is off on rank %d (NCL_ZMQ_SHM=off)", z->rank);
+        return NULL;
+    }
+    uint64_t cookie = zq_get64(b + 8), bytes = zq_get64(b + 16);
+    uint32_t pid, fd;
+    memcpy(&pid, b + 24, 4);
+    memcpy(&fd, b + 28, 4);
+    char boot[40], theirs[40];
+    zq_boot_id(boot);
+    size_t bl = strnlen((const char *)b + 32, len - 32);
+    if (bl >= sizeof theirs || 32 + bl >= len) {
+        snprintf(why, why_len, "malformed offer");
+        return NULL;
+    }
+    memcpy(theirs, b + 32, bl + 1);
+    if (!boot[0] || strcmp(boot, theirs) != 0) {
+        snprintf(why, why_len, "another host (boot id %s, here %s)", theirs, boot[0] ? boot : "unknown");
+        return NULL;
+    }
+    if (bytes < 4096 || bytes % 64 || bytes > (1ull << 40)) {
+        snprintf(why, why_len, "ring of %llu bytes", (unsigned long long)bytes);
+        return NULL;
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%u/fd/%u", (unsigned)pid, (unsigned)fd);
+    int f = open(path, O_RDWR | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (f < 0) {
+        snprintf(why, why_len, "cannot open %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    size_t map = ZQ_RING_HDR + (size_t)bytes;
+    void *a = MAP_FAILED;
+    if (fstat(f, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != map ||
+        (a = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0)) == MAP_FAILED) {
+        snprintf(why, why_len, "%s is not the offered ring", path);
+        close(f);
+        return NULL;
+    }
+    close(f); /* the mapping keeps the memory */
+    zq_ring *r = a;
+    if (r->magic != ZQ_RING_MAGIC || r->cookie != cookie || r->bytes != bytes || r->writer != (uint32_t)peer ||
+        r->reader != (uint32_t)z->rank) {
+        munmap(a, map);
+        snprintf(why, why_len, "%s is not the offered ring (cookie)", path);
+        return NULL;
+    }
+    return r;
+}
+
+/* An SHM message from `peer` (offer, answer, doorbell). A doorbell needs nothing: its arrival woke
+ * the poll, and the peer's ring was drained before it was applied. */
+static void zq_shm_message(ncl_zmq *z, int peer, const ncl_wire_msg *m)
+{
+    zq_peer *p = &z->peers[peer];
+    const unsigned char *b = m->payload;
+    char why[200];
+    unsigned kind = m->payload_len ? b[0] : 0;
+    if (!(z->mine.caps & NCL_WIRE_CAP_SHM) || !p->shm_cap) {
+        zq_break(z, peer, NCL_ERR_LINK, "link from rank %d (%s): SHM message without the SHM capability", peer,
+                 p->endpoint);
+        return;
+    }
+    switch (kind) {
+    case ZQ_SHM_OFFER: {
+        if (m->payload_len < 33 || p->rx) {
+            zq_break(z, peer, NCL_ERR_LINK, "link from rank %d (%s): %s shared-memory offer", peer, p->endpoint,
+                     p->rx ? "a second" : "a malformed");
+            return;
+        }
+        zq_ring *r = zq_shm_map(z, peer, b, m->payload_len, why, sizeof why);
+        unsigned char body[NCL_WIRE_SHM_MAX];
+        memset(body, 0, sizeof body);
+        body[0] = r ? ZQ_SHM_ACCEPT : ZQ_SHM_REFUSE;
+        memcpy(body + 8, b + 8, 8);
+        size_t n = 16;
+        if (r) {
+            p->rx = r;
+            p->rx_bytes = zq_get64(b + 16);
+            z->nrx++;
+            zq_logf(z, NCL_LOG_DEBUG, "rank %d's data comes through shared memory (%llu-byte ring)", peer,
+                    (unsigned long long)p->rx_bytes);
+        } else {
+            zq_logf(z, NCL_LOG_INFO, "rank %d's shared-memory ring not used, ZeroMQ carries its data: %s", peer, why);
+            size_t wl = strlen(why);
+            if (wl > NCL_WIRE_SHM_MAX - n)
+                wl = NCL_WIRE_SHM_MAX - n;
+            memcpy(body + n, why, wl);
+            n += wl;
+        }
+        ncl_wire_msg a;
+        memset(&a, 0, sizeof a);
+        a.command = NCL_WIRE_SHM;
+        a.payload = body;
+        a.payload_len = (uint32_t)n;
+        zq_send(z, peer, &a);
+        return;
+    }
+    case ZQ_SHM_ACCEPT:
+    case ZQ_SHM_REFUSE:
+        if (p->offer != 1 || m->payload_len < 16 || zq_get64(b + 8) != p->cookie) {
+            zq_break(z, peer, NCL_ERR_LINK, "link from rank %d (%s): an answer to no shared-memory offer of ours",
+                     peer, p->endpoint);
+            return;
+        }
+        p->offer = 2;
+        if (kind == ZQ_SHM_ACCEPT) {
+            p->tx_on = 1;
+            close(p->tx_fd); /* the peer has it mapped: nothing else will open it */
+            p->tx_fd = -1;
+        } else {
+            zq_logf(z, NCL_LOG_INFO, "rank %d did not map our shared-memory ring, ZeroMQ carries our data: %.*s",
+                    peer, (int)(m->payload_len - 16), (const char *)b + 16);
+            zq_shm_drop_tx(p);
+        }
+        return;
+    case ZQ_SHM_BELL:
+        return;
+    default:
+        zq_break(z, peer, NCL_ERR_LINK, "link from rank %d (%s): SHM message of unknown kind %u", peer, p->endpoint,
+                 kind);
+        return;
+    }
+}
+
+static void zq_apply_parts(ncl_zmq *z, int peer, const unsigned char *b, size_t len, const unsigned char *pay,
+                           size_t pay_len, int split);
+
 static void zq_apply(ncl_zmq *z, int peer, const unsigned char *b, size_t len)
+{
+    zq_apply_parts(z, peer, b, len, NULL, 0, 0);
+}
+
+/* Applies one message that arrived on the link from `peer`: one frame b[0..len), or (split) a
+ * header frame and a payload frame (ncl_wire_decode_parts). */
+static void zq_apply_parts(ncl_zmq *z, int peer, const unsigned char *b, size_t len, const unsigned char *pay,
+                           size_t pay_len, int split)
 {
     zq_peer *p = &z->peers[peer];
     ncl_wire_msg m;
     char why[256];
     p->st.frames_rx++;
-    p->st.bytes_rx += len;
+    p->st.bytes_rx += len + pay_len;
     z->event = 1;
     if (p->state == ZL_BROKEN)
         return; /* nothing from a broken link is trusted */
-    ncl_wire_result wr = ncl_wire_decode(b, len, &z->lim, &m, why, sizeof why);
+    ncl_wire_result wr = split ? ncl_wire_decode_parts(b, len, pay, pay_len, &z->lim, &m, why, sizeof why)
+                               : ncl_wire_decode(b, len, &z->lim, &m, why, sizeof why);
+    len += pay_len;
     if (wr != NCL_WIRE_OK) {
         zq_break(z, peer, NCL_ERR_LINK, "link from rank %d (%s): frame of %zu bytes rejected: %s: %s", peer,
                  p->endpoint, len, ncl_wire_result_name(wr), why);
@@ -427,7 +918,11 @@ static void zq_apply(ncl_zmq *z, int peer, const unsigned char *b, size_t len)
         p->tx_payload = agreed.max_payload;
         p->coll_ok = (agreed.caps & NCL_WIRE_CAP_COLL) != 0;
         p->desc_ok = p->coll_ok && (agreed.caps & NCL_WIRE_CAP_DESC) != 0;
+        /* outside NCL_WIRE_CAP_KNOWN (agreement drops it): both sides announce it, as LINK */
+        p->shm_cap = (z->mine.caps & NCL_WIRE_CAP_SHM) && (m.hello.caps & NCL_WIRE_CAP_SHM);
+        p->split_ok = (m.hello.caps & NCL_WIRE_CAP_SPLIT) != 0;
         zq_send_hello(z, peer, 1, &agreed, m.seq);
+        zq_shm_offer(z, peer);
         return;
     }
     if (m.command == NCL_WIRE_HELLO_ACK) {
@@ -444,6 +939,9 @@ static void zq_apply(ncl_zmq *z, int peer, const unsigned char *b, size_t len)
     }
     p->st.hello_done = p->ack_rx;
     switch (m.command) {
+    case NCL_WIRE_SHM:
+        zq_shm_message(z, peer, &m);
+        return;
     case NCL_WIRE_BYE:
         p->state = ZL_LEFT;
         zq_logf(z, NCL_LOG_DEBUG, "rank %d closed its end (BYE)", peer);
@@ -526,6 +1024,77 @@ static void zq_apply(ncl_zmq *z, int peer, const unsigned char *b, size_t len)
     }
 }
 
+/* Applies every record in `peer`'s ring to us, oldest first, freeing each as soon as it was
+ * applied so the writer can refill while we reduce. */
+static void zq_shm_drain(ncl_zmq *z, int peer)
+{
+    zq_peer *p = &z->peers[peer];
+    zq_ring *r = p->rx;
+    if (!r)
+        return;
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+    unsigned char *d = zq_ring_data(r);
+    const uint64_t size = p->rx_bytes;
+    while (tail != head) {
+        uint64_t pos = tail % size, lw;
+        memcpy(&lw, d + pos, sizeof lw);
+        if (lw == ZQ_REC_SKIP) {
+            tail += size - pos;
+        } else {
+            uint64_t rec = ZQ_REC_HDR + zq_round64(lw);
+            if (head - tail > size || lw < NCL_WIRE_HDR_LEN || rec > size - pos || rec > head - tail) {
+                /* the writer's bookkeeping is broken: nothing more from it is trusted */
+                zq_break(z, peer, NCL_ERR_LINK, "shared-memory ring from rank %d: record of %llu bytes at %llu "
+                         "(head %llu, tail %llu, ring %llu) is not a record", peer, (unsigned long long)lw,
+                         (unsigned long long)pos, (unsigned long long)head, (unsigned long long)tail,
+                         (unsigned long long)size);
+                z->nrx--;
+                p->rx = NULL; /* unmapped at close (the peer may still write it) */
+                munmap(r, ZQ_RING_HDR + (size_t)size);
+                return;
+            }
+            zq_apply(z, peer, d + pos + ZQ_REC_HDR, (size_t)lw);
+            tail += rec;
+        }
+        atomic_store_explicit(&r->tail, tail, memory_order_seq_cst);
+        if (atomic_load_explicit(&r->wr_sleep, memory_order_seq_cst) && atomic_exchange(&r->wr_sleep, 0))
+            zq_doorbell(z, peer);
+        if (tail == head)
+            head = atomic_load_explicit(&r->head, memory_order_acquire);
+    }
+}
+
+static void zq_shm_drain_all(ncl_zmq *z)
+{
+    if (!z->nrx)
+        return;
+    for (int i = 0; i < z->nranks; i++)
+        if (z->peers[i].rx)
+            zq_shm_drain(z, i);
+}
+
+/* Something to do without sleeping: a record in a ring to us, or room again in a ring a pending
+ * task of ours waits on. */
+static int zq_shm_ready(ncl_zmq *z)
+{
+    for (int i = 0; i < z->nranks && z->nrx; i++) {
+        zq_ring *r = z->peers[i].rx;
+        if (r && atomic_load_explicit(&r->head, memory_order_acquire) !=
+                     atomic_load_explicit(&r->tail, memory_order_relaxed))
+            return 1;
+    }
+    for (uint32_t q = 0; q < NCL_MAX_QUEUES; q++) {
+        const zq_pend *w = &z->pend[q];
+        if (w->active && w->sent == w->t.bytes && !atomic_load_explicit(&z->zc_out[q], memory_order_acquire))
+            return 1;
+        if (w->active && z->peers[w->t.peer].tx_on && zq_ring_fits(&z->peers[w->t.peer], NCL_WIRE_HDR_LEN +
+                                                                    (size_t)z->shm_chunk, ZQ_NOTIFY_KEEP))
+            return 1;
+    }
+    return 0;
+}
+
 /* Reads one monitor event of peer i's connection. */
 static void zq_monitor(ncl_zmq *z, int i)
 {
@@ -558,6 +1127,8 @@ static void zq_monitor(ncl_zmq *z, int i)
 /* Polls for up to timeout_ms (0: just look) and applies everything that arrived. */
 static void zq_pump(ncl_zmq *z, long timeout_ms)
 {
+    zq_shm_drain_all(z);
+    z->zpoll_ns = zq_now();
     int n = zmq_poll(z->items, z->nitems, timeout_ms);
     if (n <= 0)
         return;
@@ -581,24 +1152,52 @@ static void zq_pump(ncl_zmq *z, long timeout_ms)
                 zmq_msg_close(&f);
                 break;
             }
-            while (zmq_msg_more(&f)) { /* one frame per message: extra frames are dropped */
-                zmq_msg_close(&f);
-                zmq_msg_init(&f);
-                while (zmq_msg_recv(&f, z->router, 0) < 0 && zmq_errno() == EINTR)
+            /* one frame, or a header frame and a payload frame (zq_send_parts); more is dropped */
+            zmq_msg_t g;
+            zmq_msg_init(&g);
+            int split = 0;
+            if (zmq_msg_more(&f)) {
+                while ((got = zmq_msg_recv(&g, z->router, 0)) < 0 && zmq_errno() == EINTR)
                     ;
-                if (peer >= 0)
-                    zq_break(z, peer, NCL_ERR_LINK, "link from rank %d: a multi-frame message", peer);
+                split = got >= 0;
             }
-            if (peer < 0)
+            while (split && zmq_msg_more(&g)) {
+                zmq_msg_t x;
+                zmq_msg_init(&x);
+                while (zmq_msg_recv(&x, z->router, 0) < 0 && zmq_errno() == EINTR)
+                    ;
+                int more = zmq_msg_more(&x);
+                zmq_msg_close(&x);
+                if (peer >= 0)
+                    zq_break(z, peer, NCL_ERR_LINK, "link from rank %d: a message of more than two frames", peer);
+                if (!more)
+                    break;
+            }
+            if (peer < 0) {
                 zq_logf(z, NCL_LOG_WARN, "dropped a frame from an unknown connection (not a rank of this job)");
-            else
-                zq_apply(z, peer, zmq_msg_data(&f), zmq_msg_size(&f));
+            } else {
+                /* what the peer put in its ring before it sent this frame comes first (an ABORT
+                 * or BYE after its data, as on one FIFO link) */
+                zq_shm_drain(z, peer);
+                zq_apply_parts(z, peer, zmq_msg_data(&f), zmq_msg_size(&f), split ? zmq_msg_data(&g) : NULL,
+                               split ? zmq_msg_size(&g) : 0, split);
+            }
+            zmq_msg_close(&g);
             zmq_msg_close(&f);
         }
     }
-    for (int k = 1; k < z->nitems; k++)
-        if (z->items[k].revents & ZMQ_POLLIN)
+    for (int k = 1; k < z->nitems; k++) {
+        if (!(z->items[k].revents & ZMQ_POLLIN))
+            continue;
+        if (z->items[k].socket) {
             zq_monitor(z, z->item_peer[k]);
+        } else { /* the zero-copy releases' eventfd */
+            uint64_t v;
+            ssize_t r = read(z->zc_fd, &v, sizeof v);
+            (void)r;
+            z->event = 1;
+        }
+    }
 }
 
 /* Promotes dropped connections without BYE to deaths once the grace passed. Returns the
@@ -616,6 +1215,7 @@ static int zq_deaths(ncl_zmq *z, int *pending)
                 now = zq_now();
             if (now - p->drop_ns >= ZQ_GRACE_NS) {
                 p->state = ZL_DEAD;
+                z->event = 1; /* news for a wait that was about to sleep */
                 zq_fail(z, NCL_ERR_REMOTE, "rank %d (%s) disconnected without closing: its process died or its "
                         "host is unreachable", i, p->endpoint);
             } else if (pending) {
@@ -626,6 +1226,17 @@ static int zq_deaths(ncl_zmq *z, int *pending)
             dead = i;
     }
     return dead;
+}
+
+/* zq_pump(z, 0) for the hot waits. When every peer's data comes through a ring, the sockets carry
+ * only control (ABORT, BYE, doorbells, a dropped connection) and a zmq_poll costs more than a
+ * whole small collective (a poll(2) over every socket, and libzmq's getpid on each): they are
+ * looked at every ZQ_ZPOLL_NS then, and whenever a wait goes to sleep. */
+static void zq_pump_quick(ncl_zmq *z)
+{
+    zq_shm_drain_all(z);
+    if (z->nrx < z->nranks - 1 || zq_now() - z->zpoll_ns >= ZQ_ZPOLL_NS)
+        zq_pump(z, 0);
 }
 
 /* ---- ops ----------------------------------------------------------------------------------- */
@@ -673,6 +1284,40 @@ static ncl_result zq_begin(void *ctx, const ncl_hal_launch *l)
     return NCL_SUCCESS;
 }
 
+/* A call that failed may leave zero-copy frames in ZeroMQ (sent, not yet written): they point into
+ * the caller's buffers, which the caller may free once the call returned. Waits (at most the
+ * linger time) until ZeroMQ released them; a peer that is alive reads them within that. Frames to a
+ * dead peer stay queued until the backend is destroyed (ZeroMQ never writes them: nothing
+ * reconnects), which the warning says. A call that succeeded has none left (its tasks completed). */
+static void zq_zc_settle(ncl_zmq *z)
+{
+    uint64_t t0 = zq_now();
+    for (;;) {
+        uint32_t out = 0, lost = 0;
+        for (uint32_t q = 0; q < NCL_MAX_QUEUES; q++) {
+            uint32_t n = atomic_load_explicit(&z->zc_out[q], memory_order_acquire);
+            /* a queue's frames all go to its pending task's peer: one that dropped will not read them */
+            const zq_peer *p = n && z->pend[q].active ? &z->peers[z->pend[q].t.peer] : NULL;
+            if (p && (p->state == ZL_DEAD || p->drop_ns))
+                lost += n;
+            else
+                out += n;
+        }
+        if (lost && !out)
+            zq_logf(z, NCL_LOG_WARN, "#%llu: ZeroMQ holds %u zero-copy payload frames of this failed call for a "
+                    "dead peer: keep its buffers until the backend is destroyed", (unsigned long long)z->seq, lost);
+        if (!out)
+            return;
+        if (zq_now() - t0 > (uint64_t)ZQ_LINGER_MS * 1000000u) {
+            zq_logf(z, NCL_LOG_WARN, "#%llu: ZeroMQ still holds %u zero-copy payload frames of this failed call "
+                    "(an unreachable peer): keep its buffers until the backend is destroyed",
+                    (unsigned long long)z->seq, out);
+            return;
+        }
+        zq_pump(z, 10);
+    }
+}
+
 static ncl_result zq_end(void *ctx, ncl_result result)
 {
     ncl_zmq *z = ctx;
@@ -699,11 +1344,14 @@ static ncl_result zq_end(void *ctx, ncl_result result)
             z->done = z->seq;
         zq_apply_pending(z); /* a peer aborted after this call: the next begin fails */
     }
+    zq_zc_settle(z);
+    for (uint32_t q = 0; q < NCL_MAX_QUEUES; q++)
+        z->pend[q].active = 0; /* a failed call's unsent rest: its buffers go away now */
     ncl_bk_unbind(&z->bufs);
     return mismatched ? NCL_ERR_REMOTE : NCL_SUCCESS;
 }
 
-/* A peer we must talk to: up, or the reason it is not. */
+/* A peer we must talk to: not dead, or the reason. */
 static ncl_result zq_peer_usable(ncl_zmq *z, int peer, const char *what)
 {
     zq_deaths(z, NULL);
@@ -711,9 +1359,84 @@ static ncl_result zq_peer_usable(ncl_zmq *z, int peer, const char *what)
     if (p->state == ZL_DEAD)
         return zq_fail(z, NCL_ERR_REMOTE, "#%llu %s rank %d: it is dead (disconnected without closing)",
                        (unsigned long long)z->seq, what, peer);
-    if (p->state == ZL_LEFT)
-        return zq_fail(z, NCL_ERR_REMOTE, "#%llu %s rank %d: it closed its communicator (BYE)",
-                       (unsigned long long)z->seq, what, peer);
+    return NCL_SUCCESS;
+}
+
+/* A peer that said BYE finished every collective it will run: what we still send it (the last
+ * notifies of a call it no longer waits for, which a task held back by a full ring can leave this
+ * late) is dropped; only a wait on it fails (notify_try_wait). */
+static int zq_peer_left(ncl_zmq *z, int peer, const char *what)
+{
+    if (z->peers[peer].state != ZL_LEFT)
+        return 0;
+    zq_logf(z, NCL_LOG_DEBUG, "#%llu %s rank %d dropped: it closed its communicator (BYE)", (unsigned long long)z->seq,
+            what, peer);
+    return 1;
+}
+
+/* Sends what it can of queue's remote task: everything over ZeroMQ (never blocks), as much as
+ * the peer's ring takes over shared memory (the rest when dma_poll comes back). The task is
+ * complete, and its source free to reuse, once all of it is in the ring (a copy of its own) or
+ * ZeroMQ released its zero-copy frames (zq_send_parts); the NOTIFY that publishes it follows on
+ * the same ordered path. */
+static ncl_result zq_push(ncl_zmq *z, uint32_t queue)
+{
+    zq_pend *w = &z->pend[queue];
+    const ncl_task *t = &w->t;
+    char why[256];
+    const int pair = ncl_task_two_source(t->kind);
+    const int reduce = t->kind == NCL_TASK_WRITE_REDUCE || t->kind == NCL_TASK_REDUCE_WRITE_REDUCE;
+    zq_peer *p = &z->peers[t->peer];
+    /* Cut at the agreed payload limit, and in a ring at a fraction of it so the reader applies
+     * one record while the writer fills the next (whole elements for reduces). */
+    uint64_t chunk = p->tx_payload;
+    if (p->tx_on && z->shm_chunk < chunk)
+        chunk = z->shm_chunk;
+    if (reduce || pair)
+        chunk -= chunk % ncl_dtype_size((ncl_dtype)t->dtype);
+    if (zq_peer_left(z, t->peer, reduce ? "WRITE_REDUCE to" : "WRITE to"))
+        w->sent = t->bytes;
+    while (w->sent < t->bytes) {
+        uint64_t done_b = w->sent;
+        uint64_t n = t->bytes - done_b < chunk ? t->bytes - done_b : chunk;
+        if (p->tx_on && !zq_ring_fits(p, NCL_WIRE_HDR_LEN + (size_t)n, ZQ_NOTIFY_KEEP))
+            return zq_peer_usable(z, t->peer, reduce ? "WRITE_REDUCE to" : "WRITE to"); /* dma_poll goes on */
+        ncl_wire_msg m;
+        memset(&m, 0, sizeof m);
+        m.command = reduce ? NCL_WIRE_WRITE_REDUCE : NCL_WIRE_WRITE;
+        m.buf = (uint8_t)t->dst.buf;
+        m.off = t->dst.off + done_b;
+        m.bytes = n;
+        m.dtype = reduce ? t->dtype : 0;
+        m.op = reduce ? t->op : 0;
+        m.payload = w->src + done_b;
+        if (pair) { /* src op src2 into the staging buffer (at most tx_payload <= max_payload) */
+            ncl_task piece = *t;
+            piece.kind = NCL_TASK_REDUCE_WRITE;
+            piece.bytes = n;
+            if (!ncl_bk_run_pair(&piece, z->stage, w->src + done_b, w->src2 + done_b, why, sizeof why)) {
+                w->active = 0;
+                return zq_fail(z, NCL_ERR_BACKEND, "#%llu queue %u step %u %s: %s", (unsigned long long)z->seq,
+                               queue, t->step, ncl_task_kind_name(t->kind), why);
+            }
+            m.payload = z->stage;
+        }
+        m.payload_len = (uint32_t)n;
+        ncl_result rc = p->tx_on      ? zq_ring_put(z, t->peer, &m, ZQ_NOTIFY_KEEP)
+                        : p->split_ok ? zq_send_parts(z, t->peer, &m, queue, !pair)
+                                      : zq_send(z, t->peer, &m);
+        if (rc == NCL_IN_PROGRESS)
+            return NCL_SUCCESS;
+        if (rc != NCL_SUCCESS) {
+            w->active = 0;
+            return rc;
+        }
+        w->sent += n;
+    }
+    if (atomic_load_explicit(&z->zc_out[queue], memory_order_acquire))
+        return NCL_SUCCESS; /* all sent, not all released: dma_poll looks again */
+    w->active = 0;
+    z->event = 1;
     return NCL_SUCCESS;
 }
 
@@ -753,36 +1476,9 @@ static ncl_result zq_dma_submit(void *ctx, uint32_t queue, const ncl_task *t)
         ncl_result rc = zq_peer_usable(z, t->peer, reduce ? "WRITE_REDUCE to" : "WRITE to");
         if (rc != NCL_SUCCESS)
             return rc;
-        /* Cut at the agreed payload limit (whole elements for reduces). */
-        uint64_t chunk = z->peers[t->peer].tx_payload;
-        if (reduce || pair)
-            chunk -= chunk % ncl_dtype_size((ncl_dtype)t->dtype);
-        for (uint64_t done_b = 0; done_b < t->bytes; done_b += chunk) {
-            uint64_t n = t->bytes - done_b < chunk ? t->bytes - done_b : chunk;
-            ncl_wire_msg m;
-            memset(&m, 0, sizeof m);
-            m.command = reduce ? NCL_WIRE_WRITE_REDUCE : NCL_WIRE_WRITE;
-            m.buf = (uint8_t)t->dst.buf;
-            m.off = t->dst.off + done_b;
-            m.bytes = n;
-            m.dtype = reduce ? t->dtype : 0;
-            m.op = reduce ? t->op : 0;
-            m.payload = src + done_b;
-            if (pair) { /* src op src2 into the staging buffer (at most tx_payload <= max_payload) */
-                ncl_task piece = *t;
-                piece.kind = NCL_TASK_REDUCE_WRITE;
-                piece.bytes = n;
-                if (!ncl_bk_run_pair(&piece, z->stage, src + done_b, src2 + done_b, why, sizeof why))
-                    return zq_fail(z, NCL_ERR_BACKEND, "#%llu queue %u step %u %s: %s", (unsigned long long)z->seq,
-                                   queue, t->step, ncl_task_kind_name(t->kind), why);
-                m.payload = z->stage;
-            }
-            m.payload_len = (uint32_t)n;
-            rc = zq_send(z, t->peer, &m);
-            if (rc != NCL_SUCCESS)
-                return rc;
-        }
-        goto done;
+        zq_pend *w = &z->pend[queue];
+        *w = (zq_pend){.active = 1, .t = *t, .src = src, .src2 = src2, .sent = 0};
+        return zq_push(z, queue);
     }
     unsigned char *dst = zq_region(z, t->dst, ncl_task_dst_bytes(t), 1, why, sizeof why);
     if (!dst)
@@ -796,15 +1492,57 @@ done:
     return NCL_SUCCESS;
 }
 
-/* Tasks complete inside dma_submit: a remote write is complete once queued, because the
- * NOTIFY that publishes it follows it on the same FIFO connection. */
+/* Tasks complete inside dma_submit, but for a remote one whose peer's ring was full (zq_push): a
+ * remote write is complete once queued, because the NOTIFY that publishes it follows it on the
+ * same FIFO path (the ring, or the connection). */
 static ncl_result zq_dma_poll(void *ctx, uint32_t queue, int *done)
 {
     ncl_zmq *z = ctx;
     if (queue >= NCL_MAX_QUEUES || !done)
         return NCL_ERR_BACKEND;
-    *done = 1;
+    *done = 0;
+    if (z->sticky != NCL_SUCCESS)
+        return z->sticky;
+    if (z->pend[queue].active) {
+        zq_shm_drain_all(z); /* our reader may be waiting for room in its own ring to us */
+        ncl_result rc = zq_push(z, queue);
+        if (rc != NCL_SUCCESS)
+            return rc;
+    }
+    *done = !z->pend[queue].active;
     return z->sticky;
+}
+
+/* A NOTIFY into the peer's ring: data records leave ZQ_NOTIFY_KEEP bytes free for these, so this
+ * waits only when the peer stopped reading for hundreds of them; it drains our own rings meanwhile
+ * (two ranks filling each other's rings both progress) and gives up on a dead, departed or broken
+ * peer, or after ZQ_STALL_NS without room. */
+static ncl_result zq_ring_put_wait(ncl_zmq *z, int peer, ncl_wire_msg *m)
+{
+    uint64_t t0 = 0;
+    for (;;) {
+        ncl_result rc = zq_ring_put(z, peer, m, 0);
+        if (rc != NCL_IN_PROGRESS)
+            return rc;
+        zq_pump(z, 0);
+        if (z->sticky != NCL_SUCCESS)
+            return z->sticky;
+        if ((rc = zq_peer_usable(z, peer, "NOTIFY to")) != NCL_SUCCESS)
+            return rc;
+        if (zq_peer_left(z, peer, "NOTIFY to"))
+            return NCL_SUCCESS;
+        if (z->peers[peer].state == ZL_BROKEN)
+            return zq_fail(z, NCL_ERR_LINK, "#%llu NOTIFY to rank %d: the link is broken", (unsigned long long)z->seq,
+                           peer);
+        uint64_t now = zq_now();
+        if (!t0)
+            t0 = now;
+        else if (now - t0 > ZQ_STALL_NS)
+            return zq_fail(z, NCL_ERR_TIMEOUT, "#%llu NOTIFY to rank %d: its shared-memory ring stayed full for "
+                           "%.0f s (the rank does not progress)", (unsigned long long)z->seq, peer,
+                           (double)ZQ_STALL_NS / 1e9);
+        sched_yield();
+    }
 }
 
 static ncl_result zq_notify_record(void *ctx, uint32_t queue, int peer, uint32_t id)
@@ -824,6 +1562,8 @@ static ncl_result zq_notify_record(void *ctx, uint32_t queue, int peer, uint32_t
     ncl_result rc = zq_peer_usable(z, peer, "NOTIFY to");
     if (rc != NCL_SUCCESS)
         return rc;
+    if (zq_peer_left(z, peer, "NOTIFY to"))
+        return NCL_SUCCESS;
     ncl_wire_msg m;
     memset(&m, 0, sizeof m);
     m.command = NCL_WIRE_NOTIFY;
@@ -835,7 +1575,7 @@ static ncl_result zq_notify_record(void *ctx, uint32_t queue, int peer, uint32_t
         if (m.has_desc)
             m.desc = z->desc;
     }
-    return zq_send(z, peer, &m);
+    return z->peers[peer].tx_on ? zq_ring_put_wait(z, peer, &m) : zq_send(z, peer, &m);
 }
 
 static ncl_result zq_notify_try_wait(void *ctx, int peer, uint32_t id, uint32_t count, int *done)
@@ -847,7 +1587,7 @@ static ncl_result zq_notify_try_wait(void *ctx, int peer, uint32_t id, uint32_t 
     *done = 0;
     uint32_t *c = &z->ctr[(size_t)peer * NCL_NOTIFY_IDS + id];
     if (*c < count && z->sticky == NCL_SUCCESS)
-        zq_pump(z, 0);
+        zq_pump_quick(z);
     if (z->sticky != NCL_SUCCESS)
         return z->sticky;
     if (*c >= count) {
@@ -868,22 +1608,96 @@ static ncl_result zq_notify_try_wait(void *ctx, int peer, uint32_t id, uint32_t 
     return NCL_SUCCESS;
 }
 
+/* Sets (1) or clears (0) the flags that ask the writers of our rings, and the readers of rings our
+ * pending tasks wait on, for a doorbell. */
+static void zq_shm_sleep(ncl_zmq *z, uint32_t on)
+{
+    for (int i = 0; i < z->nranks && z->nrx; i++)
+        if (z->peers[i].rx)
+            atomic_store_explicit(&z->peers[i].rx->rd_sleep, on, memory_order_seq_cst);
+    for (uint32_t q = 0; q < NCL_MAX_QUEUES; q++)
+        if (z->pend[q].active && z->peers[z->pend[q].t.peer].tx_on)
+            atomic_store_explicit(&z->peers[z->pend[q].t.peer].tx->wr_sleep, on, memory_order_seq_cst);
+}
+
+/* A short pause between looks at the rings (the CPU's spin-wait hint where there is one). */
+static void zq_relax(void)
+{
+    for (int i = 0; i < 16; i++) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        __asm__ __volatile__("yield");
+#endif
+    }
+}
+
+static int zq_shm_pending(const ncl_zmq *z)
+{
+    for (uint32_t q = 0; q < NCL_MAX_QUEUES; q++)
+        if (z->pend[q].active)
+            return 1;
+    return 0;
+}
+
 static ncl_result zq_wait_event(void *ctx, uint64_t timeout_ns)
 {
     ncl_zmq *z = ctx;
     if (z->event || timeout_ns == 0) {
         z->event = 0;
-        zq_pump(z, 0);
+        zq_pump_quick(z);
         return NCL_SUCCESS;
+    }
+    int shm = z->nrx || zq_shm_pending(z);
+    if (shm) {
+        /* A co-located peer's record or room is usually microseconds away: watch the rings (and
+         * now and then the sockets) for spin_ns before paying a sleep and a doorbell. */
+        uint64_t t0 = zq_now(), lim = z->spin_ns < timeout_ns ? z->spin_ns : timeout_ns;
+        for (unsigned k = 1;; k++) {
+            if (zq_shm_ready(z)) {
+                zq_pump_quick(z);
+                z->event = 0;
+                return NCL_SUCCESS;
+            }
+            if (k % 16 == 0) { /* the sockets, at most every ZQ_ZPOLL_NS */
+                zq_pump_quick(z);
+                if (z->event) {
+                    z->event = 0;
+                    return NCL_SUCCESS;
+                }
+            }
+            uint64_t spent = zq_now() - t0;
+            if (spent >= lim)
+                break;
+            if (spent < z->relax_ns) /* the peer is likely running: a syscall would cost more than the wait */
+                zq_relax();
+            else
+                sched_yield(); /* ranks may share cores: let the peer run */
+        }
+        zq_shm_sleep(z, 1);
+        if (zq_shm_ready(z)) { /* written before our flags were seen: no doorbell comes */
+            zq_shm_sleep(z, 0);
+            zq_pump_quick(z);
+            z->event = 0;
+            return NCL_SUCCESS;
+        }
     }
     int pending = 0;
     zq_deaths(z, &pending);
+    if (z->event) { /* a death promoted just now: the engine must see it, not sleep past it */
+        if (shm)
+            zq_shm_sleep(z, 0);
+        z->event = 0;
+        return NCL_SUCCESS;
+    }
     uint64_t ms = (timeout_ns + 999999u) / 1000000u;
     if (pending && ms > 50)
         ms = 50; /* wake up to promote a drop to a death */
     if (ms > 3600000u)
         ms = 3600000u;
     zq_pump(z, (long)ms);
+    if (shm)
+        zq_shm_sleep(z, 0);
     z->event = 0;
     return NCL_SUCCESS;
 }
@@ -918,6 +1732,37 @@ const ncl_hal_ops ncl_zmq_hal_ops = {
 };
 
 /* ---- life cycle -------------------------------------------------------------------------- */
+
+/* Environment knobs of the shared-memory path (sim/zmq/ZMQ.md, "Shared memory"): NCL_ZMQ_SHM=off
+ * keeps every peer on ZeroMQ; NCL_ZMQ_SHM_BYTES sets the ring per (writer, reader) pair (default
+ * 8 MiB, at least 64 KiB; records are at most an eighth of it); NCL_ZMQ_SPIN_US how long a wait
+ * watches the rings before it sleeps (default 200 us; 0: sleep at once). */
+static void zq_shm_knobs(ncl_zmq *z, const ncl_zmq_config *cfg)
+{
+    const char *v = getenv("NCL_ZMQ_SHM");
+    z->shm = !(v && (!strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "no")));
+    uint64_t bytes = 8ull << 20;
+    if ((v = getenv("NCL_ZMQ_SHM_BYTES")) && *v) {
+        char *end = NULL;
+        unsigned long long b = strtoull(v, &end, 0);
+        if (end && (*end == 'k' || *end == 'K'))
+            b <<= 10;
+        else if (end && (*end == 'm' || *end == 'M'))
+            b <<= 20;
+        if (b >= (64u << 10) && b <= (1ull << 34))
+            bytes = b;
+    }
+    z->shm_bytes = (bytes + 4095u) & ~(uint64_t)4095u;
+    z->shm_chunk = z->shm_bytes / 8 - 2 * ZQ_REC_HDR;
+    if (z->shm_chunk > cfg->max_payload)
+        z->shm_chunk = cfg->max_payload;
+    z->zc_min = ZQ_ZC_MIN;
+    if ((v = getenv("NCL_ZMQ_ZEROCOPY")) && (!strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "no")))
+        z->zc_min = UINT32_MAX;
+    z->spin_ns = 200000;
+    if ((v = getenv("NCL_ZMQ_SPIN_US")) && *v)
+        z->spin_ns = strtoull(v, NULL, 10) * 1000u;
+}
 
 /* Keeps frame-sized blocks in the heap. Every frame is a malloc: ours in zmq_msg_init_size, and
  * ZeroMQ's for each one it receives (its I/O thread reads a large message straight into a block
@@ -956,6 +1801,9 @@ static void zq_close_all(ncl_zmq *z, int linger_ms)
             if (p->mon)
                 zmq_close(p->mon);
             free(p->endpoint);
+            zq_shm_drop_tx(p);
+            if (p->rx)
+                munmap(p->rx, ZQ_RING_HDR + (size_t)p->rx_bytes);
         }
     }
     if (z->ctx_tx)
@@ -967,6 +1815,8 @@ static void zq_close_all(ncl_zmq *z, int linger_ms)
     }
     if (z->ctx_rx)
         zmq_ctx_term(z->ctx_rx);
+    if (z->zc_fd >= 0) /* after the terms: every zero-copy frame was released by then */
+        close(z->zc_fd);
     free(z->peers);
     free(z->items);
     free(z->item_peer);
@@ -1030,9 +1880,13 @@ ncl_result ncl_zmq_create(ncl_zmq **out, const ncl_zmq_config *cfg, char *err, s
     z->log_ud = cfg->log_ud;
     z->abort_origin = -1;
     z->pending_origin = -1;
+    zq_shm_knobs(z, cfg);
     z->peers = calloc((size_t)z->nranks, sizeof *z->peers);
-    z->items = calloc((size_t)z->nranks, sizeof *z->items);
-    z->item_peer = calloc((size_t)z->nranks, sizeof *z->item_peer);
+    z->items = calloc((size_t)z->nranks + 1, sizeof *z->items);
+    z->item_peer = calloc((size_t)z->nranks + 1, sizeof *z->item_peer);
+    z->zc_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    for (uint32_t q = 0; q < NCL_MAX_QUEUES; q++)
+        z->zc_hint[q] = (zq_zc_hint){.out = &z->zc_out[q], .fd = z->zc_fd};
     z->ctr = calloc((size_t)z->nranks * NCL_NOTIFY_IDS, sizeof *z->ctr);
     z->scratch = z->scratch_bytes ? aligned_alloc(64, (size_t)((z->scratch_bytes + 63) / 64 * 64)) : NULL;
     z->bounce = aligned_alloc(64, ((size_t)cfg->max_payload + 63) / 64 * 64);
@@ -1056,12 +1910,14 @@ ncl_result ncl_zmq_create(ncl_zmq **out, const ncl_zmq_config *cfg, char *err, s
             return NCL_ERR_INVALID_ARGUMENT;
         }
         z->peers[i].endpoint = strdup(ep);
+        z->peers[i].tx_fd = -1;
         z->peers[i].st.hello_done = i == z->rank;
     }
     z->mine.min_version = z->mine.max_version = NCL_WIRE_VERSION;
     z->mine.max_payload = cfg->max_payload;
     z->mine.nranks = (uint32_t)z->nranks;
-    z->mine.caps = NCL_WIRE_CAP_WRITE_REDUCE | NCL_WIRE_CAP_COLL | NCL_WIRE_CAP_DESC;
+    z->mine.caps = NCL_WIRE_CAP_WRITE_REDUCE | NCL_WIRE_CAP_COLL | NCL_WIRE_CAP_DESC | NCL_WIRE_CAP_SPLIT |
+                   (z->shm ? NCL_WIRE_CAP_SHM : 0u);
     for (int d = 0; d < NCL_DTYPE_COUNT; d++)
         z->mine.reduce_ops[d] = (uint8_t)NCL_INLINE_ALL_OPS;
     z->lim.max_payload = cfg->max_payload + 0u;
@@ -1116,12 +1972,19 @@ ncl_result ncl_zmq_create(ncl_zmq **out, const ncl_zmq_config *cfg, char *err, s
         zq_send_hello(z, i, 0, &z->mine, 0);
     }
 
+    if (z->zc_fd >= 0) { /* wakes zmq_poll when ZeroMQ releases a zero-copy payload */
+        z->items[z->nitems].socket = NULL;
+        z->items[z->nitems].fd = z->zc_fd;
+        z->items[z->nitems].events = ZMQ_POLLIN;
+        z->item_peer[z->nitems] = -1;
+        z->nitems++;
+    }
     /* Every link says HELLO both ways before anyone runs a collective. */
     uint64_t t0 = zq_now();
     for (;;) {
         int missing = 0;
         for (int i = 0; i < z->nranks; i++)
-            missing += i != z->rank && !(z->peers[i].hello_rx && z->peers[i].ack_rx);
+            missing += i != z->rank && (!(z->peers[i].hello_rx && z->peers[i].ack_rx) || z->peers[i].offer == 1);
         if (z->sticky != NCL_SUCCESS) {
             snprintf(err, errlen, "rank %d: handshake failed: %s", z->rank, z->err);
             ncl_result rc = z->sticky;
@@ -1136,7 +1999,8 @@ ncl_result ncl_zmq_create(ncl_zmq **out, const ncl_zmq_config *cfg, char *err, s
                                         (double)cfg->connect_timeout_ns / 1e9);
             int shown = 0;
             for (int i = 0; i < z->nranks && n < errlen; i++)
-                if (i != z->rank && !(z->peers[i].hello_rx && z->peers[i].ack_rx) && shown++ < 8)
+                if (i != z->rank && (!(z->peers[i].hello_rx && z->peers[i].ack_rx) || z->peers[i].offer == 1) &&
+                    shown++ < 8)
                     n += (size_t)snprintf(err + n, errlen - n, " rank %d (%s)", i, z->peers[i].endpoint);
             if (shown > 8 && n < errlen)
                 snprintf(err + n, errlen - n, " and %d more", shown - 8);
@@ -1147,6 +2011,10 @@ ncl_result ncl_zmq_create(ncl_zmq **out, const ncl_zmq_config *cfg, char *err, s
     }
     for (int i = 0; i < z->nranks; i++)
         z->peers[i].st.hello_done = 1;
+    /* Ranks on this host (those whose rings we read, and us) outnumbering its cores share them: a
+     * wait then yields at once, the peer it waits for may need this very core. */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    z->relax_ns = cores > 0 && z->nrx + 1 > cores ? 0 : ZQ_RELAX_NS;
     z->event = 0;
     zq_logf(z, NCL_LOG_INFO, "connected to %d peers in %.1f ms", z->nranks - 1, (double)(zq_now() - t0) / 1e6);
     *out = z;
@@ -1215,6 +2083,8 @@ int ncl_zmq_link_stats(const ncl_zmq *z, int peer, ncl_zmq_link *out)
         return -1;
     *out = z->peers[peer].st;
     out->state = z->peers[peer].state;
+    out->shm_tx = z->peers[peer].tx_on;
+    out->shm_rx = z->peers[peer].rx != NULL;
     return 0;
 }
 

@@ -39,6 +39,10 @@ typedef enum ncl_wire_cmd {
      * transfer and its ack; payload opaque to the codec (defined in sim/zmq/rs_board.cpp, ncl_wire.md). */
     NCL_WIRE_LINK = 19,
     NCL_WIRE_LINK_ACK = 20,
+    /* Shared memory between ranks on one host (capability SHM): a segment offer, its answer, or a
+     * doorbell; payload opaque to the codec, at most NCL_WIRE_SHM_MAX bytes (defined by the zmq
+     * backend, firmware/backends/zmq/ncl_zmq.c and sim/zmq/ZMQ.md "Shared memory"). */
+    NCL_WIRE_SHM = 21,
     /* Controller commands: payload opaque to the codec (defined by the zmq backend). */
     NCL_WIRE_RUN = 32,
     NCL_WIRE_COUNTERS = 33,
@@ -67,6 +71,15 @@ typedef enum ncl_wire_cmd {
  *  backend"). Agreed by the boards themselves (both announce it), not by ncl_wire_hello_agree:
  *  it is outside NCL_WIRE_CAP_KNOWN, whose value the wire corpus (tests/firmware/core/wire_corpus) records. */
 #define NCL_WIRE_CAP_LINK 0x00000008u
+/** Shared memory (the zmq backend): the sender may offer a shared-memory ring for its data
+ *  commands towards this peer (NCL_WIRE_SHM). Agreed by the backends themselves (both announce it),
+ *  not by ncl_wire_hello_agree: outside NCL_WIRE_CAP_KNOWN like LINK, so the corpus is unchanged. */
+#define NCL_WIRE_CAP_SHM 0x00000020u
+#define NCL_WIRE_SHM_MAX 256u /**< largest NCL_WIRE_SHM payload */
+/** Two-frame messages (ncl_wire_encode_head / ncl_wire_decode_parts): the sender may send WRITE and
+ *  WRITE_REDUCE as a header frame and a payload frame. Agreed by the backends themselves, outside
+ *  NCL_WIRE_CAP_KNOWN: a receiver from before it breaks the link on a multi-frame message. */
+#define NCL_WIRE_CAP_SPLIT 0x00000040u
 
 /** Decoder / encoder verdicts. Every rejection has its own value; names from ncl_wire_result_name(). */
 typedef enum ncl_wire_result {
@@ -172,12 +185,27 @@ uint32_t ncl_wire_crc32c(uint32_t crc, const void *data, size_t len);
  *  NCL_WIRE_ERR_NO_SPACE the bytes needed. Never writes beyond cap. */
 ncl_wire_result ncl_wire_encode(const ncl_wire_msg *msg, void *buf, size_t cap, size_t *out_len);
 
+/** Encodes only the 64-byte header of `msg` into buf[0..cap) (*out_len = 64): the form in which a
+ *  message travels as two frames, the header and then msg->payload as it is (no copy of it), the
+ *  CRC-32C covering both as in one frame. Only for the commands whose payload is the caller's bytes
+ *  verbatim (WRITE, WRITE_REDUCE, LINK, LINK_ACK, SHM, the controller commands); others:
+ *  NCL_WIRE_ERR_ARGUMENT. */
+ncl_wire_result ncl_wire_encode_head(const ncl_wire_msg *msg, void *buf, size_t cap, size_t *out_len);
+
 /** Decodes exactly one message from buf[0..len) (a whole ZeroMQ frame: no trailing bytes).
  *  Never trusts a field before checking it, never reads outside buf. On a rejection *msg is
  *  unspecified and `why` (if why_len > 0) holds a NUL-terminated reason with the offending
  *  values; on success why is "". */
 ncl_wire_result ncl_wire_decode(const void *buf, size_t len, const ncl_wire_limits *limits,
                                 ncl_wire_msg *msg, char *why, size_t why_len);
+
+/** Decodes a message that came as two frames: head[0..head_len) must be the header alone and
+ *  payload[0..payload_len) all of its payload (ncl_wire_encode_head's form). The same checks and
+ *  verdicts as ncl_wire_decode on the two concatenated, and a command whose payload is not
+ *  verbatim (HELLO, NOTIFY, ERROR, ...) is NCL_WIRE_ERR_LENGTH in this form. msg->payload points
+ *  into `payload`. */
+ncl_wire_result ncl_wire_decode_parts(const void *head, size_t head_len, const void *payload, size_t payload_len,
+                                      const ncl_wire_limits *limits, ncl_wire_msg *msg, char *why, size_t why_len);
 
 /** Negotiation: the highest common version, the smaller max_payload, the known capabilities and
  *  reduce ops both have, the rank count (if one side does not know it, the other's). Fails with

@@ -18,6 +18,15 @@ extern "C" {
  * A DEALER -> ROUTER connection is FIFO, which gives the ordering the engine needs: a rank's
  * NOTIFY to a peer always arrives after the WRITEs it sent that peer before it.
  *
+ * Shared memory: two ranks on one host (their boot ids match and one can map the other's memfd)
+ * move WRITE / WRITE_REDUCE / NOTIFY through a ring per (writer, reader) pair instead: the same
+ * checksummed frames, written once by the sender and reduced by the receiver straight from the
+ * mapping; ZeroMQ keeps HELLO, ERROR, ABORT, BYE, the ring offer and doorbells, and the connection
+ * whose drop tells a death. A frame on ZeroMQ is applied only after the ring from the same peer
+ * was drained, so the link stays FIFO. NCL_ZMQ_SHM=off keeps every peer on ZeroMQ;
+ * NCL_ZMQ_SHM_BYTES (ring size) and NCL_ZMQ_SPIN_US (how long a wait polls the rings before it
+ * sleeps) tune it (sim/zmq/ZMQ.md, "Shared memory").
+ *
  * No receive thread: incoming frames are applied by the rank's own thread inside the HAL ops
  * (notify_try_wait drains when a counter is short, wait_event polls and drains), so buffers,
  * counters and sockets have one owner and need no locks. A peer's data lands when this rank next
@@ -83,6 +92,8 @@ typedef struct ncl_zmq_link {
     uint64_t frames_tx, bytes_tx, frames_rx, bytes_rx;
     int hello_done;   /**< HELLO and HELLO_ACK exchanged */
     int state;        /**< 0 up, 1 left (BYE), 2 dead (dropped without BYE), 3 broken (bad frame / ERROR) */
+    int shm_tx;       /**< 1: our data to the peer goes through a shared-memory ring */
+    int shm_rx;       /**< 1: the peer's data to us comes through a shared-memory ring */
 } ncl_zmq_link;
 
 /** Binds, connects to every peer and exchanges HELLO with each (version, max payload, rank

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <signal.h>
 #include <time.h>
@@ -79,7 +80,10 @@ static void test_tcp_3(void **state)
 {
     (void)state;
     static const uint64_t small[] = {1, 5, 333, 4099};
+    /* same-host ranks would use shared-memory rings (test_zmq_shm.c): off, so tcp carries the data */
+    setenv("NCL_ZMQ_SHM", "off", 1);
     run_matrix(3, 1, 0, small);
+    unsetenv("NCL_ZMQ_SHM");
 }
 
 /* One allreduce out of place, checked as a matrix case is: 0 when it passed, else its words in

@@ -1066,6 +1066,99 @@ static void test_bye(void **state)
     assert_int_equal(ncl_wire_encode(&note, b, BUF_MAX, &k), NCL_WIRE_ERR_RESERVED);
 }
 
+/* SHM (the zmq backend's ring offer / answer / doorbell): an opaque payload up to
+ * NCL_WIRE_SHM_MAX bytes between two ranks, no other field. */
+static void test_shm(void **state)
+{
+    (void)state;
+    uint8_t b[BUF_MAX], body[NCL_WIRE_SHM_MAX + 1];
+    memset(body, 0x5A, sizeof body);
+    ncl_wire_msg m = base_msg(NCL_WIRE_SHM, 1, 3), d;
+    m.payload = body;
+    m.payload_len = 40;
+    size_t n = enc(&m, b);
+    assert_int_equal(n, NCL_WIRE_HDR_LEN + 40);
+    ncl_wire_limits lim = NCL_WIRE_LIMITS_INIT;
+    char why[200];
+    assert_int_equal(ncl_wire_decode(b, n, &lim, &d, why, sizeof why), NCL_WIRE_OK);
+    assert_int_equal(d.command, NCL_WIRE_SHM);
+    assert_int_equal(d.payload_len, 40);
+    assert_memory_equal(d.payload, body, 40);
+    assert_string_equal(ncl_wire_cmd_name(NCL_WIRE_SHM), "SHM");
+    size_t k = 0;
+    ncl_wire_msg big = m;
+    big.payload_len = NCL_WIRE_SHM_MAX + 1;
+    assert_int_equal(ncl_wire_encode(&big, b, BUF_MAX, &k), NCL_WIRE_ERR_LENGTH);
+    big.payload_len = NCL_WIRE_SHM_MAX;
+    assert_int_equal(ncl_wire_encode(&big, b, BUF_MAX, &k), NCL_WIRE_OK);
+    ncl_wire_msg none = m;
+    none.src = NCL_WIRE_RANK_NONE;
+    assert_int_equal(ncl_wire_encode(&none, b, BUF_MAX, &k), NCL_WIRE_ERR_RANK);
+    ncl_wire_msg tagged = m;
+    tagged.call = 3;
+    assert_int_equal(ncl_wire_encode(&tagged, b, BUF_MAX, &k), NCL_WIRE_ERR_RESERVED);
+    assert_false(NCL_WIRE_CAP_KNOWN & NCL_WIRE_CAP_SHM); /* agreed by the backends, as LINK */
+}
+
+/* Two frames (header, then the payload as it is): the same message and verdicts as one frame. */
+static void test_parts(void **state)
+{
+    (void)state;
+    uint8_t one[BUF_MAX], head[BUF_MAX], data[1000];
+    for (size_t i = 0; i < sizeof data; i++)
+        data[i] = (uint8_t)(i * 37u + 11u);
+    ncl_wire_msg m = base_msg(NCL_WIRE_WRITE_REDUCE, 1, 3), a, b;
+    m.buf = NCL_BUF_RECV;
+    m.off = 4096;
+    m.bytes = 1000;
+    m.dtype = NCL_FLOAT32;
+    m.op = NCL_SUM;
+    m.payload = data;
+    m.payload_len = 1000;
+    size_t n1 = enc(&m, one), nh = 0;
+    assert_int_equal(ncl_wire_encode_head(&m, head, BUF_MAX, &nh), NCL_WIRE_OK);
+    assert_int_equal(nh, NCL_WIRE_HDR_LEN);
+    assert_memory_equal(head, one, NCL_WIRE_HDR_LEN); /* same header, same CRC */
+    ncl_wire_limits lim = NCL_WIRE_LIMITS_INIT;
+    char why[200];
+    assert_int_equal(ncl_wire_decode(one, n1, &lim, &a, why, sizeof why), NCL_WIRE_OK);
+    assert_int_equal(ncl_wire_decode_parts(head, nh, data, sizeof data, &lim, &b, why, sizeof why), NCL_WIRE_OK);
+    assert_true(b.payload == data); /* no copy: the payload frame itself */
+    b.payload = a.payload;
+    assert_memory_equal(&a, &b, sizeof a);
+    /* a flipped payload bit is a checksum error in either form */
+    data[999] ^= 0x10;
+    assert_int_equal(ncl_wire_decode_parts(head, nh, data, sizeof data, &lim, &b, why, sizeof why),
+                     NCL_WIRE_ERR_CHECKSUM);
+    data[999] ^= 0x10;
+    /* framing: the payload frame short or long, the header frame longer than a header */
+    assert_int_equal(ncl_wire_decode_parts(head, nh, data, 999, &lim, &b, why, sizeof why),
+                     NCL_WIRE_ERR_TRUNCATED_PAYLOAD);
+    assert_int_equal(ncl_wire_decode_parts(one, n1, data, 0, &lim, &b, why, sizeof why), NCL_WIRE_ERR_TRAILING_BYTES);
+    uint8_t more[1001];
+    memcpy(more, data, 1000);
+    more[1000] = 0;
+    assert_int_equal(ncl_wire_decode_parts(head, nh, more, sizeof more, &lim, &b, why, sizeof why),
+                     NCL_WIRE_ERR_TRAILING_BYTES);
+    assert_int_equal(ncl_wire_decode_parts(head, 10, data, sizeof data, &lim, &b, why, sizeof why),
+                     NCL_WIRE_ERR_TRUNCATED_HEADER);
+    /* commands with a payload of their own make travel in one frame only */
+    ncl_wire_msg nt = base_msg(NCL_WIRE_NOTIFY, 1, 3);
+    assert_int_equal(ncl_wire_encode_head(&nt, head, BUF_MAX, &nh), NCL_WIRE_ERR_ARGUMENT);
+    size_t nn = enc(&nt, one);
+    assert_int_equal(ncl_wire_decode_parts(one, nn, NULL, 0, &lim, &b, why, sizeof why), NCL_WIRE_ERR_LENGTH);
+    assert_int_equal(ncl_wire_decode(one, nn, &lim, &b, why, sizeof why), NCL_WIRE_OK);
+    /* every single-bit flip of the two-frame form is caught, as test_bit_flips does for one frame */
+    ncl_wire_encode_head(&m, head, BUF_MAX, &nh);
+    for (size_t bit = 0; bit < 8 * (NCL_WIRE_HDR_LEN + 64); bit++) {
+        uint8_t *at = bit < 8 * NCL_WIRE_HDR_LEN ? head + bit / 8 : data + (bit / 8 - NCL_WIRE_HDR_LEN);
+        *at ^= (uint8_t)(1u << (bit % 8));
+        assert_int_not_equal(ncl_wire_decode_parts(head, nh, data, sizeof data, &lim, &b, why, sizeof why),
+                             NCL_WIRE_OK);
+        *at ^= (uint8_t)(1u << (bit % 8));
+    }
+}
+
 static int write_corpus(const char *dir)
 {
     build_corpus();
@@ -1093,6 +1186,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_rejections),  cmocka_unit_test(test_rank_rules),  cmocka_unit_test(test_hello_agree),
         cmocka_unit_test(test_bit_flips),   cmocka_unit_test(test_truncation),  cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_corpus),      cmocka_unit_test(test_bye),         cmocka_unit_test(test_crc32c_split),
+        cmocka_unit_test(test_shm),         cmocka_unit_test(test_parts),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);
