@@ -1602,9 +1602,16 @@ static ncl_result zq_notify_try_wait(void *ctx, int peer, uint32_t id, uint32_t 
     if (dead >= 0)
         return zq_fail(z, NCL_ERR_REMOTE, "#%llu waits for notify %u (x%u, have %u) from rank %d, but rank %d is "
                        "dead (disconnected without closing)", (unsigned long long)z->seq, id, count, *c, peer, dead);
-    if (z->peers[peer].state == ZL_LEFT)
+    if (z->peers[peer].state == ZL_LEFT) {
+        /* an ABORT held for the end of this call (zq_apply_pending) names why the peer left: a
+         * relay of it can overtake the peer's own ABORT, which is then ignored, and its BYE */
+        if (z->pending_origin >= 0) {
+            zq_apply_pending(z);
+            return z->sticky;
+        }
         return zq_fail(z, NCL_ERR_REMOTE, "#%llu waits for notify %u (x%u, have %u) from rank %d, which closed its "
                        "communicator (BYE)", (unsigned long long)z->seq, id, count, *c, peer);
+    }
     return NCL_SUCCESS;
 }
 
