@@ -299,6 +299,18 @@ static void zq_corrupt(ncl_zmq *z, unsigned char *b, size_t len, const ncl_wire_
             ncl_wire_cmd_name(m->command), peer);
 }
 
+/* Counts a frame of len bytes sent to the peer; the test hook that dies after the die_nth data frame. */
+static ncl_result zq_sent(ncl_zmq *z, zq_peer *p, size_t len, int data)
+{
+    p->st.frames_tx++;
+    p->st.bytes_tx += len;
+    if (data && z->data_tx == z->die_nth) {
+        zq_logf(z, NCL_LOG_WARN, "fault hook: dying after data frame #%llu", (unsigned long long)z->data_tx);
+        raise(SIGKILL);
+    }
+    return NCL_SUCCESS;
+}
+
 /* Encodes m into one frame and queues it on the peer's connection (never blocks: the high-water
  * mark is off, the engine's READY/DATA protocol bounds what is in flight). */
 static ncl_result zq_send(ncl_zmq *z, int peer, ncl_wire_msg *m)
@@ -329,13 +341,7 @@ static ncl_result zq_send(ncl_zmq *z, int peer, ncl_wire_msg *m)
         return zq_fail(z, NCL_ERR_LINK, "link to rank %d (%s): send of %s failed: %s", peer, p->endpoint,
                        ncl_wire_cmd_name(m->command), zmq_strerror(e));
     }
-    p->st.frames_tx++;
-    p->st.bytes_tx += len;
-    if (data && z->data_tx == z->die_nth) {
-        zq_logf(z, NCL_LOG_WARN, "fault hook: dying after data frame #%llu", (unsigned long long)z->data_tx);
-        raise(SIGKILL);
-    }
-    return NCL_SUCCESS;
+    return zq_sent(z, p, len, data);
 }
 
 /* ZeroMQ's I/O thread is done with a zero-copy payload frame (written to the socket, or dropped
@@ -397,13 +403,7 @@ static ncl_result zq_send_parts(ncl_zmq *z, int peer, ncl_wire_msg *m, uint32_t 
         return zq_fail(z, NCL_ERR_LINK, "link to rank %d (%s): send of %s failed: %s", peer, p->endpoint,
                        ncl_wire_cmd_name(m->command), zmq_strerror(e));
     }
-    p->st.frames_tx++;
-    p->st.bytes_tx += NCL_WIRE_HDR_LEN + m->payload_len;
-    if (z->data_tx == z->die_nth) {
-        zq_logf(z, NCL_LOG_WARN, "fault hook: dying after data frame #%llu", (unsigned long long)z->data_tx);
-        raise(SIGKILL);
-    }
-    return NCL_SUCCESS;
+    return zq_sent(z, p, NCL_WIRE_HDR_LEN + m->payload_len, 1);
 }
 
 static void zq_send_error(ncl_zmq *z, int peer, uint32_t code, const char *text)
@@ -515,13 +515,7 @@ static ncl_result zq_ring_put(ncl_zmq *z, int peer, ncl_wire_msg *m, uint64_t ke
     atomic_store_explicit(&r->head, head + rec, memory_order_seq_cst);
     if (atomic_load_explicit(&r->rd_sleep, memory_order_seq_cst) && atomic_exchange(&r->rd_sleep, 0))
         zq_doorbell(z, peer);
-    p->st.frames_tx++;
-    p->st.bytes_tx += len;
-    if (data && z->data_tx == z->die_nth) {
-        zq_logf(z, NCL_LOG_WARN, "fault hook: dying after data frame #%llu", (unsigned long long)z->data_tx);
-        raise(SIGKILL);
-    }
-    return NCL_SUCCESS;
+    return zq_sent(z, p, len, data);
 }
 
 /* Tells every peer that agreed NCL_WIRE_CAP_COLL that this rank is broken and why, so they fail at
