@@ -645,7 +645,41 @@ std::vector<AlgoCost> CostModel::tree(ncl_coll coll) const
         shared.hops = 0, shared.chain_div = 0, shared.fixed_s = 0, shared.floor = true;
         shared.alpha_s = all.link_alpha + o; // the fill before the first grant
         shared.beta_s = all.beta;
-        return {c, fine, capped, shared};
+        // After that channel has drained, the root's children after the last one whose writes
+        // cross it still take their last round in, one after another (each is granted a round
+        // once the child before it has landed it): per child its grant's way, an issue, its
+        // write's way and a round's bytes, n beta_j / k with k the engine's round count from
+        // the first line, sqrt((h - 1) n beta / alpha). As a pipeline floor (1 + k')(a + n beta
+        // / k') + the rest: its 2 sqrt(n beta a) is those bytes when a = (sum beta_j)^2 alpha /
+        // (4 (h - 1) beta^2).
+        std::map<int, double> load; // per channel: seconds per byte of n, every child at once
+        for (const Flow &f : flows)
+            for (int ch : route(f.src, f.dst).channels)
+                load[ch] += 1.0 / payload_bandwidth(t_.channels()[(size_t)ch].params);
+        double busiest = 0;
+        for (const auto &kv : load)
+            busiest = std::max(busiest, kv.second);
+        int last_shared = -1, d = 0; // the root's children c_j = 2^j
+        for (int m = 1; m < p_; m <<= 1, d++)
+            for (int ch : route(m, 0).channels)
+                if (load[ch] >= 0.999 * busiest)
+                    last_shared = d;
+        double tail_lat = 0, tail_beta = 0;
+        for (int j = last_shared + 1; last_shared >= 0 && j < d; j++) {
+            tail_lat += route_latency(0, 1 << j) + o + route_latency(1 << j, 0);
+            tail_beta += step({Flow{1 << j, 0, 1.0}}).beta;
+        }
+        if (tail_beta > 0 && h > 1 && beta > 0) {
+            double a = tail_beta * tail_beta * c.alpha_s / (4.0 * (h - 1) * beta * beta);
+            shared.hops = 2, shared.chain_div = 1;
+            shared.alpha_s = a;
+            shared.beta_s = beta;
+            shared.extra_beta_s = all.beta - beta;
+            shared.fixed_s = std::max(0.0, all.link_alpha + o + tail_lat - a);
+        }
+        // the shared floor first: the engine counts its rounds by the algorithm's last pipelined
+        // entry (ncl_plan.c), which must be the first line's
+        return {shared, c, fine, capped};
     }
     using Lines = std::vector<std::pair<double, int>>; // alpha, writes on the wire before
     auto upper = [](Lines l) {                        // the lines no other one exceeds everywhere

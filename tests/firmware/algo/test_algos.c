@@ -590,6 +590,92 @@ static void test_tree_reduce_one_queue(void **state)
     assert_int_equal(fails, 0);
 }
 
+/* Tree reduce with a queue per link of the chain (max_queues >= ceil(lg p) + 1): grant queue j
+ * takes child j-1's DATA of round i and grants round i to child j, the same round (no lag); the
+ * last queue takes the last child's round i, then writes it up (or, on the root, ends). With one
+ * queue too few the plan falls back to the two-queue gather with its lag. The checker proves
+ * both, with one and many tasks in flight. */
+static void test_tree_reduce_triggered(void **state)
+{
+    (void)state;
+    const ncl_algo_desc *d = ncl_algo_find(NCL_COLL_REDUCE, NCL_ALGO_TREE);
+    assert_non_null(d);
+    static const int ps[] = {2, 3, 5, 8, 13};
+    static const uint64_t counts[] = {1, 1009, BIG_COUNT};
+    for (size_t pi = 0; pi < sizeof ps / sizeof ps[0]; pi++) {
+        const int p = ps[pi];
+        uint32_t h = 0;
+        while ((1 << h) < p)
+            h++;
+        for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
+            for (int short_by_one = 0; short_by_one < 2; short_by_one++) {
+                ncl_plan plan;
+                g_max_queues = short_by_one ? h : h + 1;
+                g_channels = 1;
+                const ncl_result made =
+                    make_plan(&plan, NCL_COLL_REDUCE, NCL_ALGO_TREE, p, 1, counts[ci], NCL_FLOAT32, NCL_SUM, 0,
+                              SCRATCH_BYTES);
+                assert_int_equal(made, NCL_SUCCESS);
+                if (short_by_one) {
+                    assert_int_equal(plan.queues, h >= 2 ? 2u : 1u);
+                } else {
+                    assert_int_equal(plan.queues, h + 1);
+                    for (int r = 0; r < p; r++) {
+                        const int v = (r - 1 + p) % p; /* tree position, root 1 */
+                        uint32_t kids = 0;
+                        for (uint32_t m = 1; m < (uint32_t)(v ? (v & -v) : 1 << h) && v + (int)m < p; m <<= 1)
+                            kids++;
+                        for (uint32_t q = 1; q < plan.queues; q++) {
+                            ncl_plan pr = plan;
+                            pr.rank = r;
+                            ncl_gen g;
+                            ncl_task t;
+                            memset(&g, 0, sizeof g);
+                            uint64_t waits = 0, grants = 0;
+                            while (d->next(&pr, q, &g, &t)) {
+                                if (q + 1 == plan.queues) { /* the last queue: its child's rounds, in order */
+                                    if (t.kind == NCL_TASK_NOTIFY_WAIT && kids && t.peer == (r + (1 << (kids - 1))) % p)
+                                        assert_int_equal(t.step, waits++);
+                                    continue;
+                                }
+                                /* a grant queue: wait child q-1's round i, grant child q round i */
+                                const int wait_from = (r + (1 << (q - 1))) % p, grant_to = (r + (1 << q)) % p;
+                                if (t.kind == NCL_TASK_NOTIFY_WAIT) {
+                                    assert_int_equal(t.peer, wait_from);
+                                    assert_int_equal(t.step, waits++);
+                                } else {
+                                    assert_int_equal(t.kind, NCL_TASK_NOTIFY_RECORD);
+                                    assert_int_equal(t.peer, grant_to);
+                                    assert_int_equal(t.step, grants++);
+                                    assert_int_equal(grants, waits);
+                                }
+                            }
+                            if (q + 1 < plan.queues)
+                                assert_int_equal(waits, q < kids ? plan.segments : 0);
+                            else if (kids)
+                                assert_int_equal(waits, plan.segments);
+                        }
+                    }
+                }
+                for (int flights = 0; flights < 2; flights++) {
+                    char msg[512];
+                    g_in_flight = flights ? NCL_MAX_IN_FLIGHT : 1;
+                    assert_int_equal(make_plan(&plan, NCL_COLL_REDUCE, NCL_ALGO_TREE, p, 1, counts[ci], NCL_FLOAT32,
+                                               NCL_SUM, 0, SCRATCH_BYTES),
+                                     NCL_SUCCESS);
+                    ncl_result rc = ncl_check(&plan, NULL, malloc_wrapper, free_wrapper, NULL, msg, sizeof msg);
+                    if (rc != NCL_SUCCESS)
+                        print_message("tree reduce p=%d count=%llu queues=%u: %s\n", p,
+                                      (unsigned long long)counts[ci], plan.queues, msg);
+                    assert_int_equal(rc, NCL_SUCCESS);
+                }
+                g_in_flight = 1;
+            }
+        }
+    }
+    g_max_queues = NCL_MAX_QUEUES, g_channels = CHANNELS;
+}
+
 /* hier needs two real levels and an inter algorithm it runs: prepare refuses one level
  * (local_size 0, 1 or nranks), a local size that does not divide the ranks, halving-doubling
  * over a server count that is not a power of two, and any other inter algorithm. */
@@ -994,7 +1080,7 @@ int main(int argc, char **argv)
     enum { MAXP = NCL_COLL_COUNT * (NCL_ALGO_COUNT - 1) };
     static pair pairs[MAXP];
     static char names[2 * MAXP][64];
-    struct CMUnitTest tests[2 * MAXP + 13];
+    struct CMUnitTest tests[2 * MAXP + 14];
     size_t n = 0, np = 0;
     for (int c = 0; c < NCL_COLL_COUNT; c++) {
         for (int a = NCL_ALGO_AUTO + 1; a < NCL_ALGO_COUNT; a++) {
@@ -1019,8 +1105,10 @@ int main(int argc, char **argv)
     struct CMUnitTest chain = cmocka_unit_test(test_chain_segments);
     struct CMUnitTest ring_reduce = cmocka_unit_test(test_ring_reduce_posted);
     struct CMUnitTest one_queue = cmocka_unit_test(test_tree_reduce_one_queue);
+    struct CMUnitTest triggered = cmocka_unit_test(test_tree_reduce_triggered);
     tests[n++] = scratch;
     tests[n++] = one_queue;
+    tests[n++] = triggered;
     tests[n++] = chain;
     tests[n++] = ring_reduce;
     struct CMUnitTest hier = cmocka_unit_test(test_hier_refusals);
