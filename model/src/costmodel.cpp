@@ -875,7 +875,9 @@ std::vector<AlgoCost> CostModel::mesh(ncl_coll coll, bool rounds, bool waves) co
             // each round's reduces run behind the next round's writes, the last round's after them
             double per_byte = std::max(1.0 / dev_.reduce_bandwidth, 3.0 / dev_.mem_bandwidth);
             double slot = scratch_ ? std::min((double)slice_, (double)scratch_ / (p_ - 1)) : (double)slice_;
-            c.beta_s += std::max(s.beta, reduce) - s.beta;
+            // and memory carries the writes out and in besides the reduces' three streams
+            double memory = (double)(p_ - 1) / p_ * 5.0 / dev_.mem_bandwidth;
+            c.beta_s += std::max({s.beta, reduce, memory}) - s.beta;
             c.alpha_s += (double)(p_ - 1) * slot * per_byte;
         } else {
             // one round: with more writes than DMA engines the blocks land in waves, and the

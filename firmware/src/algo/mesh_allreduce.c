@@ -66,11 +66,14 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         }
         return g->line = -1, 0;
     }
-    /* reduce-scatter, step 0: our slots are free for round 0 */
+    /* reduce-scatter, step 0: our slots are free for the first rounds, one per slot */
     if (q == lq) {
         for (g->j = 1; g->j < (uint64_t)np; g->j++) {
-            ncl_task_record(t, ncl_mesh_peer_from(p, g->j), NCL_NOTIFY_READY(ncl_mesh_queue_of(p, g->j)), 0);
-            NCL_YIELD(g);
+            for (g->i = 0; g->i < ncl_mesh_buffers(p) && g->i < rounds; g->i++) {
+                ncl_task_record(t, ncl_mesh_peer_from(p, g->j), NCL_NOTIFY_READY(ncl_mesh_queue_of(p, g->j)),
+                                (uint32_t)g->i);
+                NCL_YIELD(g);
+            }
         }
     }
     for (g->i = 0; g->i < rounds; g->i++) {
@@ -81,7 +84,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
             g->n = ncl_mesh_block_round(p, ncl_mesh_peer_to(p, g->j), g->i, e, &g->m);
             if (g->n) {
                 ncl_task_write(t, ncl_mesh_peer_to(p, g->j), ncl_ref_add(in, g->m * es),
-                               ncl_mesh_target(p, ncl_mesh_peer_to(p, g->j), g->j, g->m), g->n * es,
+                               ncl_mesh_target(p, ncl_mesh_peer_to(p, g->j), g->j, g->m, g->i), g->n * es,
                                (uint32_t)g->i);
                 NCL_YIELD(g);
             }
@@ -101,13 +104,13 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                         ncl_task_reduce(t, p, ncl_ref_add(in, g->m * es), ncl_ref_add(recv, g->m * es),
                                         g->n * es, (uint32_t)g->i);
                     else
-                        ncl_task_reduce(t, p, ncl_mesh_target(p, r, g->j, g->m), ncl_ref_add(recv, g->m * es),
+                        ncl_task_reduce(t, p, ncl_mesh_target(p, r, g->j, g->m, g->i), ncl_ref_add(recv, g->m * es),
                                         g->n * es, (uint32_t)g->i);
                     NCL_YIELD(g);
                 }
-                if (g->i + 1 < rounds) {
-                    ncl_task_record(t, ncl_mesh_peer_from(p, g->j),
-                                    NCL_NOTIFY_READY(ncl_mesh_queue_of(p, g->j)), (uint32_t)g->i + 1);
+                if (g->i + ncl_mesh_buffers(p) < rounds) { /* the slot is free for round i + buffers */
+                    ncl_task_record(t, ncl_mesh_peer_from(p, g->j), NCL_NOTIFY_READY(ncl_mesh_queue_of(p, g->j)),
+                                    (uint32_t)(g->i + ncl_mesh_buffers(p)));
                     NCL_YIELD(g);
                 }
             }

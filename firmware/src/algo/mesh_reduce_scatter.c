@@ -1,5 +1,5 @@
 /* mesh_reduce_scatter.c — full-mesh reduce-scatter: every rank writes block k of its input to rank
- * k, to all its peers at once, into one slot per sender that the receiver reduces in fixed order. */
+ * k, to all its peers at once, into slots per sender that the receiver reduces in fixed order. */
 #include "ncl_mesh.h"
 
 /* Schedule. d = 1..p-1 indexes the peers (r+d below: the rank ncl_mesh_distance(d) after r,
@@ -12,7 +12,8 @@
  * fixed order d = 1..p-1, whatever order they arrive in. Out of place the sender at distance 1
  * writes straight into the output and the receiver reduces its own input into it (no pre-copy);
  * in place the output already holds the receiver's own block. Slots hold a round of E =
- * min(slice, scratch / slots) elements, so blocks move in ceil(count / E) rounds; a slot is
+ * min(slice, scratch / slots) elements, so blocks move in ceil(count / E) rounds; with more than
+ * one round each sender has two slots (ncl_mesh_buffers: round i in slot i % 2) and a slot is
  * reused only after the receiver consumed it and recorded READY back to its writer.
  *
  * Over the formula alpha + (1/p) n beta + ((p-1)/p) n gamma (n = p * count * esize), this adds:
@@ -60,11 +61,14 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         }
         return g->line = -1, 0;
     }
-    /* step 0: our slots are free for round 0 */
+    /* step 0: our slots are free for the first rounds, one per slot */
     if (q == lq) {
         for (g->j = 1; g->j < (uint64_t)np; g->j++) {
-            ncl_task_record(t, ncl_mesh_peer_from(p, g->j), NCL_NOTIFY_READY(ncl_mesh_queue_of(p, g->j)), 0);
-            NCL_YIELD(g);
+            for (g->i = 0; g->i < ncl_mesh_buffers(p) && g->i < rounds; g->i++) {
+                ncl_task_record(t, ncl_mesh_peer_from(p, g->j), NCL_NOTIFY_READY(ncl_mesh_queue_of(p, g->j)),
+                                (uint32_t)g->i);
+                NCL_YIELD(g);
+            }
         }
     }
     for (g->i = 0; g->i < rounds; g->i++) {
@@ -76,7 +80,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
             NCL_YIELD(g);
             ncl_task_write(t, ncl_mesh_peer_to(p, g->j),
                            input_block(p, ncl_mesh_peer_to(p, g->j), g->m),
-                           ncl_mesh_target(p, ncl_mesh_peer_to(p, g->j), g->j, g->m), g->n * es,
+                           ncl_mesh_target(p, ncl_mesh_peer_to(p, g->j), g->j, g->m, g->i), g->n * es,
                            (uint32_t)g->i);
             NCL_YIELD(g);
             ncl_task_record(t, ncl_mesh_peer_to(p, g->j), NCL_NOTIFY_DATA(q), (uint32_t)g->i);
@@ -93,12 +97,12 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                     ncl_task_reduce(t, p, input_block(p, r, g->m), ncl_ref_add(out, g->m * es), g->n * es,
                                     (uint32_t)g->i);
                 else
-                    ncl_task_reduce(t, p, ncl_mesh_target(p, r, g->j, g->m), ncl_ref_add(out, g->m * es), g->n * es,
+                    ncl_task_reduce(t, p, ncl_mesh_target(p, r, g->j, g->m, g->i), ncl_ref_add(out, g->m * es), g->n * es,
                                     (uint32_t)g->i);
                 NCL_YIELD(g);
-                if (g->i + 1 < rounds) {
-                    ncl_task_record(t, ncl_mesh_peer_from(p, g->j),
-                                    NCL_NOTIFY_READY(ncl_mesh_queue_of(p, g->j)), (uint32_t)g->i + 1);
+                if (g->i + ncl_mesh_buffers(p) < rounds) { /* the slot is free for round i + buffers */
+                    ncl_task_record(t, ncl_mesh_peer_from(p, g->j), NCL_NOTIFY_READY(ncl_mesh_queue_of(p, g->j)),
+                                    (uint32_t)(g->i + ncl_mesh_buffers(p)));
                     NCL_YIELD(g);
                 }
             }

@@ -676,6 +676,61 @@ static void test_tree_reduce_triggered(void **state)
     g_max_queues = NCL_MAX_QUEUES, g_channels = CHANNELS;
 }
 
+/* Full mesh with blocks of several rounds and a send queue per peer: two slots per sender on the
+ * receiver, round i in slot i % 2. The local queue grants each sender its first two rounds,
+ * then round i + 2 once round i is reduced; the writes alternate between the two slots. One
+ * round, or fewer send queues than peers, keep one slot per sender (one grant ahead). */
+static void test_mesh_double_slots(void **state)
+{
+    (void)state;
+    static const ncl_coll colls[] = {NCL_COLL_REDUCE_SCATTER, NCL_COLL_ALLREDUCE};
+    const int p = 4;
+    const uint64_t slice = 1024; /* 256 floats a round */
+    for (size_t c = 0; c < 2; c++) {
+        const ncl_algo_desc *d = ncl_algo_find(colls[c], NCL_ALGO_MESH);
+        assert_non_null(d);
+        for (int shape = 0; shape < 3; shape++) { /* several rounds; one round; fewer queues */
+            const uint64_t block = shape == 1 ? 200 : 1000; /* elements a rank reduces */
+            const uint64_t count = colls[c] == NCL_COLL_ALLREDUCE ? block * p : block;
+            g_dma_engines = shape == 2 ? 2u : 0u;
+            ncl_plan plan;
+            assert_int_equal(make_plan_sized(&plan, colls[c], NCL_ALGO_MESH, p, 0, count, NCL_FLOAT32, NCL_SUM, 1,
+                                             slice, SCRATCH_BYTES),
+                             NCL_SUCCESS);
+            const uint64_t buffers = shape == 0 ? 2 : 1, rounds = ncl_div_ceil(block, slice / 4);
+            uint64_t grants[NCL_MAX_QUEUES * 4] = {0}, first_grants = 0;
+            for (uint32_t q = 0; q < plan.queues; q++) {
+                ncl_plan pr = plan;
+                pr.rank = 0;
+                ncl_gen g;
+                ncl_task t;
+                memset(&g, 0, sizeof g);
+                while (d->next(&pr, q, &g, &t)) {
+                    if (t.kind == NCL_TASK_NOTIFY_RECORD && t.notify % 2u == 1u && t.notify < 2u * NCL_MAX_QUEUES &&
+                        t.peer != 0) { /* a READY (NCL_NOTIFY_READY) to a sender */
+                        first_grants += t.step < buffers;
+                        grants[t.peer]++;
+                    }
+                    if (t.kind == NCL_TASK_WRITE && t.dst.buf == NCL_BUF_SCRATCH && t.step < rounds) {
+                        /* slot (d - 1) * buffers + i % buffers: consecutive rounds alternate */
+                        const uint64_t slot = t.dst.off / (plan.slice_elems * 4);
+                        assert_int_equal(slot % buffers, t.step % buffers);
+                    }
+                }
+            }
+            assert_int_equal(first_grants, (uint64_t)(p - 1) * ncl_min_u64(buffers, rounds));
+            for (int peer = 1; peer < p; peer++) /* one grant per round the slot is reused for, plus the first */
+                assert_int_equal(grants[peer], rounds);
+            char msg[512];
+            ncl_result rc = ncl_check(&plan, NULL, malloc_wrapper, free_wrapper, NULL, msg, sizeof msg);
+            if (rc != NCL_SUCCESS)
+                print_message("mesh %s shape %d: %s\n", ncl_coll_name(colls[c]), shape, msg);
+            assert_int_equal(rc, NCL_SUCCESS);
+        }
+    }
+    g_dma_engines = 0;
+}
+
 /* hier needs two real levels and an inter algorithm it runs: prepare refuses one level
  * (local_size 0, 1 or nranks), a local size that does not divide the ranks, halving-doubling
  * over a server count that is not a power of two, and any other inter algorithm. */
@@ -1080,7 +1135,7 @@ int main(int argc, char **argv)
     enum { MAXP = NCL_COLL_COUNT * (NCL_ALGO_COUNT - 1) };
     static pair pairs[MAXP];
     static char names[2 * MAXP][64];
-    struct CMUnitTest tests[2 * MAXP + 14];
+    struct CMUnitTest tests[2 * MAXP + 15];
     size_t n = 0, np = 0;
     for (int c = 0; c < NCL_COLL_COUNT; c++) {
         for (int a = NCL_ALGO_AUTO + 1; a < NCL_ALGO_COUNT; a++) {
@@ -1106,6 +1161,8 @@ int main(int argc, char **argv)
     struct CMUnitTest ring_reduce = cmocka_unit_test(test_ring_reduce_posted);
     struct CMUnitTest one_queue = cmocka_unit_test(test_tree_reduce_one_queue);
     struct CMUnitTest triggered = cmocka_unit_test(test_tree_reduce_triggered);
+    struct CMUnitTest double_slots = cmocka_unit_test(test_mesh_double_slots);
+    tests[n++] = double_slots;
     tests[n++] = scratch;
     tests[n++] = one_queue;
     tests[n++] = triggered;
