@@ -258,7 +258,8 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     const shape sh = shape_of(p);
     const uint64_t a = lead(&sh, v, d), iters = rounds + a + sh.lag * (d ? d - 1 : 0);
     const int triggered = triggered_queues(p) != 0, split = !triggered && p->queues == QUEUES_SPLIT;
-    const uint32_t last = p->queues - 1; /* triggered: the queue that writes up */
+    const int apart = triggered || split; /* the writes up run on a queue of their own */
+    const uint32_t last = p->queues - 1, send_queue = triggered ? last : SEND;
     const ncl_ref in = ncl_plan_input(p, r);
     const uint32_t data = NCL_NOTIFY_DATA(0), ready = NCL_NOTIFY_READY(0);
     /* the queues tell each other with records to this rank itself on channel 0's ids: counters
@@ -282,10 +283,10 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         return g->line = -1, 0;
     }
 
-    if (triggered) { /* FILL, grant queues 1 .. d-1, the last queue */
+    if (triggered) { /* FILL, grant queues 1 .. d-1; the last queue ends the root or writes up (below) */
         for (g->i = 0; q == GATHER && d > 0 && g->i < rounds; g->i++)
             for (g->k = 0; g->k < 3; g->k++)
-                if (fill_step(p, &sh, v, g->i, g->k, 1, t))
+                if (fill_step(p, &sh, v, g->i, g->k, apart, t))
                     NCL_YIELD(g);
         for (g->i = 0; q >= 1 && q < last && q < d && g->i < rounds; g->i++) {
             ncl_task_wait(t, CHILD(q - 1), data, 1, (uint32_t)g->i);
@@ -293,35 +294,21 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
             ncl_task_post(t, CHILD(q), ready, (uint32_t)g->i);
             NCL_YIELD(g);
         }
-        for (g->i = 0; q == last && g->i < rounds; g->i++) {
-            if (d > 0) {
-                ncl_task_wait(t, CHILD(d - 1), data, 1, (uint32_t)g->i);
-                NCL_YIELD(g);
-            }
-            if (v == 0) {
-                if (p->avg) { /* the round holds the full sum; avg divides it once, here */
-                    len = round_part(p, g->i, &off);
-                    ncl_task_div(t, p, target(p, &sh, 0, g->i, off), len * es, (uint32_t)g->i);
-                    NCL_YIELD(g);
-                }
-                continue;
-            }
-            for (g->k = 0; g->k < 3; g->k++) {
-                send_step(p, &sh, v, g->i, g->k, t);
-                NCL_YIELD(g);
-            }
-            if (d > 0 && g->i + sh.slots < rounds) { /* the write has read the slot: refill it */
-                ncl_task_post(t, r, credit, (uint32_t)g->i);
+        for (g->i = 0; q == last && v == 0 && g->i < rounds; g->i++) { /* the root's last queue */
+            ncl_task_wait(t, CHILD(d - 1), data, 1, (uint32_t)g->i);
+            NCL_YIELD(g);
+            if (p->avg) { /* the round holds the full sum; avg divides it once, here */
+                len = round_part(p, g->i, &off);
+                ncl_task_div(t, p, target(p, &sh, 0, g->i, off), len * es, (uint32_t)g->i);
                 NCL_YIELD(g);
             }
         }
-        return g->line = -1, 0;
     }
 
     /* the gather: iteration i fills and grants round i, takes child j's round i - a - s j in */
-    for (g->i = 0; q == GATHER && d > 0 && g->i < iters; g->i++) {
+    for (g->i = 0; !triggered && q == GATHER && d > 0 && g->i < iters; g->i++) {
         for (g->k = 0; g->i < rounds && g->k < 3; g->k++)
-            if (fill_step(p, &sh, v, g->i, g->k, split, t))
+            if (fill_step(p, &sh, v, g->i, g->k, apart, t))
                 NCL_YIELD(g);
         for (g->j = 0; g->j < d; g->j++) {
             if (g->i < a + sh.lag * g->j || ROUND(g->j) >= rounds)
@@ -357,17 +344,18 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         }
     }
 
-    /* the send (a leaf's only part): each round up once reduced and granted */
-    for (g->i = 0; v != 0 && (split ? q == SEND : d == 0) && g->i < rounds; g->i++) {
-        if (split && d > 0) {
-            ncl_task_wait(t, r, reduced, 1, (uint32_t)g->i);
+    /* the send (a leaf's only part): each round up once reduced (triggered: the last child's DATA
+     * is in; split: the gather said so) and granted */
+    for (g->i = 0; v != 0 && (apart ? q == send_queue : d == 0) && g->i < rounds; g->i++) {
+        if (apart && d > 0) {
+            ncl_task_wait(t, triggered ? CHILD(d - 1) : r, triggered ? data : reduced, 1, (uint32_t)g->i);
             NCL_YIELD(g);
         }
         for (g->k = 0; g->k < 3; g->k++) {
             send_step(p, &sh, v, g->i, g->k, t);
             NCL_YIELD(g);
         }
-        if (split && d > 0 && g->i + sh.slots < rounds) {
+        if (apart && d > 0 && g->i + sh.slots < rounds) {
             /* the write has read the slot: the gather may refill it */
             ncl_task_post(t, r, credit, (uint32_t)g->i);
             NCL_YIELD(g);
