@@ -100,6 +100,26 @@ static void test_inputs_vary_and_finite(void **state)
         for (int i = 0; i < 4096; i++)
             assert_true((h[i] & mask) != mask);
     }
+    /* fp16/bf16 sum and prod inputs are integers in their canonical encoding (the fill builds
+     * the bits itself: they must be what the engine's conversion gives), spanning the range */
+    static const int fill_ranks[] = {1, 2, 3, 16, 5000};
+    for (int dt = NCL_FLOAT16; dt <= NCL_BFLOAT16; dt++) {
+        for (size_t ri = 0; ri < sizeof fill_ranks / sizeof fill_ranks[0]; ri++) {
+            for (int op = NCL_SUM; op <= NCL_PROD; op++) {
+                rs_data_fill(h, 4096, (ncl_dtype)dt, (ncl_op)op, fill_ranks[ri], 0, 5, 0);
+                float most = 0.0f;
+                for (int i = 0; i < 4096; i++) {
+                    float f = dt == NCL_FLOAT16 ? ncl_fp16_to_float(h[i]) : ncl_bf16_to_float(h[i]);
+                    uint16_t again = dt == NCL_FLOAT16 ? ncl_float_to_fp16(f) : ncl_float_to_bf16(f);
+                    assert_true(f == (float)(int)f);
+                    assert_int_equal(again, h[i]);
+                    most = f > most ? f : most;
+                }
+                if (op == NCL_SUM && fill_ranks[ri] == 1) /* one rank: up to the exact limit */
+                    assert_true(most >= (dt == NCL_FLOAT16 ? 2000.0f : 250.0f));
+            }
+        }
+    }
     /* prod on floats: magnitudes 1 or 2, and at most one 2 per element across ranks */
     float pr[8][64];
     for (int r = 0; r < 8; r++)
