@@ -286,12 +286,14 @@ CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first
         flow_of[(size_t)f.src].push_back(k);
     }
     double beta = 0;
+    std::vector<bool> waves(writes.size(), false); // a device whose writes wait for one another
     for (size_t v = 0; v < writes.size(); v++) {
         bool chained = false; // some queue writes twice
         for (size_t a = 0; a < writes[v].size() && !chained; a++)
             for (size_t b = 0; b < a && !chained; b++)
                 chained = writes[v][a].queue >= 0 && writes[v][a].queue == writes[v][b].queue;
-        if (writes[v].size() > engines || chained) {
+        waves[v] = writes[v].size() > engines || chained;
+        if (waves[v]) {
             std::vector<double> per_byte;
             std::vector<double> arrive = engines_arrive(writes[v], engines);
             // each write's bytes share its first channel with the device's writes on it that are
@@ -336,15 +338,18 @@ CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first
     out.alpha = alpha, out.beta = beta;
     out.link_alpha = link_beta >= beta ? std::min(alpha, link_alpha) : alpha; // the link sets beta
     out.envelope = drain_lines(flows, out.arrive, arrive_beta);
-    // a device's writes that leave on one channel: its engines issue them in waves, each wave's
-    // bytes after the one before has arrived, so that channel carries all of them and idles for
-    // the waves' latencies: the last one's arrival (latency part) + their bytes
+    // a device's writes that leave on one channel: where its engines issue them in waves, each
+    // wave's bytes after the one before has arrived, that channel carries all of them and idles
+    // for the waves' latencies: the last one's arrival (latency part) + their bytes. (Writes on
+    // engines and queues of their own move together from their own starts: drain_lines.)
     std::map<std::pair<int, int>, std::pair<double, double>> leaving; // (src, channel) -> line
     double first = alpha;
     for (size_t k = 0; k < flows.size(); k++)
         if (flows[k].src != flows[k].dst) {
             first = std::min(first, out.arrive[k]);
             out.envelope.push_back({out.arrive[k], arrive_beta[k]});
+            if (!waves[(size_t)flows[k].src])
+                continue;
             auto &l = leaving.emplace(std::make_pair(flows[k].src, first_hop[k]), std::make_pair(0.0, 0.0)).first->second;
             l.first = std::max(l.first, out.arrive[k]);
             l.second += flows[k].frac / payload_bandwidth(t_.channels()[(size_t)first_hop[k]].params);
@@ -423,6 +428,19 @@ AlgoCost CostModel::ring(ncl_coll coll, bool pieced) const
     const bool land = landing();
     bool zoned = zones_ && p_ > 2 && (coll == NCL_COLL_ALLGATHER || land);
     c.alpha_s = (zoned ? s.alpha : s0.alpha) + (steps - 1) * s.alpha;
+    if (coll == NCL_COLL_REDUCE_SCATTER && land && !staged_) {
+        // its DATAs are posted: a rank's next unit does not wait for its last one to land, so the
+        // steps follow the chunks, each over its own links: the slowest chunk's p - 1 links'
+        // latencies, not p - 1 times the slowest link's (a fat tree: 2 of 8 cross the spine)
+        c.alpha_s = 0;
+        for (uint32_t ch = 0; ch < channels_; ch++)
+            for (int j = 0; j < p_; j++) {
+                double chain = (zoned ? s : s0).arrive[(size_t)ch * p_ + (size_t)j];
+                for (int k = 1; k < (int)steps; k++)
+                    chain += s.arrive[(size_t)ch * p_ + (size_t)((j + k) % p_)];
+                c.alpha_s = std::max(c.alpha_s, chain);
+            }
+    }
     c.beta_s = steps * s.beta;
     if (staged_ && coll != NCL_COLL_ALLGATHER) {
         // every reduce-scatter step: the receiver reduces what landed (src + dst read, dst
