@@ -428,9 +428,10 @@ AlgoCost CostModel::ring(ncl_coll coll, bool pieced) const
     const bool land = landing();
     bool zoned = zones_ && p_ > 2 && (coll == NCL_COLL_ALLGATHER || land);
     c.alpha_s = (zoned ? s.alpha : s0.alpha) + (steps - 1) * s.alpha;
-    if (coll == NCL_COLL_REDUCE_SCATTER && land && !staged_) {
-        // its DATAs are posted: a rank's next unit does not wait for its last one to land, so the
-        // steps follow the chunks, each over its own links: the slowest chunk's p - 1 links'
+    const bool posted = coll == NCL_COLL_ALLGATHER || (coll == NCL_COLL_REDUCE_SCATTER && land && !staged_);
+    if (posted) {
+        // their records are posted: a rank's next unit does not wait for its last one to land, so
+        // the steps follow the chunks, each over its own links: the slowest chunk's p - 1 links'
         // latencies, not p - 1 times the slowest link's (a fat tree: 2 of 8 cross the spine)
         c.alpha_s = 0;
         for (uint32_t ch = 0; ch < channels_; ch++)
