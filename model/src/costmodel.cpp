@@ -428,7 +428,9 @@ AlgoCost CostModel::ring(ncl_coll coll, bool pieced) const
     const bool land = landing();
     bool zoned = zones_ && p_ > 2 && (coll == NCL_COLL_ALLGATHER || land);
     c.alpha_s = (zoned ? s.alpha : s0.alpha) + (steps - 1) * s.alpha;
-    const bool posted = coll == NCL_COLL_ALLGATHER || (coll == NCL_COLL_REDUCE_SCATTER && land && !staged_);
+    // allgather posts its records where every channel has a DMA engine (ring_allgather.c)
+    const bool posted = (coll == NCL_COLL_ALLGATHER && (!dev_.dma_engines || channels_ <= dev_.dma_engines)) ||
+                        (coll == NCL_COLL_REDUCE_SCATTER && land && !staged_);
     if (posted) {
         // their records are posted: a rank's next unit does not wait for its last one to land, so
         // the steps follow the chunks, each over its own links: the slowest chunk's p - 1 links'
