@@ -436,13 +436,16 @@ AlgoCost CostModel::ring(ncl_coll coll, bool pieced) const
         // the steps follow the chunks, each over its own links: the slowest chunk's p - 1 links'
         // latencies, not p - 1 times the slowest link's (a fat tree: 2 of 8 cross the spine)
         c.alpha_s = 0;
-        for (uint32_t ch = 0; ch < channels_; ch++)
-            for (int j = 0; j < p_; j++) {
-                double chain = (zoned ? s : s0).arrive[(size_t)ch * p_ + (size_t)j];
-                for (int k = 1; k < (int)steps; k++)
-                    chain += s.arrive[(size_t)ch * p_ + (size_t)((j + k) % p_)];
-                c.alpha_s = std::max(c.alpha_s, chain);
+        for (uint32_t ch = 0; ch < channels_; ch++) {
+            auto a = [&](const Step &st, long k) { return st.arrive[(size_t)ch * p_ + (size_t)(k % p_)]; };
+            double later = 0; // the chunk's steps after its first, a window slid round the ring
+            for (long k = 1; k < (long)steps; k++)
+                later += a(s, k);
+            for (long j = 0; j < p_; j++) {
+                c.alpha_s = std::max(c.alpha_s, a(zoned ? s : s0, j) + later);
+                later += a(s, j + (long)steps) - a(s, j + 1);
             }
+        }
     }
     c.beta_s = steps * s.beta;
     if (staged_ && coll != NCL_COLL_ALLGATHER) {
