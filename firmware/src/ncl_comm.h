@@ -40,10 +40,15 @@ typedef struct ncl_queue {
 } ncl_queue;
 
 /* What a queue is stuck on, for timeouts and hang reports: its oldest data task in flight while
- * it waits for completions (state DMA), else its current task. */
-static inline const ncl_task *ncl_queue_blocker(const ncl_queue *qs, uint32_t *index, uint64_t *since)
+ * it waits for completions (state DMA), else its current task. `behind_posted`: also where it
+ * waits on a peer but still owes records posted behind its flights (it went on, those who wait
+ * for the records did not): the oldest flight holds them; asked only where the flights were
+ * just polled (a wait's timeout), so what is still in flight did not complete. */
+static inline const ncl_task *ncl_queue_blocker(const ncl_queue *qs, int behind_posted, uint32_t *index,
+                                                uint64_t *since)
 {
-    if (qs->state == NCL_Q_DMA && qs->flights) {
+    if (qs->flights &&
+        (qs->state == NCL_Q_DMA || (behind_posted && qs->state == NCL_Q_WAITING && qs->posteds))) {
         const ncl_flight *f = &qs->flight[qs->flight_head];
         *index = f->index;
         *since = f->start;

@@ -32,7 +32,8 @@ ncl_result ncl_comm_state(const ncl_comm *comm, ncl_rank_state *out)
             continue;
         ncl_wait_info *w = &out->waits[out->nwaits++];
         uint64_t since;
-        const ncl_task *t = ncl_queue_blocker(qs, &w->task, &since);
+        /* after its own timeout the flights were polled at the deadline */
+        const ncl_task *t = ncl_queue_blocker(qs, comm->last_rc == NCL_ERR_TIMEOUT, &w->task, &since);
         w->queue = q;
         w->step = t->step;
         w->kind = t->kind;

@@ -35,7 +35,7 @@ static ncl_result task_failed(ncl_comm *comm, uint32_t q, ncl_result rc)
 {
     uint32_t index;
     uint64_t since;
-    const ncl_task *t = ncl_queue_blocker(&comm->queues[q], &index, &since);
+    const ncl_task *t = ncl_queue_blocker(&comm->queues[q], 0, &index, &since);
     const char *why = ncl_hal_last_error(&comm->hal);
     return ncl_comm_fail(comm, rc, "%s #%llu (%s): queue %u step %u task %u (%s, peer %d): %s%s%s",
                          ncl_coll_name((ncl_coll)comm->plan.coll), (unsigned long long)comm->seq,
@@ -62,8 +62,12 @@ static ncl_result timed_out(ncl_comm *comm, uint32_t q, uint64_t waited_ns)
     const ncl_queue *qs = &comm->queues[q];
     uint32_t index;
     uint64_t since;
-    const ncl_task *t = ncl_queue_blocker(qs, &index, &since);
-    if (qs->state == NCL_Q_DMA)
+    const ncl_task *t = ncl_queue_blocker(qs, 1, &index, &since);
+    if (qs->state == NCL_Q_WAITING && t != &qs->task) { /* a transfer a posted record waits behind */
+        uint64_t now = ncl_hal_now_ns(&comm->hal);
+        waited_ns = now > since ? now - since : 0;
+    }
+    if (t != &qs->task || qs->state == NCL_Q_DMA)
         return ncl_comm_fail(comm, NCL_ERR_TIMEOUT,
                              "%s #%llu (%s) timed out: queue %u step %u: %s of %llu bytes to rank %d "
                              "did not complete in %llu ms",
@@ -292,7 +296,7 @@ static uint64_t sleep_budget(const ncl_comm *comm)
             continue;
         uint32_t index;
         uint64_t since;
-        ncl_queue_blocker(qs, &index, &since);
+        ncl_queue_blocker(qs, 0, &index, &since);
         uint64_t deadline = since + comm->cfg.timeout_ns + 1;
         uint64_t left = deadline > now ? deadline - now : 0;
         if (left < budget)

@@ -428,8 +428,10 @@ AlgoCost CostModel::ring(ncl_coll coll, bool pieced) const
     const bool land = landing();
     bool zoned = zones_ && p_ > 2 && (coll == NCL_COLL_ALLGATHER || land);
     c.alpha_s = (zoned ? s.alpha : s0.alpha) + (steps - 1) * s.alpha;
-    // allgather posts its records where every channel has a DMA engine (ring_allgather.c)
-    const bool posted = (coll == NCL_COLL_ALLGATHER && (!dev_.dma_engines || channels_ <= dev_.dma_engines)) ||
+    // allgather and allreduce post their records where every channel has a DMA engine
+    // (ring_allgather.c, ring_allreduce.c); a staged allreduce waits for its slots anyway
+    const bool engines = !dev_.dma_engines || channels_ <= dev_.dma_engines;
+    const bool posted = (coll == NCL_COLL_ALLGATHER && engines) || (coll == NCL_COLL_ALLREDUCE && engines && !staged_) ||
                         (coll == NCL_COLL_REDUCE_SCATTER && land && !staged_);
     if (posted) {
         // their records are posted: a rank's next unit does not wait for its last one to land, so

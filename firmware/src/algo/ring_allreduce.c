@@ -45,6 +45,15 @@ static uint32_t channels_of(const ncl_plan *p)
     return p->queues - p->helper_queues;
 }
 
+/* A step's records: posted where every channel has a DMA engine (as ring_allgather.c's). */
+static void ring_record(const ncl_plan *p, ncl_task *t, int peer, uint32_t notify, uint32_t step)
+{
+    if (p->dma_engines == 0 || channels_of(p) <= p->dma_engines)
+        ncl_task_post(t, peer, notify, step);
+    else
+        ncl_task_record(t, peer, notify, step);
+}
+
 static uint64_t channel_span(const ncl_plan *p, uint32_t c, uint64_t *off)
 {
     return ncl_channel_part(p, p->count, channels_of(p), c, off);
@@ -492,11 +501,11 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         }
     signal:
         if (staged(p) || step_end(p, g->d[RA_ROUNDS], g->i)) { /* staged: a slot per round, each signalled */
-            ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(c), (uint32_t)(round_of(p, g->d[RA_ROUNDS], g->i) * steps + g->j));
+            ring_record(p, t, next_rank, NCL_NOTIFY_DATA(c), (uint32_t)(round_of(p, g->d[RA_ROUNDS], g->i) * steps + g->j));
             NCL_YIELD(g);
             /* the step that read our zone last is done: prev may use it again */
             if (g->j == g->d[RA_ZONE_LAST] && g->j) {
-                ncl_task_record(t, prev_rank, NCL_NOTIFY_CREDIT(c), 0);
+                ring_record(p, t, prev_rank, NCL_NOTIFY_CREDIT(c), 0);
                 NCL_YIELD(g);
             }
             ncl_task_wait(t, prev_rank, NCL_NOTIFY_DATA(c), 1, (uint32_t)(round_of(p, g->d[RA_ROUNDS], g->i) * steps + g->j));
@@ -535,7 +544,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
             NCL_YIELD(g);
         }
         if (step_end(p, g->d[RA_ROUNDS], g->i)) {
-            ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(c), (uint32_t)(round_of(p, g->d[RA_ROUNDS], g->i) * steps + g->j));
+            ring_record(p, t, next_rank, NCL_NOTIFY_DATA(c), (uint32_t)(round_of(p, g->d[RA_ROUNDS], g->i) * steps + g->j));
             NCL_YIELD(g);
             ncl_task_wait(t, prev_rank, NCL_NOTIFY_DATA(c), 1, (uint32_t)(round_of(p, g->d[RA_ROUNDS], g->i) * steps + g->j));
             NCL_YIELD(g);
