@@ -169,6 +169,8 @@ extern const ncl_algo_desc ncl_algo_hd_allgather;
 extern const ncl_algo_desc ncl_algo_mesh_allreduce;
 extern const ncl_algo_desc ncl_algo_mesh_reduce_scatter;
 extern const ncl_algo_desc ncl_algo_mesh_allgather;
+extern const ncl_algo_desc ncl_algo_mesh_alltoall;
+extern const ncl_algo_desc ncl_algo_pairwise_alltoall;
 extern const ncl_algo_desc ncl_algo_sag_broadcast;
 extern const ncl_algo_desc ncl_algo_dbtree_allreduce;
 extern const ncl_algo_desc ncl_algo_det_allreduce;

@@ -42,14 +42,15 @@ static ncl_result validate(ncl_comm *comm, const call *c, ncl_hal_launch *l, int
         return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT,
                              "%s: root %d out of range (allowed: 0..%d)", name, c->root, p - 1);
     uint64_t es = ncl_dtype_size(c->dtype);
-    uint64_t blocks = c->coll == NCL_COLL_ALLGATHER || c->coll == NCL_COLL_REDUCE_SCATTER ? (uint64_t)p : 1;
+    const int a2a = c->coll == NCL_COLL_ALLTOALL;
+    uint64_t blocks = c->coll == NCL_COLL_ALLGATHER || c->coll == NCL_COLL_REDUCE_SCATTER || a2a ? (uint64_t)p : 1;
     if (c->count > UINT64_MAX / es / blocks || c->count * es * blocks > (uint64_t)PTRDIFF_MAX)
         return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT,
                              "%s: count %llu x %llu bytes overflows the address space", name,
                              (unsigned long long)c->count, (unsigned long long)(es * blocks));
     uint64_t bytes = c->count * es;
-    uint64_t send_bytes = c->coll == NCL_COLL_REDUCE_SCATTER ? bytes * blocks : bytes;
-    uint64_t recv_bytes = c->coll == NCL_COLL_ALLGATHER ? bytes * blocks : bytes;
+    uint64_t send_bytes = c->coll == NCL_COLL_REDUCE_SCATTER || a2a ? bytes * blocks : bytes;
+    uint64_t recv_bytes = c->coll == NCL_COLL_ALLGATHER || a2a ? bytes * blocks : bytes;
     int needs_send = c->coll != NCL_COLL_BROADCAST || r == c->root;
     int needs_recv = c->coll != NCL_COLL_REDUCE || r == c->root;
     if (needs_send && !c->send && bytes)
@@ -78,7 +79,7 @@ static ncl_result validate(ncl_comm *comm, const call *c, ncl_hal_launch *l, int
     l->coll = (uint8_t)c->coll;
     l->count = c->count;
     l->dtype = (uint8_t)c->dtype;
-    l->op = c->coll == NCL_COLL_BROADCAST || c->coll == NCL_COLL_ALLGATHER ? 0 : (uint8_t)c->op;
+    l->op = c->coll == NCL_COLL_BROADCAST || c->coll == NCL_COLL_ALLGATHER || a2a ? 0 : (uint8_t)c->op;
     l->root = rooted ? c->root : 0;
     l->inplace = (uint8_t)*inplace;
     if (*inplace) {
@@ -238,6 +239,10 @@ ncl_result ncl_allgather(const void *s, void *r, size_t n, ncl_dtype d, ncl_comm
 {
     return run(c, &CALL(NCL_COLL_ALLGATHER, s, r, n, d, NCL_SUM, 0));
 }
+ncl_result ncl_alltoall(const void *s, void *r, size_t n, ncl_dtype d, ncl_comm *c)
+{
+    return run(c, &CALL(NCL_COLL_ALLTOALL, s, r, n, d, NCL_SUM, 0));
+}
 ncl_result ncl_allreduce_start(const void *s, void *r, size_t n, ncl_dtype d, ncl_op op, ncl_comm *c)
 {
     return start(c, &CALL(NCL_COLL_ALLREDUCE, s, r, n, d, op, 0));
@@ -259,4 +264,8 @@ ncl_result ncl_reduce_scatter_start(const void *s, void *r, size_t n, ncl_dtype 
 ncl_result ncl_allgather_start(const void *s, void *r, size_t n, ncl_dtype d, ncl_comm *c)
 {
     return start(c, &CALL(NCL_COLL_ALLGATHER, s, r, n, d, NCL_SUM, 0));
+}
+ncl_result ncl_alltoall_start(const void *s, void *r, size_t n, ncl_dtype d, ncl_comm *c)
+{
+    return start(c, &CALL(NCL_COLL_ALLTOALL, s, r, n, d, NCL_SUM, 0));
 }

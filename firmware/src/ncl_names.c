@@ -15,10 +15,12 @@ static const ncl_name coll_names[] = {
     NAME("reduce", NCL_COLL_REDUCE),
     NAME("reduce_scatter", NCL_COLL_REDUCE_SCATTER),
     NAME("allgather", NCL_COLL_ALLGATHER),
+    NAME("alltoall", NCL_COLL_ALLTOALL),
     ALIAS("all_reduce", NCL_COLL_ALLREDUCE),
     ALIAS("bcast", NCL_COLL_BROADCAST),
     ALIAS("reducescatter", NCL_COLL_REDUCE_SCATTER),
     ALIAS("all_gather", NCL_COLL_ALLGATHER),
+    ALIAS("all_to_all", NCL_COLL_ALLTOALL),
 };
 
 static const ncl_name algo_names[] = {
@@ -33,6 +35,7 @@ static const ncl_name algo_names[] = {
     NAME("det", NCL_ALGO_DET),
     NAME("hier", NCL_ALGO_HIER),
     NAME("user", NCL_ALGO_USER),
+    NAME("pairwise", NCL_ALGO_PAIRWISE),
     ALIAS("halving_doubling", NCL_ALGO_HD),
     ALIAS("two_level", NCL_ALGO_HIER),
     ALIAS("hierarchical", NCL_ALGO_HIER),

@@ -27,7 +27,10 @@ static const ncl_algo_desc *const algo_table[] = {
     &ncl_algo_hd_allreduce, &ncl_algo_hd_reduce_scatter, &ncl_algo_hd_allgather,
 #endif
 #ifndef NCL_NO_ALGO_MESH
-    &ncl_algo_mesh_allreduce, &ncl_algo_mesh_reduce_scatter, &ncl_algo_mesh_allgather,
+    &ncl_algo_mesh_allreduce, &ncl_algo_mesh_reduce_scatter, &ncl_algo_mesh_allgather, &ncl_algo_mesh_alltoall,
+#endif
+#ifndef NCL_NO_ALGO_PAIRWISE
+    &ncl_algo_pairwise_alltoall,
 #endif
 #ifndef NCL_NO_ALGO_SAG
     &ncl_algo_sag_broadcast,
@@ -248,11 +251,14 @@ static uint64_t cost_entry(const ncl_cost *c, uint64_t bytes, int inplace)
     return t > down ? t - down : 0;
 }
 
-/* The size a cost line is priced at: nccl-tests' size (allgather/reduce-scatter: the gathered). */
+/* The size a cost line is priced at: nccl-tests' size (allgather/reduce-scatter: the gathered;
+ * alltoall: a rank's whole buffer). */
 static uint64_t cost_bytes(const ncl_plan *p)
 {
     return p->count * p->esize *
-           (p->coll == NCL_COLL_ALLGATHER || p->coll == NCL_COLL_REDUCE_SCATTER ? (uint64_t)p->nranks : 1u);
+           (p->coll == NCL_COLL_ALLGATHER || p->coll == NCL_COLL_REDUCE_SCATTER || p->coll == NCL_COLL_ALLTOALL
+                ? (uint64_t)p->nranks
+                : 1u);
 }
 
 /* The algorithm's `line`-th regime at `bytes`, raised to the floors that bound it (ncl_cost.floor:
@@ -317,6 +323,11 @@ uint64_t ncl_plan_cost_ns(const ncl_plan *p, const ncl_plan_env *env)
     switch (p->algo) {
     case NCL_ALGO_TREE: return cost_tree(p, p->count * p->esize);
     case NCL_ALGO_CHAIN: return cost_chain(p, p->count * p->esize, p->segments ? p->segments : 1);
+    case NCL_ALGO_MESH: /* alltoall: every block leaves at once, alpha + (p-1)/p n beta */
+        if (p->coll != NCL_COLL_ALLTOALL)
+            return UINT64_MAX;
+        return p->link_alpha_ns + (uint64_t)(p->nranks - 1) * (bytes / (uint64_t)p->nranks) / p->link_gbps;
+    case NCL_ALGO_PAIRWISE: return cost_ring(p, bytes); /* p - 1 steps of n/p */
     case NCL_ALGO_RING:
         if (p->coll == NCL_COLL_REDUCE) /* the pipelined chain to the root */
             return cost_chain(p, p->count * p->esize, p->segments ? p->segments : 1);

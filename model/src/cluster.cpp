@@ -162,8 +162,8 @@ void Cluster::rtl_map(int rank, bool in)
     const Collective &c = call_;
     const RtlDomain::Layout &lay = rtl_->layout();
     uint64_t es = ncl_dtype_size(c.dt), p = (uint64_t)nranks();
-    uint64_t in_bytes = (c.coll == NCL_COLL_REDUCE_SCATTER ? c.count * p : c.count) * es;
-    uint64_t out_bytes = (c.coll == NCL_COLL_ALLGATHER ? c.count * p : c.count) * es;
+    uint64_t in_bytes = (c.coll == NCL_COLL_REDUCE_SCATTER || c.coll == NCL_COLL_ALLTOALL ? c.count * p : c.count) * es;
+    uint64_t out_bytes = (c.coll == NCL_COLL_ALLGATHER || c.coll == NCL_COLL_ALLTOALL ? c.count * p : c.count) * es;
     uintptr_t s = (uintptr_t)r.send, d = (uintptr_t)r.recv;
     bool inplace = s && d && s < d + out_bytes && d < s + in_bytes;
     uint8_t *mem = rtl_->mem(rank);
@@ -258,6 +258,7 @@ void Cluster::start(int rank)
     case NCL_COLL_REDUCE: rc = ncl_reduce_start(send, recv, c.count, c.dt, c.op, c.root, r.comm); break;
     case NCL_COLL_REDUCE_SCATTER: rc = ncl_reduce_scatter_start(send, recv, c.count, c.dt, c.op, r.comm); break;
     case NCL_COLL_ALLGATHER: rc = ncl_allgather_start(send, recv, c.count, c.dt, r.comm); break;
+    case NCL_COLL_ALLTOALL: rc = ncl_alltoall_start(send, recv, c.count, c.dt, r.comm); break;
     default: break;
     }
     if (rc != NCL_SUCCESS)

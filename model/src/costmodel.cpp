@@ -942,6 +942,48 @@ std::vector<AlgoCost> CostModel::mesh_rounds(ncl_coll coll) const
     return mesh(coll, true);
 }
 
+// Alltoall (mesh_alltoall.c, pairwise_alltoall.c). The full mesh moves what its allgather moves,
+// every rank a block of n/p to each peer, and is priced as that. Pairwise runs p - 1 steps, step
+// k every rank writing to rank + k after its READY, the next step once the DATA (posted behind
+// the write) has arrived. In place both run rounds of `part` bytes of every block (what scratch
+// holds for p - 1 slots, at most a slice), one after another, each first staging its parts in
+// scratch: the first round the copies' task overheads, every later one those and its handshakes
+// again, per byte the copies' memory traffic; out of place takes those off (oop_*).
+std::vector<AlgoCost> CostModel::alltoall() const
+{
+    if (p_ < 2)
+        return {AlgoCost{NCL_COLL_ALLTOALL, NCL_ALGO_MESH, 0, 0, 0}, AlgoCost{NCL_COLL_ALLTOALL, NCL_ALGO_PAIRWISE, 0, 0, 0}};
+    const double o = dev_.task_overhead, M = dev_.mem_bandwidth;
+    const double part = scratch_ ? std::min((double)slice_, (double)scratch_ / (p_ - 1)) : (double)slice_;
+    auto in_place = [&](AlgoCost &c, double copies, double round_alpha, double copy_beta) {
+        const double beta = copy_beta + (part > 0 ? round_alpha / (part * p_) : 0.0);
+        c.alpha_s += copies, c.beta_s += beta;
+        for (auto &f : c.own_floors)
+            f.first += copies, f.second += beta;
+        c.oop_alpha_s -= copies, c.oop_beta_s -= beta;
+    };
+    std::vector<AlgoCost> out;
+    const double staged = std::ceil((p_ - 1.0) / mesh_send_queues()); // blocks a send queue stages
+    const double handshake = step(mesh_flows(1.0 / p_), true).alpha;   // READY, then the write's way
+    for (AlgoCost m : mesh(NCL_COLL_ALLGATHER)) {
+        m.coll = NCL_COLL_ALLTOALL;
+        in_place(m, staged * o, staged * o + handshake, staged * 2.0 / M / p_);
+        out.push_back(m);
+    }
+    AlgoCost pw{NCL_COLL_ALLTOALL, NCL_ALGO_PAIRWISE, 0, 0, 0};
+    for (int k = 1; k < p_; k++) {
+        std::vector<Flow> flows;
+        for (int a = 0; a < p_; a++)
+            flows.push_back(Flow{a, (a + k) % p_, 1.0 / p_, 0});
+        Step s = step(flows, true);
+        pw.alpha_s += s.alpha;
+        pw.beta_s += s.beta;
+    }
+    in_place(pw, (p_ - 1) * o, (p_ - 1) * o + pw.alpha_s, (p_ - 1.0) / p_ * 2.0 / M);
+    out.push_back(pw);
+    return out;
+}
+
 // Scatter (binomial, farthest child first, a parent sends a child its whole subtree's blocks)
 // then allgather of the p blocks: recursive doubling for a power of two, else a ring (rank 0 the
 // root: v = rank).
@@ -1305,6 +1347,10 @@ std::vector<AlgoCost> CostModel::costs(ncl_coll coll) const
         if (pairwise)
             for (const AlgoCost &t : tree(coll))
                 out.push_back(t);
+        break;
+    case NCL_COLL_ALLTOALL:
+        if (all_pairs)
+            out = alltoall();
         break;
     default:
         break;

@@ -12,6 +12,7 @@
 #include <ncl/ncl_sched.h>
 
 #include "model/cluster.hpp"
+#include "sweep/rs_shape.h"
 #include "sweep/rs_sweep.h"
 #include "scenario/rs_scenario.h"
 #include "rs_sc.hpp"
@@ -30,7 +31,6 @@ struct Cell {
     double simulated_us = -1;
 };
 
-bool per_rank(ncl_coll c) { return c == NCL_COLL_ALLGATHER || c == NCL_COLL_REDUCE_SCATTER; }
 
 /* The engine's planner on rank 0: does `algo` take the call, and at what predicted cost. */
 Cell predict(const rs_scenario &sc, const rs::EngineSetup &setup, ncl_coll coll, ncl_algo algo, uint64_t count,
@@ -175,13 +175,13 @@ int plan_body(const rs_scenario &sc, bool sim, FILE *out, FILE *err)
         double worst = 0;
         uint64_t worst_size = 0;
         for (uint64_t size = w.begin_bytes, more = 1; more; more = rs_scenario_next_size(&w, size, &size)) {
-            uint64_t count = size / es / (per_rank(coll) ? (uint64_t)p : 1);
+            uint64_t count = size / es / (rs_shape_per_rank(coll) ? (uint64_t)p : 1);
             if (count > 0) {
                 ncl_algo choice = auto_choice(sc, setup, coll, count, inplace);
                 std::vector<Cell> cells;
                 for (ncl_algo a : algos)
                     cells.push_back(predict(sc, setup, coll, a, count, inplace));
-                uint64_t shown = count * es * (per_rank(coll) ? (uint64_t)p : 1);
+                uint64_t shown = count * es * (rs_shape_per_rank(coll) ? (uint64_t)p : 1);
                 std::fprintf(out, " %13llu  %-9s", (unsigned long long)shown, "predicted");
                 for (size_t k = 0; k < algos.size(); k++)
                     std::fprintf(out, " %12s",

@@ -43,7 +43,8 @@ double rs_report_bus_factor(ncl_coll coll, int nranks)
     switch (coll) {
     case NCL_COLL_ALLREDUCE: return 2.0 * (p - 1.0) / p;
     case NCL_COLL_REDUCE_SCATTER:
-    case NCL_COLL_ALLGATHER: return (p - 1.0) / p;
+    case NCL_COLL_ALLGATHER:
+    case NCL_COLL_ALLTOALL: return (p - 1.0) / p;
     default: return 1.0;
     }
 }

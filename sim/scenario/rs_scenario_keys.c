@@ -221,6 +221,7 @@ static const rs_key rs_keys_latency_paths[] = {
     RS_LATENCY_PATH_OF("reduce", NCL_COLL_REDUCE),
     RS_LATENCY_PATH_OF("reduce_scatter", NCL_COLL_REDUCE_SCATTER),
     RS_LATENCY_PATH_OF("allgather", NCL_COLL_ALLGATHER),
+    RS_LATENCY_PATH_OF("alltoall", NCL_COLL_ALLTOALL),
 };
 #undef RS_LATENCY_PATH_OF
 const rs_map rs_scenario_map_latency_paths = {

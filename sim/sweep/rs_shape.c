@@ -13,6 +13,11 @@ int rs_shape_reduces(ncl_coll c)
 
 int rs_shape_rooted(ncl_coll c) { return c == NCL_COLL_BROADCAST || c == NCL_COLL_REDUCE; }
 
+int rs_shape_per_rank(ncl_coll c)
+{
+    return c == NCL_COLL_REDUCE_SCATTER || c == NCL_COLL_ALLGATHER || c == NCL_COLL_ALLTOALL;
+}
+
 int rs_shape_make(rs_shape *s, ncl_coll coll, int nranks, ncl_dtype dt, ncl_op op, int root, uint64_t bytes)
 {
     uint64_t p = (uint64_t)nranks;
@@ -35,11 +40,16 @@ int rs_shape_make(rs_shape *s, ncl_coll coll, int nranks, ncl_dtype dt, ncl_op o
         s->send_elems = s->count;
         s->recv_elems = s->result_elems = s->count * p;
         break;
+    case NCL_COLL_ALLTOALL: /* the size is a rank's whole buffer; the result every rank's */
+        s->count = elems / p;
+        s->send_elems = s->recv_elems = s->count * p;
+        s->result_elems = s->recv_elems * p;
+        break;
     default:
         s->count = s->send_elems = s->recv_elems = s->result_elems = elems;
         break;
     }
-    s->size = s->result_elems * s->es;
+    s->size = (coll == NCL_COLL_ALLTOALL ? s->recv_elems : s->result_elems) * s->es;
     return s->count > 0;
 }
 
@@ -104,12 +114,15 @@ void rs_shape_expected(const rs_shape *s, uint64_t seed, uint64_t lo, uint64_t h
     unsigned char *o = out;
     if (s->coll == NCL_COLL_BROADCAST) {
         rs_data_fill(o, hi - lo, s->dt, NCL_MAX, s->nranks, s->root, seed, lo);
-    } else if (s->coll == NCL_COLL_ALLGATHER) {
-        /* block k of the result is rank k's input */
+    } else if (s->coll == NCL_COLL_ALLGATHER || s->coll == NCL_COLL_ALLTOALL) {
+        /* block k of the result is rank k's input (alltoall: of rank r's result, rank k's block r) */
         while (lo < hi) {
             uint64_t k = lo / s->count, in_block = lo - k * s->count;
             uint64_t n = s->count - in_block < hi - lo ? s->count - in_block : hi - lo;
-            rs_data_fill(o, n, s->dt, NCL_MAX, s->nranks, (int)k, seed, in_block);
+            uint64_t from = s->coll == NCL_COLL_ALLTOALL ? k / (uint64_t)s->nranks * s->count : 0;
+            if (s->coll == NCL_COLL_ALLTOALL)
+                k %= (uint64_t)s->nranks;
+            rs_data_fill(o, n, s->dt, NCL_MAX, s->nranks, (int)k, seed, from + in_block);
             o += n * s->es;
             lo += n;
         }
@@ -125,11 +138,14 @@ void rs_shape_expected_from(const rs_shape *s, const void *const *inputs, uint64
 #define RS_IN(r, at) ((const unsigned char *)inputs[r] + (at) * es)
     if (s->coll == NCL_COLL_BROADCAST) {
         memcpy(o, RS_IN(s->root, lo), (hi - lo) * es);
-    } else if (s->coll == NCL_COLL_ALLGATHER) {
+    } else if (s->coll == NCL_COLL_ALLGATHER || s->coll == NCL_COLL_ALLTOALL) {
         while (lo < hi) {
             uint64_t k = lo / s->count, in_block = lo - k * s->count;
             uint64_t n = s->count - in_block < hi - lo ? s->count - in_block : hi - lo;
-            memcpy(o, RS_IN(k, in_block), n * es);
+            uint64_t from = s->coll == NCL_COLL_ALLTOALL ? k / (uint64_t)s->nranks * s->count : 0;
+            if (s->coll == NCL_COLL_ALLTOALL)
+                k %= (uint64_t)s->nranks;
+            memcpy(o, RS_IN(k, from + in_block), n * es);
             o += n * es;
             lo += n;
         }
@@ -148,9 +164,9 @@ void rs_shape_checked(const rs_shape *s, int rank, uint64_t *lo, uint64_t *hi)
 {
     *lo = 0;
     *hi = s->recv_elems;
-    if (s->coll == NCL_COLL_REDUCE_SCATTER) {
-        *lo = (uint64_t)rank * s->count;
-        *hi = *lo + s->count;
+    if (s->coll == NCL_COLL_REDUCE_SCATTER || s->coll == NCL_COLL_ALLTOALL) {
+        *lo = (uint64_t)rank * s->recv_elems;
+        *hi = *lo + s->recv_elems;
     } else if (s->coll == NCL_COLL_REDUCE && rank != s->root) {
         *hi = 0;
     }
@@ -171,6 +187,7 @@ ncl_result rs_shape_call(const rs_shape *s, const void *send, void *recv, ncl_co
     case NCL_COLL_REDUCE: return ncl_reduce(send, recv, s->count, s->dt, s->op, s->root, comm);
     case NCL_COLL_REDUCE_SCATTER: return ncl_reduce_scatter(send, recv, s->count, s->dt, s->op, comm);
     case NCL_COLL_ALLGATHER: return ncl_allgather(send, recv, s->count, s->dt, comm);
+    case NCL_COLL_ALLTOALL: return ncl_alltoall(send, recv, s->count, s->dt, comm);
     default: return NCL_ERR_INVALID_ARGUMENT;
     }
 }
@@ -183,6 +200,7 @@ ncl_result rs_shape_start(const rs_shape *s, const void *send, void *recv, ncl_c
     case NCL_COLL_REDUCE: return ncl_reduce_start(send, recv, s->count, s->dt, s->op, s->root, comm);
     case NCL_COLL_REDUCE_SCATTER: return ncl_reduce_scatter_start(send, recv, s->count, s->dt, s->op, comm);
     case NCL_COLL_ALLGATHER: return ncl_allgather_start(send, recv, s->count, s->dt, comm);
+    case NCL_COLL_ALLTOALL: return ncl_alltoall_start(send, recv, s->count, s->dt, comm);
     default: return NCL_ERR_INVALID_ARGUMENT;
     }
 }

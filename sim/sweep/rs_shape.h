@@ -17,21 +17,26 @@ extern "C" {
 typedef struct rs_shape {
     ncl_coll coll;
     ncl_dtype dt;
-    ncl_op op;              /**< the reduction; NCL_MAX for broadcast and allgather (what their inputs and
-                                 checks use: any bits of the type) */
+    ncl_op op;              /**< the reduction; NCL_MAX for broadcast, allgather and alltoall (what their
+                                 inputs and checks use: any bits of the type) */
     int root;               /**< broadcast and reduce; 0 otherwise */
     int nranks;
     uint64_t es;            /**< element size, bytes */
-    uint64_t count;         /**< the API's count (per rank for reduce_scatter and allgather) */
+    uint64_t count;         /**< the API's count (per rank for reduce_scatter and allgather, per peer for
+                                 alltoall) */
     uint64_t send_elems;    /**< the send buffer out of place */
     uint64_t recv_elems;    /**< the receive buffer */
-    uint64_t result_elems;  /**< the whole expected result (every rank's part for reduce_scatter) */
+    uint64_t result_elems;  /**< the whole expected result (every rank's part for reduce_scatter and
+                                 alltoall: rank r's at r * recv_elems) */
     uint64_t size;          /**< bytes, as the table's size column prints them */
 } rs_shape;
 
 /** 1 for allreduce, reduce and reduce_scatter; 1 for broadcast and reduce (rooted). */
 int rs_shape_reduces(ncl_coll coll);
 int rs_shape_rooted(ncl_coll coll);
+/** 1 where the API's count is one rank's share of the table's size (nranks counts): reduce_scatter,
+ *  allgather, alltoall. */
+int rs_shape_per_rank(ncl_coll coll);
 
 /** The shape of `bytes` of coll (op and root are ignored where they do not apply). 0 when it has
  *  no element to move (nccl-tests skips such sizes), else 1. */

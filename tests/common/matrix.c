@@ -35,8 +35,8 @@ void mx_result_refused(mx_result *r, const char *why)
 
 void mx_shape(rs_shape *s, const mx_case *c, int nranks)
 {
-    /* rs_shape_make takes the table's bytes: reduce_scatter's and allgather's are p counts */
-    uint64_t per = c->coll == NCL_COLL_REDUCE_SCATTER || c->coll == NCL_COLL_ALLGATHER ? (uint64_t)nranks : 1;
+    /* rs_shape_make takes the table's bytes */
+    uint64_t per = rs_shape_per_rank(c->coll) ? (uint64_t)nranks : 1;
     rs_shape_make(s, c->coll, nranks, c->dt, c->op, c->root, c->count * per * ncl_dtype_size(c->dt));
 }
 

@@ -351,12 +351,12 @@ size_t run_cases(mx_world *w, const mx_case *cases, size_t n, mx_result *res)
 }
 
 /* The counts of the matrix: 1, p-1, p+1, 1009 and one that runs several rounds of a slice on every
- * channel (per rank for allgather / reduce-scatter, whose buffers are p times larger). */
+ * channel (per rank for allgather / reduce-scatter / alltoall, whose buffers are p times larger). */
 size_t counts(const mx_axes *ax, int nranks, ncl_dtype dt, uint64_t out[MX_MAX_COUNTS])
 {
     const Topo &t = *static_cast<const Topo *>(ax->ctx);
     uint64_t p = (uint64_t)nranks, es = ncl_dtype_size(dt);
-    uint64_t per = (ax->coll == NCL_COLL_ALLGATHER || ax->coll == NCL_COLL_REDUCE_SCATTER) ? 1 : p;
+    uint64_t per = rs_shape_per_rank(ax->coll) ? 1 : p;
     uint64_t large = (3 * k_slice * t.channels * per + es - 1) / es + 3;
     uint64_t all[] = {1, p - 1, p + 1, 1009, large};
     size_t n = 0;

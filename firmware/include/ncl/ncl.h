@@ -54,6 +54,7 @@ typedef enum ncl_coll {
     NCL_COLL_REDUCE,
     NCL_COLL_REDUCE_SCATTER,
     NCL_COLL_ALLGATHER,
+    NCL_COLL_ALLTOALL, /**< every rank sends block j of its input to rank j, which keeps it as block i */
     NCL_COLL_COUNT
 } ncl_coll;
 
@@ -66,7 +67,7 @@ typedef enum ncl_algo {
     NCL_ALGO_HD,       /**< halving-doubling (Rabenseifner): allreduce, reduce-scatter, allgather;
                             non-powers of two fold the extra ranks first */
     NCL_ALGO_MESH,     /**< full mesh, every rank writes to all peers at once: allreduce,
-                            reduce-scatter, allgather */
+                            reduce-scatter, allgather, alltoall */
     NCL_ALGO_SAG,      /**< scatter + allgather (van de Geijn): broadcast */
     NCL_ALGO_DBTREE,   /**< double binary tree: allreduce */
     NCL_ALGO_DET,      /**< deterministic allreduce: every element reduced in rank order 0..p-1 */
@@ -74,6 +75,7 @@ typedef enum ncl_algo {
                             per shard, intra-server allgather; broadcast = intra scatter, inter
                             broadcast, intra allgather (needs ncl_config.local_size) */
     NCL_ALGO_USER,     /**< a user-defined schedule given as data (ncl_config.schedule) */
+    NCL_ALGO_PAIRWISE, /**< pairwise exchange, one peer per step (step k: to rank+k, from rank-k): alltoall */
     NCL_ALGO_COUNT
 } ncl_algo;
 
@@ -290,8 +292,10 @@ int ncl_algo_supported(ncl_coll coll, ncl_algo algo);
 /* Blocking collectives. count semantics as NCCL: reduce_scatter takes the per-rank recvcount,
  * allgather the per-rank sendcount. In place: recvbuf == sendbuf (allreduce, broadcast,
  * reduce), recvbuf == sendbuf + rank*recvcount (reduce_scatter),
- * sendbuf == recvbuf + rank*sendcount (allgather). recvbuf may be NULL on non-root ranks
- * of reduce; sendbuf is only read on the root of broadcast. */
+ * sendbuf == recvbuf + rank*sendcount (allgather), recvbuf == sendbuf (alltoall). recvbuf may be
+ * NULL on non-root ranks of reduce; sendbuf is only read on the root of broadcast. alltoall takes
+ * the count per peer: block j (count elements at j*count) of rank i's sendbuf becomes block i of
+ * rank j's recvbuf; both buffers hold nranks blocks. */
 ncl_result ncl_allreduce(const void *sendbuf, void *recvbuf, size_t count, ncl_dtype dtype,
                          ncl_op op, ncl_comm *comm);
 ncl_result ncl_broadcast(const void *sendbuf, void *recvbuf, size_t count, ncl_dtype dtype,
@@ -302,6 +306,7 @@ ncl_result ncl_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcou
                               ncl_dtype dtype, ncl_op op, ncl_comm *comm);
 ncl_result ncl_allgather(const void *sendbuf, void *recvbuf, size_t sendcount, ncl_dtype dtype,
                          ncl_comm *comm);
+ncl_result ncl_alltoall(const void *sendbuf, void *recvbuf, size_t count, ncl_dtype dtype, ncl_comm *comm);
 
 /* Non-blocking form: *_start() launches and returns NCL_SUCCESS (running) or an error;
  * ncl_test() makes progress and says whether it finished; ncl_wait() blocks until it does.
@@ -316,6 +321,8 @@ ncl_result ncl_reduce_scatter_start(const void *sendbuf, void *recvbuf, size_t r
                                     ncl_dtype dtype, ncl_op op, ncl_comm *comm);
 ncl_result ncl_allgather_start(const void *sendbuf, void *recvbuf, size_t sendcount,
                                ncl_dtype dtype, ncl_comm *comm);
+ncl_result ncl_alltoall_start(const void *sendbuf, void *recvbuf, size_t count, ncl_dtype dtype,
+                              ncl_comm *comm);
 /** *done = 1 when the running collective finished; returns its result (or NCL_SUCCESS while running). */
 ncl_result ncl_test(ncl_comm *comm, int *done);
 ncl_result ncl_wait(ncl_comm *comm);

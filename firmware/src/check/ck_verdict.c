@@ -152,7 +152,7 @@ ncl_result ncl_ck_check_result(ck *c)
     const uint64_t cnt = p->count, es = c->esize;
     for (int r = 0; r < c->nranks; r++) {
         uint64_t n = cnt;
-        if (p->coll == NCL_COLL_ALLGATHER)
+        if (p->coll == NCL_COLL_ALLGATHER || p->coll == NCL_COLL_ALLTOALL)
             n = cnt * (uint64_t)c->nranks;
         if (p->coll == NCL_COLL_REDUCE && r != p->root)
             continue;
@@ -180,10 +180,11 @@ ncl_result ncl_ck_check_result(ck *c)
                 want_orig = (uint64_t)r * cnt + e;
                 break;
             case NCL_COLL_ALLGATHER:
+            case NCL_COLL_ALLTOALL: /* block j from rank j: all of its input, or its block for us */
                 full = 0;
                 div = 0;
                 set_one(want, (int)(e / cnt));
-                want_orig = e % cnt;
+                want_orig = (p->coll == NCL_COLL_ALLTOALL ? (uint64_t)r * cnt : 0) + e % cnt;
                 end = min_u64(end, (e / cnt + 1) * cnt);
                 break;
             default:

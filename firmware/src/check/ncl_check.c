@@ -21,6 +21,9 @@ static ncl_result setup_memory(ck *c)
         case NCL_COLL_ALLGATHER:
             recv = P * cnt;
             break;
+        case NCL_COLL_ALLTOALL:
+            send = recv = in_elems = P * cnt;
+            break;
         default:
             break;
         }

@@ -133,6 +133,7 @@ private:
     bool landing() const;
     std::vector<AlgoCost> ring_rs_floors() const;
     std::vector<AlgoCost> mesh_rounds(ncl_coll coll) const;
+    std::vector<AlgoCost> alltoall() const;
     std::vector<AlgoCost> ring_rs_pieced() const;
     AlgoCost chain(ncl_coll coll) const;
     std::vector<AlgoCost> tree(ncl_coll coll) const;

@@ -44,7 +44,7 @@ static int rooted(ncl_coll c)
 
 static int reducing(ncl_coll c)
 {
-    return c != NCL_COLL_BROADCAST && c != NCL_COLL_ALLGATHER;
+    return c != NCL_COLL_BROADCAST && c != NCL_COLL_ALLGATHER && c != NCL_COLL_ALLTOALL;
 }
 
 /* Queues the "backend" runs at once: algorithms with helper queues use them only when there is

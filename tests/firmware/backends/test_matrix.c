@@ -163,7 +163,7 @@ static size_t host_counts(const mx_axes *a, int p, ncl_dtype dt, uint64_t out[MX
 {
     const axes_ctx *x = a->ctx;
     if (x->large) {
-        uint64_t per = a->coll == NCL_COLL_ALLGATHER || a->coll == NCL_COLL_REDUCE_SCATTER ? (uint64_t)p : 1;
+        uint64_t per = rs_shape_per_rank(a->coll) ? (uint64_t)p : 1;
         uint64_t es = ncl_dtype_size(dt);
         out[0] = ((4u << 20) / es + per - 1) / per + 3;
         return 1;
@@ -351,6 +351,8 @@ static void allgather_hd(void **s) { (void)s; run_matrix(NCL_COLL_ALLGATHER, NCL
 static void allreduce_mesh(void **s) { (void)s; run_matrix(NCL_COLL_ALLREDUCE, NCL_ALGO_MESH); }
 static void reduce_scatter_mesh(void **s) { (void)s; run_matrix(NCL_COLL_REDUCE_SCATTER, NCL_ALGO_MESH); }
 static void allgather_mesh(void **s) { (void)s; run_matrix(NCL_COLL_ALLGATHER, NCL_ALGO_MESH); }
+static void alltoall_mesh(void **s) { (void)s; run_matrix(NCL_COLL_ALLTOALL, NCL_ALGO_MESH); }
+static void alltoall_pairwise(void **s) { (void)s; run_matrix(NCL_COLL_ALLTOALL, NCL_ALGO_PAIRWISE); }
 static void broadcast_sag(void **s) { (void)s; run_matrix(NCL_COLL_BROADCAST, NCL_ALGO_SAG); }
 static void allreduce_dbtree(void **s) { (void)s; run_matrix(NCL_COLL_ALLREDUCE, NCL_ALGO_DBTREE); }
 static void allreduce_det(void **s) { (void)s; run_matrix(NCL_COLL_ALLREDUCE, NCL_ALGO_DET); }
@@ -371,6 +373,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(allgather_mesh),      cmocka_unit_test(broadcast_sag),
         cmocka_unit_test(allreduce_dbtree),    cmocka_unit_test(allreduce_det),
         cmocka_unit_test(allreduce_hier),      cmocka_unit_test(broadcast_hier),
+        cmocka_unit_test(alltoall_mesh),       cmocka_unit_test(alltoall_pairwise),
         cmocka_unit_test(hier_config),
     };
     if (argc > 1)

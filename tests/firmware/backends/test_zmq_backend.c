@@ -16,9 +16,9 @@
 #include "zt_world.h"
 
 /* The zmq world's matrix: every collective x these (dtype, op) x four counts x both placements, the
- * algorithm the communicator chooses, the root the last rank: 160 cases per world. */
+ * algorithm the communicator chooses, the root the last rank: 192 cases per world. */
 static const ncl_coll colls[] = {NCL_COLL_ALLREDUCE, NCL_COLL_BROADCAST, NCL_COLL_REDUCE_SCATTER,
-                                 NCL_COLL_ALLGATHER, NCL_COLL_REDUCE};
+                                 NCL_COLL_ALLGATHER, NCL_COLL_REDUCE, NCL_COLL_ALLTOALL};
 static const mx_type types[] = {{NCL_INT32, NCL_SUM}, {NCL_FLOAT32, NCL_SUM}, {NCL_FLOAT16, NCL_MAX}, {NCL_FLOAT32, NCL_AVG}};
 #define NCOUNTS 4
 static const uint64_t counts[NCOUNTS] = {1, 7, 1000, 40961};
@@ -53,8 +53,8 @@ static void run_matrix(int nranks, int tcp, uint32_t max_payload, const uint64_t
     mx_free(&m);
     if (failed)
         fail_msg("%s", m.first);
-    assert_int_equal(n, 160);
-    assert_int_equal(m.run, 160);
+    assert_int_equal(n, 192);
+    assert_int_equal(m.run, 192);
 }
 
 static void test_ipc_2(void **state)

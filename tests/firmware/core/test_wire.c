@@ -413,7 +413,9 @@ static void test_rejections(void **state)
     ncl_wire_msg ntt = nt;
     ntt.call = 7;
     ntt.coll = NCL_COLL_REDUCE;
-    mutate_expect(NCL_WIRE_ERR_COLL, ntt, 56, NCL_COLL_COUNT, 1, 1, &lim, "coll 5");
+    char past[32];
+    snprintf(past, sizeof past, "coll %d", NCL_COLL_COUNT); /* the first value past the last collective */
+    mutate_expect(NCL_WIRE_ERR_COLL, ntt, 56, NCL_COLL_COUNT, 1, 1, &lim, past);
     mutate_expect(NCL_WIRE_ERR_COLL, ab, 56, 0xFF, 1, 1, &lim, "not a collective");
     mutate_expect(NCL_WIRE_ERR_RESERVED, ntt, 40, 0, 8, 1, &lim, "without a call number");
     size_t n0 = 0;
@@ -941,7 +943,7 @@ static void build_corpus(void)
     ab0.done_call = 12;
     ab0.origin = 1;
     add_msg("ok", "abort_between_collectives", &ab0);
-    add_mut("coll", "notify_coll_5", &ntt, 56, NCL_COLL_COUNT, 1, 1);
+    add_mut("coll", "notify_coll_past_last", &ntt, 56, NCL_COLL_COUNT, 1, 1);
     add_mut("coll", "abort_coll_255", &ab, 56, 0xFF, 1, 1);
     add_mut("reserved", "notify_coll_without_call", &ntt, 40, 0, 8, 1);
     add_mut("reserved", "notify_bytes", &nt, 48, 1, 8, 1);

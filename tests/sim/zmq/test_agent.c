@@ -159,7 +159,7 @@ static void test_bad_requests(void **state)
     assert_non_null(strstr(rp.text, "checksum"));
     expect_error(0, NCL_WIRE_RUN, "{not json", "the payload is not valid JSON");
     expect_error(0, NCL_WIRE_RUN, "[1,2]", "not a JSON object");
-    expect_error(0, NCL_WIRE_RUN, "{\"coll\":\"alltoall\",\"sizes\":[8]}", "coll 'alltoall'");
+    expect_error(0, NCL_WIRE_RUN, "{\"coll\":\"scatter\",\"sizes\":[8]}", "coll 'scatter'");
     expect_error(0, NCL_WIRE_RUN, "{\"coll\":\"allreduce\",\"sizes\":[8],\"bogus\":1}", "unknown field 'bogus'");
     expect_error(0, NCL_WIRE_RUN, "{\"coll\":\"allreduce\",\"sizes\":[-1]}", "sizes[0] is not a byte size");
     expect_error(0, NCL_WIRE_RUN, "{\"coll\":\"allreduce\",\"sizes\":[8],\"root\":2}", "root must be an integer 0..1");
