@@ -16,6 +16,7 @@
 #include "report/rs_plot.h"
 #include "ncl/ncl_names.h"
 #include "scenario/rs_scenario.h"
+#include "sweep/rs_shape.h"
 
 /* The engine's collective for a measured one; -1 where the engine has none yet. */
 static int calib_coll(rs_meas_coll k)
@@ -26,6 +27,7 @@ static int calib_coll(rs_meas_coll k)
     case RS_MEAS_COLL_REDUCE: return NCL_COLL_REDUCE;
     case RS_MEAS_COLL_REDUCE_SCATTER: return NCL_COLL_REDUCE_SCATTER;
     case RS_MEAS_COLL_ALLGATHER: return NCL_COLL_ALLGATHER;
+    case RS_MEAS_COLL_ALLTOALL: return NCL_COLL_ALLTOALL;
     default: return -1;
     }
 }
@@ -49,7 +51,7 @@ static int calib_job_of(const rs_meas_table *t, const rs_meas_row *r, calib_job 
     int k = calib_coll(r->coll);
     if (k < 0) {
         snprintf(why, len, "%s: the engine has no %s yet (allowed: allreduce, broadcast, reduce, reduce_scatter, "
-                 "allgather)", t->name, rs_meas_coll_name(r->coll));
+                 "allgather, alltoall)", t->name, rs_meas_coll_name(r->coll));
         return -1;
     }
     j->coll = (ncl_coll)k;
@@ -299,8 +301,7 @@ int rs_calib_rows(const rs_scenario *sc, const rs_meas_table *const *tables, siz
             cr->place = r->place == RS_MEAS_PLACE_IN ? RS_MEAS_PLACE_IN : RS_MEAS_PLACE_OUT;
             cr->predicted_us = cr->error = NAN;
             /* what the engine cannot be asked: an empty buffer, a part of an element (of each rank's) */
-            uint64_t unit = ncl_dtype_size(j.dtype) *
-                            (j.coll == NCL_COLL_ALLGATHER || j.coll == NCL_COLL_REDUCE_SCATTER ? (uint64_t)ranks : 1);
+            uint64_t unit = ncl_dtype_size(j.dtype) * (rs_shape_per_rank(j.coll) ? (uint64_t)ranks : 1);
             if (r->nccl_bytes == 0)
                 cr->why_not = "0 B: nothing to simulate";
             else if (r->nccl_bytes % unit)
