@@ -946,15 +946,16 @@ std::vector<AlgoCost> CostModel::mesh_rounds(ncl_coll coll) const
 // every rank a block of n/p to each peer, and is priced as that. Pairwise runs p - 1 steps, step
 // k every rank writing to rank + k after its READY, the next step once the DATA (posted behind
 // the write) has arrived. In place both run rounds of `part` bytes of every block (what scratch
-// holds for p - 1 slots, at most a slice), one after another, each first staging its parts in
-// scratch: the first round the copies' task overheads, every later one those and its handshakes
-// again, per byte the copies' memory traffic; out of place takes those off (oop_*).
+// holds for p - 1 slots), one after another, each first staging its parts in
+// scratch (in slices): the first round the copies' task overheads, every later one those and its
+// handshakes again, per byte the copies' memory traffic and tasks; out of place takes those off
+// (oop_*).
 std::vector<AlgoCost> CostModel::alltoall() const
 {
     if (p_ < 2)
         return {AlgoCost{NCL_COLL_ALLTOALL, NCL_ALGO_MESH, 0, 0, 0}, AlgoCost{NCL_COLL_ALLTOALL, NCL_ALGO_PAIRWISE, 0, 0, 0}};
     const double o = dev_.task_overhead, M = dev_.mem_bandwidth;
-    const double part = scratch_ ? std::min((double)slice_, (double)scratch_ / (p_ - 1)) : (double)slice_;
+    const double part = scratch_ ? (double)scratch_ / (p_ - 1) : (double)slice_; // ncl_a2a_round_elems
     auto in_place = [&](AlgoCost &c, double copies, double round_alpha, double copy_beta) {
         const double beta = copy_beta + (part > 0 ? round_alpha / (part * p_) : 0.0);
         c.alpha_s += copies, c.beta_s += beta;
@@ -967,7 +968,7 @@ std::vector<AlgoCost> CostModel::alltoall() const
     const double handshake = step(mesh_flows(1.0 / p_), true).alpha;   // READY, then the write's way
     for (AlgoCost m : mesh(NCL_COLL_ALLGATHER)) {
         m.coll = NCL_COLL_ALLTOALL;
-        in_place(m, staged * o, staged * o + handshake, staged * 2.0 / M / p_);
+        in_place(m, staged * o, staged * o + handshake, staged * (2.0 / M + (slice_ ? o / slice_ : 0.0)) / p_);
         out.push_back(m);
     }
     AlgoCost pw{NCL_COLL_ALLTOALL, NCL_ALGO_PAIRWISE, 0, 0, 0};
@@ -979,7 +980,7 @@ std::vector<AlgoCost> CostModel::alltoall() const
         pw.alpha_s += s.alpha;
         pw.beta_s += s.beta;
     }
-    in_place(pw, (p_ - 1) * o, (p_ - 1) * o + pw.alpha_s, (p_ - 1.0) / p_ * 2.0 / M);
+    in_place(pw, (p_ - 1) * o, (p_ - 1) * o + pw.alpha_s, (p_ - 1.0) / p_ * (2.0 / M + (slice_ ? o / slice_ : 0.0)));
     out.push_back(pw);
     return out;
 }

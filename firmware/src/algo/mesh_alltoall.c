@@ -41,9 +41,10 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         for (g->i = 0; g->i < g->d[0]; g->i++) {
             /* grant each peer of this queue its round (in place once our part for it is safe) */
             for (g->j = q + 1; g->j < (uint64_t)np; g->j += sq) {
-                if (p->inplace) {
-                    ncl_task_copy(t, ncl_a2a_block(p, ncl_mesh_peer_to(p, g->j), g->i * g->d[1]), ncl_a2a_slot(p, g->j),
-                                  ncl_a2a_part(p, g->i) * es, (uint32_t)g->i);
+                for (g->k = 0; p->inplace && g->k < ncl_a2a_part(p, g->i); g->k += sl) {
+                    ncl_task_copy(t, ncl_a2a_block(p, ncl_mesh_peer_to(p, g->j), g->i * g->d[1] + g->k),
+                                  ncl_ref_add(ncl_a2a_slot(p, g->j), g->k * es),
+                                  ncl_min_u64(sl, ncl_a2a_part(p, g->i) - g->k) * es, (uint32_t)g->i);
                     NCL_YIELD(g);
                 }
                 ncl_task_record(t, ncl_mesh_peer_to(p, g->j), NCL_NOTIFY_READY(0), (uint32_t)g->i);

@@ -5,16 +5,18 @@
 
 #include "ncl_algo.h"
 
-/* Elements of every block a round moves. Out of place the whole block, in one round (its writes
- * go in slices). In place a peer's block lands where our block for that peer is, so a round
- * copies the part of each outgoing block it sends into scratch first, then grants the peers:
- * p - 1 slots, at most a slice each; 0 when scratch cannot hold one element per slot. */
+/* Elements of every block a round moves. Out of place the whole block, in one round. In place a
+ * peer's block lands where our block for that peer is, so a round copies the part of each
+ * outgoing block it sends into scratch first, then grants the peers: p - 1 slots, as large as
+ * scratch holds (the rounds run one after another, each paying its handshakes: a slice per slot
+ * made a 2-rank 1 GiB alltoall 14 % slower than out of place, the whole scratch 4 %); 0 when
+ * scratch cannot hold one element per slot. Copies and writes go in slices either way. */
 static inline uint64_t ncl_a2a_round_elems(const ncl_plan *p)
 {
     const uint64_t peers = (uint64_t)p->nranks - 1;
     if (!p->inplace || peers == 0)
         return p->count;
-    return ncl_min_u64(p->slice_elems, p->scratch_bytes / (peers * p->esize));
+    return ncl_min_u64(p->count, p->scratch_bytes / (peers * p->esize));
 }
 
 /* Rounds every block takes (0 only when not one element fits in scratch). */

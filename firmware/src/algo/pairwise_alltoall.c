@@ -42,9 +42,12 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         g->d[1] = ncl_a2a_round_elems(p);
         for (g->i = 0; g->i < g->d[0]; g->i++) {
             for (g->j = 1; p->inplace && g->j < (uint64_t)np; g->j++) {
-                ncl_task_copy(t, ncl_a2a_block(p, ncl_mod((int64_t)r + (int64_t)g->j, np), g->i * g->d[1]),
-                              ncl_a2a_slot(p, g->j), ncl_a2a_part(p, g->i) * es, (uint32_t)g->j);
-                NCL_YIELD(g);
+                for (g->k = 0; g->k < ncl_a2a_part(p, g->i); g->k += sl) {
+                    ncl_task_copy(t, ncl_a2a_block(p, ncl_mod((int64_t)r + (int64_t)g->j, np), g->i * g->d[1] + g->k),
+                                  ncl_ref_add(ncl_a2a_slot(p, g->j), g->k * es),
+                                  ncl_min_u64(sl, ncl_a2a_part(p, g->i) - g->k) * es, (uint32_t)g->j);
+                    NCL_YIELD(g);
+                }
             }
             for (g->j = 1; g->j < (uint64_t)np; g->j++) {
                 ncl_task_record(t, ncl_mod((int64_t)r - (int64_t)g->j, np), NCL_NOTIFY_READY(0), (uint32_t)g->j);
