@@ -244,8 +244,14 @@ void Npu::move(uint64_t id)
 {
     if (ncl_task_is_remote(dma_of(id).task.kind)) {
         Queue &qs = queues_[id / kDepth];
+        // (a write alone on its link has no sent event: ask whether it has left; never past
+        // writes already waiting for it)
+        if (qs.sending >= 0 && qs.send_waits == 0 && net_.left(qs.sending_msg))
+            qs.sending = -1;
         if (qs.sending >= 0) {
             dma_of(id).send_wait = true;
+            qs.send_waits++;
+            net_.want_sent(qs.sending_msg);
             return;
         }
         qs.sending = (int)(id % kDepth);
@@ -263,11 +269,22 @@ void Npu::ev_sent(void *obj, uint64_t id)
         uint32_t slot = (qs.head + k) % kDepth;
         if (qs.dma[slot].send_wait) {
             qs.dma[slot].send_wait = false;
+            qs.send_waits--;
             qs.sending = (int)slot;
             n->sched_.at(n->sched_.now(), ev_launch, n, (id / kDepth) * kDepth + slot);
             return;
         }
     }
+}
+
+// The queue's write now on the wire is network message m; writes waiting behind it need its
+// sent callback.
+void Npu::sent_by(uint64_t id, uint32_t m)
+{
+    Queue &qs = queues_[id / kDepth];
+    qs.sending_msg = m;
+    if (qs.send_waits)
+        net_.want_sent(m);
 }
 
 void Npu::ev_launch(void *obj, uint64_t id)
@@ -304,13 +321,13 @@ void Npu::launch(uint64_t id)
     case NCL_TASK_WRITE_REDUCE:
         d.src_mem = mem_.start(t.bytes);
         d.dst_mem = all_[t.peer]->mem_.start(t.kind == NCL_TASK_WRITE ? t.bytes : 2 * t.bytes);
-        net_.transfer(rank_, t.peer, wire, ev_written, this, id, ev_sent);
+        sent_by(id, net_.transfer_sent(rank_, t.peer, wire, ev_written, this, id, ev_sent));
         return;
     case NCL_TASK_REDUCE_WRITE:
     case NCL_TASK_REDUCE_WRITE_REDUCE: // two sources read here
         d.src_mem = mem_.start(2 * t.bytes);
         d.dst_mem = all_[t.peer]->mem_.start(t.kind == NCL_TASK_REDUCE_WRITE ? t.bytes : 2 * t.bytes);
-        net_.transfer(rank_, t.peer, wire, ev_written, this, id, ev_sent);
+        sent_by(id, net_.transfer_sent(rank_, t.peer, wire, ev_written, this, id, ev_sent));
         return;
     case NCL_TASK_LOCAL_REDUCE: mem_.start(3 * t.bytes, ev_local_done, this, id); return;
     // wide accumulation (t.bytes = the narrow side, fp32 twice that): a convert reads one side

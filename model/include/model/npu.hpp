@@ -131,7 +131,9 @@ private:
         // record to one of them rides that write (posted behind it, or the queue's last task).
         int landed[kDepth];
         uint32_t landed_n = 0;
-        int sending = -1;          // slot of its write still feeding the wire, else -1
+        int sending = -1;          // slot of its write still feeding the wire, else -1 ...
+        uint32_t sending_msg = 0;  // ... and its network message (Network::left)
+        uint32_t send_waits = 0;   // writes waiting for it (send_wait)
     };
 
     // HAL operations
@@ -159,6 +161,7 @@ private:
     void launch(uint64_t id);
     static void ev_sent(void *self, uint64_t id);
     static void ev_launch(void *self, uint64_t id);
+    void sent_by(uint64_t id, uint32_t msg);
     static void ev_written(void *self, uint64_t id);
     static void ev_record(void *self, uint64_t from_and_id);
     static void ev_local_done(void *self, uint64_t arg);
