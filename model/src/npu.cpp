@@ -146,6 +146,12 @@ bool Npu::mismatch_with(int peer)
     const Npu *o = peer >= 0 && (size_t)peer < all_.size() ? all_[peer] : nullptr;
     if (!o || o == this || (peer == agreed_peer_ && launches_ == agreed_mine_ && o->launches_ == agreed_theirs_))
         return false;
+    return mismatch_compare(peer, o);
+}
+
+// Out of line: the calls are compared only when the peer or either call is new since they agreed.
+bool Npu::mismatch_compare(int peer, const Npu *o)
+{
     char why[256];
     if (!ncl_launch_mismatch(&launch_, rank_, &o->launch_, peer, why, sizeof why)) {
         agreed_peer_ = peer, agreed_mine_ = launches_, agreed_theirs_ = o->launches_;
@@ -422,7 +428,15 @@ void Npu::ev_finish(void *obj, uint64_t id)
 unsigned char *Npu::resolve(const ncl_ref &ref, uint64_t bytes, bool write, const char *what)
 {
     if (!addressable(ref.buf) || ref.buf >= NCL_BUF_COUNT || ref.off > bound_.size[ref.buf] ||
-        bytes > bound_.size[ref.buf] - ref.off || (write && ref.buf == NCL_BUF_SEND)) {
+        bytes > bound_.size[ref.buf] - ref.off || (write && ref.buf == NCL_BUF_SEND))
+        return unresolved(ref, bytes, what);
+    return bound_.base[ref.buf] ? bound_.base[ref.buf] + ref.off : nullptr;
+}
+
+// Out of line: the fault's text is built only when a region is out of range.
+unsigned char *Npu::unresolved(const ncl_ref &ref, uint64_t bytes, const char *what)
+{
+    {
         if (fault_.empty())
             fault_ = std::string(what) + " " +
                      ncl_buf_name(ref.buf) + "[" +
@@ -431,7 +445,6 @@ unsigned char *Npu::resolve(const ncl_ref &ref, uint64_t bytes, bool write, cons
                      (bound_.bound ? ": outside the bound buffer" : ": no collective running there");
         return nullptr;
     }
-    return bound_.base[ref.buf] ? bound_.base[ref.buf] + ref.off : nullptr;
 }
 
 // Moves the bytes (real payload only). false: a region was out of range or unbound. damaged: the

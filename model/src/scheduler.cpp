@@ -35,7 +35,7 @@ uint64_t Scheduler::to_ps(double seconds)
     return ps < (double)k_horizon_ps ? (uint64_t)ps : k_horizon_ps;
 }
 
-void Scheduler::at(uint64_t t, Fn fn, void *obj, uint64_t arg)
+void Scheduler::at_any(uint64_t t, Fn fn, void *obj, uint64_t arg)
 {
     if (t >= k_horizon_ps) { // past what the clock holds: the run ends here, marked
         overflowed_ = true;

@@ -145,14 +145,16 @@ private:
     ncl_result notify_record(uint32_t queue, int peer, uint32_t id);
     ncl_result notify_try_wait(int peer, uint32_t id, uint32_t count, int *done);
     ncl_result notify_peek(int peer, uint32_t id, uint32_t *value);
-    bool mismatch_with(int peer);
+    inline bool mismatch_with(int peer);
+    [[gnu::noinline]] bool mismatch_compare(int peer, const Npu *o);
     bool mismatch_any();
 
     Dma &dma_of(uint64_t id) { return queues_[id / kDepth].dma[id % kDepth]; }
     void start_dma(uint32_t queue);
     void finish_dma(uint64_t id);
     bool apply(const ncl_task &t, bool damaged);
-    unsigned char *resolve(const ncl_ref &ref, uint64_t bytes, bool write, const char *what);
+    inline unsigned char *resolve(const ncl_ref &ref, uint64_t bytes, bool write, const char *what);
+    [[gnu::cold, gnu::noinline]] unsigned char *unresolved(const ncl_ref &ref, uint64_t bytes, const char *what);
     void add_record(int from, uint32_t id);
     void wake() { waker_(waker_ud_, rank_); }
 
