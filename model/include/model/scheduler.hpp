@@ -56,7 +56,13 @@ public:
      *  for the run that reaches its time instead of pulling simulated time forward. */
     void hold_from(uint64_t t_ps);
 
-    static uint64_t to_ps(double seconds);
+    static uint64_t to_ps(double seconds) // (inline: every transfer converts a few times)
+    {
+        if (!(seconds > 0))
+            return 0;
+        double ps = seconds * 1e12 + 0.5; // round half up, as llround does for positives
+        return ps < (double)k_horizon_ps ? (uint64_t)ps : k_horizon_ps;
+    }
     static double to_s(uint64_t ps) { return (double)ps * 1e-12; }
 
 private:
