@@ -105,8 +105,8 @@ uint64_t Link::wire_bytes(uint64_t payload) const
 
 uint64_t Link::queued() const
 {
-    if (net_.fidelity() == RS_FIDELITY_MESSAGE)
-        return flows_.size();
+    if (net_.fidelity() == RS_FIDELITY_MESSAGE) // (a solo flow past its end has left)
+        return flows_.size() - (solo_ && s_.now() >= solo_end_ ? 1 : 0);
     return outq_.size() + waiters_.size() + inject_.size() + (busy_ ? 1 : 0);
 }
 
@@ -114,6 +114,11 @@ LinkStats Link::stats_now()
 {
     uint64_t now = s_.now();
     if (net_.fidelity() == RS_FIDELITY_MESSAGE) {
+        if (solo_) {
+            solo_settle(now);
+            if (!flows_.empty()) // still serialising: the event ps_reschedule would have set
+                s_.at(solo_end_, &Link::ps_event, this, gen_);
+        }
         ps_advance(now);
         return st_;
     }
@@ -180,9 +185,25 @@ void Link::ps_reschedule(uint64_t now)
     s_.at(now + Scheduler::to_ps(dt), &Link::ps_event, this, gen_);
 }
 
-void Link::flow_start(uint32_t msg, uint32_t hop, uint64_t payload)
+void Link::solo_settle(uint64_t now)
+{
+    solo_ = false;
+    if (now < solo_end_) { // still serialising: from now on the usual way (every caller but
+        net_.solo_cancel(solo_msg_); // stats_now reschedules at once, making an event stale)
+        return;
+    }
+    // What ps_event did at solo_end_ (its hop_done is the delivery already scheduled)
+    ps_advance(solo_end_);
+    vtime_ = std::max(vtime_, flows_.front().finish);
+    flows_.pop_back();
+    gen_++;
+}
+
+void Link::flow_start(uint32_t msg, uint32_t hop, uint64_t payload, bool solo_ok)
 {
     uint64_t now = s_.now();
+    if (solo_)
+        solo_settle(now);
     ps_advance(now);
     bool was_idle = flows_.empty();
     if (was_idle) {
@@ -200,6 +221,15 @@ void Link::flow_start(uint32_t msg, uint32_t hop, uint64_t payload)
     flows_.push_back(Flow{vtime_ + size, fseq_++, msg, hop});
     std::push_heap(flows_.begin(), flows_.end(), FlowLater());
     st_.peak_queue = std::max<uint64_t>(st_.peak_queue, flows_.size());
+    if (solo_ok && was_idle && up_ && !reverse_ && !corrupt_.every) {
+        // ps_reschedule's event time, but the delivery is scheduled instead of the event
+        gen_++;
+        solo_ = true;
+        solo_msg_ = msg;
+        solo_end_ = now + Scheduler::to_ps(size / share_rate());
+        net_.solo_started(msg, solo_end_);
+        return;
+    }
     ps_reschedule(now);
     if (was_idle)
         reverse_after(now);
@@ -363,6 +393,8 @@ void Link::tx_done(void *self, uint64_t pkt)
 void Link::set_down()
 {
     uint64_t now = s_.now();
+    if (solo_)
+        solo_settle(now);
     ps_advance(now);
     reverse_before(now);
     up_ = false;
@@ -373,6 +405,8 @@ void Link::set_down()
 void Link::degrade(double bandwidth, double latency)
 {
     uint64_t now = s_.now();
+    if (solo_)
+        solo_settle(now);
     ps_advance(now);
     reverse_before(now);
     if (bandwidth > 0)

@@ -56,6 +56,9 @@ Network::Network(const rs_topology_spec &spec, rs_fidelity fidelity, Scheduler *
         links_.push_back(std::make_unique<Link>(*this, *sched_, c.id, c.from, c.to, c.params, cap));
     }
     couple_duplex_pairs();
+    // A duplex limit makes a channel's rate depend on the reverse one's flows: no solo flows then.
+    solo_ok_ = fid_ == RS_FIDELITY_MESSAGE &&
+               std::none_of(links_.begin(), links_.end(), [](auto &l) { return l->params().duplex_bandwidth > 0; });
     route_cache_.resize(topo_.nranks());
     switch_of_node_.assign(topo_.nnodes(), -1);
     for (const TopoNode &n : topo_.nodes())
@@ -153,12 +156,70 @@ void Network::transfer(int src, int dst, uint64_t bytes, Scheduler::Fn fn, void 
 
 void Network::transfer(int src, int dst, uint64_t bytes, Scheduler::Fn fn, void *obj, uint64_t arg, Scheduler::Fn sent)
 {
+    transfer_sent(src, dst, bytes, fn, obj, arg, sent);
+}
+
+uint32_t Network::transfer_sent(int src, int dst, uint64_t bytes, Scheduler::Fn fn, void *obj, uint64_t arg,
+                                Scheduler::Fn sent)
+{
     uint32_t m = new_msg();
     msgs_[m].fn = fn;
     msgs_[m].sent = sent;
     msgs_[m].obj = obj;
     msgs_[m].arg = arg;
     launch(m, src, dst, bytes);
+    return m;
+}
+
+bool Network::left(uint32_t m)
+{
+    Msg &msg = msgs_[m];
+    if (!msg.solo || sched_->now() < msg.solo_end)
+        return false;
+    msg.sent = nullptr;
+    return true;
+}
+
+void Network::want_sent(uint32_t m)
+{
+    Msg &msg = msgs_[m];
+    if (!msg.solo || !msg.sent || msg.sent_ev)
+        return;
+    msg.sent_ev = true;
+    sched_->at(msg.solo_end, &Network::solo_sent_ev, this, (uint64_t)msg.gen << 32 | m);
+}
+
+// A solo flow's last byte has left, and its source waits for that.
+void Network::solo_sent_ev(void *self, uint64_t arg)
+{
+    Network &n = *static_cast<Network *>(self);
+    uint32_t m = (uint32_t)arg;
+    if (n.msgs_[m].gen == (uint32_t)(arg >> 32) && n.msgs_[m].solo)
+        n.sent(m);
+}
+
+// Link::flow_start found the message's one hop free: its last byte leaves at end_ps, and it is
+// delivered a latency later, as hop_done would have scheduled it then.
+void Network::solo_started(uint32_t m, uint64_t end_ps)
+{
+    Msg &msg = msgs_[m];
+    msg.solo = true;
+    msg.solo_end = end_ps;
+    sched_->at(end_ps + links_[routes_[msg.route][0]]->latency_ps(), &Network::solo_deliver_ev, this,
+               (uint64_t)msg.gen << 32 | m);
+}
+
+void Network::solo_deliver_ev(void *self, uint64_t arg)
+{
+    Network &n = *static_cast<Network *>(self);
+    uint32_t m = (uint32_t)arg;
+    Msg &msg = n.msgs_[m];
+    if (msg.gen != (uint32_t)(arg >> 32) || !msg.solo)
+        return; // it came to share its channel: hop_done delivers it
+    msg.solo = false;
+    msg.hops_left = 0;
+    n.sent(m); // (a callback nobody asked for: as hop_done runs it, before the delivery)
+    n.deliver(m);
 }
 
 void Network::sent(uint32_t m)
@@ -190,6 +251,9 @@ void Network::launch(uint32_t m, int src, int dst, uint64_t bytes)
     msg.deliver_at = 0;
     msg.replay_ps = 0;
     msg.damaged = false;
+    msg.solo = false;
+    msg.sent_ev = false;
+    msg.gen++;
     uint64_t now = sched_->now();
     msg.start_ps = now;
     if (src == dst) {
@@ -216,7 +280,7 @@ void Network::launch(uint32_t m, int src, int dst, uint64_t bytes)
         return;
     }
     // Message fidelity, cut-through: hop k starts serialising when the head reaches it.
-    links_[r[0]]->flow_start(m, 0, bytes);
+    links_[r[0]]->flow_start(m, 0, bytes, solo_ok_ && r.size() == 1);
     uint64_t t = now;
     for (size_t k = 1; k < r.size(); k++) {
         t += links_[r[k - 1]]->latency_ps() + fwd_ps_;

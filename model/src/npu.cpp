@@ -146,6 +146,12 @@ bool Npu::mismatch_with(int peer)
     const Npu *o = peer >= 0 && (size_t)peer < all_.size() ? all_[peer] : nullptr;
     if (!o || o == this || (peer == agreed_peer_ && launches_ == agreed_mine_ && o->launches_ == agreed_theirs_))
         return false;
+    return mismatch_compare(peer, o);
+}
+
+// Out of line: the calls are compared only when the peer or either call is new since they agreed.
+bool Npu::mismatch_compare(int peer, const Npu *o)
+{
     char why[256];
     if (!ncl_launch_mismatch(&launch_, rank_, &o->launch_, peer, why, sizeof why)) {
         agreed_peer_ = peer, agreed_mine_ = launches_, agreed_theirs_ = o->launches_;
@@ -244,8 +250,14 @@ void Npu::move(uint64_t id)
 {
     if (ncl_task_is_remote(dma_of(id).task.kind)) {
         Queue &qs = queues_[id / kDepth];
+        // (a write alone on its link has no sent event: ask whether it has left; never past
+        // writes already waiting for it)
+        if (qs.sending >= 0 && qs.send_waits == 0 && net_.left(qs.sending_msg))
+            qs.sending = -1;
         if (qs.sending >= 0) {
             dma_of(id).send_wait = true;
+            qs.send_waits++;
+            net_.want_sent(qs.sending_msg);
             return;
         }
         qs.sending = (int)(id % kDepth);
@@ -263,11 +275,22 @@ void Npu::ev_sent(void *obj, uint64_t id)
         uint32_t slot = (qs.head + k) % kDepth;
         if (qs.dma[slot].send_wait) {
             qs.dma[slot].send_wait = false;
+            qs.send_waits--;
             qs.sending = (int)slot;
             n->sched_.at(n->sched_.now(), ev_launch, n, (id / kDepth) * kDepth + slot);
             return;
         }
     }
+}
+
+// The queue's write now on the wire is network message m; writes waiting behind it need its
+// sent callback.
+void Npu::sent_by(uint64_t id, uint32_t m)
+{
+    Queue &qs = queues_[id / kDepth];
+    qs.sending_msg = m;
+    if (qs.send_waits)
+        net_.want_sent(m);
 }
 
 void Npu::ev_launch(void *obj, uint64_t id)
@@ -304,13 +327,13 @@ void Npu::launch(uint64_t id)
     case NCL_TASK_WRITE_REDUCE:
         d.src_mem = mem_.start(t.bytes);
         d.dst_mem = all_[t.peer]->mem_.start(t.kind == NCL_TASK_WRITE ? t.bytes : 2 * t.bytes);
-        net_.transfer(rank_, t.peer, wire, ev_written, this, id, ev_sent);
+        sent_by(id, net_.transfer_sent(rank_, t.peer, wire, ev_written, this, id, ev_sent));
         return;
     case NCL_TASK_REDUCE_WRITE:
     case NCL_TASK_REDUCE_WRITE_REDUCE: // two sources read here
         d.src_mem = mem_.start(2 * t.bytes);
         d.dst_mem = all_[t.peer]->mem_.start(t.kind == NCL_TASK_REDUCE_WRITE ? t.bytes : 2 * t.bytes);
-        net_.transfer(rank_, t.peer, wire, ev_written, this, id, ev_sent);
+        sent_by(id, net_.transfer_sent(rank_, t.peer, wire, ev_written, this, id, ev_sent));
         return;
     case NCL_TASK_LOCAL_REDUCE: mem_.start(3 * t.bytes, ev_local_done, this, id); return;
     // wide accumulation (t.bytes = the narrow side, fp32 twice that): a convert reads one side
@@ -405,7 +428,15 @@ void Npu::ev_finish(void *obj, uint64_t id)
 unsigned char *Npu::resolve(const ncl_ref &ref, uint64_t bytes, bool write, const char *what)
 {
     if (!addressable(ref.buf) || ref.buf >= NCL_BUF_COUNT || ref.off > bound_.size[ref.buf] ||
-        bytes > bound_.size[ref.buf] - ref.off || (write && ref.buf == NCL_BUF_SEND)) {
+        bytes > bound_.size[ref.buf] - ref.off || (write && ref.buf == NCL_BUF_SEND))
+        return unresolved(ref, bytes, what);
+    return bound_.base[ref.buf] ? bound_.base[ref.buf] + ref.off : nullptr;
+}
+
+// Out of line: the fault's text is built only when a region is out of range.
+unsigned char *Npu::unresolved(const ncl_ref &ref, uint64_t bytes, const char *what)
+{
+    {
         if (fault_.empty())
             fault_ = std::string(what) + " " +
                      ncl_buf_name(ref.buf) + "[" +
@@ -414,7 +445,6 @@ unsigned char *Npu::resolve(const ncl_ref &ref, uint64_t bytes, bool write, cons
                      (bound_.bound ? ": outside the bound buffer" : ": no collective running there");
         return nullptr;
     }
-    return bound_.base[ref.buf] ? bound_.base[ref.buf] + ref.off : nullptr;
 }
 
 // Moves the bytes (real payload only). false: a region was out of range or unbound. damaged: the

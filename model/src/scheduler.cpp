@@ -27,15 +27,7 @@ Scheduler::Scheduler(sc_core::sc_module_name name) : sc_core::sc_module(name)
     index_.assign(1024, Slot{0, k_none});
 }
 
-uint64_t Scheduler::to_ps(double seconds)
-{
-    if (!(seconds > 0))
-        return 0;
-    double ps = seconds * 1e12 + 0.5; // round half up, as llround does for positives
-    return ps < (double)k_horizon_ps ? (uint64_t)ps : k_horizon_ps;
-}
-
-void Scheduler::at(uint64_t t, Fn fn, void *obj, uint64_t arg)
+void Scheduler::at_any(uint64_t t, Fn fn, void *obj, uint64_t arg)
 {
     if (t >= k_horizon_ps) { // past what the clock holds: the run ends here, marked
         overflowed_ = true;

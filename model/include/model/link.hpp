@@ -71,8 +71,10 @@ public:
 
     // ---- message fidelity ----
     /** Start serialising a flow of `payload` bytes now; the network's hop_done(msg, hop) runs
-     *  when its last byte has left (not counting latency). */
-    void flow_start(uint32_t msg, uint32_t hop, uint64_t payload);
+     *  when its last byte has left (not counting latency). solo_ok: the flow is its message's
+     *  only hop; if it also starts alone on a healthy channel, its end is known now and the
+     *  network's solo_started(msg, end) is called instead of hop_done (see solo_). */
+    void flow_start(uint32_t msg, uint32_t hop, uint64_t payload, bool solo_ok = false);
 
     // ---- packet fidelity ----
     /** Queue a message's packets for injection here (round-robin among injecting messages). */
@@ -115,6 +117,9 @@ private:
     };
     void ps_advance(uint64_t now);
     void ps_reschedule(uint64_t now);
+    // A solo flow is touched (another flow, a fault, stats): finished by now, it is retired as
+    // its completion event would have; else that event is scheduled after all (the flow shares).
+    void solo_settle(uint64_t now);
     // Wire bytes per second now: rate_, or less while the reverse channel shares the duplex limit.
     double share_rate() const;
     bool sending() const; // has bytes on the wire now (the reverse channel's view)
@@ -153,6 +158,13 @@ private:
     double rate_ = 0;         // wire bytes per second: bandwidth, capped by the credit window
     uint64_t last_ps_ = 0;
     uint64_t gen_ = 0, fseq_ = 0;
+    // A flow that started alone on the channel and is its message's only hop: until something
+    // else touches the channel its last byte leaves at solo_end_, so its message's delivery was
+    // scheduled at once and no completion event runs (one event per transfer fewer). flows_
+    // still holds it: the state is exactly the one the completion event would find.
+    bool solo_ = false;
+    uint32_t solo_msg_ = 0;
+    uint64_t solo_end_ = 0;
 
     // packet fidelity
     std::deque<uint32_t> outq_;   // forwarded packets queued at the sender (switch output port)

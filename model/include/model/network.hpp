@@ -52,6 +52,16 @@ public:
      *  transfers to the wire one after another. sent runs inside the network's own processing:
      *  it must not start transfers itself (schedule an event for that). */
     void transfer(int src, int dst, uint64_t bytes, Scheduler::Fn fn, void *obj, uint64_t arg, Scheduler::Fn sent);
+    /** The same, returning the message's id for left() and want_sent() (valid until sent has run
+     *  or left() said yes). */
+    uint32_t transfer_sent(int src, int dst, uint64_t bytes, Scheduler::Fn fn, void *obj, uint64_t arg,
+                           Scheduler::Fn sent);
+    /** Whether message m's last byte has left its source by now without its sent callback having
+     *  run (a solo flow: its end is known, the callback is not run for it); if so the callback
+     *  never runs. Otherwise false: the callback will run when it leaves. */
+    bool left(uint32_t m);
+    /** Someone waits for message m's sent callback: a solo flow gets an event at its end for it. */
+    void want_sent(uint32_t m);
 
     /** Apply a fault at f.at (simulated seconds; now if already past). Throws ConfigError when
      *  its link does not exist. Endpoints are node ids: ranks, then switches. */
@@ -110,6 +120,10 @@ private:
         uint64_t start_ps;    // when the transfer started (for the observer)
         uint64_t replay_ps;   // message fidelity: latency its link-layer replays add to delivery
         bool damaged;         // silently damaged on some hop (corrupt fault without crc)
+        bool solo;            // message fidelity: one hop, alone on it (Link::solo_): its
+        bool sent_ev;         // delivery is scheduled at launch; an event at solo_end runs sent
+        uint32_t gen;         // launches of this slot so far: the solo events name theirs
+        uint64_t solo_end;    // when its last byte leaves
         Scheduler::Fn fn;     // on delivery: fn(obj, arg) ...
         Scheduler::Fn sent;   // when the last byte left src: sent(obj, arg), or null
         void *obj;
@@ -132,6 +146,10 @@ private:
     void sent(uint32_t msg);
     // message fidelity
     void hop_done(uint32_t msg, uint32_t hop);
+    void solo_started(uint32_t msg, uint64_t end_ps);
+    void solo_cancel(uint32_t msg) { msgs_[msg].solo = false; }
+    static void solo_deliver_ev(void *self, uint64_t gen_and_msg);
+    static void solo_sent_ev(void *self, uint64_t gen_and_msg);
     static void hop_enter(void *self, uint64_t arg);
     static void deliver_ev(void *self, uint64_t msg);
     // packet fidelity
@@ -165,6 +183,7 @@ private:
     uint64_t faults_applied_ = 0;
     std::vector<rs_fault> faults_;
     std::vector<bool> fault_done_; // by index in faults_
+    bool solo_ok_ = false;          // message fidelity without duplex limits: solo flows allowed
     bool corrupting_ = false;       // some channel has had a corrupt fault
     bool delivery_damaged_ = false; // see delivery_damaged()
     uint64_t started_ = 0, delivered_ = 0;

@@ -131,7 +131,9 @@ private:
         // record to one of them rides that write (posted behind it, or the queue's last task).
         int landed[kDepth];
         uint32_t landed_n = 0;
-        int sending = -1;          // slot of its write still feeding the wire, else -1
+        int sending = -1;          // slot of its write still feeding the wire, else -1 ...
+        uint32_t sending_msg = 0;  // ... and its network message (Network::left)
+        uint32_t send_waits = 0;   // writes waiting for it (send_wait)
     };
 
     // HAL operations
@@ -143,14 +145,16 @@ private:
     ncl_result notify_record(uint32_t queue, int peer, uint32_t id);
     ncl_result notify_try_wait(int peer, uint32_t id, uint32_t count, int *done);
     ncl_result notify_peek(int peer, uint32_t id, uint32_t *value);
-    bool mismatch_with(int peer);
+    inline bool mismatch_with(int peer);
+    [[gnu::noinline]] bool mismatch_compare(int peer, const Npu *o);
     bool mismatch_any();
 
     Dma &dma_of(uint64_t id) { return queues_[id / kDepth].dma[id % kDepth]; }
     void start_dma(uint32_t queue);
     void finish_dma(uint64_t id);
     bool apply(const ncl_task &t, bool damaged);
-    unsigned char *resolve(const ncl_ref &ref, uint64_t bytes, bool write, const char *what);
+    inline unsigned char *resolve(const ncl_ref &ref, uint64_t bytes, bool write, const char *what);
+    [[gnu::cold, gnu::noinline]] unsigned char *unresolved(const ncl_ref &ref, uint64_t bytes, const char *what);
     void add_record(int from, uint32_t id);
     void wake() { waker_(waker_ud_, rank_); }
 
@@ -159,6 +163,7 @@ private:
     void launch(uint64_t id);
     static void ev_sent(void *self, uint64_t id);
     static void ev_launch(void *self, uint64_t id);
+    void sent_by(uint64_t id, uint32_t msg);
     static void ev_written(void *self, uint64_t id);
     static void ev_record(void *self, uint64_t from_and_id);
     static void ev_local_done(void *self, uint64_t arg);

@@ -24,7 +24,22 @@ public:
     /** Run fn(obj, arg) at absolute time t_ps (>= now; earlier is clamped to now). Callbacks at
      *  the same time run in the order they were scheduled. Callable during elaboration, from
      *  callbacks, from other SystemC processes, or between sc_start() calls. */
-    void at(uint64_t t_ps, Fn fn, void *obj, uint64_t arg);
+    void at(uint64_t t_ps, Fn fn, void *obj, uint64_t arg)
+    {
+        // Inside run(), the common cases inline: due now, or at the time scheduled last.
+        if (in_run_ && t_ps < k_horizon_ps) {
+            if (t_ps <= run_now_) {
+                now_.push_back(Due{fn, obj, arg});
+                return;
+            }
+            if (last_t_ == t_ps && last_b_ != k_none) {
+                buckets_[last_b_].due.push_back(Due{fn, obj, arg});
+                timed_++;
+                return;
+            }
+        }
+        at_any(t_ps, fn, obj, arg);
+    }
     void after(uint64_t d_ps, Fn fn, void *obj, uint64_t arg) { at(now() + d_ps, fn, obj, arg); }
 
     /** Callbacks run so far (the "events processed" figure of --stats). */
@@ -41,7 +56,13 @@ public:
      *  for the run that reaches its time instead of pulling simulated time forward. */
     void hold_from(uint64_t t_ps);
 
-    static uint64_t to_ps(double seconds);
+    static uint64_t to_ps(double seconds) // (inline: every transfer converts a few times)
+    {
+        if (!(seconds > 0))
+            return 0;
+        double ps = seconds * 1e12 + 0.5; // round half up, as llround does for positives
+        return ps < (double)k_horizon_ps ? (uint64_t)ps : k_horizon_ps;
+    }
     static double to_s(uint64_t ps) { return (double)ps * 1e-12; }
 
 private:
@@ -60,6 +81,7 @@ private:
     };
     static constexpr uint32_t k_none = UINT32_MAX;
     void run();
+    void at_any(uint64_t t_ps, Fn fn, void *obj, uint64_t arg);
     void arm(uint64_t now);
     uint32_t bucket_for(uint64_t t);
     void index_erase(uint64_t t);
