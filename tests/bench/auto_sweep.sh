@@ -40,7 +40,7 @@ for name in "${names[@]}"; do
 name: $name
 topology: ${topo[$name]}
 workload:
-  collectives: [allreduce, broadcast, reduce_scatter, allgather, reduce]
+  collectives: [allreduce, broadcast, reduce_scatter, allgather, reduce, alltoall]
   sizes: {begin: 8 B, end: 1 GiB, factor: 2}
 payload: none
 EOF
