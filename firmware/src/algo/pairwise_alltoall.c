@@ -1,5 +1,5 @@
 /* pairwise_alltoall.c — pairwise-exchange alltoall: p - 1 steps, each rank sending to one peer and
- * receiving from one per step, so no link or rank ever takes more than one block at a time. */
+ * receiving from one per step, so no rank takes more than one block at a time (no incast). */
 #include "ncl_a2a.h"
 
 /* Schedule, on queue 0. Step k = 1..p-1 of round i: grant rank r-k its READY (it may write into
