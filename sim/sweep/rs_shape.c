@@ -109,20 +109,27 @@ void rs_shape_prepare(const rs_shape *s, int rank, uint64_t seed, const void *se
     rs_shape_poison(s, rank, send, recv);
 }
 
+/* Of allgather's and alltoall's result, the run of elements from `lo` (before hi) that one rank's
+ * input gives: *from that rank, *at the run's first element in its input. Returns its length.
+ * Block k of the result is rank k's input (alltoall: of rank r's result, rank k's block r). */
+static uint64_t rs_shape_block_run(const rs_shape *s, uint64_t lo, uint64_t hi, int *from, uint64_t *at)
+{
+    uint64_t k = lo / s->count, in_block = lo - k * s->count, p = (uint64_t)s->nranks;
+    *from = (int)(s->coll == NCL_COLL_ALLTOALL ? k % p : k);
+    *at = (s->coll == NCL_COLL_ALLTOALL ? k / p * s->count : 0) + in_block;
+    return s->count - in_block < hi - lo ? s->count - in_block : hi - lo;
+}
+
 void rs_shape_expected(const rs_shape *s, uint64_t seed, uint64_t lo, uint64_t hi, void *out)
 {
     unsigned char *o = out;
     if (s->coll == NCL_COLL_BROADCAST) {
         rs_data_fill(o, hi - lo, s->dt, NCL_MAX, s->nranks, s->root, seed, lo);
     } else if (s->coll == NCL_COLL_ALLGATHER || s->coll == NCL_COLL_ALLTOALL) {
-        /* block k of the result is rank k's input (alltoall: of rank r's result, rank k's block r) */
         while (lo < hi) {
-            uint64_t k = lo / s->count, in_block = lo - k * s->count;
-            uint64_t n = s->count - in_block < hi - lo ? s->count - in_block : hi - lo;
-            uint64_t from = s->coll == NCL_COLL_ALLTOALL ? k / (uint64_t)s->nranks * s->count : 0;
-            if (s->coll == NCL_COLL_ALLTOALL)
-                k %= (uint64_t)s->nranks;
-            rs_data_fill(o, n, s->dt, NCL_MAX, s->nranks, (int)k, seed, from + in_block);
+            int from;
+            uint64_t at, n = rs_shape_block_run(s, lo, hi, &from, &at);
+            rs_data_fill(o, n, s->dt, NCL_MAX, s->nranks, from, seed, at);
             o += n * s->es;
             lo += n;
         }
@@ -140,12 +147,9 @@ void rs_shape_expected_from(const rs_shape *s, const void *const *inputs, uint64
         memcpy(o, RS_IN(s->root, lo), (hi - lo) * es);
     } else if (s->coll == NCL_COLL_ALLGATHER || s->coll == NCL_COLL_ALLTOALL) {
         while (lo < hi) {
-            uint64_t k = lo / s->count, in_block = lo - k * s->count;
-            uint64_t n = s->count - in_block < hi - lo ? s->count - in_block : hi - lo;
-            uint64_t from = s->coll == NCL_COLL_ALLTOALL ? k / (uint64_t)s->nranks * s->count : 0;
-            if (s->coll == NCL_COLL_ALLTOALL)
-                k %= (uint64_t)s->nranks;
-            memcpy(o, RS_IN(k, from + in_block), n * es);
+            int from;
+            uint64_t at, n = rs_shape_block_run(s, lo, hi, &from, &at);
+            memcpy(o, RS_IN(from, at), n * es);
             o += n * es;
             lo += n;
         }

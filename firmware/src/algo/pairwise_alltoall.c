@@ -21,6 +21,12 @@ static ncl_result prepare(ncl_plan *p)
     return p->count > 0 && ncl_a2a_rounds(p) == 0 ? NCL_ERR_UNSUPPORTED : NCL_SUCCESS;
 }
 
+/* The rank k places after us (k may be negative). */
+static int peer_at(const ncl_plan *p, int64_t k)
+{
+    return ncl_mod((int64_t)p->rank + k, p->nranks);
+}
+
 /* Generator state: i = round, j = step k, k = element offset of the current write or copy. */
 static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
 {
@@ -43,29 +49,29 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         for (g->i = 0; g->i < g->d[0]; g->i++) {
             for (g->j = 1; p->inplace && g->j < (uint64_t)np; g->j++) {
                 for (g->k = 0; g->k < ncl_a2a_part(p, g->i); g->k += sl) {
-                    ncl_task_copy(t, ncl_a2a_block(p, ncl_mod((int64_t)r + (int64_t)g->j, np), g->i * g->d[1] + g->k),
+                    ncl_task_copy(t, ncl_a2a_block(p, peer_at(p, (int64_t)g->j), g->i * g->d[1] + g->k),
                                   ncl_ref_add(ncl_a2a_slot(p, g->j), g->k * es),
                                   ncl_min_u64(sl, ncl_a2a_part(p, g->i) - g->k) * es, (uint32_t)g->j);
                     NCL_YIELD(g);
                 }
             }
             for (g->j = 1; g->j < (uint64_t)np; g->j++) {
-                ncl_task_record(t, ncl_mod((int64_t)r - (int64_t)g->j, np), NCL_NOTIFY_READY(0), (uint32_t)g->j);
+                ncl_task_record(t, peer_at(p, -(int64_t)g->j), NCL_NOTIFY_READY(0), (uint32_t)g->j);
                 NCL_YIELD(g);
-                ncl_task_wait(t, ncl_mod((int64_t)r + (int64_t)g->j, np), NCL_NOTIFY_READY(0), 1, (uint32_t)g->j);
+                ncl_task_wait(t, peer_at(p, (int64_t)g->j), NCL_NOTIFY_READY(0), 1, (uint32_t)g->j);
                 NCL_YIELD(g);
                 for (g->k = 0; g->k < ncl_a2a_part(p, g->i); g->k += sl) {
-                    ncl_task_write(t, ncl_mod((int64_t)r + (int64_t)g->j, np),
-                                   ncl_ref_add(ncl_a2a_source(p, ncl_mod((int64_t)r + (int64_t)g->j, np), g->j,
+                    ncl_task_write(t, peer_at(p, (int64_t)g->j),
+                                   ncl_ref_add(ncl_a2a_source(p, peer_at(p, (int64_t)g->j), g->j,
                                                               g->i * g->d[1]),
                                                g->k * es),
                                    ncl_a2a_output(p, r, g->i * g->d[1] + g->k),
                                    ncl_min_u64(sl, ncl_a2a_part(p, g->i) - g->k) * es, (uint32_t)g->j);
                     NCL_YIELD(g);
                 }
-                ncl_task_post(t, ncl_mod((int64_t)r + (int64_t)g->j, np), NCL_NOTIFY_DATA(0), (uint32_t)g->j);
+                ncl_task_post(t, peer_at(p, (int64_t)g->j), NCL_NOTIFY_DATA(0), (uint32_t)g->j);
                 NCL_YIELD(g);
-                ncl_task_wait(t, ncl_mod((int64_t)r - (int64_t)g->j, np), NCL_NOTIFY_DATA(0), 1, (uint32_t)g->j);
+                ncl_task_wait(t, peer_at(p, -(int64_t)g->j), NCL_NOTIFY_DATA(0), 1, (uint32_t)g->j);
                 NCL_YIELD(g);
             }
         }
