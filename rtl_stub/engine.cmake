@@ -42,4 +42,4 @@ target_include_directories(rs_dev_sc SYSTEM PUBLIC ${VERILATOR_ROOT}/include ${V
 # sources here and set on the one file that includes Vrs_dev_sc.h (model/rtl.cmake), not public:
 # the same binary may hold plain C++ models (rs_dev_rtl, whose users need VM_SC=0).
 target_link_libraries(rs_dev_sc PUBLIC PkgConfig::SYSTEMC rs_ref)
-target_compile_options(rs_dev_sc PRIVATE -w)
+ringsim_verilated_flags(rs_dev_sc)

@@ -149,14 +149,18 @@ static const uint32_t *g_ring_weights = NULL;
 
 /* The matrix's axes on p ranks: counts 0, 1, p-1, p+1, 1009 with every root, and a large count
  * (>= 4 MiB in the collective's largest buffer, a multiple of nothing) with the first and the last
- * root unless RINGSIM_MATRIX=full. Under the sanitizers (RINGSIM_MATRIX=quick, 10x slower) the
- * large count takes the narrowest and the widest type (int8, float64) with sum and avg (the one
- * that ends with a division) and the last root: slicing and segment edges depend on the element
- * size only, the reduction kernels are the small counts' too. The small counts keep every type
- * and op but take roots 0, p/2 and p-1 only (the first, a middle one and the one whose successor
- * wraps around). */
+ * root. The small counts take every type with every op. The large count takes every type with one
+ * op, turning with the world (world i: type t with op (t + i) mod 5): slicing and segment edges
+ * depend on the element size only, the kernels' vector bodies and tails are the small counts' too,
+ * and over the eight rank counts every (type, op) still meets the large count once. That keeps
+ * the fill, most of the matrix's time, to a fifth (RINGSIM_MATRIX=full takes every op and root
+ * at the large count too). Under the sanitizers (RINGSIM_MATRIX=quick, 3-10x slower) the small
+ * counts turn the ops too and take roots 0, p/2 and p-1 only (the first, a middle one and the
+ * one whose successor wraps around); the large count takes the narrowest and the widest type
+ * (int8, float64) with sum and avg (the one that ends with a division) and the last root. */
 typedef struct axes_ctx {
-    int large, quick;
+    int large, quick, full;
+    size_t world; /* the rank count's index: which op each type takes where ops turn */
 } axes_ctx;
 
 static size_t host_counts(const mx_axes *a, int p, ncl_dtype dt, uint64_t out[MX_MAX_COUNTS])
@@ -182,12 +186,15 @@ static int host_keep(const mx_axes *a, int p, const mx_case *c)
 {
     (void)p;
     const axes_ctx *x = a->ctx;
-    if (!x->large || !x->quick)
+    if (x->large && x->quick)
+        return (c->dt == NCL_INT8 || c->dt == NCL_FLOAT64) && (c->op == NCL_SUM || c->op == NCL_AVG);
+    int ops_turn = x->large ? !x->full : x->quick;
+    if (!ops_turn || !rs_shape_reduces(c->coll))
         return 1;
-    return (c->dt == NCL_INT8 || c->dt == NCL_FLOAT64) && (c->op == NCL_SUM || c->op == NCL_AVG);
+    return (size_t)c->op == ((size_t)c->dt + x->world) % NCL_OP_COUNT;
 }
 
-/* One rank count (i: its index, for the logical-ring variant), one level or two. */
+/* One rank count or two-level shape (i: its index, for the logical-ring variant and the ops that turn). */
 static void run_world(ncl_coll coll, ncl_algo algo, size_t i, int nranks, const two_level *tl)
 {
     const char *mode = getenv("RINGSIM_MATRIX");
@@ -229,7 +236,7 @@ static void run_world(ncl_coll coll, ncl_algo algo, size_t i, int nranks, const 
     mx_matrix m;
     mx_init(&m);
     m.print_groups = getenv("RINGSIM_MATRIX_VERBOSE") != NULL;
-    axes_ctx small = {0, quick}, large = {1, quick};
+    axes_ctx small = {0, quick, full, i}, large = {1, quick, full, i};
     mx_axes ax = {.coll = coll, .algo = algo, .counts = host_counts, .roots = quick ? MX_ROOTS_SOME : MX_ROOTS_ALL,
                   .places = MX_BOTH_PLACES, .keep = host_keep, .ctx = &small};
     mx_add_axes(&m, &ax, nranks);
@@ -266,7 +273,7 @@ static void run_matrix_hier(ncl_coll coll)
         {16, 4, NCL_ALGO_HD, rings4, 2},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-        run_world(coll, NCL_ALGO_HIER, 0, shapes[i].nranks, &shapes[i]);
+        run_world(coll, NCL_ALGO_HIER, i, shapes[i].nranks, &shapes[i]);
 }
 
 /* One small allreduce; its result is the rank's. */
