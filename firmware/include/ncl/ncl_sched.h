@@ -174,6 +174,9 @@ typedef struct ncl_plan {
     uint64_t zone_bytes, zone_base;
     uint8_t zone_state[NCL_MAX_QUEUES];
     uint32_t zone_channels;
+    /** Values the algorithm's prepare derives once for every rank's generator (its own meaning
+     *  per algorithm): each costs divisions, and a generator asks for them per task. */
+    uint64_t derived[3];
 } ncl_plan;
 
 #define NCL_ZONE_ODD 1u    /* the channel's second zone */

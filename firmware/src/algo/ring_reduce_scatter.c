@@ -77,7 +77,7 @@ static int landing(const ncl_plan *p)
  * that a block's other rounds hide a DATA's latency and a slot's READY (two alphas) behind
  * their transfers, at least two; else 1 (round by round). Rounds here are at most a sixth of
  * the channel's scratch, so that three blocks' slots fit. */
-static uint64_t block_rounds(const ncl_plan *p)
+static uint64_t block_rounds_of(const ncl_plan *p)
 {
     if (!landing(p) || p->in_flight <= 1)
         return 1;
@@ -91,28 +91,46 @@ static uint64_t block_rounds(const ncl_plan *p)
  * (every step of a block's rounds its own, so that short steps never wait for a slot's credit to
  * travel back: p-1 links on a one-way ring), and at least three blocks' worth: one landing, one
  * being sent on, one for the credits to come back (rounds shrink to fit). */
-static uint64_t ring_slots(const ncl_plan *p)
+static uint64_t ring_slots_of(const ncl_plan *p)
 {
     const uint64_t extra = staged(p) && p->inplace ? 1u : 0u;
     if (p->nranks <= 2)
         return 0;
     if (!p->helper_queues)
         return (uint64_t)p->nranks - 2;
-    const uint64_t least = 3u * block_rounds(p);
+    const uint64_t least = 3u * block_rounds_of(p);
     uint64_t want = ncl_min_u64(p->slice_elems, ncl_div_ceil(p->count, channels_of(p)));
     uint64_t fit = scratch_per_channel(p, channels_of(p)) / p->esize / (want ? want : 1u);
     fit = fit > extra ? fit - extra : 0;
-    return ncl_min_u64(ncl_max_u64(fit, least), ncl_max_u64(block_rounds(p) * ((uint64_t)p->nranks - 2), least));
+    return ncl_min_u64(ncl_max_u64(fit, least), ncl_max_u64(block_rounds_of(p) * ((uint64_t)p->nranks - 2), least));
 }
 
 
-static uint64_t round_elems(const ncl_plan *p)
+static uint64_t round_elems_of(const ncl_plan *p)
 {
-    uint64_t slots = ring_slots(p) + (staged(p) && p->inplace ? 1u : 0u);
+    uint64_t slots = ring_slots_of(p) + (staged(p) && p->inplace ? 1u : 0u);
     uint64_t e = p->slice_elems;
     if (slots)
         e = ncl_min_u64(e, scratch_per_channel(p, channels_of(p)) / p->esize / slots);
     return e;
+}
+
+/* What prepare derived (plan->derived): the three above. */
+enum { D_BLOCK_ROUNDS, D_RING_SLOTS, D_ROUND_ELEMS };
+
+static uint64_t block_rounds(const ncl_plan *p)
+{
+    return p->derived[D_BLOCK_ROUNDS];
+}
+
+static uint64_t ring_slots(const ncl_plan *p)
+{
+    return p->derived[D_RING_SLOTS];
+}
+
+static uint64_t round_elems(const ncl_plan *p)
+{
+    return p->derived[D_ROUND_ELEMS];
 }
 
 /* Elements the round moves per chunk; *off = first element within a chunk. */
@@ -207,6 +225,9 @@ static ncl_result prepare(ncl_plan *p)
     p->helper_queues = (p->nranks > 2 || (p->nranks == 2 && !p->inplace)) && 2 * q <= p->max_queues ? q : 0;
     p->queues = q + p->helper_queues;
     p->zone_channels = p->zone_bytes && landing(p) ? q : 0;
+    p->derived[D_BLOCK_ROUNDS] = block_rounds_of(p);
+    p->derived[D_RING_SLOTS] = ring_slots_of(p);
+    p->derived[D_ROUND_ELEMS] = round_elems_of(p);
     return round_elems(p) == 0 ? NCL_ERR_UNSUPPORTED : NCL_SUCCESS;
 }
 
