@@ -157,7 +157,8 @@ static const uint32_t *g_ring_weights = NULL;
  * at the large count too). Under the sanitizers (RINGSIM_MATRIX=quick, 3-10x slower) the small
  * counts turn the ops too and take roots 0, p/2 and p-1 only (the first, a middle one and the
  * one whose successor wraps around); the large count takes the narrowest and the widest type
- * (int8, float64) with sum and avg (the one that ends with a division) and the last root. */
+ * (int8, float64), one with sum and the other with avg (the one that ends with a division), the
+ * two swapping from world to world, and the last root. */
 typedef struct axes_ctx {
     int large, quick, full;
     size_t world; /* the rank count's index: which op each type takes where ops turn */
@@ -186,8 +187,10 @@ static int host_keep(const mx_axes *a, int p, const mx_case *c)
 {
     (void)p;
     const axes_ctx *x = a->ctx;
-    if (x->large && x->quick)
-        return (c->dt == NCL_INT8 || c->dt == NCL_FLOAT64) && (c->op == NCL_SUM || c->op == NCL_AVG);
+    if (x->large && x->quick) /* int8 and float64, one with sum and the other with avg, turning */
+        return (c->dt == NCL_INT8 || c->dt == NCL_FLOAT64) &&
+               (!rs_shape_reduces(c->coll) ||
+                c->op == ((c->dt == NCL_INT8) == (x->world % 2 == 0) ? NCL_SUM : NCL_AVG));
     int ops_turn = x->large ? !x->full : x->quick;
     if (!ops_turn || !rs_shape_reduces(c->coll))
         return 1;
