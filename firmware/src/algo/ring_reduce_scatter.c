@@ -105,7 +105,7 @@ static uint64_t ring_slots_of(const ncl_plan *p)
     return ncl_min_u64(ncl_max_u64(fit, least), ncl_max_u64(block_rounds_of(p) * ((uint64_t)p->nranks - 2), least));
 }
 
-
+/* Elements a round moves per chunk at most: a slice, or what the slots leave of the scratch. */
 static uint64_t round_elems_of(const ncl_plan *p)
 {
     uint64_t slots = ring_slots_of(p) + (staged(p) && p->inplace ? 1u : 0u);
