@@ -118,6 +118,13 @@ static shape shape_of(const ncl_plan *p)
     return s;
 }
 
+/* The shape prepare derived (plan->derived: lag, slots, slot_elems): the generator asks per task. */
+static shape prepared_shape(const ncl_plan *p)
+{
+    shape s = {p->derived[0], p->derived[1], p->derived[2]};
+    return s;
+}
+
 /* How many iterations the fill of the rank at position v (d children) leads its first child's
  * wait by. */
 static uint64_t lead(const shape *sh, uint64_t v, uint64_t d)
@@ -134,11 +141,12 @@ static ncl_result prepare(ncl_plan *p)
     p->segments = 1;
     if (p->slice_elems == 0 || p->esize == 0)
         return NCL_ERR_INVALID_ARGUMENT;
+    const shape sh = shape_of(p);
+    p->derived[0] = sh.lag, p->derived[1] = sh.slots, p->derived[2] = sh.slot_elems;
     if (p->count == 0)
         return NCL_SUCCESS;
     uint64_t round_max = p->slice_elems;
     if (p->nranks >= 4 || staged(p)) {
-        shape sh = shape_of(p);
         if (children_max(p) > 0 && sh.slots == 0)
             return NCL_ERR_UNSUPPORTED;
         if (sh.slots)
@@ -255,7 +263,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     const int n = p->nranks, r = p->rank;
     const uint64_t v = (uint64_t)ncl_mod((int64_t)r - p->root, n), es = p->esize, rounds = p->segments;
     const uint64_t d = children(p, v);
-    const shape sh = shape_of(p);
+    const shape sh = prepared_shape(p);
     const uint64_t a = lead(&sh, v, d), iters = rounds + a + sh.lag * (d ? d - 1 : 0);
     const int triggered = triggered_queues(p) != 0, split = !triggered && p->queues == QUEUES_SPLIT;
     const int apart = triggered || split; /* the writes up run on a queue of their own */

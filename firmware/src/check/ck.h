@@ -83,7 +83,8 @@ typedef struct ablock {
  * splitting and merging stay cheap when a buffer is cut into thousands of slices. */
 typedef struct amap {
     ablock **b;
-    size_t nb, capb;
+    uint64_t *first; /* first[k] = b[k]->s[0].lo: a search reads these, not every block it probes */
+    size_t nb, capb, capf;
 } amap;
 
 typedef struct apos {
@@ -268,7 +269,7 @@ static inline apos am_find(const amap *m, uint64_t x)
     size_t lo = 0, hi = m->nb;
     while (hi - lo > 1) {
         size_t mid = lo + (hi - lo) / 2;
-        if (m->b[mid]->s[0].lo <= x)
+        if (m->first[mid] <= x)
             lo = mid;
         else
             hi = mid;

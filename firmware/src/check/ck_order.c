@@ -28,7 +28,8 @@ void ncl_ck_touch(ck *c, uint32_t t)
 
 int ncl_ck_am_init(ck *c, amap *m, uint64_t bytes)
 {
-    if (!ncl_ck_grow(c, (void **)&m->b, &m->capb, 0, 1, sizeof *m->b))
+    if (!ncl_ck_grow(c, (void **)&m->b, &m->capb, 0, 1, sizeof *m->b) ||
+        !ncl_ck_grow(c, (void **)&m->first, &m->capf, 0, 1, sizeof *m->first))
         return 0;
     ablock *b = ck_alloc(c, sizeof *b);
     if (!b)
@@ -38,6 +39,7 @@ int ncl_ck_am_init(ck *c, amap *m, uint64_t bytes)
     b->s[0].hi = bytes;
     b->s[0].head = NULL;
     m->b[0] = b;
+    m->first[0] = 0;
     m->nb = 1;
     return 1;
 }
@@ -47,6 +49,7 @@ void ncl_ck_am_destroy(ck *c, amap *m)
     for (size_t k = 0; k < m->nb; k++)
         ck_free(c, m->b[k]);
     ck_free(c, m->b);
+    ck_free(c, m->first);
 }
 
 /* Inserts s right after *p; *p keeps naming the same segment (which may move to a new block). */
@@ -54,7 +57,8 @@ static int am_insert_after(ck *c, amap *m, apos *p, const aseg *s)
 {
     ablock *b = m->b[p->k];
     if (b->n == ABLK) {
-        if (!ncl_ck_grow(c, (void **)&m->b, &m->capb, m->nb, m->nb + 1, sizeof *m->b))
+        if (!ncl_ck_grow(c, (void **)&m->b, &m->capb, m->nb, m->nb + 1, sizeof *m->b) ||
+            !ncl_ck_grow(c, (void **)&m->first, &m->capf, m->nb, m->nb + 1, sizeof *m->first))
             return 0;
         ablock *nb = ck_alloc(c, sizeof *nb);
         if (!nb)
@@ -64,7 +68,9 @@ static int am_insert_after(ck *c, amap *m, apos *p, const aseg *s)
         nb->n = ABLK - half;
         b->n = half;
         memmove(&m->b[p->k + 2], &m->b[p->k + 1], (m->nb - p->k - 1) * sizeof *m->b);
+        memmove(&m->first[p->k + 2], &m->first[p->k + 1], (m->nb - p->k - 1) * sizeof *m->first);
         m->b[p->k + 1] = nb;
+        m->first[p->k + 1] = nb->s[0].lo;
         m->nb++;
         if (p->i >= half) {
             p->k++;
@@ -87,7 +93,10 @@ static void am_remove(ck *c, amap *m, apos p)
     if (b->n == 0) {
         ck_free(c, b);
         memmove(&m->b[p.k], &m->b[p.k + 1], (m->nb - p.k - 1) * sizeof *m->b);
+        memmove(&m->first[p.k], &m->first[p.k + 1], (m->nb - p.k - 1) * sizeof *m->first);
         m->nb--;
+    } else if (p.i == 0) {
+        m->first[p.k] = b->s[0].lo;
     }
 }
 
