@@ -222,7 +222,8 @@ void test_collectives_4_polled(void **) { allreduce_and_broadcast(4, 0); }
 void test_collectives_3(void **) { allreduce_and_broadcast(3, 1); }
 void test_collectives_2(void **) { allreduce_and_broadcast(2, 0); }
 
-// Backpressure everywhere: memory ready withheld, link beats withheld, read latency 1-5 cycles.
+// Backpressure everywhere: memory ready withheld, link beats withheld, read latency 1-5 cycles
+// (alltoall too: both algorithms, one in place).
 void test_collectives_stalls(void **) {
   mmio_opts o = {1, 0, 4, 2, 0, 0};
   mmio_world *w = mmio_world_new(&rtl_ops, 4, &o);
@@ -234,6 +235,8 @@ void test_collectives_stalls(void **) {
       {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 4099, NCL_FLOAT32, NCL_SUM, 0, 1},
       {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 7, NCL_FLOAT16, NCL_SUM, 0, 1},
       {NCL_COLL_BROADCAST, NCL_ALGO_CHAIN, 1001, NCL_INT32, NCL_SUM, 2, 0},
+      {NCL_COLL_ALLTOALL, NCL_ALGO_MESH, 1001, NCL_INT32, NCL_SUM, 0, 0},
+      {NCL_COLL_ALLTOALL, NCL_ALGO_PAIRWISE, 1000, NCL_FLOAT16, NCL_SUM, 0, 1},
   };
   mx_matrix m;
   mx_init(&m);

@@ -533,10 +533,17 @@ static void test_other_collectives(void **state)
             rd_ring.roots = rd_tree.roots = MX_ROOTS_ALL;
             rd_ring.keep = rd_tree.keep = reduce_keep;
             rd_tree.algo = NCL_ALGO_TREE;
+            /* alltoall moves blocks without reducing: the broadcast's types, both algorithms */
+            mx_axes a2a_mesh = {NCL_COLL_ALLTOALL, NCL_ALGO_MESH, per_rank_counts, bcast_types, 3,
+                                MX_ROOTS_ZERO, place, NULL, NULL};
+            mx_axes a2a_pairwise = a2a_mesh;
+            a2a_pairwise.algo = NCL_ALGO_PAIRWISE;
             mx_add_axes(&m, &rs, n);
             mx_add_axes(&m, &ag, n);
             mx_add_axes(&m, &rd_ring, n);
             mx_add_axes(&m, &rd_tree, n);
+            mx_add_axes(&m, &a2a_mesh, n);
+            mx_add_axes(&m, &a2a_pairwise, n);
         }
         assert_int_equal(mx_run(&m, &w->mx), 0);
         ncl_mmio_stats st;
@@ -547,7 +554,8 @@ static void test_other_collectives(void **state)
         assert_int_equal(st.opcodes[NCL_MMIO_OPC_NOTIFY_WAIT], 0); /* waits are software's */
         mmio_world_free(w);
     }
-    printf("broadcast (chain, every root), reduce_scatter, allgather (ring), reduce (ring; tree for fp16): %llu runs\n",
+    printf("broadcast (chain, every root), reduce_scatter, allgather (ring), reduce (ring; tree for fp16), "
+           "alltoall (mesh, pairwise): %llu runs\n",
            (unsigned long long)m.run);
     mx_free(&m);
 }
