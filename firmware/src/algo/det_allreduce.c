@@ -74,11 +74,12 @@ static uint32_t queue_of(const ncl_plan *p, int sender, int receiver)
 }
 
 /* Elements per round and slot: one slice, and p-1 slots of it (plus, wide, the fp32
- * accumulator) must fit in scratch. */
-static uint64_t round_elems(const ncl_plan *p)
+ * accumulator) must fit in scratch. Prepare derives it once (ncl_mesh_slot_elems). */
+static uint64_t round_elems_of(const ncl_plan *p)
 {
     return ncl_mesh_round_elems(p, p->nranks < 2 ? 0 : (uint64_t)p->nranks - 1, p->wide ? 4u : 0u);
 }
+static uint64_t round_elems(const ncl_plan *p) { return ncl_mesh_slot_elems(p); }
 
 /* Wide: the fp32 accumulator at scratch 0, the slots after it. */
 static ncl_ref acc_ref(void) { return ncl_ref_make(NCL_BUF_SCRATCH, 0); }
@@ -123,7 +124,8 @@ static int use_gather(const ncl_plan *p)
 
 static ncl_result prepare(ncl_plan *p)
 {
-    return ncl_mesh_prepare(p, round_elems(p));
+    ncl_mesh_derive(p);
+    return ncl_mesh_prepare(p, round_elems_of(p));
 }
 
 /* Generator fields of both schedules: i = round, m = the first element of the current task,

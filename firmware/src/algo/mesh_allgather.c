@@ -21,6 +21,7 @@
 
 static ncl_result prepare(ncl_plan *p)
 {
+    ncl_mesh_derive(p);
     ncl_mesh_layout(p, !p->inplace); /* the local queue only copies our own block */
     return NCL_SUCCESS;
 }

@@ -38,7 +38,8 @@
 
 static ncl_result prepare(ncl_plan *p)
 {
-    return ncl_mesh_prepare(p, ncl_mesh_slot_elems(p));
+    ncl_mesh_derive(p);
+    return ncl_mesh_prepare(p, ncl_mesh_slot_elems_of(p));
 }
 
 /* Generator state: i = round, j = distance d (the LOCAL notify loop: queue), m = the first

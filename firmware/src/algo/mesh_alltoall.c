@@ -21,6 +21,7 @@
 
 static ncl_result prepare(ncl_plan *p)
 {
+    ncl_mesh_derive(p);
     ncl_mesh_layout(p, !p->inplace);
     return p->count > 0 && ncl_a2a_rounds(p) == 0 ? NCL_ERR_UNSUPPORTED : NCL_SUCCESS;
 }

@@ -38,7 +38,8 @@ static ncl_ref input_block(const ncl_plan *p, int k, uint64_t off)
 
 static ncl_result prepare(ncl_plan *p)
 {
-    return ncl_mesh_prepare(p, ncl_mesh_slot_elems(p));
+    ncl_mesh_derive(p);
+    return ncl_mesh_prepare(p, ncl_mesh_slot_elems_of(p));
 }
 
 /* Generator state: i = round, j = distance d, m = the round's first element within a block,

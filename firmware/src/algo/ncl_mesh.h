@@ -13,7 +13,7 @@
  * local queue's reduces, which free the slots the next round writes into, then wait behind long
  * writes (on a 16-NPU fat tree the full mesh ran 1.5-1.8x slower so). Small blocks keep a queue
  * per peer: their writes are latency, not engine time. */
-static inline uint32_t ncl_mesh_send_queues(const ncl_plan *p)
+static inline uint32_t ncl_mesh_send_queues_of(const ncl_plan *p)
 {
     uint32_t peers = (uint32_t)p->nranks - 1, most = p->max_queues;
     const uint64_t block = p->coll == NCL_COLL_ALLREDUCE ? p->count / (uint64_t)p->nranks : p->count;
@@ -21,6 +21,15 @@ static inline uint32_t ncl_mesh_send_queues(const ncl_plan *p)
     if (p->dma_engines && p->dma_engines < most && block > ncl_min_u64(p->slice_elems, slot))
         most = p->dma_engines;
     return peers < most ? peers : most;
+}
+
+/* What ncl_mesh_derive() stores in plan->derived once per plan: the generators ask per task, and
+ * each costs divisions (a fifth of the checker's time on a mesh reduce-scatter of small slices). */
+enum { NCL_MESH_D_SEND_QUEUES, NCL_MESH_D_BUFFERS, NCL_MESH_D_ROUND_ELEMS };
+
+static inline uint32_t ncl_mesh_send_queues(const ncl_plan *p)
+{
+    return (uint32_t)p->derived[NCL_MESH_D_SEND_QUEUES];
 }
 
 /* The local queue: a spare one when there is room, else the last send queue (fewest peers). */
@@ -115,7 +124,7 @@ static inline uint64_t ncl_mesh_block_max(const ncl_plan *p)
  * reduce-scatter ran 464 us, now 379, the ring 428); else one. With fewer queues than peers a
  * queue's other peers come between two rounds to one receiver, time enough for its reduce, and
  * halving the rounds only added their handshakes (a 32-NPU fat tree 10 % slower from 64 MiB). */
-static inline uint64_t ncl_mesh_buffers(const ncl_plan *p)
+static inline uint64_t ncl_mesh_buffers_of(const ncl_plan *p)
 {
     const uint64_t slots = ncl_mesh_slots(p);
     return slots && ncl_mesh_send_queues(p) + 1u == (uint32_t)p->nranks &&
@@ -125,10 +134,29 @@ static inline uint64_t ncl_mesh_buffers(const ncl_plan *p)
                : 1u;
 }
 
-/* Elements per round of the mesh reduce-scatter's slots. */
-static inline uint64_t ncl_mesh_slot_elems(const ncl_plan *p)
+static inline uint64_t ncl_mesh_buffers(const ncl_plan *p)
+{
+    return p->derived[NCL_MESH_D_BUFFERS];
+}
+
+/* Elements per round of the mesh reduce-scatter's slots (before ncl_mesh_derive). */
+static inline uint64_t ncl_mesh_slot_elems_of(const ncl_plan *p)
 {
     return ncl_mesh_round_elems(p, ncl_mesh_slots(p) * ncl_mesh_buffers(p), 0);
+}
+
+/* Elements per round of the schedule's slots, as its prepare gave ncl_mesh_prepare(). */
+static inline uint64_t ncl_mesh_slot_elems(const ncl_plan *p)
+{
+    return p->derived[NCL_MESH_D_ROUND_ELEMS];
+}
+
+/* The first step of every mesh-family prepare: the send queues and slots per sender, which the
+ * generators and the round size below read back. */
+static inline void ncl_mesh_derive(ncl_plan *p)
+{
+    p->derived[NCL_MESH_D_SEND_QUEUES] = ncl_mesh_send_queues_of(p);
+    p->derived[NCL_MESH_D_BUFFERS] = ncl_mesh_buffers_of(p);
 }
 
 /* Where the sender at distance d puts round i, starting at output element `off`, on `rank`: the
@@ -141,10 +169,12 @@ static inline ncl_ref ncl_mesh_target(const ncl_plan *p, int rank, uint64_t d, u
     return ncl_ref_make(NCL_BUF_SCRATCH, slot * ncl_mesh_slot_elems(p) * p->esize);
 }
 
-/* prepare() of a schedule with slots (the local queue reduces them): the layout, and a refusal
- * when scratch cannot hold one element per slot (round_elems 0). */
+/* prepare() of a schedule with slots (the local queue reduces them), after ncl_mesh_derive: its
+ * round size, the layout, and a refusal when scratch cannot hold one element per slot
+ * (round_elems 0). */
 static inline ncl_result ncl_mesh_prepare(ncl_plan *p, uint64_t round_elems)
 {
+    p->derived[NCL_MESH_D_ROUND_ELEMS] = round_elems;
     ncl_mesh_layout(p, 1);
     return p->count > 0 && round_elems == 0 ? NCL_ERR_UNSUPPORTED : NCL_SUCCESS;
 }
