@@ -499,6 +499,30 @@ bool CostModel::landing() const
     return reduce_write_ && !staged_ && p_ > 2;
 }
 
+// Ring allreduce on 3 ranks with landing zones: step 0 lands in the zone, but the last
+// reduce-scatter step, here step 1, reduces into the receiver's recv after its READY, which out
+// of place it records once its fill queue has copied its input there. With no step between them
+// to hide it, that READY sets when step 1 starts: a floor of the READY's way (s0 - s: the notify
+// and the wait that takes it), out of place after the fill (o + the chunk's copy, at most a
+// step's transfer: only the first round's fill gates), then the line's steps after the first
+// (a one-way 3-ring at 64 KiB out of place: 12.96 us priced, 14.44 simulated, 14.44 now).
+std::vector<AlgoCost> CostModel::ring_ar_ready_floor() const
+{
+    const double E = dev_.dma_engines ? (double)dev_.dma_engines : NCL_MAX_QUEUES;
+    if (p_ != 3 || !zones_ || !landing() || staged_ || 2.0 * channels_ > std::min((double)NCL_MAX_QUEUES, E))
+        return {};
+    std::vector<double> share = channel_shares(t_, rings_, channels_);
+    std::vector<Flow> flows = ring_step_flows(share);
+    Step s = step(flows), s0 = step(flows, true);
+    AlgoCost line = ring(NCL_COLL_ALLREDUCE);
+    AlgoCost ready{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, s0.alpha - s.alpha + line.alpha_s - s.alpha,
+                   line.beta_s - s.beta, 0};
+    ready.floor = true;
+    ready.oop_alpha_s = dev_.task_overhead;
+    ready.oop_beta_s = std::min(2.0 * *std::max_element(share.begin(), share.end()) / p_ / dev_.mem_bandwidth, s.beta);
+    return {ready};
+}
+
 // ring_reduce_scatter.c gives each channel a fill queue when twice the channels fit the queues
 // (NCL_MAX_QUEUES on the model's NPU).
 bool CostModel::fill_queues() const
@@ -1289,6 +1313,8 @@ std::vector<AlgoCost> CostModel::costs(ncl_coll coll) const
     switch (coll) {
     case NCL_COLL_ALLREDUCE:
         out.push_back(ring(coll));
+        for (const AlgoCost &f : ring_ar_ready_floor())
+            out.push_back(f);
         if (pairwise) {
             for (const AlgoCost &h : halving_doubling(coll))
                 out.push_back(h);

@@ -132,6 +132,7 @@ private:
     bool fill_queues() const;
     bool landing() const;
     std::vector<AlgoCost> ring_rs_floors() const;
+    std::vector<AlgoCost> ring_ar_ready_floor() const;
     std::vector<AlgoCost> mesh_rounds(ncl_coll coll) const;
     std::vector<AlgoCost> alltoall() const;
     std::vector<AlgoCost> ring_rs_pieced() const;
