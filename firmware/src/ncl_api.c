@@ -16,6 +16,7 @@ typedef struct call {
     ncl_dtype dtype;
     ncl_op op;
     int root;
+    const uint64_t *counts; /* alltoallv's count matrix (count: its largest entry); else NULL */
 } call;
 
 static int overlaps(const void *a, uint64_t abytes, const void *b, uint64_t bbytes)
@@ -24,11 +25,44 @@ static int overlaps(const void *a, uint64_t abytes, const void *b, uint64_t bbyt
     return abytes && bbytes && x < y + bbytes && y < x + abytes;
 }
 
+/* alltoallv runs on the alltoall algorithms: a board built without both leaves its checks out and
+ * refuses it (the smallest board's 64 KiB of text, tests/firmware/port/limits.txt) */
+#if !defined(NCL_NO_ALGO_MESH) || !defined(NCL_NO_ALGO_PAIRWISE)
+#define NCL_A2AV 1
+#endif
+
+#ifdef NCL_A2AV
+/* alltoallv's matrix: this rank's row and column sums (what it sends and receives), whether it
+ * is symmetric, and a digest every rank's launch carries as its count (ncl_launch_mismatch).
+ * Fails on a sum that overflows the address space. */
+static ncl_result a2av_matrix(ncl_comm *comm, const uint64_t *counts, uint64_t es, uint64_t *sent, uint64_t *received,
+                              int *symmetric, uint64_t *digest)
+{
+    const uint64_t p = (uint64_t)comm->nranks, r = (uint64_t)comm->rank, most = (uint64_t)PTRDIFF_MAX / es;
+    *sent = *received = 0, *symmetric = 1, *digest = 0xcbf29ce484222325ull; /* FNV-1a */
+    for (uint64_t i = 0; i < p; i++)
+        for (uint64_t j = 0; j < p; j++) {
+            const uint64_t n = counts[i * p + j];
+            *symmetric &= n == counts[j * p + i];
+            for (int b = 0; b < 64; b += 8)
+                *digest = (*digest ^ (n >> b & 0xffu)) * 0x100000001b3ull;
+            if ((i == r && n > most - *sent) || (j == r && n > most - *received))
+                return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT,
+                                     "alltoallv: counts[%llu][%llu] = %llu: rank %llu's blocks overflow the address "
+                                     "space", (unsigned long long)i, (unsigned long long)j, (unsigned long long)n,
+                                     (unsigned long long)r);
+            *sent += i == r ? n : 0;
+            *received += j == r ? n : 0;
+        }
+    return NCL_SUCCESS;
+}
+#endif
+
 /* Checks the call, fills the HAL launch description and whether it runs in place. Touches no
  * buffer. */
 static ncl_result validate(ncl_comm *comm, const call *c, ncl_hal_launch *l, int *inplace)
 {
-    const char *name = ncl_coll_name(c->coll);
+    const char *name = c->counts ? "alltoallv" : ncl_coll_name(c->coll);
     int p = comm->nranks, r = comm->rank;
     if ((unsigned)c->dtype >= NCL_DTYPE_COUNT)
         return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT,
@@ -51,11 +85,22 @@ static ncl_result validate(ncl_comm *comm, const call *c, ncl_hal_launch *l, int
     uint64_t bytes = c->count * es;
     uint64_t send_bytes = c->coll == NCL_COLL_REDUCE_SCATTER || a2a ? bytes * blocks : bytes;
     uint64_t recv_bytes = c->coll == NCL_COLL_ALLGATHER || a2a ? bytes * blocks : bytes;
+    uint64_t digest = 0;
+    int symmetric = 1;
+#ifdef NCL_A2AV
+    if (c->counts) {
+        uint64_t sent, received;
+        ncl_result rc = a2av_matrix(comm, c->counts, es, &sent, &received, &symmetric, &digest);
+        if (rc != NCL_SUCCESS)
+            return rc;
+        send_bytes = sent * es, recv_bytes = received * es;
+    }
+#endif
     int needs_send = c->coll != NCL_COLL_BROADCAST || r == c->root;
     int needs_recv = c->coll != NCL_COLL_REDUCE || r == c->root;
-    if (needs_send && !c->send && bytes)
+    if (needs_send && !c->send && (c->counts ? send_bytes : bytes))
         return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT, "%s: sendbuf is NULL", name);
-    if (needs_recv && !c->recv && bytes)
+    if (needs_recv && !c->recv && (c->counts ? recv_bytes : bytes))
         return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT, "%s: recvbuf is NULL", name);
     uint64_t align = comm->caps.buf_align;
     if ((needs_send && (uintptr_t)c->send % align) || (needs_recv && (uintptr_t)c->recv % align))
@@ -69,17 +114,23 @@ static ncl_result validate(ncl_comm *comm, const call *c, ncl_hal_launch *l, int
     switch (c->coll) {
     case NCL_COLL_REDUCE_SCATTER: *inplace = recv && recv == send + (uint64_t)r * bytes; break;
     case NCL_COLL_ALLGATHER: *inplace = send && send == recv + (uint64_t)r * bytes; break;
-    default: *inplace = needs_send && needs_recv && send == recv; break;
+    default: *inplace = needs_send && needs_recv && send == recv && (send || !c->counts); break;
     }
+    if (c->counts && *inplace && !symmetric)
+        return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT,
+                             "alltoallv: in place (recvbuf == sendbuf) needs a symmetric count matrix "
+                             "(counts[i][j] == counts[j][i]): a block for rank j must fit where j's block lands");
     if (!*inplace && needs_send && needs_recv && overlaps(send, send_bytes, recv, recv_bytes))
         return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT,
                              "%s: sendbuf and recvbuf overlap without being in place", name);
 
     memset(l, 0, sizeof *l);
     l->coll = (uint8_t)c->coll;
-    l->count = c->count;
+    l->count = c->counts ? digest : c->count;
     l->dtype = (uint8_t)c->dtype;
     l->op = c->coll == NCL_COLL_BROADCAST || c->coll == NCL_COLL_ALLGATHER || a2a ? 0 : (uint8_t)c->op;
+    if (c->counts)
+        l->op = NCL_LAUNCH_A2AV; /* count is the matrix's digest */
     l->root = rooted ? c->root : 0;
     l->inplace = (uint8_t)*inplace;
     if (*inplace) {
@@ -97,6 +148,8 @@ static ncl_result validate(ncl_comm *comm, const call *c, ncl_hal_launch *l, int
 
 static int same_shape(const ncl_plan *a, const ncl_plan *b)
 {
+    if (a->a2a_counts || b->a2a_counts) /* the same matrix address may hold other counts */
+        return 0;
     ncl_plan x = *a, y = *b;
     x.rank = y.rank = 0;
     /* which of a channel's two zones is used moves the schedule by one zone, nothing else */
@@ -156,6 +209,7 @@ static ncl_result start(ncl_comm *comm, const call *c)
     const ncl_plan_env *env = &comm->env;
     rc = ncl_plan_make(&comm->plan, c->coll, (ncl_algo)comm->cfg.algorithm[c->coll], comm->nranks,
                        comm->rank, c->root, c->count, c->dtype, c->op, inplace, env);
+    comm->plan.a2a_counts = c->counts; /* the schedules take the blocks from it; prepare needs the largest */
 #ifndef NCL_NO_ALGO_USER /* (a board built without user schedules refuses them at creation) */
     char why[200];
     if (rc == NCL_ERR_INVALID_ARGUMENT && comm->cfg.algorithm[c->coll] == NCL_ALGO_USER && comm->cfg.schedule &&
@@ -217,7 +271,30 @@ ncl_result ncl_wait(ncl_comm *comm)
 }
 
 #define CALL(coll, send, recv, count, dtype, op, root) \
-    (call){(coll), (send), (recv), (count), (dtype), (op), (root)}
+    (call){(coll), (send), (recv), (count), (dtype), (op), (root), NULL}
+
+/* alltoallv: the plan's count is the matrix's largest entry (NULL matrix: refused, count 0 then) */
+static call a2av_call(const void *s, void *r, const uint64_t *counts, ncl_dtype d, const ncl_comm *comm)
+{
+    call c = {NCL_COLL_ALLTOALL, s, r, 0, d, NCL_SUM, 0, counts};
+    for (uint64_t i = 0; counts && comm && i < (uint64_t)comm->nranks * (uint64_t)comm->nranks; i++)
+        c.count = counts[i] > c.count ? counts[i] : c.count;
+    return c;
+}
+
+static ncl_result a2av(const void *s, void *r, const uint64_t *counts, ncl_dtype d, ncl_comm *comm, int wait)
+{
+#ifndef NCL_A2AV
+    (void)s, (void)r, (void)counts, (void)d, (void)wait;
+    return comm ? ncl_comm_fail(comm, NCL_ERR_UNSUPPORTED, "alltoallv: this engine was built without the alltoall "
+                                "algorithms (mesh, pairwise)")
+                : NCL_ERR_INVALID_ARGUMENT;
+#endif
+    if (comm && !counts)
+        return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT, "alltoallv: counts is NULL (an nranks x nranks matrix)");
+    call c = a2av_call(s, r, counts, d, comm);
+    return wait ? run(comm, &c) : start(comm, &c);
+}
 
 ncl_result ncl_allreduce(const void *s, void *r, size_t n, ncl_dtype d, ncl_op op, ncl_comm *c)
 {
@@ -268,4 +345,12 @@ ncl_result ncl_allgather_start(const void *s, void *r, size_t n, ncl_dtype d, nc
 ncl_result ncl_alltoall_start(const void *s, void *r, size_t n, ncl_dtype d, ncl_comm *c)
 {
     return start(c, &CALL(NCL_COLL_ALLTOALL, s, r, n, d, NCL_SUM, 0));
+}
+ncl_result ncl_alltoallv(const void *s, void *r, const uint64_t *counts, ncl_dtype d, ncl_comm *c)
+{
+    return a2av(s, r, counts, d, c, 1);
+}
+ncl_result ncl_alltoallv_start(const void *s, void *r, const uint64_t *counts, ncl_dtype d, ncl_comm *c)
+{
+    return a2av(s, r, counts, d, c, 0);
 }

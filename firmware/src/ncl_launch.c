@@ -12,7 +12,20 @@ int ncl_launch_mismatch(const ncl_hal_launch *mine, int my_rank, const ncl_hal_l
     unsigned long long seq = (unsigned long long)mine->seq;
     const char *name = ncl_coll_name((ncl_coll)mine->coll);
     int rooted = mine->coll == NCL_COLL_BROADCAST || mine->coll == NCL_COLL_REDUCE;
-    if (mine->coll != theirs->coll)
+#if !defined(NCL_NO_ALGO_MESH) || !defined(NCL_NO_ALGO_PAIRWISE) /* else no alltoall runs (ncl_api.c) */
+    int a2a = mine->coll == NCL_COLL_ALLTOALL && theirs->coll == NCL_COLL_ALLTOALL;
+#else
+    const int a2a = 0;
+#endif
+    if (a2a && mine->op != theirs->op)
+        ncl_fmt(buf, len, "rank %d called %s #%llu, rank %d %s #%llu: every rank must call the same collectives "
+                "in the same order", their_rank, theirs->op == NCL_LAUNCH_A2AV ? "alltoallv" : "alltoall", seq,
+                my_rank, mine->op == NCL_LAUNCH_A2AV ? "alltoallv" : "alltoall", seq);
+    else if (a2a && mine->op == NCL_LAUNCH_A2AV && mine->count != theirs->count)
+        ncl_fmt(buf, len, "rank %d called alltoallv #%llu with another count matrix than rank %d (digests %016llx, "
+                "%016llx): every rank must pass the same", their_rank, seq, my_rank,
+                (unsigned long long)theirs->count, (unsigned long long)mine->count);
+    else if (mine->coll != theirs->coll)
         ncl_fmt(buf, len, "rank %d called %s #%llu, rank %d %s #%llu: every rank must call the same collectives "
                 "in the same order", their_rank, ncl_coll_name((ncl_coll)theirs->coll), seq, my_rank, name, seq);
     else if (mine->count != theirs->count)

@@ -307,6 +307,15 @@ ncl_result ncl_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcou
 ncl_result ncl_allgather(const void *sendbuf, void *recvbuf, size_t sendcount, ncl_dtype dtype,
                          ncl_comm *comm);
 ncl_result ncl_alltoall(const void *sendbuf, void *recvbuf, size_t count, ncl_dtype dtype, ncl_comm *comm);
+/** alltoall with a count per pair, as HCCL's AlltoAllVC: counts[i * nranks + j] elements go from
+ *  rank i to rank j, and every rank passes the same matrix (a rank whose matrix differs fails the
+ *  call, naming it, where the backend compares launches). Rank r's sendbuf holds its blocks for
+ *  ranks 0, 1, ... back to back (counts[r * nranks + j] elements each), its recvbuf receives the
+ *  blocks from ranks 0, 1, ... back to back (counts[i * nranks + r] each). In place (recvbuf ==
+ *  sendbuf) when the matrix is symmetric: the block for j and the one from j then share a place.
+ *  The matrix must stay as it is until the call ends (ncl_wait for the _start form). */
+ncl_result ncl_alltoallv(const void *sendbuf, void *recvbuf, const uint64_t *counts, ncl_dtype dtype,
+                         ncl_comm *comm);
 
 /* Non-blocking form: *_start() launches and returns NCL_SUCCESS (running) or an error;
  * ncl_test() makes progress and says whether it finished; ncl_wait() blocks until it does.
@@ -323,6 +332,8 @@ ncl_result ncl_allgather_start(const void *sendbuf, void *recvbuf, size_t sendco
                                ncl_dtype dtype, ncl_comm *comm);
 ncl_result ncl_alltoall_start(const void *sendbuf, void *recvbuf, size_t count, ncl_dtype dtype,
                               ncl_comm *comm);
+ncl_result ncl_alltoallv_start(const void *sendbuf, void *recvbuf, const uint64_t *counts, ncl_dtype dtype,
+                               ncl_comm *comm);
 /** *done = 1 when the running collective finished; returns its result (or NCL_SUCCESS while running). */
 ncl_result ncl_test(ncl_comm *comm, int *done);
 ncl_result ncl_wait(ncl_comm *comm);

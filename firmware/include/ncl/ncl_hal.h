@@ -61,6 +61,10 @@ typedef struct ncl_hal_launch {
     int32_t root;     /**< broadcast / reduce root (else 0) */
 } ncl_hal_launch;
 
+/** ncl_hal_launch.op of an alltoallv (coll NCL_COLL_ALLTOALL): its count is a digest of the count
+ *  matrix, so launches with different matrices differ in count. */
+#define NCL_LAUNCH_A2AV 1u
+
 /** Two ranks' launches of the same call (equal seq): 0 when they agree, or are not the same call;
  *  else 1, with the first difference in buf ("rank 1 called allreduce #3 with count 5, rank 0 with
  *  count 9"; NUL-terminated, cut to len). */

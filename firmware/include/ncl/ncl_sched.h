@@ -150,6 +150,10 @@ typedef struct ncl_plan {
     const int32_t *local_order, *local_pos;
     uint32_t local_ring_count;
     const struct ncl_user_schedule *schedule; /**< NCL_ALGO_USER's data */
+    /** alltoallv (ncl_alltoallv): the nranks x nranks count matrix, counts[i * nranks + j] the
+     *  elements rank i sends rank j, the caller's until the call ends (`count` is its largest
+     *  entry); NULL: alltoall, every block `count`. */
+    const uint64_t *a2a_counts;
     /** The backend's inline reduce for this plan's dtype and op (1: WRITE_REDUCE may be used),
      *  and the alignment its tasks need (ncl_inline_ok decides per task). */
     uint8_t inline_reduce;

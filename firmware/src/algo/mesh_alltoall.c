@@ -26,7 +26,8 @@ static ncl_result prepare(ncl_plan *p)
     return p->count > 0 && ncl_a2a_rounds(p) == 0 ? NCL_ERR_UNSUPPORTED : NCL_SUCCESS;
 }
 
-/* Generator state: i = round, j = index d, k = element offset of the current write. */
+/* Generator state: i = round, j = index d, k = element offset of the current write, n = the
+ * round's part of our block for that peer (alltoallv: blocks differ, and a part may be empty). */
 static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
 {
     const int r = p->rank, np = p->nranks;
@@ -42,10 +43,11 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         for (g->i = 0; g->i < g->d[0]; g->i++) {
             /* grant each peer of this queue its round (in place once our part for it is safe) */
             for (g->j = q + 1; g->j < (uint64_t)np; g->j += sq) {
-                for (g->k = 0; p->inplace && g->k < ncl_a2a_part(p, g->i); g->k += sl) {
+                g->n = ncl_a2a_part(p, ncl_a2a_len(p, r, ncl_mesh_peer_to(p, g->j)), g->i);
+                for (g->k = 0; p->inplace && g->k < g->n; g->k += sl) {
                     ncl_task_copy(t, ncl_a2a_block(p, ncl_mesh_peer_to(p, g->j), g->i * g->d[1] + g->k),
-                                  ncl_ref_add(ncl_a2a_slot(p, g->j), g->k * es),
-                                  ncl_min_u64(sl, ncl_a2a_part(p, g->i) - g->k) * es, (uint32_t)g->i);
+                                  ncl_ref_add(ncl_a2a_slot(p, g->j), g->k * es), ncl_min_u64(sl, g->n - g->k) * es,
+                                  (uint32_t)g->i);
                     NCL_YIELD(g);
                 }
                 ncl_task_record(t, ncl_mesh_peer_to(p, g->j), NCL_NOTIFY_READY(0), (uint32_t)g->i);
@@ -55,11 +57,12 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
             for (g->j = q + 1; g->j < (uint64_t)np; g->j += sq) {
                 ncl_task_wait(t, ncl_mesh_peer_to(p, g->j), NCL_NOTIFY_READY(0), 1, (uint32_t)g->i);
                 NCL_YIELD(g);
-                for (g->k = 0; g->k < ncl_a2a_part(p, g->i); g->k += sl) {
+                g->n = ncl_a2a_part(p, ncl_a2a_len(p, r, ncl_mesh_peer_to(p, g->j)), g->i);
+                for (g->k = 0; g->k < g->n; g->k += sl) {
                     ncl_task_write(t, ncl_mesh_peer_to(p, g->j),
                                    ncl_ref_add(ncl_a2a_source(p, ncl_mesh_peer_to(p, g->j), g->j, g->i * g->d[1]), g->k * es),
-                                   ncl_a2a_output(p, r, g->i * g->d[1] + g->k),
-                                   ncl_min_u64(sl, ncl_a2a_part(p, g->i) - g->k) * es, (uint32_t)g->i);
+                                   ncl_a2a_output(p, r, ncl_mesh_peer_to(p, g->j), g->i * g->d[1] + g->k),
+                                   ncl_min_u64(sl, g->n - g->k) * es, (uint32_t)g->i);
                     NCL_YIELD(g);
                 }
             }
@@ -70,9 +73,9 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         }
     }
     if (!p->inplace && q == ncl_mesh_local_queue(p)) { /* our own block */
-        for (g->k = 0; g->k < p->count; g->k += sl) {
-            ncl_task_copy(t, ncl_a2a_block(p, r, g->k), ncl_a2a_output(p, r, g->k), ncl_min_u64(sl, p->count - g->k) * es,
-                          1);
+        for (g->k = 0; g->k < ncl_a2a_len(p, r, r); g->k += sl) {
+            ncl_task_copy(t, ncl_a2a_block(p, r, g->k), ncl_a2a_output(p, r, r, g->k),
+                          ncl_min_u64(sl, ncl_a2a_len(p, r, r) - g->k) * es, 1);
             NCL_YIELD(g);
         }
     }

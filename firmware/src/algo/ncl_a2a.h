@@ -1,5 +1,6 @@
-/* ncl_a2a.h — what the alltoall algorithms share: where a rank's blocks live, and in place the
- * rounds that stage its outgoing blocks in scratch before its peers may write over them. */
+/* ncl_a2a.h — what the alltoall algorithms share: where a rank's blocks live (every block `count`
+ * elements, or alltoallv's count matrix), and in place the rounds that stage its outgoing blocks
+ * in scratch before its peers may write over them. */
 #ifndef NCL_A2A_H
 #define NCL_A2A_H
 
@@ -19,23 +20,53 @@ static inline uint64_t ncl_a2a_round_elems(const ncl_plan *p)
     return ncl_min_u64(p->count, p->scratch_bytes / (peers * p->esize));
 }
 
-/* Rounds every block takes (0 only when not one element fits in scratch). */
+/* Rounds every block takes (0 only when not one element fits in scratch): the largest block's
+ * (alltoallv: `count` is the matrix's largest entry), so every pair runs the same handshakes. */
 static inline uint64_t ncl_a2a_rounds(const ncl_plan *p)
 {
     const uint64_t r = ncl_a2a_round_elems(p);
     return r ? (p->count + r - 1) / r : 0;
 }
 
+/* Elements rank `from` sends rank `to`. */
+static inline uint64_t ncl_a2a_len(const ncl_plan *p, int from, int to)
+{
+    return p->a2a_counts ? p->a2a_counts[(uint64_t)from * (uint64_t)p->nranks + (uint64_t)to] : p->count;
+}
+
+/* Where rank `from`'s block for `to` starts in its input, in elements: the blocks before it, back
+ * to back. (alltoallv sums a row per call: O(p) per task, no table in the plan.) */
+static inline uint64_t ncl_a2a_send_off(const ncl_plan *p, int from, int to)
+{
+    if (!p->a2a_counts)
+        return (uint64_t)to * p->count;
+    uint64_t off = 0;
+    for (int k = 0; k < to; k++)
+        off += ncl_a2a_len(p, from, k);
+    return off;
+}
+
+/* Where the block from `from` starts in `to`'s output, in elements. */
+static inline uint64_t ncl_a2a_recv_off(const ncl_plan *p, int from, int to)
+{
+    if (!p->a2a_counts)
+        return (uint64_t)from * p->count;
+    uint64_t off = 0;
+    for (int k = 0; k < from; k++)
+        off += ncl_a2a_len(p, k, to);
+    return off;
+}
+
 /* Element `off` of our block for rank j (our input: the send buffer, in place the receive one). */
 static inline ncl_ref ncl_a2a_block(const ncl_plan *p, int j, uint64_t off)
 {
-    return ncl_ref_add(ncl_plan_input(p, p->rank), ((uint64_t)j * p->count + off) * p->esize);
+    return ncl_ref_add(ncl_plan_input(p, p->rank), (ncl_a2a_send_off(p, p->rank, j) + off) * p->esize);
 }
 
-/* Element `off` of block `sender` of a receiver's output: where the sender's block lands. */
-static inline ncl_ref ncl_a2a_output(const ncl_plan *p, int sender, uint64_t off)
+/* Element `off` of block `sender` of `receiver`'s output: where the sender's block lands. */
+static inline ncl_ref ncl_a2a_output(const ncl_plan *p, int sender, int receiver, uint64_t off)
 {
-    return ncl_ref_make(NCL_BUF_RECV, ((uint64_t)sender * p->count + off) * p->esize);
+    return ncl_ref_make(NCL_BUF_RECV, (ncl_a2a_recv_off(p, sender, receiver) + off) * p->esize);
 }
 
 /* In place: the scratch slot of the peer at index d = 1..p-1 (a round's part of our block for it). */
@@ -50,11 +81,11 @@ static inline ncl_ref ncl_a2a_source(const ncl_plan *p, int peer, uint64_t d, ui
     return p->inplace ? ncl_a2a_slot(p, d) : ncl_a2a_block(p, peer, off);
 }
 
-/* Elements of round `round`'s part of a block. */
-static inline uint64_t ncl_a2a_part(const ncl_plan *p, uint64_t round)
+/* Elements of round `round`'s part of a block of `len` (0 past its end). */
+static inline uint64_t ncl_a2a_part(const ncl_plan *p, uint64_t len, uint64_t round)
 {
     const uint64_t r = ncl_a2a_round_elems(p), off = round * r;
-    return ncl_min_u64(r, p->count - off);
+    return off >= len ? 0 : ncl_min_u64(r, len - off);
 }
 
 #endif

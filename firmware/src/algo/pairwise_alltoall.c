@@ -27,7 +27,8 @@ static int peer_at(const ncl_plan *p, int64_t k)
     return ncl_mod((int64_t)p->rank + k, p->nranks);
 }
 
-/* Generator state: i = round, j = step k, k = element offset of the current write or copy. */
+/* Generator state: i = round, j = step k, k = element offset of the current write or copy, n =
+ * the round's part of the block at hand (alltoallv: blocks differ, and a part may be empty). */
 static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
 {
     const int r = p->rank, np = p->nranks;
@@ -37,9 +38,9 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     if (p->count == 0)
         return g->line = -1, 0;
     if (!p->inplace && q + 1 == p->queues) { /* our own block: on queue 1, or first on queue 0 */
-        for (g->k = 0; g->k < p->count; g->k += sl) {
-            ncl_task_copy(t, ncl_a2a_block(p, r, g->k), ncl_a2a_output(p, r, g->k), ncl_min_u64(sl, p->count - g->k) * es,
-                          0);
+        for (g->k = 0; g->k < ncl_a2a_len(p, r, r); g->k += sl) {
+            ncl_task_copy(t, ncl_a2a_block(p, r, g->k), ncl_a2a_output(p, r, r, g->k),
+                          ncl_min_u64(sl, ncl_a2a_len(p, r, r) - g->k) * es, 0);
             NCL_YIELD(g);
         }
     }
@@ -48,10 +49,11 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
         g->d[1] = ncl_a2a_round_elems(p);
         for (g->i = 0; g->i < g->d[0]; g->i++) {
             for (g->j = 1; p->inplace && g->j < (uint64_t)np; g->j++) {
-                for (g->k = 0; g->k < ncl_a2a_part(p, g->i); g->k += sl) {
+                g->n = ncl_a2a_part(p, ncl_a2a_len(p, r, peer_at(p, (int64_t)g->j)), g->i);
+                for (g->k = 0; g->k < g->n; g->k += sl) {
                     ncl_task_copy(t, ncl_a2a_block(p, peer_at(p, (int64_t)g->j), g->i * g->d[1] + g->k),
-                                  ncl_ref_add(ncl_a2a_slot(p, g->j), g->k * es),
-                                  ncl_min_u64(sl, ncl_a2a_part(p, g->i) - g->k) * es, (uint32_t)g->j);
+                                  ncl_ref_add(ncl_a2a_slot(p, g->j), g->k * es), ncl_min_u64(sl, g->n - g->k) * es,
+                                  (uint32_t)g->j);
                     NCL_YIELD(g);
                 }
             }
@@ -60,13 +62,14 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                 NCL_YIELD(g);
                 ncl_task_wait(t, peer_at(p, (int64_t)g->j), NCL_NOTIFY_READY(0), 1, (uint32_t)g->j);
                 NCL_YIELD(g);
-                for (g->k = 0; g->k < ncl_a2a_part(p, g->i); g->k += sl) {
+                g->n = ncl_a2a_part(p, ncl_a2a_len(p, r, peer_at(p, (int64_t)g->j)), g->i);
+                for (g->k = 0; g->k < g->n; g->k += sl) {
                     ncl_task_write(t, peer_at(p, (int64_t)g->j),
                                    ncl_ref_add(ncl_a2a_source(p, peer_at(p, (int64_t)g->j), g->j,
                                                               g->i * g->d[1]),
                                                g->k * es),
-                                   ncl_a2a_output(p, r, g->i * g->d[1] + g->k),
-                                   ncl_min_u64(sl, ncl_a2a_part(p, g->i) - g->k) * es, (uint32_t)g->j);
+                                   ncl_a2a_output(p, r, peer_at(p, (int64_t)g->j), g->i * g->d[1] + g->k),
+                                   ncl_min_u64(sl, g->n - g->k) * es, (uint32_t)g->j);
                     NCL_YIELD(g);
                 }
                 ncl_task_post(t, peer_at(p, (int64_t)g->j), NCL_NOTIFY_DATA(0), (uint32_t)g->j);

@@ -146,6 +146,12 @@ ncl_result ncl_ck_check_writes_covered(ck *c)
     return NCL_SUCCESS;
 }
 
+/* alltoallv: elements rank i sends rank j. */
+static uint64_t a2av_count(const ncl_plan *p, int i, int j)
+{
+    return p->a2a_counts[(uint64_t)i * (uint64_t)p->nranks + (uint64_t)j];
+}
+
 ncl_result ncl_ck_check_result(ck *c)
 {
     const ncl_plan *p = c->plan;
@@ -154,6 +160,11 @@ ncl_result ncl_ck_check_result(ck *c)
         uint64_t n = cnt;
         if (p->coll == NCL_COLL_ALLGATHER || p->coll == NCL_COLL_ALLTOALL)
             n = cnt * (uint64_t)c->nranks;
+        if (p->a2a_counts) { /* alltoallv: the column of the count matrix, block by block */
+            n = 0;
+            for (int i = 0; i < c->nranks; i++)
+                n += a2av_count(p, i, r);
+        }
         if (p->coll == NCL_COLL_REDUCE && r != p->root)
             continue;
         if (n == 0)
@@ -179,8 +190,23 @@ ncl_result ncl_ck_check_result(ck *c)
             case NCL_COLL_REDUCE_SCATTER:
                 want_orig = (uint64_t)r * cnt + e;
                 break;
-            case NCL_COLL_ALLGATHER:
-            case NCL_COLL_ALLTOALL: /* block j from rank j: all of its input, or its block for us */
+            case NCL_COLL_ALLTOALL:
+                if (p->a2a_counts) { /* the block from rank i: its input's block for us */
+                    int i = 0;
+                    uint64_t lo = 0;
+                    while (e >= lo + a2av_count(p, i, r))
+                        lo += a2av_count(p, i++, r);
+                    full = 0;
+                    div = 0;
+                    set_one(want, i);
+                    want_orig = e - lo;
+                    for (int k = 0; k < r; k++)
+                        want_orig += a2av_count(p, i, k);
+                    end = min_u64(end, lo + a2av_count(p, i, r));
+                    break;
+                }
+                /* fall through */
+            case NCL_COLL_ALLGATHER: /* block j from rank j: all of its input, or its block for us */
                 full = 0;
                 div = 0;
                 set_one(want, (int)(e / cnt));

@@ -23,6 +23,19 @@ static ncl_result setup_memory(ck *c)
             break;
         case NCL_COLL_ALLTOALL:
             send = recv = in_elems = P * cnt;
+            if (p->a2a_counts) { /* alltoallv: our row out, our column in (equal in place: symmetric) */
+                send = in_elems = recv = 0;
+                for (uint64_t j = 0; j < P; j++) {
+                    send += p->a2a_counts[(uint64_t)r * P + j];
+                    recv += p->a2a_counts[j * P + (uint64_t)r];
+                }
+                in_elems = send;
+                if (p->inplace && recv != send)
+                    return ncl_ck_fail(c, NCL_ERR_INVALID_ARGUMENT,
+                                       "schedule checker: alltoallv in place with rank %d sending %llu and receiving "
+                                       "%llu elements (the matrix must be symmetric)", r, (unsigned long long)send,
+                                       (unsigned long long)recv);
+            }
             break;
         default:
             break;
