@@ -211,17 +211,26 @@ static uint64_t per_byte_ns(uint64_t bytes, uint64_t beta_fs)
     return bytes / 1000u * beta_fs / 1000u + bytes % 1000u * beta_fs / 1000000u;
 }
 
+/* t + the entry's fixed term (signed; never below 0). */
+static uint64_t with_fixed(const ncl_cost *c, uint64_t t)
+{
+    if (c->fixed_ns >= 0)
+        return t + (uint64_t)c->fixed_ns;
+    const uint64_t off = 0u - (uint64_t)c->fixed_ns;
+    return t > off ? t - off : 0;
+}
+
 /* A cost table entry at `bytes`, in place: linear, or the best segment count of a pipeline. */
 static uint64_t cost_entry_inplace(const ncl_cost *c, uint64_t bytes)
 {
     uint64_t nbeta = per_byte_ns(bytes, c->beta_fs);
     if (c->hops == 0)
-        return c->fixed_ns + c->alpha_ns + nbeta;
+        return with_fixed(c, c->alpha_ns + nbeta);
     uint64_t extra = per_byte_ns(bytes, c->extra_beta_fs);
     if (c->posted) /* the engine's segment count (ncl_pipeline_prepare_posted) and its time */
-        return c->fixed_ns + extra +
-               ncl_pipeline_posted_ns(c->hops, nbeta, c->alpha_ns,
-                                      ncl_pipeline_segments_posted(c->hops, nbeta, c->alpha_ns, c->posted));
+        return with_fixed(c, extra + ncl_pipeline_posted_ns(c->hops, nbeta, c->alpha_ns,
+                                                            ncl_pipeline_segments_posted(c->hops, nbeta, c->alpha_ns,
+                                                                                         c->posted)));
     uint64_t head = c->hops > 1 ? c->hops - 1u : 0u, alpha = c->alpha_ns ? c->alpha_ns : 1;
     uint64_t k = ncl_isqrt(head * nbeta / alpha); /* the optimum of the convex cost, rounded */
     uint64_t best = UINT64_MAX;
@@ -229,7 +238,7 @@ static uint64_t cost_entry_inplace(const ncl_cost *c, uint64_t bytes)
         uint64_t t = (head + j) * (c->alpha_ns + nbeta / j);
         best = t < best ? t : best;
     }
-    return c->fixed_ns + extra + best;
+    return with_fixed(c, extra + best);
 }
 
 /* ... and out of place: its oop terms added or, when negative, taken off (never below 0). */

@@ -579,10 +579,11 @@ AlgoCost CostModel::chain(ncl_coll coll) const
         for (int i = 0; i + 1 < p_; i++)
             flows.push_back(Flow{link(ch, i).first, link(ch, i).second, share[ch]});
     Step s = step(flows);
-    double sum = 0;
-    for (int i = 0; i + 1 < p_; i++)
-        sum += dev_.task_overhead + route_latency(link(0, i).first, link(0, i).second);
-    c.alpha_s = sum / (p_ - 1);
+    double sum = 0, slowest = 0;
+    for (int i = 0; i + 1 < p_; i++) {
+        const double hop = dev_.task_overhead + route_latency(link(0, i).first, link(0, i).second);
+        sum += hop, slowest = std::max(slowest, hop);
+    }
     c.beta_s = s.beta;
     c.hops = p_ - 1;
     // the engine sizes segments for its largest portion: one chain carries that share of n
@@ -591,6 +592,13 @@ AlgoCost CostModel::chain(ncl_coll coll) const
     // tail gets the grants of its predecessor the same way); a broadcast's first segments land in
     // landing zones instead, and where they all do the last rank copies the last out at the end
     c.fixed_s = zones_ && coll == NCL_COLL_BROADCAST ? dev_.task_overhead : route_latency(link(0, 0).second, link(0, 0).first);
+    // a segment leaves a hop once the one before it has left it, so the slowest hop sets the
+    // pace: sum alpha_i + (k - 1) alpha_max + (hops - 1 + k) n beta / k, the pipeline form with
+    // alpha_max and fixed giving back sum - hops alpha_max (the engine's segment count follows
+    // the same alpha). Priced with the mean, a 32-NPU fat tree's chain (3 of its 31 hops through
+    // the spine) ran 9-13 % over its price.
+    c.alpha_s = slowest;
+    c.fixed_s += sum - c.hops * slowest;
     if (coll == NCL_COLL_REDUCE && p_ >= 3) {
         // ring_reduce.c posts every record, grants up to 16 slots ahead and refills them on a
         // queue of its own: a segment's latency overlaps the next ones' transfers, so each hop
@@ -608,7 +616,7 @@ AlgoCost CostModel::chain(ncl_coll coll) const
             seg = std::max(seg, (o + route_latency(a, b)) / in_flight_);
         }
         // and the first grant leaves once its slot's fill (a task) is done
-        c.fixed_s += sum - c.hops * seg + dev_.task_overhead;
+        c.fixed_s += c.hops * slowest - c.hops * seg + dev_.task_overhead;
         c.alpha_s = seg;
         // segments at 3/4 of the knee, or at 60 % where two hops of the chain share a link
         // (ncl_pipeline_segments_posted)

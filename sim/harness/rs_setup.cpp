@@ -135,7 +135,7 @@ std::vector<ncl_cost> cost_table(const rs_scenario &sc, const model::Topology &t
     auto entry = [](const model::AlgoCost &a, double alpha_s, double beta_s, uint8_t floor) {
         return ncl_cost{(uint8_t)a.coll, (uint8_t)a.algo, (uint16_t)a.hops,
                         (uint64_t)(alpha_s * 1e9 + 0.5), (uint64_t)(beta_s * 1e15 + 0.5),
-                        (uint64_t)(a.fixed_s * 1e9 + 0.5), (uint64_t)(a.extra_beta_s * 1e15 + 0.5),
+                        (int64_t)std::llround(a.fixed_s * 1e9), (uint64_t)(a.extra_beta_s * 1e15 + 0.5),
                         (uint32_t)a.chain_div, floor, (uint8_t)a.variant, (int64_t)std::llround(a.oop_alpha_s * 1e9),
                         (int64_t)std::llround(a.oop_beta_s * 1e15), (uint8_t)a.posted};
     };

@@ -97,7 +97,9 @@ typedef struct ncl_cost {
     uint16_t hops;          /**< 0: linear */
     uint64_t alpha_ns;
     uint64_t beta_fs;       /**< femtoseconds per byte */
-    uint64_t fixed_ns;      /**< added to either form (a pipeline's start-up handshake) */
+    int64_t fixed_ns;       /**< added to either form (a pipeline's start-up handshake), or taken off
+                                 when negative (never below 0): a chain whose hops differ is priced
+                                 with its slowest hop's alpha, and gives back what the others lack */
     uint64_t extra_beta_fs; /**< pipelines: per byte of n outside the pipeline (phases around it) */
     uint32_t chain_div;     /**< pipelines: one chain carries 1/chain_div of n (0: 1/channels); sets
                                  the segment count's per-chain bandwidth */
