@@ -32,14 +32,20 @@ static int overlaps(const void *a, uint64_t abytes, const void *b, uint64_t bbyt
 #endif
 
 #ifdef NCL_A2AV
-/* alltoallv's matrix: this rank's row and column sums (what it sends and receives), whether it
- * is symmetric, and a digest every rank's launch carries as its count (ncl_launch_mismatch).
+/* alltoallv's matrix: this rank's row and column sums (what it sends and receives), the largest
+ * column (capped at what the address space holds), whether it is symmetric, and a digest every rank's launch carries as its count (ncl_launch_mismatch).
  * Fails on a sum that overflows the address space. */
 static ncl_result a2av_matrix(ncl_comm *comm, const uint64_t *counts, uint64_t es, uint64_t *sent, uint64_t *received,
-                              int *symmetric, uint64_t *digest)
+                              uint64_t *most_received, int *symmetric, uint64_t *digest)
 {
     const uint64_t p = (uint64_t)comm->nranks, r = (uint64_t)comm->rank, most = (uint64_t)PTRDIFF_MAX / es;
-    *sent = *received = 0, *symmetric = 1, *digest = 0xcbf29ce484222325ull; /* FNV-1a */
+    *sent = *received = *most_received = 0, *symmetric = 1, *digest = 0xcbf29ce484222325ull; /* FNV-1a */
+    for (uint64_t j = 0; j < p; j++) { /* the largest column: some rank's whole recv */
+        uint64_t column = 0;
+        for (uint64_t i = 0; i < p; i++)
+            column += counts[i * p + j] < most - column ? counts[i * p + j] : most - column;
+        *most_received = column > *most_received ? column : *most_received;
+    }
     for (uint64_t i = 0; i < p; i++)
         for (uint64_t j = 0; j < p; j++) {
             const uint64_t n = counts[i * p + j];
@@ -85,15 +91,15 @@ static ncl_result validate(ncl_comm *comm, const call *c, ncl_hal_launch *l, int
     uint64_t bytes = c->count * es;
     uint64_t send_bytes = c->coll == NCL_COLL_REDUCE_SCATTER || a2a ? bytes * blocks : bytes;
     uint64_t recv_bytes = c->coll == NCL_COLL_ALLGATHER || a2a ? bytes * blocks : bytes;
-    uint64_t digest = 0;
+    uint64_t digest = 0, peer_recv_bytes = recv_bytes;
     int symmetric = 1;
 #ifdef NCL_A2AV
     if (c->counts) {
-        uint64_t sent, received;
-        ncl_result rc = a2av_matrix(comm, c->counts, es, &sent, &received, &symmetric, &digest);
+        uint64_t sent, received, most_received;
+        ncl_result rc = a2av_matrix(comm, c->counts, es, &sent, &received, &most_received, &symmetric, &digest);
         if (rc != NCL_SUCCESS)
             return rc;
-        send_bytes = sent * es, recv_bytes = received * es;
+        send_bytes = sent * es, recv_bytes = received * es, peer_recv_bytes = most_received * es;
     }
 #endif
     int needs_send = c->coll != NCL_COLL_BROADCAST || r == c->root;
@@ -133,6 +139,7 @@ static ncl_result validate(ncl_comm *comm, const call *c, ncl_hal_launch *l, int
         l->op = NCL_LAUNCH_A2AV; /* count is the matrix's digest */
     l->root = rooted ? c->root : 0;
     l->inplace = (uint8_t)*inplace;
+    l->peer_recv_bytes = *inplace && c->coll == NCL_COLL_REDUCE_SCATTER ? send_bytes : peer_recv_bytes;
     if (*inplace) {
         /* One buffer, bound as RECV (see ncl_plan_input). */
         l->recv = c->coll == NCL_COLL_REDUCE_SCATTER ? (void *)(uintptr_t)send : recv;

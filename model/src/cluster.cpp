@@ -258,7 +258,10 @@ void Cluster::start(int rank)
     case NCL_COLL_REDUCE: rc = ncl_reduce_start(send, recv, c.count, c.dt, c.op, c.root, r.comm); break;
     case NCL_COLL_REDUCE_SCATTER: rc = ncl_reduce_scatter_start(send, recv, c.count, c.dt, c.op, r.comm); break;
     case NCL_COLL_ALLGATHER: rc = ncl_allgather_start(send, recv, c.count, c.dt, r.comm); break;
-    case NCL_COLL_ALLTOALL: rc = ncl_alltoall_start(send, recv, c.count, c.dt, r.comm); break;
+    case NCL_COLL_ALLTOALL:
+        rc = c.a2av ? ncl_alltoallv_start(send, recv, c.a2av, c.dt, r.comm)
+                    : ncl_alltoall_start(send, recv, c.count, c.dt, r.comm);
+        break;
     default: break;
     }
     if (rc != NCL_SUCCESS)

@@ -1,6 +1,8 @@
 /* rs_shape.c — one row of a sweep on one rank: counts, placement, input, poison, expected result, call, check. */
 #include "rs_shape.h"
 
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ncl/ncl_dtype.h"
@@ -53,6 +55,64 @@ int rs_shape_make(rs_shape *s, ncl_coll coll, int nranks, ncl_dtype dt, ncl_op o
     return s->count > 0;
 }
 
+uint64_t rs_shape_a2av_len(const rs_shape *s, int from, int to)
+{
+    const uint64_t a = (uint64_t)(from < to ? from : to), b = (uint64_t)(from < to ? to : from);
+    return s->count * ((a * 5 + b * 3 + a * b) % 9) / 4;
+}
+
+/* Rank's row (what it sends) or column (what it receives) of the matrix. */
+static uint64_t a2av_sum(const rs_shape *s, int rank, int column)
+{
+    uint64_t n = 0;
+    for (int k = 0; k < s->nranks; k++)
+        n += column ? rs_shape_a2av_len(s, k, rank) : rs_shape_a2av_len(s, rank, k);
+    return n;
+}
+
+int rs_shape_make_a2av(rs_shape *s, int nranks, ncl_dtype dt, uint64_t bytes)
+{
+    rs_shape_make(s, NCL_COLL_ALLTOALL, nranks, dt, NCL_MAX, 0, bytes);
+    s->a2av = 1;
+    s->send_elems = s->recv_elems = s->result_elems = 0;
+    for (int r = 0; r < nranks; r++) {
+        const uint64_t row = a2av_sum(s, r, 0); /* = its column: the matrix is symmetric */
+        s->send_elems = row > s->send_elems ? row : s->send_elems;
+        s->result_elems += row;
+    }
+    s->recv_elems = s->send_elems;
+    return s->result_elems > 0;
+}
+
+/* Every matrix asked for, one per (nranks, count), kept for the process's life: a call's ranks
+ * (threads, or one thread driving all) and a running non-blocking call read them meanwhile. */
+typedef struct a2av_matrix {
+    struct a2av_matrix *next;
+    int nranks;
+    uint64_t count;
+    uint64_t counts[];
+} a2av_matrix;
+
+const uint64_t *rs_shape_a2av_counts(const rs_shape *s)
+{
+    static a2av_matrix *kept;
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    const size_t n = (size_t)s->nranks * (size_t)s->nranks;
+    pthread_mutex_lock(&lock);
+    a2av_matrix *m = kept;
+    while (m && !(m->nranks == s->nranks && m->count == s->count))
+        m = m->next;
+    if (!m && (m = malloc(sizeof *m + n * sizeof m->counts[0])) != NULL) {
+        m->nranks = s->nranks, m->count = s->count;
+        for (int i = 0; i < s->nranks; i++)
+            for (int j = 0; j < s->nranks; j++)
+                m->counts[(size_t)i * (size_t)s->nranks + (size_t)j] = rs_shape_a2av_len(s, i, j);
+        m->next = kept, kept = m;
+    }
+    pthread_mutex_unlock(&lock);
+    return m ? m->counts : NULL; /* (out of memory: the call refuses a NULL matrix) */
+}
+
 uint64_t rs_shape_a_bytes(const rs_shape *s)
 {
     uint64_t n = s->send_elems > s->recv_elems ? s->send_elems : s->recv_elems;
@@ -81,6 +141,8 @@ void rs_shape_place(const rs_shape *s, int rank, unsigned char *a, unsigned char
 
 uint64_t rs_shape_input_elems(const rs_shape *s, int rank)
 {
+    if (s->a2av)
+        return a2av_sum(s, rank, 0);
     return s->coll == NCL_COLL_BROADCAST && rank != s->root ? 0 : s->send_elems;
 }
 
@@ -114,6 +176,20 @@ void rs_shape_prepare(const rs_shape *s, int rank, uint64_t seed, const void *se
  * Block k of the result is rank k's input (alltoall: of rank r's result, rank k's block r). */
 static uint64_t rs_shape_block_run(const rs_shape *s, uint64_t lo, uint64_t hi, int *from, uint64_t *at)
 {
+    if (s->a2av) { /* receiver r's part (its column), block from k: rank k's block for r */
+        int r = 0, k = 0;
+        uint64_t base = 0, col;
+        while (lo >= base + (col = a2av_sum(s, r, 1)))
+            base += col, r++;
+        while (lo >= base + rs_shape_a2av_len(s, k, r))
+            base += rs_shape_a2av_len(s, k++, r);
+        *from = k;
+        *at = lo - base;
+        for (int j = 0; j < r; j++)
+            *at += rs_shape_a2av_len(s, k, j);
+        const uint64_t left = base + rs_shape_a2av_len(s, k, r) - lo;
+        return left < hi - lo ? left : hi - lo;
+    }
     uint64_t k = lo / s->count, in_block = lo - k * s->count, p = (uint64_t)s->nranks;
     *from = (int)(s->coll == NCL_COLL_ALLTOALL ? k % p : k);
     *at = (s->coll == NCL_COLL_ALLTOALL ? k / p * s->count : 0) + in_block;
@@ -168,7 +244,11 @@ void rs_shape_checked(const rs_shape *s, int rank, uint64_t *lo, uint64_t *hi)
 {
     *lo = 0;
     *hi = s->recv_elems;
-    if (s->coll == NCL_COLL_REDUCE_SCATTER || s->coll == NCL_COLL_ALLTOALL) {
+    if (s->a2av) {
+        for (int r = 0; r < rank; r++)
+            *lo += a2av_sum(s, r, 1);
+        *hi = *lo + a2av_sum(s, rank, 1);
+    } else if (s->coll == NCL_COLL_REDUCE_SCATTER || s->coll == NCL_COLL_ALLTOALL) {
         *lo = (uint64_t)rank * s->recv_elems;
         *hi = *lo + s->recv_elems;
     } else if (s->coll == NCL_COLL_REDUCE && rank != s->root) {
@@ -191,7 +271,9 @@ ncl_result rs_shape_call(const rs_shape *s, const void *send, void *recv, ncl_co
     case NCL_COLL_REDUCE: return ncl_reduce(send, recv, s->count, s->dt, s->op, s->root, comm);
     case NCL_COLL_REDUCE_SCATTER: return ncl_reduce_scatter(send, recv, s->count, s->dt, s->op, comm);
     case NCL_COLL_ALLGATHER: return ncl_allgather(send, recv, s->count, s->dt, comm);
-    case NCL_COLL_ALLTOALL: return ncl_alltoall(send, recv, s->count, s->dt, comm);
+    case NCL_COLL_ALLTOALL:
+        return s->a2av ? ncl_alltoallv(send, recv, rs_shape_a2av_counts(s), s->dt, comm)
+                       : ncl_alltoall(send, recv, s->count, s->dt, comm);
     default: return NCL_ERR_INVALID_ARGUMENT;
     }
 }
@@ -204,7 +286,9 @@ ncl_result rs_shape_start(const rs_shape *s, const void *send, void *recv, ncl_c
     case NCL_COLL_REDUCE: return ncl_reduce_start(send, recv, s->count, s->dt, s->op, s->root, comm);
     case NCL_COLL_REDUCE_SCATTER: return ncl_reduce_scatter_start(send, recv, s->count, s->dt, s->op, comm);
     case NCL_COLL_ALLGATHER: return ncl_allgather_start(send, recv, s->count, s->dt, comm);
-    case NCL_COLL_ALLTOALL: return ncl_alltoall_start(send, recv, s->count, s->dt, comm);
+    case NCL_COLL_ALLTOALL:
+        return s->a2av ? ncl_alltoallv_start(send, recv, rs_shape_a2av_counts(s), s->dt, comm)
+                       : ncl_alltoall_start(send, recv, s->count, s->dt, comm);
     default: return NCL_ERR_INVALID_ARGUMENT;
     }
 }

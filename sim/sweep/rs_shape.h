@@ -29,6 +29,10 @@ typedef struct rs_shape {
     uint64_t result_elems;  /**< the whole expected result (every rank's part for reduce_scatter and
                                  alltoall: rank r's at r * recv_elems) */
     uint64_t size;          /**< bytes, as the table's size column prints them */
+    /** alltoallv (rs_shape_make_a2av): blocks of count x w / 4 elements, w = 0 .. 8 per pair by
+     *  rs_shape_a2av_len's fixed pattern (symmetric, so in place works too; some blocks empty);
+     *  send_elems and recv_elems are then the largest rank's, result_elems the matrix's sum. */
+    int a2av;
 } rs_shape;
 
 /** 1 for allreduce, reduce and reduce_scatter; 1 for broadcast and reduce (rooted). */
@@ -41,6 +45,14 @@ int rs_shape_per_rank(ncl_coll coll);
 /** The shape of `bytes` of coll (op and root are ignored where they do not apply). 0 when it has
  *  no element to move (nccl-tests skips such sizes), else 1. */
 int rs_shape_make(rs_shape *s, ncl_coll coll, int nranks, ncl_dtype dt, ncl_op op, int root, uint64_t bytes);
+
+/** alltoallv's shape: alltoall's (count = the mean block of `bytes` / nranks) over a skewed
+ *  matrix; 0 when it has no element to move. */
+int rs_shape_make_a2av(rs_shape *s, int nranks, ncl_dtype dt, uint64_t bytes);
+/** Its blocks: elements rank `from` sends rank `to`. */
+uint64_t rs_shape_a2av_len(const rs_shape *s, int from, int to);
+/** The whole matrix, as ncl_alltoallv takes it (kept for the process's life; thread-safe). */
+const uint64_t *rs_shape_a2av_counts(const rs_shape *s);
 
 /** Bytes the buffer `a` of rs_shape_place must hold (in place it holds both) and buffer `b`. */
 uint64_t rs_shape_a_bytes(const rs_shape *s);

@@ -37,7 +37,10 @@ void mx_shape(rs_shape *s, const mx_case *c, int nranks)
 {
     /* rs_shape_make takes the table's bytes */
     uint64_t per = rs_shape_per_rank(c->coll) ? (uint64_t)nranks : 1;
-    rs_shape_make(s, c->coll, nranks, c->dt, c->op, c->root, c->count * per * ncl_dtype_size(c->dt));
+    if (c->a2av)
+        rs_shape_make_a2av(s, nranks, c->dt, c->count * per * ncl_dtype_size(c->dt));
+    else
+        rs_shape_make(s, c->coll, nranks, c->dt, c->op, c->root, c->count * per * ncl_dtype_size(c->dt));
 }
 
 void mx_place(const rs_shape *s, int rank, unsigned char *a, unsigned char *b, int inplace,
@@ -144,7 +147,7 @@ void mx_add_axes(mx_matrix *m, const mx_axes *a, int nranks)
                         if (!(a->places & (inplace ? MX_IN_PLACE : MX_OUT_OF_PLACE)))
                             continue;
                         mx_case c = {a->coll, a->algo, counts[k], dt,
-                                     reduces ? (ncl_op)op : NCL_SUM, root, inplace};
+                                     reduces ? (ncl_op)op : NCL_SUM, root, inplace, a->a2av};
                         if (!a->keep || a->keep(a, nranks, &c))
                             mx_add(m, &c);
                     }
@@ -159,7 +162,7 @@ void mx_add_axes(mx_matrix *m, const mx_axes *a, int nranks)
 /* "allreduce/ring p=4 rank 2 count 1009 float sum in-place root 0" into buf. */
 static void mx_describe(const mx_case *c, int nranks, int rank, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s/%s p=%d rank %d count %llu %s %s %s root %d", ncl_coll_name(c->coll),
+    snprintf(buf, len, "%s/%s p=%d rank %d count %llu %s %s %s root %d", c->a2av ? "alltoallv" : ncl_coll_name(c->coll),
              ncl_algo_name(c->algo), nranks, rank, (unsigned long long)c->count, ncl_dtype_name(c->dt),
              rs_shape_reduces(c->coll) ? ncl_op_name(c->op) : "-", c->inplace ? "in-place" : "out-of-place",
              c->root);

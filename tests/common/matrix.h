@@ -30,6 +30,8 @@ typedef struct mx_case {
     ncl_op op;        /**< NCL_SUM where coll does not reduce (rs_shape ignores it there) */
     int root;         /**< 0 where coll has no root */
     int inplace;
+    int a2av;         /**< alltoall only: ncl_alltoallv over rs_shape_make_a2av's skewed matrix (count:
+                           its mean block) */
 } mx_case;
 
 #define MX_DETAIL 384
@@ -112,6 +114,7 @@ typedef struct mx_axes {
     int places;       /**< MX_*_PLACE(S) */
     int (*keep)(const struct mx_axes *a, int nranks, const mx_case *c);
     const void *ctx;  /**< for counts() and keep() */
+    int a2av;         /**< alltoall: the cases run alltoallv (mx_case.a2av) */
 } mx_axes;
 
 /** Cases and, once run, what came of them. */

@@ -157,9 +157,10 @@ struct InputKey {
     ncl_dtype dt = NCL_DTYPE_COUNT;
     ncl_op op = NCL_OP_COUNT;
     int root = -1; // broadcast's: its root's input is the result
+    int a2av = 0;
     bool operator==(const InputKey &o) const
     {
-        return coll == o.coll && count == o.count && dt == o.dt && op == o.op && root == o.root;
+        return coll == o.coll && count == o.count && dt == o.dt && op == o.op && root == o.root && a2av == o.a2av;
     }
 };
 
@@ -241,14 +242,23 @@ struct Topo {
         env.inline_ops = caps.inline_ops;
         env.inline_align = caps.inline_align;
         ncl_plan pl;
-        return ncl_plan_make(&pl, c.coll, c.algo, p(), rank, c.root, c.count, c.dt, c.op, c.inplace, &env);
+        uint64_t count = c.count;
+        if (c.a2av) { // the engine plans alltoallv with the matrix's largest block
+            rs_shape s;
+            mx_shape(&s, &c, p());
+            count = 0;
+            for (int i = 0; i < p(); i++)
+                for (int j = 0; j < p(); j++)
+                    count = std::max(count, rs_shape_a2av_len(&s, i, j));
+        }
+        return ncl_plan_make(&pl, c.coll, c.algo, p(), rank, c.root, count, c.dt, c.op, c.inplace, &env);
     }
 
     /* Every rank's input (the same for in and out of place) and the whole expected result, from the
      * inputs as they lie in memory; regenerated only when the case needs others. */
     void inputs(const rs_shape &s, const mx_case &c)
     {
-        InputKey k{c.coll, c.count, c.dt, c.op, c.coll == NCL_COLL_BROADCAST ? c.root : 0};
+        InputKey k{c.coll, c.count, c.dt, c.op, c.coll == NCL_COLL_BROADCAST ? c.root : 0, c.a2av};
         if (k == inputs_of)
             return;
         std::vector<const void *> in((size_t)p());
@@ -298,7 +308,8 @@ bool Topo::run_case(const mx_case &c, mx_result &res)
     }
     ncl_result planned = plan(c, 0);
     double us = 0;
-    cl->run(model::Collective{c.coll, c.count, c.dt, c.op, c.root}, 1, &us);
+    cl->run(model::Collective{c.coll, c.count, c.dt, c.op, c.root, s.a2av ? rs_shape_a2av_counts(&s) : nullptr}, 1,
+            &us);
 
     int began = 0;
     for (int r = 0; r < np; r++)
@@ -411,6 +422,10 @@ int run_group(std::vector<Topo> &topos, const char *filter)
                 ax.places = MX_BOTH_PLACES;
                 ax.ctx = &t;
                 mx_add_axes(&m, &ax, t.p());
+                if (coll == NCL_COLL_ALLTOALL) { // and alltoallv over a skewed matrix
+                    ax.a2av = 1;
+                    mx_add_axes(&m, &ax, t.p());
+                }
             }
         }
         mx_world w{t.world_name.c_str(), t.p(), run_cases, &t};

@@ -231,12 +231,13 @@ void test_collectives_stalls(void **) {
   sys_of(w).link_stall = 0.3;
   sys_of(w).max_lat = 5;
   static const mx_case cases[] = {
-      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 1001, NCL_INT32, NCL_SUM, 0, 0},
-      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 4099, NCL_FLOAT32, NCL_SUM, 0, 1},
-      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 7, NCL_FLOAT16, NCL_SUM, 0, 1},
-      {NCL_COLL_BROADCAST, NCL_ALGO_CHAIN, 1001, NCL_INT32, NCL_SUM, 2, 0},
-      {NCL_COLL_ALLTOALL, NCL_ALGO_MESH, 1001, NCL_INT32, NCL_SUM, 0, 0},
-      {NCL_COLL_ALLTOALL, NCL_ALGO_PAIRWISE, 1000, NCL_FLOAT16, NCL_SUM, 0, 1},
+      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 1001, NCL_INT32, NCL_SUM, 0, 0, 0},
+      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 4099, NCL_FLOAT32, NCL_SUM, 0, 1, 0},
+      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 7, NCL_FLOAT16, NCL_SUM, 0, 1, 0},
+      {NCL_COLL_BROADCAST, NCL_ALGO_CHAIN, 1001, NCL_INT32, NCL_SUM, 2, 0, 0},
+      {NCL_COLL_ALLTOALL, NCL_ALGO_MESH, 1001, NCL_INT32, NCL_SUM, 0, 0, 0},
+      {NCL_COLL_ALLTOALL, NCL_ALGO_PAIRWISE, 1000, NCL_FLOAT16, NCL_SUM, 0, 1, 0},
+      {NCL_COLL_ALLTOALL, NCL_ALGO_MESH, 999, NCL_INT8, NCL_SUM, 0, 0, 1}, /* alltoallv */
   };
   mx_matrix m;
   mx_init(&m);
@@ -254,7 +255,7 @@ void test_speed_1mib(void **) {
   mmio_world *w = mmio_world_new(&rtl_ops, 4, &o);
   mx_matrix m;
   mx_init(&m);
-  const mx_case c = {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, (1u << 20) / 4, NCL_FLOAT32, NCL_SUM, 0, 0};
+  const mx_case c = {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, (1u << 20) / 4, NCL_FLOAT32, NCL_SUM, 0, 0, 0};
   mx_add(&m, &c);
   uint64_t c0 = sys_of(w).cycles, t0 = rtl_now(w->dev);
   auto wall0 = std::chrono::steady_clock::now();

@@ -207,7 +207,7 @@ void test_other_collectives(void **) {
   mx_init(&m);
   m.print_groups = 1;
   for (int place = MX_OUT_OF_PLACE; place <= MX_IN_PLACE; place++) {
-    mx_axes rs = {NCL_COLL_REDUCE_SCATTER, NCL_ALGO_RING, rs_counts, rs_types, 2, MX_ROOTS_ZERO, place, nullptr, nullptr};
+    mx_axes rs = {NCL_COLL_REDUCE_SCATTER, NCL_ALGO_RING, rs_counts, rs_types, 2, MX_ROOTS_ZERO, place, nullptr, nullptr, 0};
     mx_axes ag = rs, rd_ring = rs, rd_tree = rs;
     ag.coll = NCL_COLL_ALLGATHER;
     rd_ring.coll = rd_tree.coll = NCL_COLL_REDUCE;

@@ -50,6 +50,7 @@ struct ncl_mmio {
     uint64_t seq;
     ncl_bk_bufs bufs; /* device addresses */
     uint64_t peer_recv_fallback;
+    uint64_t peer_recv_bytes; /* the running call's ncl_hal_launch.peer_recv_bytes */
     mmio_queue q[NCL_MAX_QUEUES];
     int completion_unseen; /* a controller task completed that wait_event has not reported */
     int failed;            /* the block reported an error during this collective */
@@ -486,7 +487,10 @@ static int resolve(ncl_mmio *m, ncl_ref ref, uint64_t bytes, int peer, int write
         return 1;
     }
     char inner[160];
-    if (ncl_bk_region(&m->bufs, ref, bytes, write, addr, inner, sizeof inner))
+    ncl_bk_bufs peers = m->bufs; /* a peer's RECV may be larger than ours (alltoallv) */
+    if (remote && ref.buf == NCL_BUF_RECV && m->peer_recv_bytes > peers.size[NCL_BUF_RECV])
+        peers.size[NCL_BUF_RECV] = m->peer_recv_bytes;
+    if (ncl_bk_region(remote ? &peers : &m->bufs, ref, bytes, write, addr, inner, sizeof inner))
         return 1;
     ncl_fmt(why, why_len, "%s%s", inner, remote ? " (a peer's buffers: ours, by the symmetric convention)" : "");
     return 0;
@@ -603,6 +607,7 @@ static ncl_result begin(void *ctx, const ncl_hal_launch *l)
     m->seq = l->seq;
     m->err[0] = '\0'; /* last_error describes this call, not an older one */
     ncl_bk_bind(&m->bufs, l, m->cfg.scratch_base, m->cfg.scratch_bytes);
+    m->peer_recv_bytes = l->peer_recv_bytes;
     ncl_result rc = launch_post(m, l);
     if (rc != NCL_SUCCESS)
         return rc;

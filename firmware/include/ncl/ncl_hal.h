@@ -51,6 +51,10 @@ typedef struct ncl_hal_launch {
     const void *send;  /**< local send buffer (may be NULL) */
     void *recv;        /**< local receive buffer (may be NULL on reduce non-roots) */
     uint64_t send_bytes, recv_bytes;
+    /** The largest recv buffer any rank binds for this call: recv_bytes, but alltoallv's ranks
+     *  receive different amounts. A backend that bounds a peer's regions by its own buffers (mmio's
+     *  symmetric convention) bounds a peer's RECV by this. */
+    uint64_t peer_recv_bytes;
     /* What every rank must pass alike. A backend that sees its peers' launches compares them
      * (ncl_launch_mismatch) and fails the call naming the difference instead of timing out. */
     uint64_t count;   /**< the call's count (elements) */

@@ -24,6 +24,7 @@ struct Collective {
     ncl_dtype dt;
     ncl_op op;
     int root;
+    const uint64_t *a2av = nullptr; // alltoall: ncl_alltoallv over this matrix (count unused), the caller's
 };
 
 class Cluster {

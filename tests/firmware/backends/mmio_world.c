@@ -261,9 +261,9 @@ static int bc_keep(const mx_axes *a, int nranks, const mx_case *c)
 void mmio_world_add_allreduce_broadcast(mx_matrix *m, int n, int big_ranks)
 {
     const mx_axes ar = {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, ar_counts, ar_types, 3, MX_ROOTS_ZERO, MX_BOTH_PLACES,
-                        ar_keep, &big_ranks};
+                        ar_keep, &big_ranks, 0};
     const mx_axes bc = {NCL_COLL_BROADCAST, NCL_ALGO_CHAIN, bc_counts, bc_types, 2, MX_ROOTS_ALL, MX_BOTH_PLACES,
-                        bc_keep, NULL};
+                        bc_keep, NULL, 0};
     mx_add_axes(m, &ar, n);
     mx_add_axes(m, &bc, n);
 }
@@ -439,7 +439,7 @@ void mmio_world_test_bad_address(const mmio_dev_ops *ops)
         assert_int_equal(mmio_world_comms(w, &o), NCL_SUCCESS);
         mx_matrix m;
         mx_init(&m);
-        const mx_case c = {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, count, NCL_INT32, NCL_SUM, 0, 0};
+        const mx_case c = {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, count, NCL_INT32, NCL_SUM, 0, 0, 0};
         mx_add(&m, &c);
         assert_int_equal(mx_run(&m, &w->mx), 0);
         mx_free(&m);

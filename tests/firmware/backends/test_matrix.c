@@ -246,6 +246,10 @@ static void run_world(ncl_coll coll, ncl_algo algo, size_t i, int nranks, const 
     ax.ctx = &large;
     ax.roots = full ? MX_ROOTS_ALL : quick ? MX_ROOTS_LAST : MX_ROOTS_ENDS;
     mx_add_axes(&m, &ax, nranks);
+    if (coll == NCL_COLL_ALLTOALL) { /* and alltoallv over a skewed matrix, at the small counts */
+        ax.ctx = &small, ax.a2av = 1;
+        mx_add_axes(&m, &ax, nranks);
+    }
     size_t cases = m.n;
     uint64_t failed = mx_run(&m, &hw.w);
     if (failed)

@@ -447,7 +447,7 @@ static void test_allreduce_mode(int irq)
         mmio_opts o = {irq, 0, 4, 2, 0, 0};
         mmio_world *w = mmio_world_new(&ref_ops, n, &o);
         mx_axes ar = {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, all_counts, reduce_types, NTYPES, MX_ROOTS_ZERO,
-                      MX_BOTH_PLACES, NULL, NULL};
+                      MX_BOTH_PLACES, NULL, NULL, 0};
         mx_add_axes(&m, &ar, n);
         assert_int_equal(mx_run(&m, &w->mx), 0);
         mmio_world_stats(w, &s);
@@ -495,7 +495,7 @@ static void test_allreduce_wide(void **state)
         mmio_opts o = {1, 0, 4, 2, 0, 1};
         mmio_world *w = mmio_world_new(&ref_ops, n, &o);
         mx_axes ar = {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, all_counts, wide_types, 3, MX_ROOTS_ZERO,
-                      MX_BOTH_PLACES, NULL, NULL};
+                      MX_BOTH_PLACES, NULL, NULL, 0};
         mx_add_axes(&m, &ar, n);
         assert_int_equal(mx_run(&m, &w->mx), 0);
         ncl_mmio_stats s;
@@ -521,12 +521,12 @@ static void test_other_collectives(void **state)
         mmio_opts o = {n % 2, 0, 4, 2, 0, 0}; /* 3 ranks interrupt-driven, 2 and 4 polled */
         mmio_world *w = mmio_world_new(&ref_ops, n, &o);
         mx_axes bc = {NCL_COLL_BROADCAST, NCL_ALGO_CHAIN, per_rank_counts, bcast_types, 3, MX_ROOTS_ALL,
-                      MX_BOTH_PLACES, NULL, NULL};
+                      MX_BOTH_PLACES, NULL, NULL, 0};
         mx_add_axes(&m, &bc, n);
         for (int place = MX_OUT_OF_PLACE; place <= MX_IN_PLACE; place++) {
             /* allgather takes the reduce types too: each dtype three times, as it always did */
             mx_axes rs = {NCL_COLL_REDUCE_SCATTER, NCL_ALGO_RING, per_rank_counts, reduce_types, NTYPES,
-                          MX_ROOTS_ZERO, place, NULL, NULL};
+                          MX_ROOTS_ZERO, place, NULL, NULL, 0};
             mx_axes ag = rs, rd_ring = rs, rd_tree = rs;
             ag.coll = NCL_COLL_ALLGATHER;
             rd_ring.coll = rd_tree.coll = NCL_COLL_REDUCE;
@@ -535,15 +535,18 @@ static void test_other_collectives(void **state)
             rd_tree.algo = NCL_ALGO_TREE;
             /* alltoall moves blocks without reducing: the broadcast's types, both algorithms */
             mx_axes a2a_mesh = {NCL_COLL_ALLTOALL, NCL_ALGO_MESH, per_rank_counts, bcast_types, 3,
-                                MX_ROOTS_ZERO, place, NULL, NULL};
-            mx_axes a2a_pairwise = a2a_mesh;
-            a2a_pairwise.algo = NCL_ALGO_PAIRWISE;
+                                MX_ROOTS_ZERO, place, NULL, NULL, 0};
+            mx_axes a2a_pairwise = a2a_mesh, a2av_mesh = a2a_mesh, a2av_pairwise = a2a_mesh;
+            a2a_pairwise.algo = a2av_pairwise.algo = NCL_ALGO_PAIRWISE;
+            a2av_mesh.a2av = a2av_pairwise.a2av = 1; /* alltoallv over a skewed matrix */
             mx_add_axes(&m, &rs, n);
             mx_add_axes(&m, &ag, n);
             mx_add_axes(&m, &rd_ring, n);
             mx_add_axes(&m, &rd_tree, n);
             mx_add_axes(&m, &a2a_mesh, n);
             mx_add_axes(&m, &a2a_pairwise, n);
+            mx_add_axes(&m, &a2av_mesh, n);
+            mx_add_axes(&m, &a2av_pairwise, n);
         }
         assert_int_equal(mx_run(&m, &w->mx), 0);
         ncl_mmio_stats st;
@@ -568,8 +571,8 @@ static void test_ring_full(void **state)
     mmio_world *w = mmio_world_new(&ref_ops, 4, &o);
     mx_matrix m;
     mx_init(&m);
-    const mx_case f32 = {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 20000, NCL_FLOAT32, NCL_SUM, 0, 0};
-    const mx_case avg = {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 20001, NCL_INT32, NCL_AVG, 0, 1};
+    const mx_case f32 = {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 20000, NCL_FLOAT32, NCL_SUM, 0, 0, 0};
+    const mx_case avg = {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 20001, NCL_INT32, NCL_AVG, 0, 1, 0};
     mx_add(&m, &f32);
     mx_add(&m, &avg);
     assert_int_equal(mx_run(&m, &w->mx), 0);

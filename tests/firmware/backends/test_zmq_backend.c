@@ -44,17 +44,21 @@ static void run_matrix(int nranks, int tcp, uint32_t max_payload, const uint64_t
     mx_init(&m);
     m.print_groups = 1;
     for (size_t c = 0; c < sizeof colls / sizeof colls[0]; c++) {
-        const mx_axes a = {colls[c], NCL_ALGO_AUTO, world_counts, types, sizeof types / sizeof types[0],
-                           MX_ROOTS_LAST, MX_BOTH_PLACES, NULL, cs ? cs : counts};
+        mx_axes a = {colls[c], NCL_ALGO_AUTO, world_counts, types, sizeof types / sizeof types[0],
+                     MX_ROOTS_LAST, MX_BOTH_PLACES, NULL, cs ? cs : counts, 0};
         mx_add_axes(&m, &a, nranks);
+        if (colls[c] == NCL_COLL_ALLTOALL) { /* and alltoallv over a skewed matrix */
+            a.a2av = 1;
+            mx_add_axes(&m, &a, nranks);
+        }
     }
     size_t n = m.n;
     uint64_t failed = mx_run(&m, &z.world);
     mx_free(&m);
     if (failed)
         fail_msg("%s", m.first);
-    assert_int_equal(n, 192);
-    assert_int_equal(m.run, 192);
+    assert_int_equal(n, 224);
+    assert_int_equal(m.run, 224);
 }
 
 static void test_ipc_2(void **state)
@@ -90,7 +94,7 @@ static void test_tcp_3(void **state)
  * r->msg and 3 for an engine error, 1 for a wrong result. */
 static int allreduce_checked(zt_rank *r, ncl_dtype dt, uint64_t count)
 {
-    const mx_case c = {NCL_COLL_ALLREDUCE, NCL_ALGO_AUTO, count, dt, NCL_SUM, 0, 0};
+    const mx_case c = {NCL_COLL_ALLREDUCE, NCL_ALGO_AUTO, count, dt, NCL_SUM, 0, 0, 0};
     ncl_result rc;
     uint64_t wrong;
     char what[MX_DETAIL];

@@ -55,7 +55,7 @@ static void run_matrix(int nranks, int tcp)
     m.print_groups = 1;
     for (size_t c = 0; c < sizeof colls / sizeof colls[0]; c++) {
         const mx_axes a = {colls[c], NCL_ALGO_AUTO, world_counts, types, sizeof types / sizeof types[0],
-                           MX_ROOTS_LAST, MX_BOTH_PLACES, NULL, counts};
+                           MX_ROOTS_LAST, MX_BOTH_PLACES, NULL, counts, 0};
         mx_add_axes(&m, &a, nranks);
     }
     size_t n = m.n;
@@ -146,7 +146,7 @@ static int loop_rank(zt_rank *r)
     if (links_are(r, !(on && !strcmp(on, "off"))))
         return 1;
     for (int i = 0; i < 100; i++) {
-        const mx_case c = {NCL_COLL_ALLREDUCE, NCL_ALGO_AUTO, 262147, NCL_FLOAT32, NCL_SUM, 0, 0};
+        const mx_case c = {NCL_COLL_ALLREDUCE, NCL_ALGO_AUTO, 262147, NCL_FLOAT32, NCL_SUM, 0, 0, 0};
         ncl_result rc;
         uint64_t wrong;
         char what[MX_DETAIL];
