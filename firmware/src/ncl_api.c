@@ -32,35 +32,28 @@ static int overlaps(const void *a, uint64_t abytes, const void *b, uint64_t bbyt
 #endif
 
 #ifdef NCL_A2AV
-/* alltoallv's matrix: this rank's row and column sums (what it sends and receives), the largest
- * column (capped at what the address space holds), whether it is symmetric, and a digest every rank's launch carries as its count (ncl_launch_mismatch).
- * Fails on a sum that overflows the address space. */
-static ncl_result a2av_matrix(ncl_comm *comm, const uint64_t *counts, uint64_t es, uint64_t *sent, uint64_t *received,
-                              uint64_t *most_received, int *symmetric, uint64_t *digest)
+/* alltoallv's matrix, in one pass: this rank's row and column sums (what it sends and receives),
+ * the largest column (some rank's whole recv), whether it is symmetric, and a digest every rank's
+ * launch carries as its count (ncl_launch_mismatch). No sum overflows: the call's count is the
+ * largest entry, and count x nranks elements already had to fit the address space. */
+static void a2av_matrix(const ncl_comm *comm, const uint64_t *counts, uint64_t *sent, uint64_t *received,
+                        uint64_t *most_received, int *symmetric, uint64_t *digest)
 {
-    const uint64_t p = (uint64_t)comm->nranks, r = (uint64_t)comm->rank, most = (uint64_t)PTRDIFF_MAX / es;
+    const uint64_t p = (uint64_t)comm->nranks;
     *sent = *received = *most_received = 0, *symmetric = 1, *digest = 0xcbf29ce484222325ull; /* FNV-1a */
-    for (uint64_t j = 0; j < p; j++) { /* the largest column: some rank's whole recv */
-        uint64_t column = 0;
-        for (uint64_t i = 0; i < p; i++)
-            column += counts[i * p + j] < most - column ? counts[i * p + j] : most - column;
+    for (uint64_t a = 0; a < p; a++) {
+        uint64_t row = 0, column = 0;
+        for (uint64_t b = 0; b < p; b++) {
+            const uint64_t out = counts[a * p + b], in = counts[b * p + a];
+            row += out, column += in;
+            *symmetric &= out == in;
+            for (int bit = 0; bit < 64; bit += 8)
+                *digest = (*digest ^ (out >> bit & 0xffu)) * 0x100000001b3ull;
+        }
+        if (a == (uint64_t)comm->rank)
+            *sent = row, *received = column;
         *most_received = column > *most_received ? column : *most_received;
     }
-    for (uint64_t i = 0; i < p; i++)
-        for (uint64_t j = 0; j < p; j++) {
-            const uint64_t n = counts[i * p + j];
-            *symmetric &= n == counts[j * p + i];
-            for (int b = 0; b < 64; b += 8)
-                *digest = (*digest ^ (n >> b & 0xffu)) * 0x100000001b3ull;
-            if ((i == r && n > most - *sent) || (j == r && n > most - *received))
-                return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT,
-                                     "alltoallv: counts[%llu][%llu] = %llu: rank %llu's blocks overflow the address "
-                                     "space", (unsigned long long)i, (unsigned long long)j, (unsigned long long)n,
-                                     (unsigned long long)r);
-            *sent += i == r ? n : 0;
-            *received += j == r ? n : 0;
-        }
-    return NCL_SUCCESS;
 }
 #endif
 
@@ -91,15 +84,13 @@ static ncl_result validate(ncl_comm *comm, const call *c, ncl_hal_launch *l, int
     uint64_t bytes = c->count * es;
     uint64_t send_bytes = c->coll == NCL_COLL_REDUCE_SCATTER || a2a ? bytes * blocks : bytes;
     uint64_t recv_bytes = c->coll == NCL_COLL_ALLGATHER || a2a ? bytes * blocks : bytes;
-    uint64_t digest = 0, peer_recv_bytes = recv_bytes;
+    uint64_t digest = 0, most_received = 0;
     int symmetric = 1;
 #ifdef NCL_A2AV
     if (c->counts) {
-        uint64_t sent, received, most_received;
-        ncl_result rc = a2av_matrix(comm, c->counts, es, &sent, &received, &most_received, &symmetric, &digest);
-        if (rc != NCL_SUCCESS)
-            return rc;
-        send_bytes = sent * es, recv_bytes = received * es, peer_recv_bytes = most_received * es;
+        uint64_t sent, received;
+        a2av_matrix(comm, c->counts, &sent, &received, &most_received, &symmetric, &digest);
+        send_bytes = sent * es, recv_bytes = received * es;
     }
 #endif
     int needs_send = c->coll != NCL_COLL_BROADCAST || r == c->root;
@@ -139,7 +130,6 @@ static ncl_result validate(ncl_comm *comm, const call *c, ncl_hal_launch *l, int
         l->op = NCL_LAUNCH_A2AV; /* count is the matrix's digest */
     l->root = rooted ? c->root : 0;
     l->inplace = (uint8_t)*inplace;
-    l->peer_recv_bytes = *inplace && c->coll == NCL_COLL_REDUCE_SCATTER ? send_bytes : peer_recv_bytes;
     if (*inplace) {
         /* One buffer, bound as RECV (see ncl_plan_input). */
         l->recv = c->coll == NCL_COLL_REDUCE_SCATTER ? (void *)(uintptr_t)send : recv;
@@ -150,6 +140,7 @@ static ncl_result validate(ncl_comm *comm, const call *c, ncl_hal_launch *l, int
         l->recv = needs_recv ? recv : NULL;
         l->recv_bytes = needs_recv ? recv_bytes : 0;
     }
+    l->peer_recv_bytes = c->counts ? most_received * es : l->recv_bytes;
     return NCL_SUCCESS;
 }
 

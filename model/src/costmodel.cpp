@@ -506,7 +506,7 @@ bool CostModel::landing() const
 // and the wait that takes it), out of place after the fill (o + the chunk's copy, at most a
 // step's transfer: only the first round's fill gates), then the line's steps after the first
 // (a one-way 3-ring at 64 KiB out of place: 12.96 us priced, 14.44 simulated, 14.44 now).
-std::vector<AlgoCost> CostModel::ring_ar_ready_floor() const
+std::vector<AlgoCost> CostModel::ring_ar_ready_floor(const AlgoCost &line) const
 {
     const double E = dev_.dma_engines ? (double)dev_.dma_engines : NCL_MAX_QUEUES;
     if (p_ != 3 || !zones_ || !landing() || staged_ || 2.0 * channels_ > std::min((double)NCL_MAX_QUEUES, E))
@@ -514,7 +514,6 @@ std::vector<AlgoCost> CostModel::ring_ar_ready_floor() const
     std::vector<double> share = channel_shares(t_, rings_, channels_);
     std::vector<Flow> flows = ring_step_flows(share);
     Step s = step(flows), s0 = step(flows, true);
-    AlgoCost line = ring(NCL_COLL_ALLREDUCE);
     AlgoCost ready{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, s0.alpha - s.alpha + line.alpha_s - s.alpha,
                    line.beta_s - s.beta, 0};
     ready.floor = true;
@@ -592,14 +591,15 @@ AlgoCost CostModel::chain(ncl_coll coll) const
     // tail gets the grants of its predecessor the same way); a broadcast's first segments land in
     // landing zones instead, and where they all do the last rank copies the last out at the end
     c.fixed_s = zones_ && coll == NCL_COLL_BROADCAST ? dev_.task_overhead : route_latency(link(0, 0).second, link(0, 0).first);
-    // a segment leaves a hop once the one before it has left it, so the slowest hop sets the
-    // pace: sum alpha_i + (k - 1) alpha_max + (hops - 1 + k) n beta / k, the pipeline form with
-    // alpha_max and fixed giving back sum - hops alpha_max (the engine's segment count follows
-    // the same alpha). Priced with the mean, a 32-NPU fat tree's chain (3 of its 31 hops through
-    // the spine) ran 9-13 % over its price.
-    c.alpha_s = slowest;
-    c.fixed_s += sum - c.hops * slowest;
-    if (coll == NCL_COLL_REDUCE && p_ >= 3) {
+    if (coll != NCL_COLL_REDUCE || p_ < 3) {
+        // a segment leaves a hop once the one before it has left it, so the slowest hop sets the
+        // pace: sum alpha_i + (k - 1) alpha_max + (hops - 1 + k) n beta / k, the pipeline form
+        // with alpha_max and fixed giving back sum - hops alpha_max (the engine's segment count
+        // follows the same alpha). Priced with the mean, a 32-NPU fat tree's chain (3 of its 31
+        // hops through the spine) ran 9-13 % over its price.
+        c.alpha_s = slowest;
+        c.fixed_s += sum - c.hops * slowest;
+    } else {
         // ring_reduce.c posts every record, grants up to 16 slots ahead and refills them on a
         // queue of its own: a segment's latency overlaps the next ones' transfers, so each hop
         // pays o + its latency once, and a segment then costs its transfer or whichever is the
@@ -616,7 +616,7 @@ AlgoCost CostModel::chain(ncl_coll coll) const
             seg = std::max(seg, (o + route_latency(a, b)) / in_flight_);
         }
         // and the first grant leaves once its slot's fill (a task) is done
-        c.fixed_s += c.hops * slowest - c.hops * seg + dev_.task_overhead;
+        c.fixed_s += sum - c.hops * seg + dev_.task_overhead;
         c.alpha_s = seg;
         // segments at 3/4 of the knee, or at 60 % where two hops of the chain share a link
         // (ncl_pipeline_segments_posted)
@@ -1321,7 +1321,7 @@ std::vector<AlgoCost> CostModel::costs(ncl_coll coll) const
     switch (coll) {
     case NCL_COLL_ALLREDUCE:
         out.push_back(ring(coll));
-        for (const AlgoCost &f : ring_ar_ready_floor())
+        for (const AlgoCost &f : ring_ar_ready_floor(out.back()))
             out.push_back(f);
         if (pairwise) {
             for (const AlgoCost &h : halving_doubling(coll))

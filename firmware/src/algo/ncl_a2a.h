@@ -34,27 +34,29 @@ static inline uint64_t ncl_a2a_len(const ncl_plan *p, int from, int to)
     return p->a2a_counts ? p->a2a_counts[(uint64_t)from * (uint64_t)p->nranks + (uint64_t)to] : p->count;
 }
 
-/* Where rank `from`'s block for `to` starts in its input, in elements: the blocks before it, back
- * to back. (alltoallv sums a row per call: O(p) per task, no table in the plan.) */
-static inline uint64_t ncl_a2a_send_off(const ncl_plan *p, int from, int to)
+/* The first n entries of the count matrix from `first`, `stride` apart (a row: 1; a column: p);
+ * without one, n blocks of `count`. (alltoallv sums per call: O(p) per task, no table in the plan.) */
+static inline uint64_t ncl_a2a_prefix(const ncl_plan *p, uint64_t first, uint64_t stride, int n)
 {
     if (!p->a2a_counts)
-        return (uint64_t)to * p->count;
+        return (uint64_t)n * p->count;
     uint64_t off = 0;
-    for (int k = 0; k < to; k++)
-        off += ncl_a2a_len(p, from, k);
+    for (int k = 0; k < n; k++)
+        off += p->a2a_counts[first + (uint64_t)k * stride];
     return off;
 }
 
-/* Where the block from `from` starts in `to`'s output, in elements. */
+/* Where rank `from`'s block for `to` starts in its input, in elements: the blocks before it in its
+ * row, back to back. */
+static inline uint64_t ncl_a2a_send_off(const ncl_plan *p, int from, int to)
+{
+    return ncl_a2a_prefix(p, (uint64_t)from * (uint64_t)p->nranks, 1, to);
+}
+
+/* Where the block from `from` starts in `to`'s output: the blocks before it in `to`'s column. */
 static inline uint64_t ncl_a2a_recv_off(const ncl_plan *p, int from, int to)
 {
-    if (!p->a2a_counts)
-        return (uint64_t)from * p->count;
-    uint64_t off = 0;
-    for (int k = 0; k < from; k++)
-        off += ncl_a2a_len(p, k, to);
-    return off;
+    return ncl_a2a_prefix(p, (uint64_t)to, (uint64_t)p->nranks, from);
 }
 
 /* Element `off` of our block for rank j (our input: the send buffer, in place the receive one). */
