@@ -13,7 +13,7 @@
 typedef enum rs_opt_id {
     OPT_HELP, OPT_BACKEND, OPT_MINBYTES, OPT_MAXBYTES, OPT_STEPFACTOR, OPT_STEPBYTES, OPT_ITERS,
     OPT_WARMUP, OPT_CHECK, OPT_OP, OPT_DTYPE, OPT_ROOT, OPT_RANKS, OPT_COLL, OPT_ALGO,
-    OPT_CHANNELS, OPT_TIMEOUT, OPT_JSON, OPT_JUNIT, OPT_SEED, OPT_MEMPROBE, OPT_NO_MEMPROBE
+    OPT_CHANNELS, OPT_TIMEOUT, OPT_JSON, OPT_JUNIT, OPT_SEED, OPT_SKEW, OPT_MEMPROBE, OPT_NO_MEMPROBE
 } rs_opt_id;
 
 typedef struct rs_optdef {
@@ -44,12 +44,15 @@ static const rs_optdef rs_optdefs[] = {
     {0, "json", 1, OPT_JSON},
     {0, "junit", 1, OPT_JUNIT},
     {0, "seed", 1, OPT_SEED},
+    {0, "skew", 1, OPT_SKEW},
     {0, "memprobe", 0, OPT_MEMPROBE},
     {0, "no-memprobe", 0, OPT_NO_MEMPROBE},
 };
 
-/* "a|alias, b, ..., TAIL": every spelling of kind the names table accepts but value skip's. */
-static void rs_allowed(ncl_name_kind kind, int skip, const char *tail, char *buf, size_t len)
+/* "a|alias, b, ..., TAIL": every spelling of kind the names table accepts but value skip's, then
+ * the nextra names of extra (the run's own beyond the engine's). */
+static void rs_allowed(ncl_name_kind kind, int skip, const ncl_name *extra, size_t nextra, const char *tail, char *buf,
+                       size_t len)
 {
     size_t count = 0, k = 0;
     const ncl_name *names = ncl_names(kind, &count);
@@ -63,6 +66,8 @@ static void rs_allowed(ncl_name_kind kind, int skip, const char *tail, char *buf
                 RS_PUT("|%s", names[a].name);
         RS_PUT(", ");
     }
+    for (size_t e = 0; e < nextra; e++)
+        RS_PUT("%s, ", extra[e].name);
     RS_PUT("%s", tail);
 #undef RS_PUT
 }
@@ -110,7 +115,9 @@ void rs_cli_usage_run(FILE *out)
         "                           [--agent-backend zmq|mmio] (mmio: emulated boards)\n"
         "  --ranks N                number of ranks (default 8)\n"
         "  -C, --collective LIST    allreduce, broadcast, reduce, reduce_scatter, allgather,\n"
-        "                           alltoall or all (default allreduce,broadcast)\n"
+        "                           alltoall, alltoallv or all (default allreduce,broadcast)\n"
+        "  --skew F                 alltoallv's blocks: (1 - F) .. (1 + F) x the mean, 0..1\n"
+        "                           (default 1: some ranks exchange nothing, some twice)\n"
         "  --algo NAME              auto, ring, chain, tree, hd, mesh, sag, dbtree, det, hier or\n"
         "                           pairwise\n"
         "                           (default auto; an algorithm for the chosen collectives)\n"
@@ -208,13 +215,24 @@ int rs_cli_load_scenario(const char *path, rs_scenario *sc)
     return -1;
 }
 
-/* Parses "a,b,c" or "all" into distinct values of kind (the names table's spellings), in the
- * order given. */
-static int rs_parse_list(const char *flag, const char *text, ncl_name_kind kind, int all_count, const char *what,
-                         int *values, int *nvalues, FILE *err)
+/* 0 with *v when word is one of the nextra names of extra, else -1. */
+static int rs_extra_parse(const ncl_name *extra, size_t nextra, const char *word, int *v)
+{
+    for (size_t e = 0; e < nextra; e++)
+        if (strcmp(word, extra[e].name) == 0) {
+            *v = extra[e].value;
+            return 0;
+        }
+    return -1;
+}
+
+/* Parses "a,b,c" or "all" into distinct values of kind (the names table's spellings, and the nextra
+ * names of extra), in the order given; "all" is values 0 .. all_count - 1. */
+static int rs_parse_list(const char *flag, const char *text, ncl_name_kind kind, const ncl_name *extra, size_t nextra,
+                         int all_count, const char *what, int *values, int *nvalues, FILE *err)
 {
     char allowed[400], word[64];
-    rs_allowed(kind, -1, "all; comma-separated", allowed, sizeof allowed);
+    rs_allowed(kind, -1, extra, nextra, "all; comma-separated", allowed, sizeof allowed);
     int n = 0;
     const char *p = text;
     if (*p == '\0') {
@@ -234,7 +252,7 @@ static int rs_parse_list(const char *flag, const char *text, ncl_name_kind kind,
                 if (!dup)
                     values[n++] = v;
             }
-        } else if (len < sizeof word && ncl_name_parse(kind, word, &v) == 0) {
+        } else if (len < sizeof word && (ncl_name_parse(kind, word, &v) == 0 || rs_extra_parse(extra, nextra, word, &v) == 0)) {
             int dup = 0;
             for (int k = 0; k < n; k++)
                 dup |= values[k] == v;
@@ -296,12 +314,12 @@ static int rs_validate(rs_sweep *o, const char *root_flag, const char *minb_flag
     if (o->algo != NCL_ALGO_AUTO) {
         int any = 0;
         for (int i = 0; i < o->ncolls; i++)
-            any |= ncl_algo_supported(o->colls[i], o->algo) != 0;
+            any |= ncl_algo_supported(rs_coll_engine(o->colls[i]), o->algo) != 0;
         if (!any) {
             fprintf(err, "ringsim: %s: '%s' implements none of the chosen collectives (allowed for %s:",
-                    algo_flag, ncl_algo_name(o->algo), ncl_coll_name(o->colls[0]));
+                    algo_flag, ncl_algo_name(o->algo), rs_coll_name(o->colls[0]));
             for (int a = 0; a < NCL_ALGO_COUNT; a++)
-                if (a != NCL_ALGO_USER && ncl_algo_supported(o->colls[0], (ncl_algo)a))
+                if (a != NCL_ALGO_USER && ncl_algo_supported(rs_coll_engine(o->colls[0]), (ncl_algo)a))
                     fprintf(err, " %s", ncl_algo_name((ncl_algo)a));
             fprintf(err, ")\n");
             return -1;
@@ -435,7 +453,7 @@ int rs_cli_parse_run(int argc, char **argv, rs_cli_run *run, FILE *out, FILE *er
             break;
         case OPT_OP: {
             int vals[NCL_OP_COUNT + 1], n = 0;
-            rc = rs_parse_list(flag, value, NCL_NAMES_OP, NCL_OP_COUNT, "an op", vals, &n, err);
+            rc = rs_parse_list(flag, value, NCL_NAMES_OP, NULL, 0, NCL_OP_COUNT, "an op", vals, &n, err);
             for (int k = 0; k < n; k++)
                 o->ops[k] = (ncl_op)vals[k];
             if (rc == 0)
@@ -444,7 +462,7 @@ int rs_cli_parse_run(int argc, char **argv, rs_cli_run *run, FILE *out, FILE *er
         }
         case OPT_DTYPE: {
             int vals[NCL_DTYPE_COUNT + 1], n = 0;
-            rc = rs_parse_list(flag, value, NCL_NAMES_DTYPE, NCL_DTYPE_COUNT, "a datatype", vals, &n, err);
+            rc = rs_parse_list(flag, value, NCL_NAMES_DTYPE, NULL, 0, NCL_DTYPE_COUNT, "a datatype", vals, &n, err);
             for (int k = 0; k < n; k++)
                 o->dtypes[k] = (ncl_dtype)vals[k];
             if (rc == 0)
@@ -452,10 +470,11 @@ int rs_cli_parse_run(int argc, char **argv, rs_cli_run *run, FILE *out, FILE *er
             break;
         }
         case OPT_COLL: {
-            int vals[NCL_COLL_COUNT + 1], n = 0;
-            rc = rs_parse_list(flag, value, NCL_NAMES_COLL, NCL_COLL_COUNT, "a collective", vals, &n, err);
+            int vals[RS_COLL_COUNT + 1], n = 0;
+            rc = rs_parse_list(flag, value, NCL_NAMES_COLL, rs_coll_extra_names, RS_COLL_EXTRA_COUNT, RS_COLL_COUNT,
+                               "a collective", vals, &n, err);
             for (int k = 0; k < n; k++)
-                o->colls[k] = (ncl_coll)vals[k];
+                o->colls[k] = (rs_coll)vals[k];
             if (rc == 0)
                 o->ncolls = n;
             break;
@@ -464,11 +483,22 @@ int rs_cli_parse_run(int argc, char **argv, rs_cli_run *run, FILE *out, FILE *er
             if (ncl_algo_parse(value, &o->algo) != 0 || o->algo == NCL_ALGO_USER) {
                 char allowed[400];
                 /* user: a schedule given as data is a scenario's (workload.schedule) */
-                rs_allowed(NCL_NAMES_ALGO, NCL_ALGO_USER, "or a scenario's workload.schedule", allowed, sizeof allowed);
+                rs_allowed(NCL_NAMES_ALGO, NCL_ALGO_USER, NULL, 0, "or a scenario's workload.schedule", allowed, sizeof allowed);
                 fprintf(err, "ringsim: %s: '%s' is not an algorithm (allowed: %s)\n", flag, value, allowed);
                 rc = -1;
             }
             algo_flag = "--algo";
+            break;
+        }
+        case OPT_SKEW: {
+            char *end = NULL;
+            double f = strtod(value, &end);
+            if (end == value || *end != '\0' || !(f >= 0 && f <= 1)) {
+                fprintf(err, "ringsim: %s: '%s' is not a skew (allowed: a number from 0 to 1, e.g. 0.5)\n", flag, value);
+                rc = -1;
+            } else {
+                o->a2av_skew = f;
+            }
             break;
         }
         case OPT_TIMEOUT: {

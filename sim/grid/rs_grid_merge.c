@@ -101,15 +101,16 @@ static void rs_grid_result(const cJSON *o, rs_result *r, int *checked)
  * names something this build does not know. */
 static int rs_grid_row(const cJSON *j, rs_row *r, int *checked)
 {
-    int coll, dtype, op = 0, algo;
+    int dtype, op = 0, algo;
+    rs_coll coll;
     const char *redop = cJSON_GetStringValue(cJSON_GetObjectItem(j, "redop"));
     memset(r, 0, sizeof *r);
-    if (ncl_name_parse(NCL_NAMES_COLL, cJSON_GetStringValue(cJSON_GetObjectItem(j, "collective")), &coll) != 0 ||
+    if (rs_coll_parse(cJSON_GetStringValue(cJSON_GetObjectItem(j, "collective")), &coll) != 0 ||
         ncl_name_parse(NCL_NAMES_DTYPE, cJSON_GetStringValue(cJSON_GetObjectItem(j, "type")), &dtype) != 0 ||
         ncl_name_parse(NCL_NAMES_ALGO, cJSON_GetStringValue(cJSON_GetObjectItem(j, "algo")), &algo) != 0)
         return -1;
     r->has_op = redop && strcmp(redop, "none") != 0 && ncl_name_parse(NCL_NAMES_OP, redop, &op) == 0;
-    r->coll = (ncl_coll)coll;
+    r->coll = coll;
     r->dtype = (ncl_dtype)dtype;
     r->op = (ncl_op)op;
     r->algo = (ncl_algo)algo;

@@ -62,7 +62,9 @@ ncl_algo auto_choice(const rs_scenario &sc, const rs::EngineSetup &setup, ncl_co
     return (ncl_algo)plan.algo;
 }
 
-double simulate(model::Cluster &cl, const rs_scenario &sc, ncl_coll coll, uint64_t count, int inplace)
+/* a2av: alltoallv's count matrix (coll alltoall, count its largest entry), else NULL. */
+double simulate(model::Cluster &cl, const rs_scenario &sc, ncl_coll coll, uint64_t count, const uint64_t *a2av,
+                int inplace)
 {
     int p = cl.nranks();
     uint64_t es = ncl_dtype_size(sc.workload.dtype);
@@ -79,7 +81,7 @@ double simulate(model::Cluster &cl, const rs_scenario &sc, ncl_coll coll, uint64
             cl.set_buffers(r, a, a);
     }
     bool reduces = coll == NCL_COLL_ALLREDUCE || coll == NCL_COLL_REDUCE || coll == NCL_COLL_REDUCE_SCATTER;
-    model::Collective c{coll, count, sc.workload.dtype, reduces ? sc.workload.op : NCL_SUM, sc.workload.root};
+    model::Collective c{coll, count, sc.workload.dtype, reduces ? sc.workload.op : NCL_SUM, sc.workload.root, a2av};
     double us = -1;
     return cl.run(c, 1, &us) ? us : -1;
 }
@@ -118,7 +120,7 @@ int plan_body(const rs_scenario &sc, bool sim, FILE *out, FILE *err)
                 continue;
             bool used = false;
             for (int i = 0; i < w.colls_count; i++)
-                used |= ncl_algo_find(w.colls[i], (ncl_algo)a) != nullptr;
+                used |= ncl_algo_find(rs_coll_engine((rs_coll)w.colls[i]), (ncl_algo)a) != nullptr;
             if (!used)
                 continue;
             ncl_config cfg = setup.cfg;
@@ -161,27 +163,38 @@ int plan_body(const rs_scenario &sc, bool sim, FILE *out, FILE *err)
     int status = RS_EXIT_OK;
     uint64_t es = ncl_dtype_size(w.dtype);
     for (int i = 0; i < w.colls_count * 2; i++) {
-        ncl_coll coll = w.colls[i / 2];
+        const rs_coll table = (rs_coll)w.colls[i / 2];
+        const ncl_coll coll = rs_coll_engine(table);
         int inplace = i % 2 == 0;
         const char *placement = inplace ? "in place" : "out of place";
         std::vector<ncl_algo> algos;
         for (int a = NCL_ALGO_AUTO + 1; a < NCL_ALGO_COUNT; a++)
             if (ncl_algo_find(coll, (ncl_algo)a) && (a != NCL_ALGO_USER || setup.cfg.schedule))
                 algos.push_back((ncl_algo)a);
-        std::fprintf(out, "#\n# %s, %s\n#%13s  %-9s", ncl_coll_name(coll), placement, "size (B)", "");
+        std::fprintf(out, "#\n# %s, %s%s\n#%13s  %-9s", rs_coll_name(table), placement,
+                     table == RS_COLL_ALLTOALLV ? " (predicted as alltoall of the largest block, as auto prices it)"
+                                                : "",
+                     "size (B)", "");
         for (ncl_algo a : algos)
             std::fprintf(out, " %12s", ncl_algo_name(a));
         std::fprintf(out, "  %-8s%s\n", "auto", sim ? "  auto vs best simulated" : "");
         double worst = 0;
         uint64_t worst_size = 0;
         for (uint64_t size = w.begin_bytes, more = 1; more; more = rs_scenario_next_size(&w, size, &size)) {
-            uint64_t count = size / es / (rs_shape_per_rank(coll) ? (uint64_t)p : 1);
+            uint64_t count = size / es / (rs_shape_per_rank(table) ? (uint64_t)p : 1);
+            const uint64_t *a2av = nullptr;
+            rs_shape s;
+            if (table == RS_COLL_ALLTOALLV) { // the engine plans its largest block
+                a2av = rs_shape_make(&s, table, p, w.dtype, w.op, 0, w.a2av_skew, size) ? rs_shape_a2av_counts(&s)
+                                                                                          : nullptr;
+                count = a2av ? rs_shape_plan_count(&s) : 0;
+            }
             if (count > 0) {
                 ncl_algo choice = auto_choice(sc, setup, coll, count, inplace);
                 std::vector<Cell> cells;
                 for (ncl_algo a : algos)
                     cells.push_back(predict(sc, setup, coll, a, count, inplace));
-                uint64_t shown = count * es * (rs_shape_per_rank(coll) ? (uint64_t)p : 1);
+                uint64_t shown = a2av ? s.size : count * es * (rs_shape_per_rank(table) ? (uint64_t)p : 1);
                 std::fprintf(out, " %13llu  %-9s", (unsigned long long)shown, "predicted");
                 for (size_t k = 0; k < algos.size(); k++)
                     std::fprintf(out, " %12s",
@@ -193,10 +206,10 @@ int plan_body(const rs_scenario &sc, bool sim, FILE *out, FILE *err)
                     for (size_t k = 0; k < algos.size(); k++) {
                         double t = -1;
                         if (cells[k].runs && models[algos[k]]) {
-                            t = simulate(*models[algos[k]], sc, coll, count, inplace);
+                            t = simulate(*models[algos[k]], sc, coll, count, a2av, inplace);
                             if (t < 0) {
                                 std::fprintf(err, "ringsim: plan: %s with %s failed on the model: %s\n",
-                                             ncl_coll_name(coll), ncl_algo_name(algos[k]),
+                                             rs_coll_name(table), ncl_algo_name(algos[k]),
                                              ncl_comm_last_error(models[algos[k]]->comm(
                                                  models[algos[k]]->failed_rank())));
                                 status = RS_EXIT_ENGINE;
@@ -217,7 +230,7 @@ int plan_body(const rs_scenario &sc, bool sim, FILE *out, FILE *err)
         }
         if (sim)
             std::fprintf(out, "# %s, %s: auto is within %.1f %% of the best simulated algorithm at every size%s\n",
-                         ncl_coll_name(coll), placement, worst,
+                         rs_coll_name(table), placement, worst,
                          worst > 0 ? (" (worst at " + std::to_string(worst_size) + " B)").c_str() : "");
     }
     return status;

@@ -76,7 +76,7 @@ public:
     double sim_s() const { return cl_ ? cl_->network().now_s() : 0; }
 
 private:
-    int sweep(ncl_coll coll, rs_report *rep);
+    int sweep(rs_coll coll, rs_report *rep);
     int train(rs_report *rep);
     void place(int rank, const rs_shape &s, bool inplace);
     void prepare(int rank, const rs_shape &s);
@@ -86,7 +86,7 @@ private:
                    uint64_t *wrong);
     int engine_error(const char *what);
 
-    void show_progress(ncl_coll coll, uint64_t size);
+    void show_progress(rs_coll coll, uint64_t size);
     void clear_progress();
     void build_phase(const char *done, const char *next);
 
@@ -323,12 +323,13 @@ bool Driver::check_row(const rs_shape &s, const model::Collective &c, bool inpla
     return true;
 }
 
-int Driver::sweep(ncl_coll coll, rs_report *rep)
+int Driver::sweep(rs_coll coll, rs_report *rep)
 {
     const rs_workload &w = sc_.workload;
     int p = cl_->nranks();
-    ncl_algo algo = ncl_algo_supported(coll, w.algo) ? w.algo : NCL_ALGO_AUTO;
-    if (w.deterministic && coll == NCL_COLL_ALLREDUCE)
+    const ncl_coll engine = rs_coll_engine(coll);
+    ncl_algo algo = ncl_algo_supported(engine, w.algo) ? w.algo : NCL_ALGO_AUTO;
+    if (w.deterministic && engine == NCL_COLL_ALLREDUCE)
         algo = NCL_ALGO_DET; // what the engine runs in deterministic mode
     if (w.usersched)
         algo = NCL_ALGO_USER; // the scenario's schedule, given as data
@@ -338,8 +339,10 @@ int Driver::sweep(ncl_coll coll, rs_report *rep)
     bool reduces = rs_shape_reduces(coll);
     for (uint64_t size = w.begin_bytes, more = 1; more; more = rs_scenario_next_size(&w, size, &size)) {
         rs_shape s;
-        if (rs_shape_make(&s, coll, p, w.dtype, w.op, w.root, size)) {
-            model::Collective c{coll, s.count, s.dt, reduces ? s.op : NCL_SUM, s.root};
+        if (rs_shape_make(&s, coll, p, w.dtype, w.op, w.root, w.a2av_skew, size)) {
+            model::Collective c{engine, s.count, s.dt, reduces ? s.op : NCL_SUM, s.root};
+            if (s.a2av)
+                c.a2av = rs_shape_a2av_counts(&s);
             rs_row row{};
             row.coll = coll;
             row.dtype = w.dtype;
@@ -388,7 +391,7 @@ int Driver::sweep(ncl_coll coll, rs_report *rep)
 
 // "ringsim: allreduce 64 MiB (12/24)" on a terminal, rewritten in place; rows clear it first
 // so the table (stdout, often the same terminal) never lands behind it.
-void Driver::show_progress(ncl_coll coll, uint64_t size)
+void Driver::show_progress(rs_coll coll, uint64_t size)
 {
     if (!x_.progress)
         return;
@@ -397,7 +400,7 @@ void Driver::show_progress(ncl_coll coll, uint64_t size)
     uint64_t v = size;
     while (v >= 1024 && v % 1024 == 0 && u < 4)
         v /= 1024, u++;
-    std::fprintf(err_, "\rringsim: %s %llu %s (%d/%d)\033[K", ncl_coll_name(coll), (unsigned long long)v,
+    std::fprintf(err_, "\rringsim: %s %llu %s (%d/%d)\033[K", rs_coll_name(coll), (unsigned long long)v,
                  units[u], rows_done_ + 1, rows_total_);
     std::fflush(err_);
     progress_shown_ = true;
@@ -508,7 +511,8 @@ int Driver::train(rs_report *rep)
     rs::BucketRun run = [this](uint64_t count, double *us, uint64_t *wrong) {
         const rs_workload &w = sc_.workload;
         rs_shape s;
-        rs_shape_make(&s, NCL_COLL_ALLREDUCE, cl_->nranks(), w.dtype, w.op, 0, count * ncl_dtype_size(w.dtype));
+        rs_shape_make(&s, (rs_coll)NCL_COLL_ALLREDUCE, cl_->nranks(), w.dtype, w.op, 0, 0,
+                      count * ncl_dtype_size(w.dtype));
         model::Collective c{NCL_COLL_ALLREDUCE, count, w.dtype, w.op, 0};
         for (int r = 0; r < s.nranks; r++) // in place, as fused gradient buffers are reduced
             place(r, s, true);
@@ -530,10 +534,10 @@ int Driver::run(rs_report *rep)
     uint64_t es = ncl_dtype_size(w.dtype);
     for (int i = 0; i < w.colls_count; i++) // rows to come, for the progress line
         for (uint64_t size = w.begin_bytes, more = 1; more; more = rs_scenario_next_size(&w, size, &size)) {
-            rows_total_ += size / es / (rs_shape_per_rank(w.colls[i]) ? (uint64_t)cl_->nranks() : 1) > 0;
+            rows_total_ += size / es / (rs_shape_per_rank((rs_coll)w.colls[i]) ? (uint64_t)cl_->nranks() : 1) > 0;
         }
     for (int i = 0; i < sc_.workload.colls_count; i++) {
-        int s = sweep(sc_.workload.colls[i], rep);
+        int s = sweep((rs_coll)sc_.workload.colls[i], rep);
         status = s > status ? s : status;
         if (s == RS_EXIT_ENGINE)
             break;

@@ -26,7 +26,7 @@ typedef struct rs_rowspec {
 /* Shared by every rank thread of one table. */
 typedef struct rs_bench {
     const rs_sweep *o;
-    ncl_coll coll;
+    rs_coll coll;
     int nranks;
     rs_rowspec *rows;
     size_t nrows;
@@ -50,7 +50,7 @@ static double rs_now_us(void)
 }
 
 /* The algorithm the engine will pick for a row (the forced one, or AUTO's choice). */
-static ncl_algo rs_row_algo(const rs_sweep *o, const ncl_host_config *hc, ncl_coll coll, ncl_algo forced,
+static ncl_algo rs_row_algo(const rs_sweep *o, const ncl_host_config *hc, rs_coll coll, ncl_algo forced,
                             const rs_rowspec *r)
 {
     if (forced != NCL_ALGO_AUTO)
@@ -61,7 +61,8 @@ static ncl_algo rs_row_algo(const rs_sweep *o, const ncl_host_config *hc, ncl_co
     ncl_host_caps(hc, &caps);
     ncl_plan_env_init(&env, &hc->comm, &caps);
     const rs_shape *sh = &r->shape;
-    ncl_result rc = ncl_plan_make(&plan, coll, NCL_ALGO_AUTO, o->nranks, 0, sh->root, sh->count, sh->dt,
+    ncl_result rc = ncl_plan_make(&plan, rs_coll_engine(coll), NCL_ALGO_AUTO, o->nranks, 0, sh->root,
+                                  rs_shape_plan_count(sh), sh->dt,
                                   rs_shape_reduces(coll) ? sh->op : NCL_SUM, 0, &env);
     return rc == NCL_SUCCESS ? (ncl_algo)plan.algo : NCL_ALGO_AUTO;
 }
@@ -71,7 +72,7 @@ static void rs_engine_error(rs_bench *b, ncl_comm *comm, int rank, const rs_rows
 {
     const char *detail = ncl_comm_last_error(comm);
     /* the communicator's detail names what failed; ncl_strerror says what to do about it */
-    fprintf(b->err, "ringsim: rank %d: %s %s (%s, %llu B %s %s): %s%s%s\n", rank, ncl_coll_name(b->coll),
+    fprintf(b->err, "ringsim: rank %d: %s %s (%s, %llu B %s %s): %s%s%s\n", rank, rs_coll_name(b->coll),
             rs_place_names[inplace], phase, (unsigned long long)r->shape.size, ncl_dtype_name(r->shape.dt),
             rs_shape_reduces(b->coll) ? ncl_op_name(r->shape.op) : "none", detail && *detail ? detail : "",
             detail && *detail ? " -- " : "", ncl_strerror(rc));
@@ -234,7 +235,7 @@ static int rs_plan_rows(rs_bench *b, const ncl_host_config *hc, ncl_algo forced,
                 rs_rowspec *r = &b->rows[b->nrows];
                 memset(r, 0, sizeof *r);
                 rs_shape *sh = &r->shape;
-                if (!rs_shape_make(sh, b->coll, b->nranks, o->dtypes[d], o->ops[k], o->root, sizes[s]))
+                if (!rs_shape_make(sh, b->coll, b->nranks, o->dtypes[d], o->ops[k], o->root, o->a2av_skew, sizes[s]))
                     continue;
                 if (rs_shape_a_bytes(sh) > b->a_max)
                     b->a_max = rs_shape_a_bytes(sh);
@@ -305,14 +306,14 @@ static void rs_algo_desc(const rs_bench *b, ncl_algo forced, char *buf, size_t l
     }
     if (o->algo != NCL_ALGO_AUTO)
         snprintf(buf, len, "auto (%s%s--algo %s does not implement %s)", picks, n ? "; " : "",
-                 ncl_algo_name(o->algo), ncl_coll_name(b->coll));
+                 ncl_algo_name(o->algo), rs_coll_name(b->coll));
     else if (n)
         snprintf(buf, len, "auto (%s)", picks);
     else
         snprintf(buf, len, "auto");
 }
 
-int rs_bench_run(const rs_sweep *o, ncl_coll coll, rs_report *rep, rs_memprobe *probe, FILE *err)
+int rs_bench_run(const rs_sweep *o, rs_coll coll, rs_report *rep, rs_memprobe *probe, FILE *err)
 {
     rs_bench b;
     memset(&b, 0, sizeof b);
@@ -332,8 +333,9 @@ int rs_bench_run(const rs_sweep *o, ncl_coll coll, rs_report *rep, rs_memprobe *
         hc.comm.timeout_ns = (uint64_t)(o->timeout_s * 1e9);
     hc.comm.deterministic = (uint8_t)o->deterministic;
     hc.comm.wide_accumulation = (uint8_t)o->wide_accumulation;
-    ncl_algo forced = (o->algo != NCL_ALGO_AUTO && ncl_algo_supported(coll, o->algo)) ? o->algo : NCL_ALGO_AUTO;
-    hc.comm.algorithm[coll] = (uint8_t)forced;
+    const ncl_coll engine = rs_coll_engine(coll);
+    ncl_algo forced = (o->algo != NCL_ALGO_AUTO && ncl_algo_supported(engine, o->algo)) ? o->algo : NCL_ALGO_AUTO;
+    hc.comm.algorithm[engine] = (uint8_t)forced;
 
     int status = RS_EXIT_OK;
     if (rs_plan_rows(&b, &hc, forced, err) != 0) {

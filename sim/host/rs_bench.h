@@ -21,7 +21,7 @@ int rs_host_run(const rs_sweep *s, rs_report *rep, FILE *err);
  *  them, and prints the table through rep. probe may be NULL (no memcpy column).
  *  Returns an exit status: RS_EXIT_OK, RS_EXIT_WRONG, RS_EXIT_USAGE (memory, sweep too long)
  *  or RS_EXIT_ENGINE (an engine error, printed on err with the rank and its detail). */
-int rs_bench_run(const rs_sweep *opts, ncl_coll coll, rs_report *rep, rs_memprobe *probe, FILE *err);
+int rs_bench_run(const rs_sweep *opts, rs_coll coll, rs_report *rep, rs_memprobe *probe, FILE *err);
 
 #ifdef __cplusplus
 }

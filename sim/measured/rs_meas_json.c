@@ -623,8 +623,11 @@ static int json_ringsim_run(rs_meas_ctx *c, const json_doc *d, const cJSON *root
             break;
         }
         if (rs_meas_coll_parse(coll, &k) != 0) {
-            rc = json_bad(&a, "collective", "not a collective (allowed: allreduce, broadcast, reduce, reduce_scatter, "
-                                            "allgather)");
+            /* alltoallv's rows run a skewed matrix no measured table describes */
+            char why[200];
+            snprintf(why, sizeof why, "'%s' is not a collective a measured table holds (allowed: %s)", coll,
+                     rs_meas_coll_allowed());
+            rc = json_bad(&a, "collective", why);
             break;
         }
         if (rs_meas_dtype(type, strlen(type), &ctype, &ts) != 0 || rs_meas_op(op, strlen(op), &cop) != 0) {

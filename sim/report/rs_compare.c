@@ -49,8 +49,8 @@ int rs_compare_read(rs_compare_side *s, const char *json_path, FILE *err)
         cJSON *oop = cJSON_GetObjectItemCaseSensitive(r, "out_of_place");
         cJSON *t = oop ? cJSON_GetObjectItemCaseSensitive(oop, "time_us") : NULL;
         cJSON *bw = oop ? cJSON_GetObjectItemCaseSensitive(oop, "busbw_gbps") : NULL;
-        ncl_coll c;
-        if (!cJSON_IsString(coll) || ncl_coll_parse(coll->valuestring, &c) != 0 || !cJSON_IsNumber(size) || !cJSON_IsNumber(t) || !cJSON_IsNumber(bw))
+        rs_coll c;
+        if (!cJSON_IsString(coll) || rs_coll_parse(coll->valuestring, &c) != 0 || !cJSON_IsNumber(size) || !cJSON_IsNumber(t) || !cJSON_IsNumber(bw))
             continue;
         rs_row row;
         memset(&row, 0, sizeof row);
@@ -218,11 +218,11 @@ int rs_compare_print(const rs_compare_side side[2], FILE *out, FILE *json, const
         double q = a && b && a->res[0].time_us > 0 ? b->res[0].time_us / a->res[0].time_us : 0;
         if (q > 0)
             snprintf(ratio, sizeof ratio, "%.3f", q);
-        fprintf(out, " %15s  %12llu  %12s  %12s  %9s  %9s  %8s\n", ncl_coll_name((ncl_coll)keys[i].coll),
+        fprintf(out, " %15s  %12llu  %12s  %12s  %9s  %9s  %8s\n", rs_coll_name((rs_coll)keys[i].coll),
                 (unsigned long long)keys[i].size, ta, tb, ba, bb, ratio);
         if (jrows) {
             cJSON *j = cJSON_CreateObject();
-            cJSON_AddStringToObject(j, "collective", ncl_coll_name((ncl_coll)keys[i].coll));
+            cJSON_AddStringToObject(j, "collective", rs_coll_name((rs_coll)keys[i].coll));
             cJSON_AddNumberToObject(j, "size", (double)keys[i].size);
             cJSON_AddItemToObject(j, "a", rs_point_json(a));
             cJSON_AddItemToObject(j, "b", rs_point_json(b));

@@ -22,7 +22,7 @@ struct rs_report {
     cJSON *rows;
     cJSON *tables;
     /* the running table */
-    ncl_coll coll;
+    rs_coll coll;
     char algo_desc[160];
     uint64_t wrong;
     double busbw_sum;
@@ -37,10 +37,10 @@ struct rs_report {
     int error;
 };
 
-double rs_report_bus_factor(ncl_coll coll, int nranks)
+double rs_report_bus_factor(rs_coll coll, int nranks)
 {
     double p = (double)nranks;
-    switch (coll) {
+    switch (rs_coll_engine(coll)) {
     case NCL_COLL_ALLREDUCE: return 2.0 * (p - 1.0) / p;
     case NCL_COLL_REDUCE_SCATTER:
     case NCL_COLL_ALLGATHER:
@@ -88,7 +88,10 @@ rs_report *rs_report_create(const rs_sweep *sweep, FILE *out, int json)
         cJSON_AddNumberToObject(d, "timeout_s", sweep->timeout_s);
     cJSON *colls = cJSON_AddArrayToObject(d, "collectives");
     for (int i = 0; i < sweep->ncolls; i++)
-        cJSON_AddItemToArray(colls, cJSON_CreateString(ncl_coll_name(sweep->colls[i])));
+        cJSON_AddItemToArray(colls, cJSON_CreateString(rs_coll_name(sweep->colls[i])));
+    for (int i = 0; i < sweep->ncolls; i++)
+        if (sweep->colls[i] == RS_COLL_ALLTOALLV)
+            cJSON_AddNumberToObject(d, "alltoallv_skew", sweep->a2av_skew);
     cJSON *dts = cJSON_AddArrayToObject(d, "datatypes");
     for (int i = 0; i < sweep->ndtypes; i++)
         cJSON_AddItemToArray(dts, cJSON_CreateString(ncl_dtype_name(sweep->dtypes[i])));
@@ -108,7 +111,7 @@ void rs_report_destroy(rs_report *rep)
     free(rep);
 }
 
-void rs_report_table_begin(rs_report *rep, ncl_coll coll, const char *algo_desc)
+void rs_report_table_begin(rs_report *rep, rs_coll coll, const char *algo_desc)
 {
     const rs_sweep *o = rep->sweep;
     rep->coll = coll;
@@ -124,7 +127,7 @@ void rs_report_table_begin(rs_report *rep, ncl_coll coll, const char *algo_desc)
 
     FILE *f = rep->out;
     fprintf(f, "# ringsim run: %s on %d ranks, backend %s, algorithm %s, %u channel%s%s\n",
-            ncl_coll_name(coll), o->nranks, rs_backend_name(o->backend), algo_desc,
+            rs_coll_name(coll), o->nranks, rs_backend_name(o->backend), algo_desc,
             (unsigned)o->channels, o->channels == 1 ? "" : "s",
             o->backend == RS_BACKEND_SIM ? " (times are simulated)" : "");
     fprintf(f, "# sizes %llu..%llu B, ", (unsigned long long)o->minbytes, (unsigned long long)o->maxbytes);
@@ -134,6 +137,9 @@ void rs_report_table_begin(rs_report *rep, ncl_coll coll, const char *algo_desc)
         fprintf(f, "+%llu B", (unsigned long long)o->stepbytes);
     fprintf(f, ", %d iterations after %d warm-up, check %s, seed %llu\n", o->iters, o->warmup_iters,
             o->check ? "on" : "off", (unsigned long long)o->seed);
+    if (coll == RS_COLL_ALLTOALLV)
+        fprintf(f, "# blocks of %.3g .. %.3g x the size's mean block (skew %.3g), every rank's row a different mix; "
+                   "size = the mean rank's buffer\n", 1 - o->a2av_skew, 1 + o->a2av_skew, o->a2av_skew);
 
     char line[512];
     int n;
@@ -230,7 +236,7 @@ void rs_report_row(rs_report *rep, const rs_row *row)
     if (rep->rows == NULL)
         return;
     cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "collective", ncl_coll_name(row->coll));
+    cJSON_AddStringToObject(j, "collective", rs_coll_name(row->coll));
     cJSON_AddStringToObject(j, "backend", rs_backend_name(o->backend));
     cJSON_AddNumberToObject(j, "ranks", o->nranks);
     cJSON_AddStringToObject(j, "algo", ncl_algo_name(row->algo));
@@ -269,7 +275,7 @@ uint64_t rs_report_table_end(rs_report *rep, int aborted)
     rep->total_wrong += rep->wrong;
     if (rep->tables) {
         cJSON *t = cJSON_CreateObject();
-        cJSON_AddStringToObject(t, "collective", ncl_coll_name(rep->coll));
+        cJSON_AddStringToObject(t, "collective", rs_coll_name(rep->coll));
         cJSON_AddStringToObject(t, "algo", rep->algo_desc);
         cJSON_AddNumberToObject(t, "rows", rep->nrows);
         cJSON_AddNumberToObject(t, "out_of_bounds", (double)rep->wrong);

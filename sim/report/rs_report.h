@@ -23,7 +23,7 @@ typedef struct rs_result {
 
 /** One line of the table. */
 typedef struct rs_row {
-    ncl_coll coll;
+    rs_coll coll;
     ncl_dtype dtype;
     ncl_op op;
     int has_op;            /**< 0: redop prints "none" (broadcast, allgather) */
@@ -42,7 +42,7 @@ rs_report *rs_report_create(const rs_sweep *sweep, FILE *out, int json);
 void rs_report_destroy(rs_report *rep);
 
 /** Starts a table: the title line and column headers. algo_desc says which algorithm runs. */
-void rs_report_table_begin(rs_report *rep, ncl_coll coll, const char *algo_desc);
+void rs_report_table_begin(rs_report *rep, rs_coll coll, const char *algo_desc);
 /** Prints one row (and remembers it for the footer and JSON). */
 void rs_report_row(rs_report *rep, const rs_row *row);
 /** Prints the footer (out-of-bounds count, averages). aborted: the run stopped on an error,
@@ -98,7 +98,7 @@ int rs_report_write_json(rs_report *rep, FILE *f, const char *path, FILE *err);
 int rs_report_write_junit(rs_report *rep, const char *path, FILE *err);
 
 /** Bus bandwidth factor of nccl-tests for coll on nranks. */
-double rs_report_bus_factor(ncl_coll coll, int nranks);
+double rs_report_bus_factor(rs_coll coll, int nranks);
 
 #ifdef __cplusplus
 }

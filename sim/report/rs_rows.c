@@ -41,7 +41,7 @@ void rs_rows_add(void *ud, const rs_row *row)
         char wrong[32] = "", t[40], a[40], b[40];
         if (r->check)
             snprintf(wrong, sizeof wrong, "%llu", (unsigned long long)x->wrong);
-        fprintf(r->csv, "%s,sim,%d,%s,%llu,%llu,%s,%s,%d,%s,%s,%s,%s,%s\n", ncl_coll_name(row->coll),
+        fprintf(r->csv, "%s,sim,%d,%s,%llu,%llu,%s,%s,%d,%s,%s,%s,%s,%s\n", rs_coll_name(row->coll),
                 r->nranks, ncl_algo_name(row->algo), (unsigned long long)row->size,
                 (unsigned long long)row->count, ncl_dtype_name(row->dtype),
                 row->has_op ? ncl_op_name(row->op) : "none", row->root, place[p], rs_num(t, sizeof t, x->time_us),
@@ -63,8 +63,8 @@ int rs_rows_plot(const rs_rows *const *sets, const char *const *names, int nsets
     for (int s = 0; s < nsets; s++)
         total += sets[s]->n;
     double *x = calloc((size_t)total + 1, sizeof *x), *y = calloc((size_t)total + 1, sizeof *y);
-    rs_plot_series *series = calloc((size_t)nsets * NCL_COLL_COUNT + 1, sizeof *series);
-    char (*titles)[128] = calloc((size_t)nsets * NCL_COLL_COUNT + 1, sizeof *titles);
+    rs_plot_series *series = calloc((size_t)nsets * RS_COLL_COUNT + 1, sizeof *series);
+    char (*titles)[128] = calloc((size_t)nsets * RS_COLL_COUNT + 1, sizeof *titles);
     if (!x || !y || !series || !titles) {
         fprintf(err, "ringsim: --plot: out of memory\n");
         free(x), free(y), free(series), free(titles);
@@ -72,10 +72,10 @@ int rs_rows_plot(const rs_rows *const *sets, const char *const *names, int nsets
     }
     int ns = 0, used = 0;
     for (int s = 0; s < nsets; s++)
-        for (int c = 0; c < NCL_COLL_COUNT; c++) {
+        for (int c = 0; c < RS_COLL_COUNT; c++) {
             int start = used;
             for (int i = 0; i < sets[s]->n; i++)
-                if (sets[s]->v[i].coll == (ncl_coll)c) {
+                if (sets[s]->v[i].coll == (rs_coll)c) {
                     x[used] = (double)sets[s]->v[i].size;
                     y[used] = sets[s]->v[i].res[0].busbw;
                     used++;
@@ -83,9 +83,9 @@ int rs_rows_plot(const rs_rows *const *sets, const char *const *names, int nsets
             if (used == start)
                 continue;
             if (names && names[s])
-                snprintf(titles[ns], sizeof titles[ns], "%s: %s", names[s], ncl_coll_name((ncl_coll)c));
+                snprintf(titles[ns], sizeof titles[ns], "%s: %s", names[s], rs_coll_name((rs_coll)c));
             else
-                snprintf(titles[ns], sizeof titles[ns], "%s", ncl_coll_name((ncl_coll)c));
+                snprintf(titles[ns], sizeof titles[ns], "%s", rs_coll_name((rs_coll)c));
             series[ns] = (rs_plot_series){titles[ns], used - start, x + start, y + start};
             ns++;
         }

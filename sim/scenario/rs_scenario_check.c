@@ -394,7 +394,7 @@ static int rs_check_schedule(rs_schema_ctx *c, yaml_node_t *node, rs_workload *w
         return rs_yaml_fail(c->y, line, "schedule", "%s", msg);
     const ncl_user_schedule *s = &w->usersched->sched;
     const char *coll = rs_yaml_enum_name(&rs_scenario_colls, s->coll);
-    if (w->colls_count != 1 || w->colls[0] != (ncl_coll)s->coll)
+    if (w->colls_count != 1 || w->colls[0] != (int32_t)s->coll)
         return rs_yaml_fail(c->y, rs_schema_key_line(c, node, "collectives"), "collectives",
                             "must be the schedule's one collective (allowed: %s, with schedule %s)", coll,
                             w->usersched->name);
@@ -544,14 +544,15 @@ int rs_scenario_check_workload(rs_schema_ctx *c, yaml_node_t *node, void *base)
     const rs_workload *w = base;
     if (w->algo != NCL_ALGO_AUTO) {
         for (int i = 0; i < w->colls_count; i++) {
-            if (ncl_algo_supported(w->colls[i], w->algo))
+            const ncl_coll engine = rs_coll_engine((rs_coll)w->colls[i]);
+            if (ncl_algo_supported(engine, w->algo))
                 continue;
             char list[128];
             size_t used = 0;
             list[0] = '\0';
             for (int a = 0; a < NCL_ALGO_COUNT; a++) /* printed names, not their aliases; a user
                                                        schedule is given as data, not by name */
-                if (a != NCL_ALGO_USER && ncl_algo_supported(w->colls[i], (ncl_algo)a))
+                if (a != NCL_ALGO_USER && ncl_algo_supported(engine, (ncl_algo)a))
                     used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "",
                                              rs_yaml_enum_name(&rs_scenario_algos, a));
             return rs_yaml_fail(c->y, rs_schema_key_line(c, node, "algorithm"), "algorithm",
@@ -748,8 +749,10 @@ static uint64_t rs_memory_need(const rs_scenario *sc, const char **coll)
         return need;
     }
     for (int i = 0; i < sc->workload.colls_count; i++) {
-        ncl_coll cl = sc->workload.colls[i];
+        const int32_t cl = sc->workload.colls[i];
         uint64_t x = cl == NCL_COLL_REDUCE_SCATTER || cl == NCL_COLL_ALLGATHER ? end + (end + n - 1) / n : 2 * end;
+        if (cl == RS_COLL_ALLTOALLV) /* the fullest rank's row and column: up to 1 + skew x the mean */
+            x = (uint64_t)((double)x * (1 + sc->workload.a2av_skew));
         if (x > need) {
             need = x;
             *coll = rs_yaml_enum_name(&rs_scenario_colls, cl);

@@ -248,7 +248,7 @@ const rs_map rs_scenario_map_training = {
 
 static const rs_key rs_keys_workload[] = {
     {"collectives", RS_T_COLLS, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_workload, colls),
-     offsetof(rs_workload, colls_count), 0, 0, 0, 0, 0, "allreduce", NULL, &rs_scenario_colls, NULL,
+     offsetof(rs_workload, colls_count), 0, RS_COLL_COUNT, 0, 0, 0, "allreduce", NULL, &rs_scenario_colls, NULL,
      "one collective or a list, each run over the whole sweep; `all` = every one"},
     {"algorithm", RS_T_ENUM, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, algo), 0, 0, 0, 0, 0, 0, "auto",
      NULL, &rs_scenario_algos, NULL, "auto lets the engine choose; a forced one must implement every collective"},
@@ -258,6 +258,11 @@ static const rs_key rs_keys_workload[] = {
      &rs_scenario_ops, NULL, "reduction operator"},
     {"root", RS_T_INT, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, root), 0, 0, RS_MAX_RANK, 0, 0, 0, "0",
      NULL, NULL, NULL, "root of broadcast and reduce; below ranks"},
+    {"alltoallv_skew", RS_T_UNIT, RS_UNIT_COUNT, RS_S_DBL, offsetof(rs_workload, a2av_skew), 0, 0, 1, 0, 0, 0,
+     "1", NULL, NULL, NULL,
+     "alltoallv's imbalance: each pair's block is (1 + skew (w - 4) / 4) x the mean, w = 0 .. 8 a fixed mix "
+     "per pair (the matrix symmetric, every rank's row a different mix); 0: alltoall's equal blocks, 1: "
+     "blocks from 0 to twice the mean (the expert-parallel what-if of uneven token routing)"},
     {"sizes", RS_T_MAP, RS_UNIT_COUNT, RS_S_NONE, 0, 0, 0, 0, 0, 0, 0, NULL, "each key's default", NULL,
      &rs_scenario_map_sizes, "the size sweep"},
     {"iterations", RS_T_INT, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, iters), 0, 1, 1000000, 0, 0, 0,

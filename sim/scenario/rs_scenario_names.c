@@ -22,7 +22,8 @@ static const rs_yaml_name rs_bool_names[] = {
 
 const rs_yaml_enum rs_scenario_kinds = RS_YAML_ENUM("a topology kind", rs_kind_names);
 /* the engine's names: one table for every tool (ncl_names.h) */
-const rs_yaml_enum rs_scenario_colls = RS_YAML_ENGINE_ENUM("a collective", NCL_NAMES_COLL, -1);
+const rs_yaml_enum rs_scenario_colls =
+    RS_YAML_ENGINE_ENUM_AND("a collective", NCL_NAMES_COLL, rs_coll_extra_names, RS_COLL_EXTRA_COUNT);
 const rs_yaml_enum rs_scenario_algos = RS_YAML_ENGINE_ENUM("an algorithm", NCL_NAMES_ALGO, NCL_ALGO_USER);
 static const rs_yaml_name rs_inter_names[] = {
     {"auto", NCL_ALGO_AUTO, 0}, {"ring", NCL_ALGO_RING, 0}, {"hd", NCL_ALGO_HD, 0}, {"halving_doubling", NCL_ALGO_HD, 1},

@@ -19,7 +19,8 @@ void rs_scenario_sweep(const rs_scenario *sc, rs_sweep *s)
     s->dtypes[0] = w->dtype;
     s->ncolls = w->colls_count;
     for (int i = 0; i < s->ncolls; i++)
-        s->colls[i] = w->colls[i];
+        s->colls[i] = (rs_coll)w->colls[i];
+    s->a2av_skew = w->a2av_skew;
     s->root = w->root;
     s->channels = w->channels ? w->channels : s->channels;
     s->nranks = sc->topo.nranks;

@@ -157,21 +157,22 @@ int rs_schema_item_line(rs_schema_ctx *c, yaml_node_t *map, const char *seqkey, 
 
 /* ---- values ----------------------------------------------------------------------------------- */
 
-/* Adds one collective name to the list at base (an rs_workload). */
+/* Adds one collective name to the list at base (an rs_workload): k->max of them at most, values
+ * 0 .. k->max - 1. */
 static int rs_add_coll(rs_schema_ctx *c, int line, const rs_key *k, const char *text, void *base)
 {
-    ncl_coll *colls = (ncl_coll *)((char *)base + k->offset);
-    int32_t count = rs_get_i32(base, k->offset2);
+    int32_t *colls = (int32_t *)((char *)base + k->offset);
+    int32_t count = rs_get_i32(base, k->offset2), most = (int32_t)k->max;
     char allowed[256], shown[64];
     rs_schema_allowed(k, allowed, sizeof allowed);
     rs_yaml_show(text, shown, sizeof shown);
     if (strcmp(text, "all") == 0) {
-        for (int v = 0; v < NCL_COLL_COUNT; v++) {
+        for (int32_t v = 0; v < most; v++) {
             int dup = 0;
             for (int i = 0; i < count; i++)
-                dup |= colls[i] == (ncl_coll)v;
-            if (!dup && count < NCL_COLL_COUNT)
-                colls[count++] = (ncl_coll)v;
+                dup |= colls[i] == v;
+            if (!dup && count < most)
+                colls[count++] = v;
         }
         rs_put_i32(base, k->offset2, count);
         return 0;
@@ -180,11 +181,11 @@ static int rs_add_coll(rs_schema_ctx *c, int line, const rs_key *k, const char *
     if (rs_yaml_enum_lookup(k->names, text, &v) != 0)
         return rs_yaml_bad_enum(c->y, line, NULL, k->names, text);
     for (int i = 0; i < count; i++)
-        if (colls[i] == (ncl_coll)v)
+        if (colls[i] == v)
             return rs_yaml_fail(c->y, line, NULL, "%s is listed twice (allowed: each collective once)", shown);
-    if (count >= NCL_COLL_COUNT)
+    if (count >= most)
         return rs_yaml_fail(c->y, line, NULL, "too many collectives (allowed: %s)", allowed);
-    colls[count++] = (ncl_coll)v;
+    colls[count++] = v;
     rs_put_i32(base, k->offset2, count);
     return 0;
 }
@@ -526,7 +527,7 @@ void rs_schema_write_value(FILE *f, const rs_key *k, const void *base)
         fprintf(f, "[%d, %d]", (int)rs_get_i32(base, k->offset), (int)rs_get_i32(base, k->offset + 4));
         break;
     case RS_T_COLLS: {
-        const ncl_coll *colls = (const ncl_coll *)((const char *)base + k->offset);
+        const int32_t *colls = (const int32_t *)((const char *)base + k->offset);
         int32_t count = rs_get_i32(base, k->offset2);
         fputc('[', f);
         for (int32_t i = 0; i < count; i++)

@@ -25,7 +25,8 @@ typedef enum rs_type {
     RS_T_ENUM,  /**< one of `names`, stored as int32 */
     RS_T_STR,   /**< text, malloc'ed char * at offset */
     RS_T_PAIR,  /**< [x, y]: two whole numbers in [min, max], stored as int32[2] */
-    RS_T_COLLS, /**< one collective or a list of them: ncl_coll[] at offset, count at offset2 */
+    RS_T_COLLS, /**< one collective or a list of them: int32_t[max] at offset (values 0 .. max - 1 of
+                     names), count at offset2 */
     RS_T_MAP,   /**< a mapping described by `sub`, its struct at offset */
     RS_T_SEQ    /**< a list of mappings `sub`: malloc'ed items at offset, size_t count at offset2 */
 } rs_type;

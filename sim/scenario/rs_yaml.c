@@ -523,49 +523,51 @@ const char *rs_yaml_suggest(const char *s, const char *const *names, size_t n)
 
 /* ---- names ------------------------------------------------------------------------------------ */
 
-/* The entries of e: its own, or the engine's table of its kind. */
-static const rs_yaml_name *rs_yaml_entries(const rs_yaml_enum *e, size_t *count)
+/* Entry i of e (its own table, or the engine's of its kind then e->extra), NULL past the last. */
+static const rs_yaml_name *rs_yaml_entry(const rs_yaml_enum *e, size_t i)
 {
     if (e->names)
-        return *count = e->count, e->names;
-    return ncl_names(e->kind, count);
+        return i < e->count ? &e->names[i] : NULL;
+    size_t count;
+    const rs_yaml_name *engine = ncl_names(e->kind, &count);
+    if (i < count)
+        return &engine[i];
+    return i - count < e->nextra ? &e->extra[i - count] : NULL;
 }
 
 const char *rs_yaml_enum_name(const rs_yaml_enum *e, int value)
 {
-    size_t count;
-    const rs_yaml_name *names = rs_yaml_entries(e, &count);
-    for (size_t i = 0; i < count; i++)
-        if (names[i].value == value && value != e->skip)
-            return names[i].name;
+    const rs_yaml_name *n;
+    for (size_t i = 0; (n = rs_yaml_entry(e, i)) != NULL; i++)
+        if (n->value == value && value != e->skip)
+            return n->name;
     return "?";
 }
 
 void rs_yaml_enum_list(const rs_yaml_enum *e, char *buf, size_t len)
 {
-    size_t used = 0, count;
-    const rs_yaml_name *names = rs_yaml_entries(e, &count);
+    size_t used = 0;
+    const rs_yaml_name *n;
     buf[0] = '\0';
-    for (size_t i = 0; i < count; i++) {
-        int first = names[i].value != e->skip;
+    for (size_t i = 0; (n = rs_yaml_entry(e, i)) != NULL; i++) {
+        int first = n->value != e->skip;
         for (size_t j = 0; j < i; j++)
-            first &= names[j].value != names[i].value;
+            first &= rs_yaml_entry(e, j)->value != n->value;
         if (!first)
             continue;
-        int n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", names[i].name);
-        if (n < 0 || (size_t)n >= len - used)
+        int k = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", n->name);
+        if (k < 0 || (size_t)k >= len - used)
             break;
-        used += (size_t)n;
+        used += (size_t)k;
     }
 }
 
 int rs_yaml_enum_lookup(const rs_yaml_enum *e, const char *s, int *value)
 {
-    size_t count;
-    const rs_yaml_name *names = rs_yaml_entries(e, &count);
-    for (size_t i = 0; i < count; i++)
-        if (names[i].value != e->skip && strcmp(names[i].name, s) == 0) {
-            *value = names[i].value;
+    const rs_yaml_name *n;
+    for (size_t i = 0; (n = rs_yaml_entry(e, i)) != NULL; i++)
+        if (n->value != e->skip && strcmp(n->name, s) == 0) {
+            *value = n->value;
             return 0;
         }
     return -1;
@@ -574,11 +576,11 @@ int rs_yaml_enum_lookup(const rs_yaml_enum *e, const char *s, int *value)
 int rs_yaml_bad_enum(rs_yaml *y, int line, const char *child, const rs_yaml_enum *e, const char *text)
 {
     const char *names[32];
-    size_t n = 0, count;
-    const rs_yaml_name *entries = rs_yaml_entries(e, &count);
-    for (size_t i = 0; i < count && n < RS_YAML_COUNT(names); i++)
-        if (entries[i].value != e->skip)
-            names[n++] = entries[i].name;
+    size_t n = 0;
+    const rs_yaml_name *entry;
+    for (size_t i = 0; (entry = rs_yaml_entry(e, i)) != NULL && n < RS_YAML_COUNT(names); i++)
+        if (entry->value != e->skip)
+            names[n++] = entry->name;
     const char *hint = rs_yaml_suggest(text, names, n);
     char allowed[256], shown[64];
     rs_yaml_enum_list(e, allowed, sizeof allowed);

@@ -145,10 +145,13 @@ typedef struct rs_yaml_enum {
     size_t count;
     ncl_name_kind kind; /**< with names NULL */
     int skip;           /**< a value of the engine's kind that is not allowed here, or -1 */
+    const rs_yaml_name *extra; /**< with names NULL: nextra more after the engine's */
+    size_t nextra;
 } rs_yaml_enum;
-/* A table of its own, and the engine's names of kind but the value skip's. */
-#define RS_YAML_ENUM(what, names) {what, names, sizeof(names) / sizeof((names)[0]), NCL_NAMES_KIND_COUNT, -1}
-#define RS_YAML_ENGINE_ENUM(what, kind, skip) {what, NULL, 0, kind, skip}
+/* A table of its own; the engine's names of kind but the value skip's; the engine's and more. */
+#define RS_YAML_ENUM(what, names) {what, names, sizeof(names) / sizeof((names)[0]), NCL_NAMES_KIND_COUNT, -1, NULL, 0}
+#define RS_YAML_ENGINE_ENUM(what, kind, skip) {what, NULL, 0, kind, skip, NULL, 0}
+#define RS_YAML_ENGINE_ENUM_AND(what, kind, extra, nextra) {what, NULL, 0, kind, -1, extra, nextra}
 
 /** The printed name of a value, "?" for none. */
 const char *rs_yaml_enum_name(const rs_yaml_enum *e, int value);

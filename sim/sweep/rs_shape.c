@@ -8,26 +8,27 @@
 #include "ncl/ncl_dtype.h"
 #include "rs_data.h"
 
-int rs_shape_reduces(ncl_coll c)
+int rs_shape_reduces(int c) { return c == NCL_COLL_ALLREDUCE || c == NCL_COLL_REDUCE || c == NCL_COLL_REDUCE_SCATTER; }
+
+int rs_shape_rooted(int c) { return c == NCL_COLL_BROADCAST || c == NCL_COLL_REDUCE; }
+
+int rs_shape_per_rank(int c)
 {
-    return c == NCL_COLL_ALLREDUCE || c == NCL_COLL_REDUCE || c == NCL_COLL_REDUCE_SCATTER;
+    return c == NCL_COLL_REDUCE_SCATTER || c == NCL_COLL_ALLGATHER || c == NCL_COLL_ALLTOALL || c == RS_COLL_ALLTOALLV;
 }
 
-int rs_shape_rooted(ncl_coll c) { return c == NCL_COLL_BROADCAST || c == NCL_COLL_REDUCE; }
-
-int rs_shape_per_rank(ncl_coll c)
+int rs_shape_make(rs_shape *s, rs_coll rc, int nranks, ncl_dtype dt, ncl_op op, int root, double skew,
+                  uint64_t bytes)
 {
-    return c == NCL_COLL_REDUCE_SCATTER || c == NCL_COLL_ALLGATHER || c == NCL_COLL_ALLTOALL;
-}
-
-int rs_shape_make(rs_shape *s, ncl_coll coll, int nranks, ncl_dtype dt, ncl_op op, int root, uint64_t bytes)
-{
+    if (rc == RS_COLL_ALLTOALLV)
+        return rs_shape_make_a2av(s, nranks, dt, skew, bytes);
+    const ncl_coll coll = (ncl_coll)rc;
     uint64_t p = (uint64_t)nranks;
     memset(s, 0, sizeof *s);
     s->coll = coll;
     s->dt = dt;
-    s->op = rs_shape_reduces(coll) ? op : NCL_MAX;
-    s->root = rs_shape_rooted(coll) ? root : 0;
+    s->op = rs_shape_reduces(rc) ? op : NCL_MAX;
+    s->root = rs_shape_rooted(rc) ? root : 0;
     s->nranks = nranks;
     s->es = ncl_dtype_size(dt);
     uint64_t elems = s->es ? bytes / s->es : 0;
@@ -58,7 +59,19 @@ int rs_shape_make(rs_shape *s, ncl_coll coll, int nranks, ncl_dtype dt, ncl_op o
 uint64_t rs_shape_a2av_len(const rs_shape *s, int from, int to)
 {
     const uint64_t a = (uint64_t)(from < to ? from : to), b = (uint64_t)(from < to ? to : from);
-    return s->count * ((a * 5 + b * 3 + a * b) % 9) / 4;
+    const uint64_t w = (a * 5 + b * 3 + a * b) % 9, k = s->a2av_skew; /* 4000 >= 4 k: never below 0 */
+    return s->count * (4000 + k * w - 4 * k) / 4000;
+}
+
+uint64_t rs_shape_plan_count(const rs_shape *s)
+{
+    uint64_t most = s->a2av ? 0 : s->count;
+    for (int i = 0; s->a2av && i < s->nranks; i++)
+        for (int j = i; j < s->nranks; j++) { /* symmetric */
+            const uint64_t n = rs_shape_a2av_len(s, i, j);
+            most = n > most ? n : most;
+        }
+    return most;
 }
 
 /* Rank's row (what it sends) or column (what it receives) of the matrix. */
@@ -70,10 +83,11 @@ static uint64_t a2av_sum(const rs_shape *s, int rank, int column)
     return n;
 }
 
-int rs_shape_make_a2av(rs_shape *s, int nranks, ncl_dtype dt, uint64_t bytes)
+int rs_shape_make_a2av(rs_shape *s, int nranks, ncl_dtype dt, double skew, uint64_t bytes)
 {
-    rs_shape_make(s, NCL_COLL_ALLTOALL, nranks, dt, NCL_MAX, 0, bytes);
+    rs_shape_make(s, (rs_coll)NCL_COLL_ALLTOALL, nranks, dt, NCL_MAX, 0, 0, bytes);
     s->a2av = 1;
+    s->a2av_skew = (uint32_t)(skew > 0 ? (skew < 1 ? skew * 1000 + 0.5 : 1000) : 0);
     s->send_elems = s->recv_elems = s->result_elems = 0;
     for (int r = 0; r < nranks; r++) {
         const uint64_t row = a2av_sum(s, r, 0); /* = its column: the matrix is symmetric */
@@ -84,12 +98,13 @@ int rs_shape_make_a2av(rs_shape *s, int nranks, ncl_dtype dt, uint64_t bytes)
     return s->result_elems > 0;
 }
 
-/* Every matrix asked for, one per (nranks, count), kept for the process's life: a call's ranks
+/* Every matrix asked for, one per (nranks, count, skew), kept for the process's life: a call's ranks
  * (threads, or one thread driving all) and a running non-blocking call read them meanwhile. */
 typedef struct a2av_matrix {
     struct a2av_matrix *next;
     int nranks;
     uint64_t count;
+    uint32_t skew;
     uint64_t counts[];
 } a2av_matrix;
 
@@ -100,10 +115,10 @@ const uint64_t *rs_shape_a2av_counts(const rs_shape *s)
     const size_t n = (size_t)s->nranks * (size_t)s->nranks;
     pthread_mutex_lock(&lock);
     a2av_matrix *m = kept;
-    while (m && !(m->nranks == s->nranks && m->count == s->count))
+    while (m && !(m->nranks == s->nranks && m->count == s->count && m->skew == s->a2av_skew))
         m = m->next;
     if (!m && (m = malloc(sizeof *m + n * sizeof m->counts[0])) != NULL) {
-        m->nranks = s->nranks, m->count = s->count;
+        m->nranks = s->nranks, m->count = s->count, m->skew = s->a2av_skew;
         for (int i = 0; i < s->nranks; i++)
             for (int j = 0; j < s->nranks; j++)
                 m->counts[(size_t)i * (size_t)s->nranks + (size_t)j] = rs_shape_a2av_len(s, i, j);

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "ncl/ncl.h"
+#include "rs_sweep.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,26 +30,33 @@ typedef struct rs_shape {
     uint64_t result_elems;  /**< the whole expected result (every rank's part for reduce_scatter and
                                  alltoall: rank r's at r * recv_elems) */
     uint64_t size;          /**< bytes, as the table's size column prints them */
-    /** alltoallv (rs_shape_make_a2av): blocks of count x w / 4 elements, w = 0 .. 8 per pair by
-     *  rs_shape_a2av_len's fixed pattern (symmetric, so in place works too; some blocks empty);
-     *  send_elems and recv_elems are then the largest rank's, result_elems the matrix's sum. */
+    /** alltoallv (rs_shape_make_a2av): blocks of count x (1 + skew (w - 4) / 4) elements, w = 0 .. 8
+     *  per pair by rs_shape_a2av_len's fixed pattern (symmetric, so in place works too; at skew 1
+     *  some blocks are empty); send_elems and recv_elems are then the largest rank's, result_elems
+     *  the matrix's sum. */
     int a2av;
+    uint32_t a2av_skew;     /**< the skew in thousandths, 0 .. 1000 */
 } rs_shape;
 
-/** 1 for allreduce, reduce and reduce_scatter; 1 for broadcast and reduce (rooted). */
-int rs_shape_reduces(ncl_coll coll);
-int rs_shape_rooted(ncl_coll coll);
+/** 1 for allreduce, reduce and reduce_scatter; 1 for broadcast and reduce (rooted). coll: an rs_coll,
+ *  or an ncl_coll (the same values). */
+int rs_shape_reduces(int coll);
+int rs_shape_rooted(int coll);
 /** 1 where the API's count is one rank's share of the table's size (nranks counts): reduce_scatter,
- *  allgather, alltoall. */
-int rs_shape_per_rank(ncl_coll coll);
+ *  allgather, alltoall(v). */
+int rs_shape_per_rank(int coll);
 
-/** The shape of `bytes` of coll (op and root are ignored where they do not apply). 0 when it has
- *  no element to move (nccl-tests skips such sizes), else 1. */
-int rs_shape_make(rs_shape *s, ncl_coll coll, int nranks, ncl_dtype dt, ncl_op op, int root, uint64_t bytes);
+/** The shape of `bytes` of coll (op, root and alltoallv's skew, 0..1, are ignored where they do
+ *  not apply). 0 when it has no element to move (nccl-tests skips such sizes), else 1. */
+int rs_shape_make(rs_shape *s, rs_coll coll, int nranks, ncl_dtype dt, ncl_op op, int root, double skew,
+                  uint64_t bytes);
 
-/** alltoallv's shape: alltoall's (count = the mean block of `bytes` / nranks) over a skewed
- *  matrix; 0 when it has no element to move. */
-int rs_shape_make_a2av(rs_shape *s, int nranks, ncl_dtype dt, uint64_t bytes);
+/** alltoallv's shape: alltoall's (count = the mean block of `bytes` / nranks) over a matrix whose
+ *  blocks spread over (1 - skew) .. (1 + skew) x count (skew 0..1; 0: alltoall's blocks); 0 when
+ *  it has no element to move. */
+int rs_shape_make_a2av(rs_shape *s, int nranks, ncl_dtype dt, double skew, uint64_t bytes);
+/** The count the engine plans the call with: alltoallv's largest block, else count. */
+uint64_t rs_shape_plan_count(const rs_shape *s);
 /** Its blocks: elements rank `from` sends rank `to`. */
 uint64_t rs_shape_a2av_len(const rs_shape *s, int from, int to);
 /** The whole matrix, as ncl_alltoallv takes it (kept for the process's life; thread-safe). */

@@ -1,9 +1,33 @@
-/* rs_sweep.c — the sweep's defaults and its size sequence. */
+/* rs_sweep.c — the sweep's collectives, defaults and size sequence. */
 #include "rs_sweep.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+const ncl_name rs_coll_extra_names[RS_COLL_EXTRA_COUNT] = {{"alltoallv", RS_COLL_ALLTOALLV, 0}};
+
+ncl_coll rs_coll_engine(rs_coll c) { return c == RS_COLL_ALLTOALLV ? NCL_COLL_ALLTOALL : (ncl_coll)c; }
+
+const char *rs_coll_name(rs_coll c)
+{
+    return c == RS_COLL_ALLTOALLV ? rs_coll_extra_names[0].name : ncl_coll_name((ncl_coll)c);
+}
+
+int rs_coll_parse(const char *text, rs_coll *out)
+{
+    int v;
+    if (ncl_name_parse(NCL_NAMES_COLL, text, &v) == 0) {
+        *out = (rs_coll)v;
+        return 0;
+    }
+    for (int i = 0; text && i < RS_COLL_EXTRA_COUNT; i++)
+        if (strcmp(text, rs_coll_extra_names[i].name) == 0) {
+            *out = (rs_coll)rs_coll_extra_names[i].value;
+            return 0;
+        }
+    return -1;
+}
 
 void rs_sweep_defaults(rs_sweep *s)
 {
@@ -21,8 +45,9 @@ void rs_sweep_defaults(rs_sweep *s)
     s->ndtypes = 1;
     s->dtypes[0] = NCL_FLOAT32;
     s->ncolls = 2;
-    s->colls[0] = NCL_COLL_ALLREDUCE;
-    s->colls[1] = NCL_COLL_BROADCAST;
+    s->colls[0] = (rs_coll)NCL_COLL_ALLREDUCE;
+    s->colls[1] = (rs_coll)NCL_COLL_BROADCAST;
+    s->a2av_skew = RS_A2AV_SKEW_DEFAULT;
     s->root = 0;
     s->nranks = 8;
     s->algo = NCL_ALGO_AUTO;

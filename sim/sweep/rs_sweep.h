@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "ncl/ncl.h"
+#include "ncl/ncl_names.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -17,6 +18,25 @@ extern "C" {
 #define RS_EXIT_WRONG 1   /* some result was wrong */
 #define RS_EXIT_USAGE 2   /* bad command line or an output file that cannot be written */
 #define RS_EXIT_ENGINE 3  /* the engine returned an error (timeout, ...) */
+
+/** A table's collective: one of the engine's (the ncl_coll values) or alltoallv, ncl_alltoallv
+ *  over a skewed count matrix (rs_shape_make_a2av), a table of its own beside alltoall's. */
+typedef enum rs_coll { RS_COLL_ALLTOALLV = NCL_COLL_COUNT, RS_COLL_COUNT } rs_coll;
+
+/** The names past the engine's collectives ({"alltoallv", RS_COLL_ALLTOALLV}), for parsers and
+ *  allowed-lists that take the engine's table and these. */
+#define RS_COLL_EXTRA_COUNT 1
+extern const ncl_name rs_coll_extra_names[RS_COLL_EXTRA_COUNT];
+
+/** The engine's collective that runs c (alltoallv: alltoall, whose algorithms run it). */
+ncl_coll rs_coll_engine(rs_coll c);
+/** The engine's name of c, or "alltoallv"; "?" out of range. */
+const char *rs_coll_name(rs_coll c);
+/** An engine collective's name or alias, or "alltoallv": 0 and *out, else -1. */
+int rs_coll_parse(const char *text, rs_coll *out);
+
+/** alltoallv's default skew: its blocks spread over 0 .. 2x the mean (rs_shape_make_a2av). */
+#define RS_A2AV_SKEW_DEFAULT 1.0
 
 /** Where the ranks run. */
 typedef enum rs_backend { RS_BACKEND_HOST = 0, RS_BACKEND_SIM, RS_BACKEND_ZMQ } rs_backend;
@@ -36,7 +56,8 @@ typedef struct rs_sweep {
     int ndtypes;
     ncl_dtype dtypes[NCL_DTYPE_COUNT];
     int ncolls;
-    ncl_coll colls[NCL_COLL_COUNT];
+    rs_coll colls[RS_COLL_COUNT];
+    double a2av_skew;         /**< alltoallv's blocks: (1 - skew) .. (1 + skew) x the mean, 0..1 */
     int root;
     int nranks;
     ncl_algo algo;

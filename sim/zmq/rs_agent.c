@@ -88,7 +88,8 @@ static void ag_free(void *ud, void *p)
 /* ---- one row ----------------------------------------------------------------------------------- */
 
 typedef struct ag_run {
-    ncl_coll coll;
+    rs_coll coll;
+    double skew; /* alltoallv's */
     ncl_algo algo;
     ncl_dtype dt;
     ncl_op op;
@@ -126,7 +127,8 @@ static ncl_algo ag_row_algo(const agent *a, const ag_run *r, const rs_shape *s)
     if (ncl_hal_caps_get(a->hal, &caps) != NCL_SUCCESS)
         return NCL_ALGO_AUTO;
     ncl_plan_env_init(&env, &a->cfg, &caps);
-    ncl_result rc = ncl_plan_make(&plan, r->coll, NCL_ALGO_AUTO, a->nranks, a->rank, s->root, s->count, s->dt,
+    ncl_result rc = ncl_plan_make(&plan, rs_coll_engine(r->coll), NCL_ALGO_AUTO, a->nranks, a->rank, s->root,
+                                  rs_shape_plan_count(s), s->dt,
                                   rs_shape_reduces(r->coll) ? s->op : NCL_SUM, 0, &env);
     return rc == NCL_SUCCESS ? (ncl_algo)plan.algo : NCL_ALGO_AUTO;
 }
@@ -153,7 +155,7 @@ static void ag_engine_error(agent *a, const ag_run *r, const rs_shape *s, const 
         link = ""; /* the board's account reached the engine through the backend (peer_check) */
     /* the engine's detail (collective, step, peer) or else what the code means; then the
      * backend's first failure, which names the dead or corrupting rank */
-    snprintf(out, len, "rank %d: %s %s (%s, %llu B %s %s): %s%s%s", a->rank, ncl_coll_name(r->coll),
+    snprintf(out, len, "rank %d: %s %s (%s, %llu B %s %s): %s%s%s", a->rank, rs_coll_name(r->coll),
              inplace ? "in-place" : "out-of-place", phase, (unsigned long long)s->size, ncl_dtype_name(r->dt),
              rs_shape_reduces(r->coll) ? ncl_op_name(r->op) : "none", detail && *detail ? detail : ncl_strerror(rc),
              link && *link ? " -- " : "", link ? link : "");
@@ -167,7 +169,7 @@ static const char *ag_run_sweep(agent *a, const ag_run *r, cJSON *rows, char *er
     uint64_t amax = 0, bmax = 0, emax = 0;
     rs_shape s;
     for (int i = 0; i < r->nsizes; i++)
-        if (rs_shape_make(&s, r->coll, a->nranks, r->dt, r->op, r->root, r->sizes[i])) {
+        if (rs_shape_make(&s, r->coll, a->nranks, r->dt, r->op, r->root, r->skew, r->sizes[i])) {
             amax = rs_shape_a_bytes(&s) > amax ? rs_shape_a_bytes(&s) : amax;
             bmax = rs_shape_b_bytes(&s) > bmax ? rs_shape_b_bytes(&s) : bmax;
             emax = s.result_elems * s.es > emax ? s.result_elems * s.es : emax;
@@ -202,7 +204,7 @@ static const char *ag_run_sweep(agent *a, const ag_run *r, cJSON *rows, char *er
     }
     const char *fail = NULL;
     for (int i = 0; i < r->nsizes && !fail && !ag_stop; i++) {
-        if (!rs_shape_make(&s, r->coll, a->nranks, r->dt, r->op, r->root, r->sizes[i]))
+        if (!rs_shape_make(&s, r->coll, a->nranks, r->dt, r->op, r->root, r->skew, r->sizes[i]))
             continue;
         double t_us[2] = {0, 0};
         uint64_t wrong[2] = {0, 0};
@@ -304,27 +306,32 @@ static const char *ag_parse_run(const agent *a, const cJSON *req, ag_run *r, cha
     double v;
     if (!cJSON_IsObject(req))
         return "RUN: the payload is not a JSON object";
-    static const char *const known[] = {"coll", "algo", "dtype", "op", "root", "sizes", "iters", "warmup", "check", "seed"};
+    static const char *const known[] = {"coll", "algo", "dtype", "op", "root", "sizes", "iters", "warmup", "check", "seed",
+                                        "skew"};
     for (const cJSON *it = req->child; it; it = it->next) {
         int ok = 0;
         for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
             ok |= !strcmp(it->string, known[k]);
         if (!ok) {
             snprintf(why, len, "RUN: unknown field '%s' (allowed: coll, algo, dtype, op, root, sizes, iters, warmup, "
-                     "check, seed)", it->string);
+                     "check, seed, skew)", it->string);
             return why;
         }
     }
-    if (!(s = ag_json_str(req, "coll", NULL)) || ncl_coll_parse(s, &r->coll) != 0) {
-        snprintf(why, len, "RUN: coll '%s' (allowed: allreduce, broadcast, reduce, reduce_scatter, allgather)",
-                 s ? s : "(missing or not a string)");
+    if (!(s = ag_json_str(req, "coll", NULL)) || rs_coll_parse(s, &r->coll) != 0) {
+        snprintf(why, len, "RUN: coll '%s' (allowed: allreduce, broadcast, reduce, reduce_scatter, allgather, alltoall, "
+                 "alltoallv)", s ? s : "(missing or not a string)");
         return why;
     }
     if (!(s = ag_json_str(req, "algo", "auto")) || ncl_algo_parse(s, &r->algo) != 0 ||
-        !ncl_algo_supported(r->coll, r->algo)) {
-        snprintf(why, len, "RUN: algo '%s' does not implement %s", s ? s : "?", ncl_coll_name(r->coll));
+        !ncl_algo_supported(rs_coll_engine(r->coll), r->algo)) {
+        snprintf(why, len, "RUN: algo '%s' does not implement %s", s ? s : "?", rs_coll_name(r->coll));
         return why;
     }
+    const cJSON *skew = cJSON_GetObjectItemCaseSensitive(req, "skew");
+    if (skew && (!cJSON_IsNumber(skew) || !(skew->valuedouble >= 0 && skew->valuedouble <= 1)))
+        return "RUN: skew must be a number from 0 to 1";
+    r->skew = skew ? skew->valuedouble : RS_A2AV_SKEW_DEFAULT;
     if (!(s = ag_json_str(req, "dtype", "float")) || ncl_dtype_parse(s, &r->dt) != 0) {
         snprintf(why, len, "RUN: dtype '%s' (allowed: int8, uint8, int32, uint32, int64, half, bfloat16, float, double)",
                  s ? s : "?");
@@ -471,12 +478,12 @@ static cJSON *ag_selftest(agent *a)
     cJSON *j = cJSON_CreateObject(), *rows = cJSON_CreateArray();
     char errbuf[1024];
     const char *fail = NULL;
-    r.coll = NCL_COLL_ALLREDUCE;
+    r.coll = (rs_coll)NCL_COLL_ALLREDUCE;
     r.dt = NCL_INT32;
     r.op = NCL_SUM;
     fail = ag_run_sweep(a, &r, rows, errbuf, sizeof errbuf);
     if (!fail) {
-        r.coll = NCL_COLL_BROADCAST;
+        r.coll = (rs_coll)NCL_COLL_BROADCAST;
         r.dt = NCL_FLOAT32;
         fail = ag_run_sweep(a, &r, rows, errbuf, sizeof errbuf);
     }
@@ -548,7 +555,7 @@ static cJSON *ag_ring(agent *a, const cJSON *req, char *why, size_t len)
     uint64_t sizes[1] = {(uint64_t)bytes};
     ag_run r;
     memset(&r, 0, sizeof r);
-    r.coll = NCL_COLL_ALLREDUCE;
+    r.coll = (rs_coll)NCL_COLL_ALLREDUCE;
     r.algo = NCL_ALGO_RING;
     r.dt = NCL_INT32;
     r.op = NCL_SUM;

@@ -14,6 +14,7 @@
 #include "ncl/ncl_diag.h"
 #include "ncl/ncl_names.h"
 #include "ncl/ncl_wire.h"
+#include "sweep/rs_shape.h"
 #include "sweep/rs_sweep.h"
 #include "rs_ctl.h"
 #include "rs_ranktable.h"
@@ -83,18 +84,16 @@ static double zr_num_at(const cJSON *o, const char *key, int i)
     return cJSON_IsNumber(v) ? v->valuedouble : 0.0;
 }
 
-static int zr_is_reducing(ncl_coll c)
-{
-    return c == NCL_COLL_ALLREDUCE || c == NCL_COLL_REDUCE || c == NCL_COLL_REDUCE_SCATTER;
-}
-
 /* One collective's table: RUN on every agent, rows merged (time: slowest rank, #wrong: summed). */
-static int zr_run_coll(rs_ctl *z, const rs_sweep *o, const uint64_t *sizes, size_t ns, ncl_coll coll, ncl_dtype dt,
+static int zr_run_coll(rs_ctl *z, const rs_sweep *o, const uint64_t *sizes, size_t ns, rs_coll coll, ncl_dtype dt,
                        ncl_op op, rs_report *rep, FILE *out)
 {
-    ncl_algo algo = o->algo != NCL_ALGO_AUTO && ncl_algo_supported(coll, o->algo) ? o->algo : NCL_ALGO_AUTO;
+    ncl_algo algo =
+        o->algo != NCL_ALGO_AUTO && ncl_algo_supported(rs_coll_engine(coll), o->algo) ? o->algo : NCL_ALGO_AUTO;
     cJSON *req = cJSON_CreateObject();
-    cJSON_AddStringToObject(req, "coll", ncl_coll_name(coll));
+    cJSON_AddStringToObject(req, "coll", rs_coll_name(coll));
+    if (coll == RS_COLL_ALLTOALLV)
+        cJSON_AddNumberToObject(req, "skew", o->a2av_skew);
     cJSON_AddStringToObject(req, "algo", ncl_algo_name(algo));
     cJSON_AddStringToObject(req, "dtype", ncl_dtype_name(dt));
     cJSON_AddStringToObject(req, "op", ncl_op_name(op));
@@ -108,7 +107,7 @@ static int zr_run_coll(rs_ctl *z, const rs_sweep *o, const uint64_t *sizes, size
     cJSON_AddNumberToObject(req, "seed", (double)(o->seed & ((1ull << 53) - 1)));
     char *json = cJSON_PrintUnformatted(req);
     cJSON_Delete(req);
-    int interrupted = rs_ctl_all(z, NCL_WIRE_RUN, json, 0, ncl_coll_name(coll));
+    int interrupted = rs_ctl_all(z, NCL_WIRE_RUN, json, 0, rs_coll_name(coll));
     free(json);
 
     /* Rows every rank reported, in order. */
@@ -142,8 +141,8 @@ static int zr_run_coll(rs_ctl *z, const rs_sweep *o, const uint64_t *sizes, size
         row.coll = coll;
         row.dtype = dt;
         row.op = op;
-        row.has_op = zr_is_reducing(coll);
-        row.root = coll == NCL_COLL_BROADCAST || coll == NCL_COLL_REDUCE ? o->root : -1;
+        row.has_op = rs_shape_reduces(coll);
+        row.root = rs_shape_rooted(coll) ? o->root : -1;
         row.size = (uint64_t)zr_num(r0, "size");
         row.count = (uint64_t)zr_num(r0, "count");
         const cJSON *an = cJSON_GetObjectItemCaseSensitive(r0, "algo");
@@ -279,9 +278,9 @@ int rs_zmqrun(const rs_zmqrun_config *cfg, const rs_sweep *sweep, const char *js
     double run_t0 = zr_now();
     for (int c = 0; c < o.ncolls && status != RS_EXIT_ENGINE && status != RS_CTL_EXIT_INTERRUPTED; c++)
         for (int d = 0; d < o.ndtypes && status != RS_EXIT_ENGINE && status != RS_CTL_EXIT_INTERRUPTED; d++)
-            for (int k = 0; k < (zr_is_reducing(o.colls[c]) ? o.nops : 1); k++) {
-                int s = zr_run_coll(&z, &o, sizes, nsizes, o.colls[c], o.dtypes[d], zr_is_reducing(o.colls[c]) ? o.ops[k] : NCL_SUM,
-                                    rep, out);
+            for (int k = 0; k < (rs_shape_reduces(o.colls[c]) ? o.nops : 1); k++) {
+                int s = zr_run_coll(&z, &o, sizes, nsizes, o.colls[c], o.dtypes[d],
+                                    rs_shape_reduces(o.colls[c]) ? o.ops[k] : NCL_SUM, rep, out);
                 if (s > status || s == RS_CTL_EXIT_INTERRUPTED)
                     status = s;
                 if (status == RS_EXIT_ENGINE || status == RS_CTL_EXIT_INTERRUPTED)

@@ -37,10 +37,8 @@ void mx_shape(rs_shape *s, const mx_case *c, int nranks)
 {
     /* rs_shape_make takes the table's bytes */
     uint64_t per = rs_shape_per_rank(c->coll) ? (uint64_t)nranks : 1;
-    if (c->a2av)
-        rs_shape_make_a2av(s, nranks, c->dt, c->count * per * ncl_dtype_size(c->dt));
-    else
-        rs_shape_make(s, c->coll, nranks, c->dt, c->op, c->root, c->count * per * ncl_dtype_size(c->dt));
+    rs_shape_make(s, c->a2av ? RS_COLL_ALLTOALLV : (rs_coll)c->coll, nranks, c->dt, c->op, c->root,
+                  RS_A2AV_SKEW_DEFAULT, c->count * per * ncl_dtype_size(c->dt));
 }
 
 void mx_place(const rs_shape *s, int rank, unsigned char *a, unsigned char *b, int inplace,

@@ -392,7 +392,7 @@ static void test_defaults(void **state)
         fail_msg("%s", err);
     assert_string_equal(sc.name, "ft");
     assert_int_equal(sc.topo.spines, 8);
-    assert_int_equal(sc.workload.colls_count, NCL_COLL_COUNT);
+    assert_int_equal(sc.workload.colls_count, RS_COLL_COUNT); /* alltoallv too */
     assert_int_equal(sc.workload.dtype, NCL_BFLOAT16);
     assert_true(sc.seed == UINT64_MAX);
     assert_int_equal(rs_scenario_link_count(&sc.topo), 2 * 32 + 2 * 4 * 8);

@@ -164,6 +164,7 @@ static void test_bad_requests(void **state)
     expect_error(0, NCL_WIRE_RUN, "{\"coll\":\"allreduce\",\"sizes\":[-1]}", "sizes[0] is not a byte size");
     expect_error(0, NCL_WIRE_RUN, "{\"coll\":\"allreduce\",\"sizes\":[8],\"root\":2}", "root must be an integer 0..1");
     expect_error(0, NCL_WIRE_RUN, "{\"coll\":\"broadcast\",\"algo\":\"hd\",\"sizes\":[8]}", "does not implement broadcast");
+    expect_error(0, NCL_WIRE_RUN, "{\"coll\":\"alltoallv\",\"skew\":1.5,\"sizes\":[8]}", "skew must be a number from 0 to 1");
     expect_error(0, NCL_WIRE_NOTIFY, NULL, "NOTIFY is not a controller command");
     /* still up and idle */
     exchange(0, NCL_WIRE_STATE, NULL, &rp);
@@ -224,6 +225,16 @@ static void test_run_selftest_counters(void **state)
             assert_int_equal(cJSON_GetArrayItem(w, 1)->valueint, 0);
         }
         assert_int_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(rows, 1), "size")->valueint, 4100);
+        cJSON_Delete(j[r]);
+    }
+    /* alltoallv over a skewed matrix (each agent builds it from the row): both ranks bit-exact */
+    both(NCL_WIRE_RUN, "{\"coll\":\"alltoallv\",\"skew\":0.5,\"dtype\":\"int32\",\"sizes\":[4096],\"iters\":1,\"warmup\":0}",
+         j);
+    for (int r = 0; r < 2; r++) {
+        assert_true(cJSON_IsTrue(cJSON_GetObjectItem(j[r], "ok")));
+        cJSON *w = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j[r], "rows"), 0), "wrong");
+        assert_int_equal(cJSON_GetArrayItem(w, 0)->valueint, 0);
+        assert_int_equal(cJSON_GetArrayItem(w, 1)->valueint, 0);
         cJSON_Delete(j[r]);
     }
     both(NCL_WIRE_SELFTEST, "{}", j);

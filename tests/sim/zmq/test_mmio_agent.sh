@@ -84,7 +84,8 @@ slow)
   # a link slowed to 0.00005 GB/s: 80x below emulated boards' 0.004 GB/s, 20x under ASan's 0.001
   run 1 bringup --agent-backend mmio --ranks 3 --expect ring:3 --bytes 16K --slot 4K --ring-bytes 16K --pings 5 --reps 2 \
     --inject 1-2:slow:0.00005
-  grep -q '^ *1->2 .*slow: 0.000 GB/s is below 0.50 x the median .*first pass and re-test' "$TMP/out" \
+  # (the factor is 0.50 unless a noisy run lowers it: a loaded machine's boards vary +-60 %)
+  grep -q '^ *1->2 .*slow: 0.000 GB/s is below 0\.[0-9]* x the median .*first pass and re-test' "$TMP/out" \
     || fail "the slow link 1->2 is not named"
   [ "$(grep -c "$GOOD" "$TMP/out")" = 5 ] || fail "the other 5 links are not good"
   grep -q '2 ring allreduce(s): 2 correct, 0 failed' "$TMP/out" || fail "a slow link still carries correct rings"
