@@ -97,7 +97,7 @@ std::vector<std::pair<double, double>> envelope_sum(const std::vector<std::pair<
     for (const auto &x : a)
         for (const auto &y : b)
             sum.push_back({x.first + y.first, x.second + y.second});
-    return upper_envelope(sum);
+    return upper_envelope(std::move(sum));
 }
 
 // `c` with its steps' alpha + beta n (drop) replaced by their envelope (steps): its line the
@@ -242,17 +242,19 @@ CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first
     struct Use {
         double load, first, last, way_on;
     };
-    std::map<int, Use> use;
-    std::vector<double> mem((size_t)t_.nnodes(), 0.0);
-    std::vector<double> wire((size_t)t_.nnodes(), 0.0);
-    std::vector<std::vector<EngineWrite>> writes((size_t)t_.nnodes());
-    std::vector<std::vector<size_t>> flow_of((size_t)t_.nnodes());                   // their flows
-    std::vector<std::vector<EngineWrite>> wires((size_t)t_.nnodes()); // the same, wire time per byte
+    const size_t nodes = (size_t)t_.nnodes();
+    std::vector<Use> use(t_.channels().size());
+    std::vector<char> in_use(t_.channels().size(), 0);
+    std::vector<int> used; // channels with a flow, in the order first reached
+    std::vector<double> mem(nodes, 0.0);
+    std::vector<double> wire(nodes, 0.0);
     double o = dev_.task_overhead, alpha = 0;
     Step out{0, 0, std::vector<double>(flows.size(), 0.0)};
     const size_t engines = dev_.dma_engines ? dev_.dma_engines : 1u;
     std::vector<double> arrive_beta(flows.size(), 0.0); // per flow: per byte of n, along its engine chain
     std::vector<int> first_hop(flows.size(), -1);       // per flow: the channel it leaves on
+    std::vector<double> ready_at(flows.size(), 0.0);    // per flow: its READY's arrival
+    std::vector<size_t> per_src(nodes + 1, 0);          // flows by source (counting sort, flow order kept)
     for (size_t k = 0; k < flows.size(); k++) {
         const Flow &f = flows[k];
         if (f.src == f.dst)
@@ -265,7 +267,12 @@ CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first
         for (int ch : r.channels) {
             double lat = t_.channels()[(size_t)ch].params.latency;
             double way_on = ready + o + l - before - lat;
-            Use &u = use.emplace(ch, Use{0, before, before, way_on}).first->second;
+            Use &u = use[(size_t)ch];
+            if (!in_use[(size_t)ch]) {
+                in_use[(size_t)ch] = 1;
+                used.push_back(ch);
+                u = Use{0, before, before, way_on};
+            }
             u.load += f.frac;
             u.first = std::min(u.first, before);
             if (before > u.last || (before == u.last && way_on > u.way_on))
@@ -281,52 +288,64 @@ CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first
         if (bw > 0)
             wire[(size_t)f.src] += f.frac / bw;
         arrive_beta[k] = bw > 0 ? f.frac / bw : 0.0;
-        wires[(size_t)f.src].push_back(EngineWrite{0.0, bw > 0 ? f.frac / bw : 0.0, f.queue});
-        writes[(size_t)f.src].push_back(EngineWrite{ready, o + l, f.queue, arrive_beta[k]});
-        flow_of[(size_t)f.src].push_back(k);
+        ready_at[k] = ready;
+        per_src[(size_t)f.src + 1]++;
     }
+    for (size_t v = 0; v < nodes; v++)
+        per_src[v + 1] += per_src[v];
+    std::vector<size_t> by_src(per_src[nodes]), fill(per_src.begin(), per_src.end() - 1);
+    for (size_t k = 0; k < flows.size(); k++)
+        if (flows[k].src != flows[k].dst)
+            by_src[fill[(size_t)flows[k].src]++] = k;
     double beta = 0;
-    std::vector<bool> waves(writes.size(), false); // a device whose writes wait for one another
-    for (size_t v = 0; v < writes.size(); v++) {
+    std::vector<bool> waves(nodes, false); // a device whose writes wait for one another
+    for (size_t v = 0; v < nodes; v++) {
+        const size_t *mine = by_src.data() + per_src[v], count = per_src[v + 1] - per_src[v];
         bool chained = false; // some queue writes twice
-        for (size_t a = 0; a < writes[v].size() && !chained; a++)
+        for (size_t a = 0; a < count && !chained; a++)
             for (size_t b = 0; b < a && !chained; b++)
-                chained = writes[v][a].queue >= 0 && writes[v][a].queue == writes[v][b].queue;
-        waves[v] = writes[v].size() > engines || chained;
+                chained = flows[mine[a]].queue >= 0 && flows[mine[a]].queue == flows[mine[b]].queue;
+        waves[v] = count > engines || chained;
         if (waves[v]) {
+            std::vector<EngineWrite> writes, wires; // the device's writes, and the same at wire time per byte
+            std::vector<size_t> flow_of(mine, mine + count);
+            for (size_t k : flow_of) {
+                const Route &r = route(flows[k].src, flows[k].dst);
+                wires.push_back(EngineWrite{0.0, arrive_beta[k], flows[k].queue});
+                writes.push_back(EngineWrite{ready_at[k], o + r.latency, flows[k].queue, arrive_beta[k]});
+            }
             std::vector<double> per_byte;
-            std::vector<double> arrive = engines_arrive(writes[v], engines);
+            std::vector<double> arrive = engines_arrive(writes, engines);
             // each write's bytes share its first channel with the device's writes on it that are
             // issued before its bytes leave and still move then (issued together: a wave)
             for (size_t w = 0; w < arrive.size(); w++) {
-                double issue = arrive[w] - writes[v][w].hold, shared = 0;
+                double issue = arrive[w] - writes[w].hold, shared = 0;
                 for (size_t x = 0; x < arrive.size(); x++)
-                    if (first_hop[flow_of[v][x]] == first_hop[flow_of[v][w]] &&
-                        arrive[x] - writes[v][x].hold <= issue + o && arrive[x] > issue + 1e-12)
+                    if (first_hop[flow_of[x]] == first_hop[flow_of[w]] &&
+                        arrive[x] - writes[x].hold <= issue + o && arrive[x] > issue + 1e-12)
                         shared++;
-                writes[v][w].hold_beta *= std::max(1.0, shared);
+                writes[w].hold_beta *= std::max(1.0, shared);
             }
-            arrive = engines_arrive(writes[v], engines, &per_byte);
+            arrive = engines_arrive(writes, engines, &per_byte);
             for (size_t w = 0; w < arrive.size(); w++) {
-                out.arrive[flow_of[v][w]] = arrive[w];
-                arrive_beta[flow_of[v][w]] = per_byte[w];
+                out.arrive[flow_of[w]] = arrive[w];
+                arrive_beta[flow_of[w]] = per_byte[w];
                 alpha = std::max(alpha, arrive[w]);
             }
-            beta = std::max(beta, wire[v] / (double)std::min(engines, writes[v].size()));
+            beta = std::max(beta, wire[v] / (double)std::min(engines, writes.size()));
             // the mesh family's blocks (writes on send queues): whole writes, not a fluid, that
             // the engines carry in waves, a queue's in order (the ring's channels move rounds
             // of a slice, which do share the engines evenly)
-            bool queued = std::all_of(writes[v].begin(), writes[v].end(),
-                                      [](const EngineWrite &w) { return w.queue >= 0; });
+            bool queued = std::all_of(writes.begin(), writes.end(), [](const EngineWrite &w) { return w.queue >= 0; });
             if (queued)
-                for (double t : engines_arrive(wires[v], engines))
+                for (double t : engines_arrive(wires, engines))
                     beta = std::max(beta, t);
         }
     }
-    double link_beta = 0, link_alpha = alpha;
-    for (const auto &kv : use) {
-        const rs_link_params &lp = t_.channels()[(size_t)kv.first].params;
-        const Use &u = kv.second;
+    double link_beta = 0, link_alpha = alpha; // the (beta, alpha) highest in that order: any channel order
+    for (int ch : used) {
+        const rs_link_params &lp = t_.channels()[(size_t)ch].params;
+        const Use &u = use[(size_t)ch];
         double b = u.load / payload_bandwidth(lp), a = u.first + lp.latency + u.way_on;
         if (b > link_beta || (b == link_beta && a > link_alpha))
             link_beta = b, link_alpha = a;
@@ -357,7 +376,7 @@ CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first
     for (const auto &kv : leaving)
         out.envelope.push_back(kv.second);
     out.envelope.push_back({first, std::max(beta_engines, beta_memory)});
-    out.envelope = upper_envelope(out.envelope);
+    out.envelope = upper_envelope(std::move(out.envelope));
     return out;
 }
 
@@ -372,7 +391,18 @@ std::vector<std::pair<double, double>> CostModel::drain_lines(const std::vector<
     struct Head {
         double at, frac, way_on, at_beta; // at_beta: per byte of n, the writes before it on its engine
     };
-    std::map<int, std::vector<Head>> heads;
+    // every channel's heads in flow order, counted first and then placed (the sort below then
+    // sees each channel's heads in the order of the flows)
+    const size_t nch = t_.channels().size();
+    std::vector<size_t> start(nch + 1, 0);
+    for (const Flow &f : flows)
+        if (f.src != f.dst)
+            for (int ch : route(f.src, f.dst).channels)
+                start[(size_t)ch + 1]++;
+    for (size_t c = 0; c < nch; c++)
+        start[c + 1] += start[c];
+    std::vector<Head> heads(start[nch]);
+    std::vector<size_t> fill(start.begin(), start.end() - 1);
     for (size_t k = 0; k < flows.size(); k++) {
         const Flow &f = flows[k];
         if (f.src == f.dst)
@@ -381,21 +411,24 @@ std::vector<std::pair<double, double>> CostModel::drain_lines(const std::vector<
         double at = arrive[k] - r.latency; // issued + o
         double at_beta = std::max(0.0, arrive_beta[k] - (r.slowest > 0 ? f.frac / r.slowest : 0.0));
         for (int ch : r.channels) {
-            heads[ch].push_back(Head{at, f.frac, arrive[k] - at, at_beta});
+            heads[fill[(size_t)ch]++] = Head{at, f.frac, arrive[k] - at, at_beta};
             at += t_.channels()[(size_t)ch].params.latency + t_.forward_latency();
         }
     }
     std::vector<std::pair<double, double>> lines;
-    for (auto &kv : heads) {
-        std::vector<Head> &h = kv.second;
-        std::sort(h.begin(), h.end(), [](const Head &a, const Head &b) {
+    for (size_t c = 0; c < nch; c++) {
+        if (start[c] == start[c + 1])
+            continue;
+        Head *h = heads.data() + start[c];
+        const size_t n = start[c + 1] - start[c];
+        std::sort(h, h + n, [](const Head &a, const Head &b) {
             return a.at < b.at || (a.at == b.at && a.way_on < b.way_on);
         });
-        double bw = payload_bandwidth(t_.channels()[(size_t)kv.first].params), after = 0;
-        for (size_t k = h.size(); k-- > 0;) {
+        double bw = payload_bandwidth(t_.channels()[c].params), after = 0;
+        for (size_t k = n; k-- > 0;) {
             after += h[k].frac;
             if (k == 0 || h[k - 1].at < h[k].at)
-                lines.push_back({h[k].at + h.back().way_on, h[k].at_beta + after / bw});
+                lines.push_back({h[k].at + h[n - 1].way_on, h[k].at_beta + after / bw});
         }
     }
     return lines;
