@@ -192,14 +192,9 @@ private:
     uint64_t launches_ = 0;
     int agreed_peer_ = -1;
     uint64_t agreed_mine_ = 0, agreed_theirs_ = 0;
-    uint32_t busy_engines_ = 0;
-    std::deque<uint32_t> waiting_;        // queues waiting for a free DMA engine, in order
-    Queue queues_[NCL_MAX_QUEUES];
-    Memory mem_;
-    uint64_t tasks_done_ = 0, bytes_out_ = 0;
-
     // Notify counters, (sender << 32 | id) -> records: a small open-addressing table (a rank
-    // hears from few peers; entries stay once created, so there is no deletion).
+    // hears from few peers; entries stay once created, so there is no deletion). Beside the
+    // agreement above: a wait reads both (one cache line of a device that is not in cache).
     struct Counter {
         uint64_t key;
         uint32_t count;
@@ -208,6 +203,12 @@ private:
     std::vector<Counter> counters_; // power-of-two size
     size_t counters_used_ = 0;
     Counter *counter(uint64_t key, bool create);
+    uint32_t busy_engines_ = 0;
+    std::deque<uint32_t> waiting_;        // queues waiting for a free DMA engine, in order
+    Queue queues_[NCL_MAX_QUEUES];
+    Memory mem_;
+    uint64_t tasks_done_ = 0, bytes_out_ = 0;
+
     std::string fault_;
     ncl_hal_launch launch_{}; // the call this device began last: peers compare it (a mismatch at once)
 };
