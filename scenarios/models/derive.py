@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""derive.py — writes the model tables resnet50.yaml and bert_large.yaml from the architectures.
+"""derive.py — writes the model tables resnet50.yaml, bert_large.yaml and gpt2_xl.yaml from the architectures.
 
 Parameter counts follow the published models tensor by tensor (torchvision resnet50:
-25,557,032 parameters; BERT-large uncased without pre-training heads: 335,141,888). Forward
+25,557,032 parameters; BERT-large uncased without pre-training heads: 335,141,888; GPT-2 XL,
+Hugging Face's gpt2-xl with its output layer tied to the token embedding: 1,557,611,200). Forward
 FLOPs are 2 x multiply-adds per sample; backward is taken as 2 x forward (gradients of inputs
 and of weights). Times = FLOPs / the sustained speed stated in each table. Run it from this
 directory to regenerate the tables; ringsim itself never runs it.
@@ -95,6 +96,37 @@ def bert_large(seq=128, hidden=1024, layers=24, ffn=4096, vocab=30522, positions
     return t
 
 
+def gpt_decoder(seq, hidden, layers, vocab, positions):
+    """A GPT-2-style decoder (pre-norm blocks: ln_1, fused q/k/v, projection, ln_2, MLP 4 x hidden),
+    tensors named as Hugging Face's GPT-2. The output layer shares the token embedding (wte), so it
+    has no gradient tensor of its own: its matmul runs right after ln_f forward and right before it
+    backward, so it is counted on ln_f; wte's gradient is complete only when back-propagation
+    reaches the embedding, last."""
+    t = []
+
+    def linear(name, i, o, extra=0):
+        t.append((name + ".weight", i * o, 2 * seq * i * o + extra))
+        t.append((name + ".bias", o, 0))
+
+    def norm(name, extra=0):
+        t.append((name + ".weight", hidden, 8 * seq * hidden + extra))
+        t.append((name + ".bias", hidden, 0))
+
+    t.append(("wte.weight", vocab * hidden, 0))
+    t.append(("wpe.weight", positions * hidden, 0))
+    for l in range(layers):
+        p = "h.%d" % l
+        norm(p + ".ln_1")
+        # causal self-attention: scores (Q K^T) and their product with V, 2 x 2 x seq^2 x hidden
+        linear(p + ".attn.c_attn", hidden, 3 * hidden, 4 * seq * seq * hidden)
+        linear(p + ".attn.c_proj", hidden, hidden)
+        norm(p + ".ln_2")
+        linear(p + ".mlp.c_fc", hidden, 4 * hidden)
+        linear(p + ".mlp.c_proj", 4 * hidden, hidden)
+    norm("ln_f", 2 * seq * hidden * vocab)  # and the tied output layer's matmul
+    return t
+
+
 if __name__ == "__main__":
     n = write("resnet50.yaml", "ResNet-50",
               "torchvision resnet50 (25,557,032 parameters), 224x224 images, forward 8.2 GFLOP per image; "
@@ -108,3 +140,11 @@ if __name__ == "__main__":
               "forward: ~340 sequences/s per NPU",
               80e12, bert_large())
     assert n == 335141888, n
+    n = write("gpt2_xl.yaml", "GPT-2 XL",
+              "GPT-2 XL decoder (48 layers, hidden 1600, 25 heads, FFN 6400, vocabulary 50257, 1024 positions; "
+              "1,557,611,200 parameters, the output layer tied to the token embedding), sequence length 1024, "
+              "forward ~3.5 TFLOP per sequence; times per sequence at 80 TFLOP/s sustained (an assumption: ~30 %% "
+              "of an Ascend 910-class NPU's fp16 peak, as BERT-large's), backward = 2 x forward: ~7.6 sequences/s "
+              "per NPU",
+              80e12, gpt_decoder(seq=1024, hidden=1600, layers=48, vocab=50257, positions=1024))
+    assert n == 1557611200, n
