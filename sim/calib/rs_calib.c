@@ -301,7 +301,7 @@ int rs_calib_rows(const rs_scenario *sc, const rs_meas_table *const *tables, siz
             cr->place = r->place == RS_MEAS_PLACE_IN ? RS_MEAS_PLACE_IN : RS_MEAS_PLACE_OUT;
             cr->predicted_us = cr->error = NAN;
             /* what the engine cannot be asked: an empty buffer, a part of an element (of each rank's) */
-            uint64_t unit = ncl_dtype_size(j.dtype) * (rs_shape_per_rank((rs_coll)j.coll) ? (uint64_t)ranks : 1);
+            uint64_t unit = ncl_dtype_size(j.dtype) * (rs_shape_per_rank(j.coll) ? (uint64_t)ranks : 1);
             if (r->nccl_bytes == 0)
                 cr->why_not = "0 B: nothing to simulate";
             else if (r->nccl_bytes % unit)

@@ -534,7 +534,7 @@ int Driver::run(rs_report *rep)
     uint64_t es = ncl_dtype_size(w.dtype);
     for (int i = 0; i < w.colls_count; i++) // rows to come, for the progress line
         for (uint64_t size = w.begin_bytes, more = 1; more; more = rs_scenario_next_size(&w, size, &size)) {
-            rows_total_ += size / es / (rs_shape_per_rank((rs_coll)w.colls[i]) ? (uint64_t)cl_->nranks() : 1) > 0;
+            rows_total_ += size / es / (rs_shape_per_rank(w.colls[i]) ? (uint64_t)cl_->nranks() : 1) > 0;
         }
     for (int i = 0; i < sc_.workload.colls_count; i++) {
         int s = sweep((rs_coll)sc_.workload.colls[i], rep);

@@ -87,11 +87,11 @@ rs_report *rs_report_create(const rs_sweep *sweep, FILE *out, int json)
     if (sweep->timeout_s > 0)
         cJSON_AddNumberToObject(d, "timeout_s", sweep->timeout_s);
     cJSON *colls = cJSON_AddArrayToObject(d, "collectives");
-    for (int i = 0; i < sweep->ncolls; i++)
+    for (int i = 0; i < sweep->ncolls; i++) {
         cJSON_AddItemToArray(colls, cJSON_CreateString(rs_coll_name(sweep->colls[i])));
-    for (int i = 0; i < sweep->ncolls; i++)
         if (sweep->colls[i] == RS_COLL_ALLTOALLV)
             cJSON_AddNumberToObject(d, "alltoallv_skew", sweep->a2av_skew);
+    }
     cJSON *dts = cJSON_AddArrayToObject(d, "datatypes");
     for (int i = 0; i < sweep->ndtypes; i++)
         cJSON_AddItemToArray(dts, cJSON_CreateString(ncl_dtype_name(sweep->dtypes[i])));
