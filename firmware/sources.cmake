@@ -6,6 +6,7 @@ set(NCL_CORE_SOURCES
   src/ncl_names.c
   src/ncl_launch.c
   src/ncl_comm.c
+  src/ncl_split.c
   src/ncl_exec.c
   src/ncl_plan.c
   src/ncl_part.c

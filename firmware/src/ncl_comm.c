@@ -111,10 +111,25 @@ ncl_result ncl_comm_create(ncl_comm **out, int nranks, int rank, const ncl_hal *
     return NCL_SUCCESS;
 }
 
+/* Releases one communicator, not its pairs. */
+static void comm_free(ncl_comm *comm)
+{
+    if (comm->owns_hal)
+        ncl_hal_release(&comm->hal);
+    comm->cfg.free(comm->cfg.alloc_ud, comm);
+}
+
 void ncl_comm_destroy(ncl_comm *comm)
 {
-    if (comm)
-        comm->cfg.free(comm->cfg.alloc_ud, comm);
+    if (!comm)
+        return;
+    /* ncl_send/ncl_recv's (ncl_split.c); a pair's communicator has no pairs of its own */
+    for (int i = 0; comm->pairs && i < 2 * comm->nranks; i++)
+        if (comm->pairs[i])
+            comm_free(comm->pairs[i]);
+    if (comm->pairs)
+        comm->cfg.free(comm->cfg.alloc_ud, comm->pairs);
+    comm_free(comm);
 }
 
 ncl_result ncl_comm_rank(const ncl_comm *comm, int *rank)
@@ -198,7 +213,8 @@ ncl_result ncl_comm_fail(ncl_comm *comm, ncl_result result, const char *fmt, ...
 {
     va_list ap;
     va_start(ap, fmt);
-    size_t n = ncl_fmt(comm->err, sizeof comm->err, "rank %d: ", comm->rank);
+    size_t n = comm->label[0] ? ncl_fmt(comm->err, sizeof comm->err, "%s: rank %d: ", comm->label, comm->rank)
+                              : ncl_fmt(comm->err, sizeof comm->err, "rank %d: ", comm->rank);
     ncl_vfmt(comm->err + n, sizeof comm->err - n, fmt, ap);
     va_end(ap);
     if (comm->cfg.log && comm->cfg.log_level >= NCL_LOG_ERROR)

@@ -84,6 +84,14 @@ struct ncl_comm {
     ncl_plan checked;
     int checked_valid;
     char err[384];
+    /* sub-communicators (ncl_split.c) */
+    uint32_t id;              /* the HAL's name for it: 0 when made by ncl_comm_create */
+    uint32_t splits;          /* ncl_comm_split calls on it so far */
+    int owns_hal;             /* its HAL came from the backend's split: released with it */
+    char label[64];           /* what its errors start with ("split #1 color 3"); "" for none */
+    struct ncl_comm **pairs;  /* ncl_send/ncl_recv's communicators, 2 x nranks, made at first use:
+                                 [peer] sends to peer, [nranks + peer] receives from it */
+    int is_pair;              /* one of them: no transfers of its own (it has no pairs) */
 };
 
 /** Records a formatted error detail on the communicator (ncl_comm_last_error) and logs it. */

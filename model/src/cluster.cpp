@@ -49,8 +49,15 @@ Cluster::Cluster(const rs_topology_spec &topo, rs_fidelity fidelity, const rs_de
 
 Cluster::~Cluster()
 {
-    for (Rank &r : ranks_)
+    disconnect();
+}
+
+void Cluster::disconnect()
+{
+    for (Rank &r : ranks_) {
         ncl_comm_destroy(r.comm);
+        r.comm = nullptr;
+    }
 }
 
 ncl_result Cluster::connect(const ncl_config &config, const HalWrap &wrap)

@@ -4,6 +4,7 @@
 #include "ncl_backend.h"
 
 #include <cmath>
+#include <map>
 
 #include "model/rs_defaults.h"
 
@@ -60,7 +61,7 @@ const ComponentInfo &Npu::info()
 
 Npu::Npu(int rank, Network &net, const rs_device_params &dev, bool payload, uint64_t scratch_bytes,
          std::vector<Npu *> &all, Waker waker, void *waker_ud)
-    : rank_(rank), net_(net), sched_(net.scheduler()), dev_(dev), payload_(payload),
+    : rank_(rank), memory_(&mem_), net_(net), sched_(net.scheduler()), dev_(dev), payload_(payload),
       scratch_bytes_(scratch_bytes), all_(all), waker_(waker), waker_ud_(waker_ud),
       mem_(net.scheduler(), dev.mem_bandwidth)
 {
@@ -69,6 +70,103 @@ Npu::Npu(int rank, Network &net, const rs_device_params &dev, bool payload, uint
     bound_.base[NCL_BUF_SCRATCH] = payload_ ? scratch_.data() : nullptr;
     bound_.size[NCL_BUF_SCRATCH] = scratch_bytes_;
     counters_.assign(8, Counter{0, 0, false});
+}
+
+// A sub-communicator's context: the device's parameters, caps and waker, its own scratch (not
+// zeroed: a device's scratch holds whatever was there).
+Npu::Npu(Npu &device, int rank, std::vector<Npu *> &peers)
+    : rank_(rank), device_(&device), memory_(&device.mem_), net_(device.net_), sched_(device.sched_),
+      dev_(device.dev_), caps_queues_(device.caps_queues_), caps_engines_(device.caps_engines_),
+      caps_depth_(device.caps_depth_), caps_zones_(device.caps_zones_), payload_(device.payload_),
+      scratch_bytes_(device.scratch_bytes_), all_(peers), waker_(device.waker_), waker_ud_(device.waker_ud_),
+      mem_(device.sched_, device.dev_.mem_bandwidth)
+{
+    if (payload_)
+        own_scratch_.reset(new unsigned char[scratch_bytes_]);
+    bound_.base[NCL_BUF_SCRATCH] = own_scratch_.get();
+    bound_.size[NCL_BUF_SCRATCH] = scratch_bytes_;
+    counters_.assign(8, Counter{0, 0, false});
+}
+
+// The live sub-communicators by id, each with its members' contexts; released ones are kept
+// until the machine goes (an event of theirs may still be on its way).
+struct Npu::Groups {
+    struct Group {
+        std::vector<int32_t> devices;          // the members' devices
+        std::vector<Npu *> ctx;                // the members' contexts, by rank: their all_
+        std::vector<std::unique_ptr<Npu>> own;
+        int released = 0;
+    };
+    std::map<uint32_t, std::unique_ptr<Group>> live;
+    std::vector<std::unique_ptr<Group>> gone;
+};
+
+Npu::~Npu() = default;
+
+Npu::Groups &Npu::groups()
+{
+    Npu *home = device_->all_[0];
+    if (!home->groups_)
+        home->groups_.reset(new Groups);
+    return *home->groups_;
+}
+
+ncl_result Npu::split(uint32_t id, const int32_t *members, int n, int rank, ncl_hal *child)
+{
+    if (!id || !members || !child || n < 1 || rank < 0 || rank >= n || members[rank] != rank_)
+        return NCL_ERR_BACKEND;
+    std::vector<int32_t> devices((size_t)n);
+    for (int i = 0; i < n; i++) {
+        if (members[i] < 0 || (size_t)members[i] >= all_.size())
+            return NCL_ERR_BACKEND;
+        devices[(size_t)i] = all_[(size_t)members[i]]->device_->rank_;
+    }
+    Groups &g = groups();
+    auto it = g.live.find(id);
+    if (it != g.live.end() && it->second->devices != devices) {
+        fault_ = "split: communicator " + std::to_string(id) + " exists with other members";
+        return NCL_ERR_REMOTE;
+    }
+    if (it == g.live.end()) {
+        std::unique_ptr<Groups::Group> grp(new Groups::Group);
+        grp->devices = devices;
+        grp->ctx.resize((size_t)n);
+        std::vector<Npu *> &roots = device_->all_;
+        for (int i = 0; i < n; i++) {
+            grp->own.emplace_back(new Npu(*roots[(size_t)devices[(size_t)i]], i, grp->ctx));
+            grp->ctx[(size_t)i] = grp->own.back().get();
+        }
+        it = g.live.emplace(id, std::move(grp)).first;
+    }
+    Npu *mine = it->second->ctx[(size_t)rank];
+    if (mine->taken_) {
+        fault_ = "split: this rank already made communicator " + std::to_string(id);
+        return NCL_ERR_REMOTE;
+    }
+    mine->taken_ = true;
+    *child = ncl_hal{&ops, mine};
+    return NCL_SUCCESS;
+}
+
+void Npu::release()
+{
+    if (device_ == this || released_)
+        return; // a device's own context lasts as long as it
+    released_ = true;
+    bound_.bound = false;
+    Groups &g = groups();
+    for (auto it = g.live.begin(); it != g.live.end(); ++it) {
+        if (&it->second->ctx != &all_)
+            continue;
+        if (++it->second->released == (int)all_.size()) { // its id may be made again
+            g.gone.push_back(std::move(it->second));
+            g.live.erase(it);
+        }
+        break;
+    }
+    for (Npu *peer : all_) // whoever waits on this context learns it left
+        if (peer != this)
+            peer->wake();
 }
 
 // ---- HAL trampolines: one const table, `ctx` is the device ----------------------------------
@@ -88,6 +186,8 @@ const ncl_hal_ops Npu::ops = {
     nullptr, // log: errors reach the user through ncl_comm_last_error
     [](void *c, int p, uint32_t id, uint32_t *v) { return self(c)->notify_peek(p, id, v); },
     nullptr, // last_error: the driver reports fault() beside the engine's error
+    [](void *c, uint32_t id, const int32_t *m, int n, int r, ncl_hal *child) { return self(c)->split(id, m, n, r, child); },
+    [](void *c) { self(c)->release(); },
 };
 
 void Npu::caps_of(const rs_device_params &dev, uint64_t scratch, ncl_hal_caps *out)
@@ -124,7 +224,7 @@ ncl_result Npu::begin(const ncl_hal_launch *l)
     bound_.size[NCL_BUF_SEND] = l->send_bytes;
     bound_.base[NCL_BUF_RECV] = (unsigned char *)l->recv;
     bound_.size[NCL_BUF_RECV] = l->recv_bytes;
-    bound_.base[NCL_BUF_SCRATCH] = ext_scratch_ ? ext_scratch_ : payload_ ? scratch_.data() : nullptr;
+    bound_.base[NCL_BUF_SCRATCH] = ext_scratch_ ? ext_scratch_ : own_scratch_ ? own_scratch_.get() : payload_ ? scratch_.data() : nullptr;
     bound_.size[NCL_BUF_SCRATCH] = scratch_bytes_;
     bound_.bound = true;
     launch_ = *l;
@@ -198,12 +298,12 @@ ncl_result Npu::dma_submit(uint32_t queue, const ncl_task *task)
     d = Dma{};
     d.task = *task;
     if (!qs.engine && !qs.waiting) {
-        if (busy_engines_ >= dev_.dma_engines) {
+        if (device_->busy_engines_ >= dev_.dma_engines) {
             qs.waiting = true;
-            waiting_.push_back(queue);
+            device_->waiting_.emplace_back(this, queue);
             return NCL_SUCCESS;
         }
-        busy_engines_++;
+        device_->busy_engines_++;
         qs.engine = true;
     }
     if (qs.engine)
@@ -325,23 +425,23 @@ void Npu::launch(uint64_t id)
     switch ((ncl_task_kind)t.kind) {
     case NCL_TASK_WRITE:
     case NCL_TASK_WRITE_REDUCE:
-        d.src_mem = mem_.start(t.bytes);
-        d.dst_mem = all_[t.peer]->mem_.start(t.kind == NCL_TASK_WRITE ? t.bytes : 2 * t.bytes);
-        sent_by(id, net_.transfer_sent(rank_, t.peer, wire, ev_written, this, id, ev_sent));
+        d.src_mem = memory_->start(t.bytes);
+        d.dst_mem = all_[t.peer]->memory_->start(t.kind == NCL_TASK_WRITE ? t.bytes : 2 * t.bytes);
+        sent_by(id, net_.transfer_sent(device_->rank_, all_[t.peer]->device_->rank_, wire, ev_written, this, id, ev_sent));
         return;
     case NCL_TASK_REDUCE_WRITE:
     case NCL_TASK_REDUCE_WRITE_REDUCE: // two sources read here
-        d.src_mem = mem_.start(2 * t.bytes);
-        d.dst_mem = all_[t.peer]->mem_.start(t.kind == NCL_TASK_REDUCE_WRITE ? t.bytes : 2 * t.bytes);
-        sent_by(id, net_.transfer_sent(rank_, t.peer, wire, ev_written, this, id, ev_sent));
+        d.src_mem = memory_->start(2 * t.bytes);
+        d.dst_mem = all_[t.peer]->memory_->start(t.kind == NCL_TASK_REDUCE_WRITE ? t.bytes : 2 * t.bytes);
+        sent_by(id, net_.transfer_sent(device_->rank_, all_[t.peer]->device_->rank_, wire, ev_written, this, id, ev_sent));
         return;
-    case NCL_TASK_LOCAL_REDUCE: mem_.start(3 * t.bytes, ev_local_done, this, id); return;
+    case NCL_TASK_LOCAL_REDUCE: memory_->start(3 * t.bytes, ev_local_done, this, id); return;
     // wide accumulation (t.bytes = the narrow side, fp32 twice that): a convert reads one side
     // and writes the other like a copy; a widening reduce reads both and writes the fp32 side
     case NCL_TASK_LOCAL_WIDEN:
-    case NCL_TASK_LOCAL_NARROW: mem_.start(3 * t.bytes, ev_local_done, this, id); return;
-    case NCL_TASK_LOCAL_REDUCE_WIDE: mem_.start(5 * t.bytes, ev_local_done, this, id); return;
-    default: /* LOCAL_COPY, LOCAL_DIV: read + write */ mem_.start(2 * t.bytes, ev_local_done, this, id); return;
+    case NCL_TASK_LOCAL_NARROW: memory_->start(3 * t.bytes, ev_local_done, this, id); return;
+    case NCL_TASK_LOCAL_REDUCE_WIDE: memory_->start(5 * t.bytes, ev_local_done, this, id); return;
+    default: /* LOCAL_COPY, LOCAL_DIV: read + write */ memory_->start(2 * t.bytes, ev_local_done, this, id); return;
     }
 }
 
@@ -350,10 +450,10 @@ void Npu::ev_written(void *obj, uint64_t id)
 {
     Npu *n = self(obj);
     Dma &d = n->dma_of(id);
-    Memory &dst = n->all_[d.task.peer]->mem_;
+    Memory &dst = *n->all_[d.task.peer]->memory_;
     d.damaged = n->net_.delivery_damaged();
     d.mem_pending = 2;
-    if (n->mem_.done_or_wait(d.src_mem, ev_mem_done, n, id))
+    if (n->memory_->done_or_wait(d.src_mem, ev_mem_done, n, id))
         d.mem_pending--;
     if (dst.done_or_wait(d.dst_mem, ev_mem_done, n, id))
         d.mem_pending--;
@@ -383,9 +483,9 @@ void Npu::finish_dma(uint64_t id)
         return;
     }
     d.done = apply(d.task, d.damaged) ? 1 : 2;
-    tasks_done_++;
+    device_->tasks_done_++;
     if (ncl_task_is_remote(d.task.kind))
-        bytes_out_ += d.task.bytes;
+        device_->bytes_out_ += d.task.bytes;
     // the engine is free once every task of its queue has finished; a deferred local task moves
     // once the tasks before it have
     Queue &qs = queues_[id / kDepth];
@@ -400,14 +500,15 @@ void Npu::finish_dma(uint64_t id)
     }
     if (!busy) {
         qs.engine = false;
-        busy_engines_--;
-        if (!waiting_.empty()) {
-            uint32_t next = waiting_.front();
-            waiting_.pop_front();
-            queues_[next].waiting = false;
-            queues_[next].engine = true;
-            busy_engines_++;
-            start_dma(next);
+        Npu *d = device_;
+        d->busy_engines_--;
+        if (!d->waiting_.empty()) {
+            std::pair<Npu *, uint32_t> next = d->waiting_.front();
+            d->waiting_.pop_front();
+            next.first->queues_[next.second].waiting = false;
+            next.first->queues_[next.second].engine = true;
+            d->busy_engines_++;
+            next.first->start_dma(next.second);
         }
     }
     wake();
@@ -551,7 +652,7 @@ ncl_result Npu::notify_record(uint32_t queue, int peer, uint32_t id)
         dst->add_record(rank_, id);
         return NCL_SUCCESS;
     }
-    net_.transfer(rank_, peer, 0, ev_record, dst, arg);
+    net_.transfer(device_->rank_, dst->device_->rank_, 0, ev_record, dst, arg);
     return NCL_SUCCESS;
 }
 
@@ -570,6 +671,11 @@ ncl_result Npu::notify_try_wait(int peer, uint32_t id, uint32_t count, int *done
         c->count -= count;
     if (mismatch_with(peer)) // done or not: no rank succeeds on a mismatched call
         return NCL_ERR_REMOTE;
+    if (!*done && all_[peer]->released_) {
+        fault_ = "rank " + std::to_string(peer) + " left the communicator (destroyed it) before recording notify " +
+                 std::to_string(id);
+        return NCL_ERR_REMOTE;
+    }
     return NCL_SUCCESS;
 }
 

@@ -273,6 +273,8 @@ const ncl_hal_ops RtlDomain::cosim_ops = {
     },
     [](void *c, int peer, uint32_t id, uint32_t *v) { return ncl_hal_notify_peek(mm_hal(c), peer, id, v); },
     nullptr, // last_error: the driver reports the block's own error beside the engine's
+    nullptr, // split: the register block has one communicator's counters
+    nullptr,
 };
 
 ncl_mmio *RtlDomain::port_mmio(void *ctx)

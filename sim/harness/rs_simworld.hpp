@@ -2,6 +2,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <deque>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -20,7 +21,8 @@ namespace rs {
  * (wait_event); the baton then goes back to the simulator, which resumes the rank when its NPU
  * reports progress. Code between two blocking points takes no simulated time. A wait that
  * nothing will ever end is brought to the engine's timeout in simulated time, so every rank
- * ends (the same rule as model::Cluster::run).
+ * ends (the same rule as model::Cluster::run). Sub-communicators (ncl_comm_split, ncl_send)
+ * get contexts on the same NPUs, driven by the same rank threads.
  */
 class SimWorld {
 public:
@@ -38,14 +40,17 @@ public:
     ncl_result run(ncl_host_fn fn, void *arg, ncl_result *results);
 
     struct Rank; // public for the C trampolines
+    struct Ctx;  // a communicator's HAL context on a rank: the world's, or a split's
 
 private:
     void resume(int rank);
     void give_back(std::unique_lock<std::mutex> &lk);
     static void ev_resume(void *self, uint64_t rank);
+    static void ev_warp(void *self, uint64_t rank);
 
     model::Cluster &cl_;
     std::vector<Rank> ranks_;
+    std::deque<Ctx> contexts_; // the sub-communicators' (HAL split), in the order they were made
     std::mutex mu_;
     std::condition_variable cv_;
     int baton_ = -1; // -1: the simulator; r: rank r's thread

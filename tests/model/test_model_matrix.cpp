@@ -75,6 +75,8 @@ const ncl_hal_ops k_log_ops = {
     [](void *c, int level, const char *msg) { ncl_hal_log(&rl(c)->inner, level, msg); },
     [](void *c, int p, uint32_t id, uint32_t *v) { return ncl_hal_notify_peek(&rl(c)->inner, p, id, v); },
     [](void *c) { return ncl_hal_last_error(&rl(c)->inner); },
+    nullptr, // split: the model has none
+    nullptr,
 };
 
 // ---- topologies -----------------------------------------------------------------------------------

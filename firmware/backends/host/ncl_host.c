@@ -138,6 +138,13 @@ typedef struct host_world {
     uint64_t bar_gen;
     /* Dekker pair between sleepers and exiting ranks (see host_wait_event/host_rank_exit). */
     atomic_uint exits, sleepers;
+    /* Sub-communicators (host_split): a child world's ranks are contexts that the threads of the
+     * world they run in (the root) drive. The root lists its live children under its ctl_mu. */
+    struct host_world *root; /* itself for the world the threads run in */
+    uint32_t id;             /* 0: the root; else the HAL split's id */
+    int32_t *members;        /* a child's ranks as ranks of the root */
+    int taken, released;     /* a child's members that made / released their context */
+    struct host_world *next; /* the root's list of children */
 } host_world;
 
 static const host_cfg *host_cfg_of(const host_world *w)
@@ -779,8 +786,8 @@ static ncl_result host_notify_try_wait(void *ctx, int peer, uint32_t id, uint32_
     }
     if (gone) {
         host_logf(r, NCL_LOG_ERROR,
-                  "#%llu waits for notify %u (x%u, have %u) from rank %d, which has already "
-                  "returned from its function",
+                  "#%llu waits for notify %u (x%u, have %u) from rank %d, which has left (its "
+                  "function returned, or it destroyed the communicator)",
                   (unsigned long long)r->seq, id, count, have, peer);
         return NCL_ERR_REMOTE;
     }
@@ -848,6 +855,9 @@ static ncl_result host_notify_peek(void *ctx, int peer, uint32_t id, uint32_t *v
     return NCL_SUCCESS;
 }
 
+static ncl_result host_split(void *ctx, uint32_t id, const int32_t *members, int nmembers, int rank, ncl_hal *child);
+static void host_release(void *ctx);
+
 const ncl_hal_ops ncl_host_hal_ops = {
     .caps = host_caps,
     .begin = host_begin,
@@ -861,6 +871,8 @@ const ncl_hal_ops ncl_host_hal_ops = {
     .log = host_engine_log,
     .notify_peek = host_notify_peek,
     .last_error = host_last_error,
+    .split = host_split,
+    .release = host_release,
 };
 
 /* ---- world and rank threads ---------------------------------------------------------- */
@@ -1004,38 +1016,34 @@ static int host_rank_init(host_world *w, int rank)
 
 static void host_world_destroy(host_world *w, int ranks_ready, int ctl_ready)
 {
+    while (w->next) { /* children nobody released (a communicator never destroyed) */
+        host_world *c = w->next;
+        w->next = c->next;
+        c->next = NULL;
+        host_world_destroy(c, host_cfg_of(c)->nranks, 1);
+    }
     for (int i = 0; i < ranks_ready; i++)
         host_rank_fini(&w->ranks[i]);
     if (ctl_ready) {
         pthread_cond_destroy(&w->ctl_cv);
         pthread_mutex_destroy(&w->ctl_mu);
     }
+    free(w->members);
     free(w->ranks);
     free(w);
 }
 
-static host_world *host_world_create(const ncl_host_config *c, ncl_host_fn fn, void *arg)
+/* A world of cfg->nranks contexts; the caller sets what makes it a root or a child. */
+static host_world *host_world_make(const host_cfg *cfg)
 {
     host_world *w = calloc(1, sizeof *w);
     if (!w)
         return NULL;
-    w->cfg.nranks = c->nranks;
-    w->cfg.scratch_bytes = c->scratch_bytes;
-    w->cfg.fn = fn;
-    w->cfg.arg = arg;
-    w->cfg.comm = c->comm;
-    w->cfg.comm.log_level = host_log_level(&c->comm); /* the engine's messages obey NCL_HOST_LOG too */
-    memcpy(w->cfg.no_inline_ops, c->no_inline_ops, sizeof w->cfg.no_inline_ops);
-    w->cfg.inline_align = c->inline_align;
-    host_nt_mode(&w->cfg);
-    if (!w->cfg.comm.alloc) {
-        w->cfg.comm.alloc = host_default_alloc;
-        w->cfg.comm.free = host_default_free;
-        w->cfg.comm.alloc_ud = NULL;
-    }
+    w->cfg = *cfg;
+    w->root = w;
     atomic_init(&w->exits, 0);
     atomic_init(&w->sleepers, 0);
-    size_t bytes = (size_t)c->nranks * sizeof(host_rank); /* sizeof is a multiple of 64 */
+    size_t bytes = (size_t)cfg->nranks * sizeof(host_rank); /* sizeof is a multiple of 64 */
     w->ranks = aligned_alloc(HOST_ALIGN, bytes);
     if (!w->ranks) {
         free(w);
@@ -1051,13 +1059,136 @@ static host_world *host_world_create(const ncl_host_config *c, ncl_host_fn fn, v
         host_world_destroy(w, 0, 0);
         return NULL;
     }
-    for (int i = 0; i < c->nranks; i++) {
+    for (int i = 0; i < cfg->nranks; i++) {
         if (!host_rank_init(w, i)) {
             host_world_destroy(w, i, 1);
             return NULL;
         }
     }
     return w;
+}
+
+static host_world *host_world_create(const ncl_host_config *c, ncl_host_fn fn, void *arg)
+{
+    host_cfg cfg = {0};
+    cfg.nranks = c->nranks;
+    cfg.scratch_bytes = c->scratch_bytes;
+    cfg.fn = fn;
+    cfg.arg = arg;
+    cfg.comm = c->comm;
+    cfg.comm.log_level = host_log_level(&c->comm); /* the engine's messages obey NCL_HOST_LOG too */
+    memcpy(cfg.no_inline_ops, c->no_inline_ops, sizeof cfg.no_inline_ops);
+    cfg.inline_align = c->inline_align;
+    host_nt_mode(&cfg);
+    if (!cfg.comm.alloc) {
+        cfg.comm.alloc = host_default_alloc;
+        cfg.comm.free = host_default_free;
+        cfg.comm.alloc_ud = NULL;
+    }
+    return host_world_make(&cfg);
+}
+
+/* ---- sub-communicators ------------------------------------------------------------------ */
+
+/* The child world `id` of members (root ranks), made by the first member to ask; the others
+ * find it. NULL with why when a live child of that id has other members, or memory ran out. */
+static host_world *host_child_join(host_world *root, uint32_t id, const int32_t *members, int n, int rank,
+                                   char *why, size_t why_len)
+{
+    host_world *c = root->next;
+    while (c && c->id != id)
+        c = c->next;
+    if (c && (host_cfg_of(c)->nranks != n || memcmp(c->members, members, (size_t)n * sizeof *members) != 0)) {
+        snprintf(why, why_len, "communicator %08x exists with other members (%d ranks, first %d; this rank asks "
+                 "for %d, first %d)", (unsigned)id, host_cfg_of(c)->nranks, (int)c->members[0], n, (int)members[0]);
+        return NULL;
+    }
+    if (c && atomic_load(&c->ranks[rank].exited)) {
+        snprintf(why, why_len, "communicator %08x: rank %d already made and released its part", (unsigned)id, rank);
+        return NULL;
+    }
+    if (!c) {
+        host_cfg cfg = root->cfg;
+        cfg.nranks = n;
+        int32_t *own = malloc((size_t)n * sizeof *own);
+        if (own)
+            c = host_world_make(&cfg);
+        if (!c) {
+            free(own);
+            snprintf(why, why_len, "no memory for a communicator of %d ranks with %llu bytes of scratch each", n,
+                     (unsigned long long)cfg.scratch_bytes);
+            return NULL;
+        }
+        memcpy(own, members, (size_t)n * sizeof *own);
+        c->members = own;
+        c->id = id;
+        c->root = root;
+        c->next = root->next;
+        root->next = c;
+    }
+    c->taken++;
+    return c;
+}
+
+static ncl_result host_split(void *ctx, uint32_t id, const int32_t *members, int nmembers, int rank, ncl_hal *child)
+{
+    host_rank *r = ctx;
+    host_world *w = r->world, *root = w->root;
+    char why[200] = "";
+    int32_t *in_root = NULL;
+    int ok = id && members && child && nmembers >= 1 && rank >= 0 && rank < nmembers && members[rank] == r->rank;
+    if (!ok)
+        snprintf(why, sizeof why, "split: bad arguments (id %08x, %d members, this rank at %d)", (unsigned)id,
+                 nmembers, rank);
+    if (ok && !(in_root = malloc((size_t)nmembers * sizeof *in_root))) {
+        snprintf(why, sizeof why, "split: no memory for %d members", nmembers);
+        ok = 0;
+    }
+    for (int i = 0; ok && i < nmembers; i++) {
+        if (members[i] < 0 || members[i] >= host_cfg_of(w)->nranks) {
+            snprintf(why, sizeof why, "split: member %d is rank %d, out of range (%d ranks)", i, (int)members[i],
+                     host_cfg_of(w)->nranks);
+            ok = 0;
+        } else
+            in_root[i] = w->members ? w->members[members[i]] : members[i];
+    }
+    host_world *c = NULL;
+    if (ok) {
+        pthread_mutex_lock(&root->ctl_mu);
+        c = host_child_join(root, id, in_root, nmembers, rank, why, sizeof why);
+        pthread_mutex_unlock(&root->ctl_mu);
+    }
+    free(in_root);
+    if (!c) {
+        snprintf(r->err, sizeof r->err, "%s", why);
+        host_logf(r, NCL_LOG_ERROR, "%s", why);
+        return ok ? NCL_ERR_REMOTE : NCL_ERR_BACKEND;
+    }
+    child->ops = &ncl_host_hal_ops;
+    child->ctx = &c->ranks[rank];
+    host_logf(r, NCL_LOG_DEBUG, "split: communicator %08x, rank %d of %d", (unsigned)id, rank, nmembers);
+    return NCL_SUCCESS;
+}
+
+static void host_release(void *ctx)
+{
+    host_rank *r = ctx;
+    host_world *w = r->world, *root = w->root;
+    if (w == root)
+        return; /* the root's ranks end with their threads */
+    host_rank_exit(r); /* peers waiting on it fail now */
+    pthread_mutex_lock(&root->ctl_mu);
+    int last = ++w->released == host_cfg_of(w)->nranks;
+    if (last) {
+        host_world **at = &root->next;
+        while (*at != w)
+            at = &(*at)->next;
+        *at = w->next;
+        w->next = NULL;
+    }
+    pthread_mutex_unlock(&root->ctl_mu);
+    if (last) /* every member released it: no thread touches it any more */
+        host_world_destroy(w, host_cfg_of(w)->nranks, 1);
 }
 
 /* A rank gave up waiting: join every rank's state into the wait-for report, log it line by line

@@ -179,6 +179,7 @@ static const ncl_hal_ops shm_ops = {
     shm_caps, shm_begin, shm_end, shm_dma_submit, shm_dma_poll, shm_notify_record, shm_notify_try_wait,
     shm_wait_event,
     shm_now_ns, NULL, shm_notify_peek, shm_last_error,
+    NULL, NULL, /* split, release: a board of one communicator */
 };
 
 ncl_result ncl_shm_init(ncl_shm *s, void *world, int rank, void *scratch, uint64_t scratch_bytes,

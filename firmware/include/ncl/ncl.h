@@ -272,6 +272,20 @@ ncl_result ncl_comm_create(ncl_comm **comm, int nranks, int rank, const struct n
 void ncl_comm_destroy(ncl_comm *comm);
 ncl_result ncl_comm_rank(const ncl_comm *comm, int *rank);
 ncl_result ncl_comm_size(const ncl_comm *comm, int *nranks);
+/** ncl_comm_split's color of a rank that joins no sub-communicator (its *newcomm is NULL). */
+#define NCL_SPLIT_NOCOLOR (-1)
+/** Splits comm into sub-communicators, as MPI_Comm_split and ncclCommSplit do: every rank of comm
+ *  calls it (a collective on comm: between two of comm's collectives, none running), the ranks that
+ *  pass the same color >= 0 form one, ranked by key and then by their rank in comm. The
+ *  sub-communicators run at the same time as each other and as comm, on the same devices and
+ *  links, each with its own sequence numbers, timeouts and hang reports (its errors start with
+ *  "split #S color C", S counting comm's splits from 1). config: the new communicator's options;
+ *  NULL: comm's, without what names comm's ranks or topology (rings, ring weights, cost table,
+ *  local_size and local rings, a user schedule: a forced hier or user algorithm becomes auto).
+ *  Needs a backend that makes sub-communicators (the HAL's split; else NCL_ERR_UNSUPPORTED).
+ *  Destroy sub-communicators before comm. */
+ncl_result ncl_comm_split(ncl_comm *comm, int color, int key, const ncl_config *config, ncl_comm **newcomm);
+
 /** Forces an algorithm for one collective on this communicator (NCL_ALGO_AUTO to unforce). */
 ncl_result ncl_comm_set_algorithm(ncl_comm *comm, ncl_coll coll, ncl_algo algo);
 /** Replaces the ring weights (see ncl_config.ring_weights; NULL: equal shares) from the next
@@ -318,6 +332,24 @@ ncl_result ncl_alltoall(const void *sendbuf, void *recvbuf, size_t count, ncl_dt
  *  The matrix must stay as it is until the call ends (ncl_wait for the _start form). */
 ncl_result ncl_alltoallv(const void *sendbuf, void *recvbuf, const uint64_t *counts, ncl_dtype dtype,
                          ncl_comm *comm);
+
+/* Point to point: ncl_send on rank a with peer b matches ncl_recv on rank b with peer a, in order
+ * per (sender, receiver) pair; count and dtype must agree (else both fail naming the difference).
+ * Each direction of a pair runs on a communicator of its own, made at the pair's first transfer
+ * and owned by comm (destroyed with it): sends and receives between the same two ranks, and
+ * transfers with different peers, may be in flight together and with comm's collectives. The
+ * blocking forms return when the data has landed (send) or arrived (recv): two ranks that each
+ * send to the other before receiving wait for each other until the timeout, as MPI's unbuffered
+ * sends do; start both directions first (the _start forms) instead. Errors start with
+ * "send A -> B" (ranks of comm). Needs a backend that makes sub-communicators (the HAL's split). */
+ncl_result ncl_send(const void *sendbuf, size_t count, ncl_dtype dtype, int peer, ncl_comm *comm);
+ncl_result ncl_recv(void *recvbuf, size_t count, ncl_dtype dtype, int peer, ncl_comm *comm);
+/** Non-blocking: *op receives the communicator the transfer runs on, on which ncl_test/ncl_wait
+ *  finish it as any collective's (and ncl_comm_last_error explains its failure). It stays comm's:
+ *  never destroy it. One transfer per direction of a pair is in flight at a time. */
+ncl_result ncl_send_start(const void *sendbuf, size_t count, ncl_dtype dtype, int peer, ncl_comm *comm,
+                          ncl_comm **op);
+ncl_result ncl_recv_start(void *recvbuf, size_t count, ncl_dtype dtype, int peer, ncl_comm *comm, ncl_comm **op);
 
 /* Non-blocking form: *_start() launches and returns NCL_SUCCESS (running) or an error;
  * ncl_test() makes progress and says whether it finished; ncl_wait() blocks until it does.

@@ -111,6 +111,17 @@ typedef struct ncl_hal_ops {
     /** The backend's account of its last failed op (optional; "" or NULL: none). The engine adds
      *  it to the call's error, so ncl_comm_last_error says what the backend saw. */
     const char *(*last_error)(void *ctx);
+    /** Optional: the HAL of a sub-communicator (ncl_comm_split, and the pair communicators of
+     *  ncl_send/ncl_recv): its ranks are `members` (nmembers ranks of this communicator, in the
+     *  new rank order; this rank is members[rank]), and `id`, the same on every member, tells it
+     *  from every other communicator on these devices (0 is never one: it names the communicator
+     *  the backend started with). The child's notify counters, bound buffers, queues, scratch and
+     *  launches are its own; the devices' DMA engines, links and memory are shared. Sets *child.
+     *  NCL_ERR_REMOTE when a member already made `id` with other members. */
+    ncl_result (*split)(void *ctx, uint32_t id, const int32_t *members, int nmembers, int rank, struct ncl_hal *child);
+    /** Releases a HAL made by split once its communicator is destroyed: it records nothing more,
+     *  and peers still waiting on it fail instead of timing out. */
+    void (*release)(void *ctx);
 } ncl_hal_ops;
 
 typedef struct ncl_hal {
@@ -164,6 +175,16 @@ static inline const char *ncl_hal_last_error(const ncl_hal *h)
 {
     const char *e = h->ops->last_error ? h->ops->last_error(h->ctx) : NULL;
     return e ? e : "";
+}
+static inline ncl_result ncl_hal_split(const ncl_hal *h, uint32_t id, const int32_t *members, int nmembers,
+                                       int rank, ncl_hal *child)
+{
+    return h->ops->split ? h->ops->split(h->ctx, id, members, nmembers, rank, child) : NCL_ERR_UNSUPPORTED;
+}
+static inline void ncl_hal_release(const ncl_hal *h)
+{
+    if (h->ops->release)
+        h->ops->release(h->ctx);
 }
 static inline void ncl_hal_log(const ncl_hal *h, int level, const char *msg)
 {

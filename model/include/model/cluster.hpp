@@ -44,6 +44,9 @@ public:
 
     /** Creates every rank's communicator with cfg (its alloc/free may be NULL: malloc/free). */
     ncl_result connect(const ncl_config &cfg, const HalWrap &wrap = nullptr);
+    /** Destroys every rank's communicator (and the sub-communicators they own), before whoever
+     *  wrapped their HALs goes; the destructor does it otherwise. */
+    void disconnect();
 
     int nranks() const { return (int)ranks_.size(); }
     Network &network() { return *net_; }

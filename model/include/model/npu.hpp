@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <vector>
 
 #include <ncl/ncl_hal.h>
@@ -54,10 +55,14 @@ public:
         std::vector<Npu *> &all, Waker waker, void *waker_ud);
     Npu(const Npu &) = delete;
     Npu &operator=(const Npu &) = delete;
+    ~Npu();
 
     /** The HAL to create this rank's communicator with. */
     ncl_hal hal() { return ncl_hal{&ops, this}; }
     int rank() const { return rank_; }
+
+    /** The device this context runs on (itself, unless it is a sub-communicator's context). */
+    int device_rank() const { return device_->rank_; }
 
     /** The first data-task failure of the current collective (bounds, unbound peer), or "". */
     const std::string &fault() const { return fault_; }
@@ -145,6 +150,8 @@ private:
     ncl_result notify_record(uint32_t queue, int peer, uint32_t id);
     ncl_result notify_try_wait(int peer, uint32_t id, uint32_t count, int *done);
     ncl_result notify_peek(int peer, uint32_t id, uint32_t *value);
+    ncl_result split(uint32_t id, const int32_t *members, int nmembers, int rank, ncl_hal *child);
+    void release();
     inline bool mismatch_with(int peer);
     [[gnu::noinline]] bool mismatch_compare(int peer, const Npu *o);
     bool mismatch_any();
@@ -156,7 +163,7 @@ private:
     inline unsigned char *resolve(const ncl_ref &ref, uint64_t bytes, bool write, const char *what);
     [[gnu::cold, gnu::noinline]] unsigned char *unresolved(const ncl_ref &ref, uint64_t bytes, const char *what);
     void add_record(int from, uint32_t id);
-    void wake() { waker_(waker_ud_, rank_); }
+    void wake() { waker_(waker_ud_, device_->rank_); }
 
     static void ev_issue(void *self, uint64_t arg);
     void move(uint64_t id);
@@ -170,7 +177,19 @@ private:
     static void ev_mem_done(void *self, uint64_t id);
     static void ev_finish(void *self, uint64_t arg);
 
+    // A sub-communicator's context (HAL split) on `device`: rank `rank` among `peers`.
+    Npu(Npu &device, int rank, std::vector<Npu *> &peers);
+    struct Groups;
+    Groups &groups();
+
     int rank_;
+    // Sub-communicators: a context has its own queues, counters, bound buffers, scratch and
+    // launches; the DMA engines, the memory and the network port are its device's.
+    Npu *device_ = this;
+    Memory *memory_;         // device_->mem_
+    bool taken_ = false;     // a member made this context (split)
+    bool released_ = false;  // ... and destroyed its communicator (release)
+    std::unique_ptr<Groups> groups_; // on the device all_[0]: every live sub-communicator
     Network &net_;
     Scheduler &sched_;
     rs_device_params dev_;
@@ -181,6 +200,7 @@ private:
     bool payload_;
     std::vector<unsigned char> scratch_;
     unsigned char *ext_scratch_ = nullptr; // bind_scratch
+    std::unique_ptr<unsigned char[]> own_scratch_; // a sub-communicator context's
     uint64_t scratch_bytes_;
     std::vector<Npu *> &all_;
     Waker waker_;
@@ -204,7 +224,7 @@ private:
     size_t counters_used_ = 0;
     Counter *counter(uint64_t key, bool create);
     uint32_t busy_engines_ = 0;
-    std::deque<uint32_t> waiting_;        // queues waiting for a free DMA engine, in order
+    std::deque<std::pair<Npu *, uint32_t>> waiting_; // (context, queue)s waiting for a free DMA engine, in order
     Queue queues_[NCL_MAX_QUEUES];
     Memory mem_;
     uint64_t tasks_done_ = 0, bytes_out_ = 0;

@@ -21,7 +21,9 @@ if ((${#targets[@]} == 0)); then
     echo "port_build: no gcc-arm-none-eabi or gcc-riscv64-unknown-elf: skipped (./ringsim build installs them)"
     exit 77
 fi
-configs=("ON all" "OFF ring;chain") # checker, algorithm families (PORT_CONFIGS="OFF all" adds one)
+# checker, algorithm families, sub-communicators (PORT_CONFIGS="OFF all ON" adds one): the smallest
+# board leaves the checker and ncl_comm_split/ncl_send out
+configs=("ON all ON" "OFF ring;chain OFF")
 [[ -z ${PORT_CONFIGS:-} ]] || configs+=("$PORT_CONFIGS")
 
 mkdir -p "$work"
@@ -50,11 +52,11 @@ printf '%-13s %-7s %-10s %7s %6s %6s %6s %6s %7s %14s %6s %6s  %s\n' target chec
 for t in "${targets[@]}"; do
     name=${t%%:*} prefix=${t#*:}
     for config in "${configs[@]}"; do
-        checker=${config%% *} algos=${config#* }
+        read -r checker algos split <<<"$config"
         label="checker-$checker-${algos//;/+}"
         dir=$work/$name-$label
         cmake -S "$root/firmware/port" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNCL_PORT_CHECKER=$checker \
-            "-DNCL_PORT_ALGOS=$algos" -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/$name.cmake" \
+            "-DNCL_PORT_ALGOS=$algos" "-DNCL_PORT_SPLIT=${split:-ON}" -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/$name.cmake" \
             >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log" >&2; fail "$name $label: configure failed"; }
         # (a symbol no library defines fails this link: the image takes every object whole)
         cmake --build "$dir" >"$dir.build.log" 2>&1 || { cat "$dir.build.log" >&2; fail "$name $label: build failed"; }

@@ -32,12 +32,12 @@ mkdir -p "$work"
 # families, no checker: the one port_build.sh holds to 64 KiB on Arm), where auto chooses among them
 for board in "${boards[@]}"; do
     name=${board%%:*} qemu=${board#*:}
-    for config in "ON all" "OFF ring;chain"; do
-        checker=${config%% *} algos=${config#* }
+    for config in "ON all ON" "OFF ring;chain OFF"; do
+        read -r checker algos split <<<"$config"
         config="$name $config"
         dir=$work/$name-checker-$checker-${algos//;/+}
         cmake -S "$root/firmware/port" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNCL_PORT_CHECKER=$checker \
-            "-DNCL_PORT_ALGOS=$algos" -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/$name.cmake" \
+            "-DNCL_PORT_ALGOS=$algos" "-DNCL_PORT_SPLIT=$split" -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/$name.cmake" \
             >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log" >&2; fail "$config: configure failed"; }
         cmake --build "$dir" --target ncl_qemu_board >"$dir.build.log" 2>&1 || { cat "$dir.build.log" >&2; fail "$config: build failed"; }
         rc=0
