@@ -149,6 +149,12 @@ void Cluster::fail(int rank, ncl_result rc)
         failed_rank_ = rank, failed_rc_ = rc;
 }
 
+const char *Cluster::last_error(int rank)
+{
+    const Rank &r = ranks_[rank];
+    return ncl_comm_last_error(r.failed_op ? r.failed_op : r.comm);
+}
+
 std::string Cluster::device_fault(int rank)
 {
     if (!is_rtl(rank))
@@ -259,6 +265,18 @@ void Cluster::start(int rank)
         send = r.dev_send;
         recv = r.dev_recv;
     }
+    r.failed_op = nullptr;
+    if (c.sendrecv) { // both transfers at once: neither waits for the other's peer
+        int p = nranks();
+        rc = ncl_send_start(send, c.count, c.dt, (rank + 1) % p, r.comm, &r.ops[0]);
+        if (rc == NCL_SUCCESS)
+            rc = ncl_recv_start(recv, c.count, c.dt, (rank + p - 1) % p, r.comm, &r.ops[1]);
+        if (rc != NCL_SUCCESS) {
+            r.ops[0] = r.ops[1] = nullptr;
+            return fail(rank, rc);
+        }
+        return progress(rank);
+    }
     switch (c.coll) {
     case NCL_COLL_ALLREDUCE: rc = ncl_allreduce_start(send, recv, c.count, c.dt, c.op, r.comm); break;
     case NCL_COLL_BROADCAST: rc = ncl_broadcast_start(send, recv, c.count, c.dt, c.root, r.comm); break;
@@ -284,7 +302,25 @@ void Cluster::progress(int rank)
     if (is_rtl(rank)) // take the block's events, so its next one raises irq again
         rtl_->events_taken(rank);
     int done = 0;
-    ncl_result rc = ncl_test(r.comm, &done);
+    ncl_result rc = NCL_SUCCESS;
+    if (call_.sendrecv) { // done when both transfers are
+        done = 1;
+        for (ncl_comm *&op : r.ops) {
+            int fin = 1;
+            ncl_result orc = op ? ncl_test(op, &fin) : NCL_SUCCESS;
+            if (orc != NCL_SUCCESS && rc == NCL_SUCCESS)
+                rc = orc, r.failed_op = op;
+            if (fin)
+                op = nullptr;
+            done &= fin;
+        }
+        if (rc != NCL_SUCCESS) {
+            r.ops[0] = r.ops[1] = nullptr;
+            return fail(rank, rc);
+        }
+    } else {
+        rc = ncl_test(r.comm, &done);
+    }
     if (!done)
         return;
     if (rc != NCL_SUCCESS)

@@ -18,5 +18,7 @@ template <class W> ncl_hal_ops rs_forward_ops(const ncl_hal_ops &d)
     o.now_ns = d.now_ns ? W::now_ns : nullptr;
     o.log = d.log ? W::log : nullptr;
     o.notify_peek = d.notify_peek ? W::notify_peek : nullptr;
+    o.split = d.split ? W::split : nullptr;
+    o.release = d.release ? W::release : nullptr;
     return o;
 }

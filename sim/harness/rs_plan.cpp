@@ -166,6 +166,13 @@ int plan_body(const rs_scenario &sc, bool sim, FILE *out, FILE *err)
         const rs_coll table = (rs_coll)w.colls[i / 2];
         const ncl_coll coll = rs_coll_engine(table);
         int inplace = i % 2 == 0;
+        if (table == RS_COLL_SENDRECV) { // no algorithm to choose: each pair's one transfer
+            if (inplace)
+                std::fprintf(out, "#\n# sendrecv: not planned (each rank's transfer to rank + 1 runs on a "
+                                  "communicator of its own, as a chain broadcast of two ranks; `ringsim run` "
+                                  "simulates it)\n");
+            continue;
+        }
         const char *placement = inplace ? "in place" : "out of place";
         std::vector<ncl_algo> algos;
         for (int a = NCL_ALGO_AUTO + 1; a < NCL_ALGO_COUNT; a++)

@@ -212,7 +212,7 @@ int Driver::engine_error(const char *what)
     error_text_ = "rank " + std::to_string(cl_->failed_rank()) + " failed during " + what + ": " +
                   ncl_strerror(cl_->failed_result());
     for (int r = 0; r < cl_->nranks(); r++) {
-        std::string detail = ncl_comm_last_error(cl_->comm(r));
+        std::string detail = cl_->last_error(r);
         if (!detail.empty())
             std::fprintf(err_, "ringsim:   %s\n", detail.c_str());
         if (!detail.empty() && r == cl_->failed_rank())
@@ -333,6 +333,8 @@ int Driver::sweep(rs_coll coll, rs_report *rep)
         algo = NCL_ALGO_DET; // what the engine runs in deterministic mode
     if (w.usersched)
         algo = NCL_ALGO_USER; // the scenario's schedule, given as data
+    if (coll == RS_COLL_SENDRECV)
+        algo = NCL_ALGO_CHAIN; // what each pair's communicator runs (ncl_send)
 
     rs_report_table_begin(rep, coll, ncl_algo_name(algo));
     int status = RS_EXIT_OK;
@@ -343,6 +345,7 @@ int Driver::sweep(rs_coll coll, rs_report *rep)
             model::Collective c{engine, s.count, s.dt, reduces ? s.op : NCL_SUM, s.root};
             if (s.a2av)
                 c.a2av = rs_shape_a2av_counts(&s);
+            c.sendrecv = s.sendrecv;
             rs_row row{};
             row.coll = coll;
             row.dtype = w.dtype;
@@ -358,6 +361,10 @@ int Driver::sweep(rs_coll coll, rs_report *rep)
             for (int pl = 0; pl < 2; pl++) {
                 double t = 0;
                 uint64_t wrong = 0;
+                if (pl == 1 && s.sendrecv) { // out of place only (rs_shape.sendrecv)
+                    row.res[1].time_us = -1;
+                    continue;
+                }
                 for (int r = 0; r < p; r++)
                     place(r, s, pl == 1);
                 // Simulated time does not depend on the data: with one timed iteration and no

@@ -117,8 +117,6 @@ SimWorld::SimWorld(model::Cluster &cl) : cl_(cl), ranks_((size_t)cl.nranks())
     ops_ = rs_forward_ops<WorldOps>(model::Npu::ops);
     ops_.wait_event = WorldOps::wait_event; // the NPU has none: waiting is the world's own
     ops_.last_error = WorldOps::last_error;
-    ops_.split = WorldOps::split;
-    ops_.release = WorldOps::release;
     for (int i = 0; i < cl.nranks(); i++) {
         ranks_[i].w = this;
         ranks_[i].rank = i;

@@ -16,7 +16,12 @@ struct Tracer::Rank {
     ncl_hal in;      // the device's HAL every op is forwarded to
     ncl_hal_ops ops; // the trampolines, NULL where the device's op is NULL
     int rank;
-    uint64_t named = 0; // bit tid: thread_name emitted
+    // A sub-communicator's context (HAL split) draws on tracks of its own in its device's process:
+    // tids from tid_base, named after the communicator; the device's context counts them.
+    unsigned tid_base = 0;
+    char label[48] = "";
+    unsigned contexts = 0;
+    uint64_t named = 0; // bit tid (from tid_base): thread_name emitted
     uint8_t coll = 0;
     uint64_t seq = 0, begin_ps = 0, bytes = 0;
     bool in_coll = false;
@@ -78,9 +83,9 @@ struct TraceOps {
         if (r.in_coll && r.t->room()) {
             r.t->thread_name(r, 0);
             uint64_t now = r.t->sched_.now();
-            r.t->emit("{\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"ts\":%s,\"dur\":%s,\"name\":\"%s\","
+            r.t->emit("{\"ph\":\"X\",\"pid\":%d,\"tid\":%u,\"ts\":%s,\"dur\":%s,\"name\":\"%s\","
                       "\"args\":{\"seq\":%llu,\"bytes\":%llu,\"result\":\"%s\"}}",
-                      r.rank, Us(r.begin_ps).s, Us(now - r.begin_ps).s, ncl_coll_name((ncl_coll)r.coll),
+                      r.rank, r.tid_base, Us(r.begin_ps).s, Us(now - r.begin_ps).s, ncl_coll_name((ncl_coll)r.coll),
                       (unsigned long long)r.seq, (unsigned long long)r.bytes, ncl_strerror(result));
         }
         r.in_coll = false;
@@ -119,7 +124,7 @@ struct TraceOps {
                 r.t->emit("{\"ph\":\"X\",\"pid\":%d,\"tid\":%u,\"ts\":%s,\"dur\":%s,\"name\":\"%s\","
                           "\"args\":{\"peer\":%d,\"bytes\":%llu,\"collective\":\"%s\",\"seq\":%llu,"
                           "\"step\":%u}}",
-                          r.rank, tid, Us(f.submit_ps).s, Us(r.t->sched_.now() - f.submit_ps).s,
+                          r.rank, r.tid_base + tid, Us(f.submit_ps).s, Us(r.t->sched_.now() - f.submit_ps).s,
                           kind_name(t.kind), (int)t.peer, (unsigned long long)t.bytes,
                           ncl_coll_name((ncl_coll)r.coll), (unsigned long long)r.seq, (unsigned)t.step);
             }
@@ -133,7 +138,7 @@ struct TraceOps {
             r.t->thread_name(r, queue + 1);
             r.t->emit("{\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%u,\"ts\":%s,\"name\":\"NOTIFY_RECORD\","
                       "\"args\":{\"peer\":%d,\"id\":%u,\"collective\":\"%s\",\"seq\":%llu}}",
-                      r.rank, queue + 1, Us(r.t->sched_.now()).s, peer, id, ncl_coll_name((ncl_coll)r.coll),
+                      r.rank, r.tid_base + queue + 1, Us(r.t->sched_.now()).s, peer, id, ncl_coll_name((ncl_coll)r.coll),
                       (unsigned long long)r.seq);
         }
         return r.in.ops->notify_record(r.in.ctx, queue, peer, id);
@@ -149,6 +154,16 @@ struct TraceOps {
         return R(ctx).in.ops->notify_peek(R(ctx).in.ctx, peer, id, v);
     }
     static void log(void *ctx, int level, const char *msg) { R(ctx).in.ops->log(R(ctx).in.ctx, level, msg); }
+    static ncl_result split(void *ctx, uint32_t id, const int32_t *m, int n, int rank, ncl_hal *child)
+    {
+        Tracer::Rank &r = R(ctx);
+        ncl_hal inner;
+        ncl_result rc = r.in.ops->split(r.in.ctx, id, m, n, rank, &inner);
+        if (rc == NCL_SUCCESS)
+            *child = r.t->wrap_context(r, inner, id, rank);
+        return rc;
+    }
+    static void release(void *ctx) { R(ctx).in.ops->release(R(ctx).in.ctx); }
 };
 
 Tracer::Tracer(FILE *f, std::string path, uint64_t max_events, model::Scheduler &sched, FILE *err)
@@ -176,6 +191,19 @@ ncl_hal Tracer::wrap_hal(int rank, const ncl_hal &inner, const char *process)
     emit("{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%d}}", rank, rank);
     ranks_.push_back(std::move(r));
     return ncl_hal{&ranks_.back()->ops, ranks_.back().get()};
+}
+
+ncl_hal Tracer::wrap_context(Rank &device, const ncl_hal &inner, uint32_t id, int rank)
+{
+    std::unique_ptr<Rank> r(new Rank{});
+    r->t = this;
+    r->in = inner;
+    r->rank = device.rank;
+    r->tid_base = kContextTids * ++device.contexts;
+    std::snprintf(r->label, sizeof r->label, "comm %08x rank %d: ", (unsigned)id, rank);
+    r->ops = rs_forward_ops<TraceOps>(*inner.ops);
+    contexts_.push_back(std::move(r));
+    return ncl_hal{&contexts_.back()->ops, contexts_.back().get()};
 }
 
 // The Rank of rank `rank`: ranks_ holds them in the order the Cluster wrapped them, which is
@@ -288,13 +316,14 @@ void Tracer::thread_name(Rank &r, unsigned tid)
         return;
     r.named |= 1ull << tid;
     if (tid == 0)
-        emit("{\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"name\":\"thread_name\",\"args\":{\"name\":\"collectives\"}}", r.rank);
+        emit("{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_name\",\"args\":{\"name\":\"%scollectives\"}}",
+             r.rank, r.tid_base, r.label);
     else if (tid <= NCL_MAX_QUEUES)
-        emit("{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_name\",\"args\":{\"name\":\"queue %u\"}}",
-             r.rank, tid, tid - 1);
+        emit("{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_name\",\"args\":{\"name\":\"%squeue %u\"}}",
+             r.rank, r.tid_base + tid, r.label, tid - 1);
     else // a lane for the queue's overlapping tasks (lane_tid)
-        emit("{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_name\",\"args\":{\"name\":\"queue %u +%u\"}}",
-             r.rank, tid, (tid - 1 - NCL_MAX_QUEUES) / (NCL_MAX_IN_FLIGHT - 1),
+        emit("{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_name\",\"args\":{\"name\":\"%squeue %u +%u\"}}",
+             r.rank, r.tid_base + tid, r.label, (tid - 1 - NCL_MAX_QUEUES) / (NCL_MAX_IN_FLIGHT - 1),
              (tid - 1 - NCL_MAX_QUEUES) % (NCL_MAX_IN_FLIGHT - 1) + 1);
 }
 

@@ -18,7 +18,8 @@
 namespace rs {
 
 /** Writes the "traceEvents" JSON as the simulation runs: one process per NPU (or RTL rank), thread 0 holds
- *  the rank's collectives, thread q+1 its queue q; with observe(), one more process for links. A data task is a complete event from
+ *  the rank's collectives, thread q+1 its queue q (a sub-communicator's, e.g. each ncl_send pair's,
+ *  the same from tid 64 k, named "comm ID rank R: ..."); with observe(), one more process for links. A data task is a complete event from
  *  dma_submit to the dma_poll that reports it done (the driver polls in the same simulated
  *  instant the device finishes, so this is the device's completion time); a NOTIFY_RECORD is
  *  an instant event. Times are simulated microseconds. */
@@ -58,6 +59,9 @@ private:
     void emit(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
     void thread_name(Rank &r, unsigned tid);
     ncl_hal wrap_hal(int rank, const ncl_hal &inner, const char *process);
+    // A sub-communicator's context on device's rank (HAL split), on tracks of its own.
+    ncl_hal wrap_context(Rank &device, const ncl_hal &inner, uint32_t id, int rank);
+    static constexpr unsigned kContextTids = 64; // tracks a context may use (lane_tid's, and then some)
     Rank *rank_of(int rank);
     static void on_rtl(void *self, const model::RtlDomain::Event &e);
 
@@ -68,6 +72,7 @@ private:
     FILE *err_;
     bool first_ = true, truncated_ = false, finished_ = false;
     std::vector<std::unique_ptr<Rank>> ranks_;
+    std::vector<std::unique_ptr<Rank>> contexts_; // the sub-communicators' (wrap_context)
     model::Network *net_ = nullptr;
     std::vector<bool> channel_named_;
     static void on_transfer(void *self, int src, int dst, uint64_t bytes, uint64_t start_ps,

@@ -53,6 +53,8 @@ static double rs_now_us(void)
 static ncl_algo rs_row_algo(const rs_sweep *o, const ncl_host_config *hc, rs_coll coll, ncl_algo forced,
                             const rs_rowspec *r)
 {
+    if (coll == RS_COLL_SENDRECV)
+        return NCL_ALGO_CHAIN; /* what each pair's communicator runs (ncl_send) */
     if (forced != NCL_ALGO_AUTO)
         return forced;
     ncl_plan plan;
@@ -124,6 +126,8 @@ static void rs_emit_row(rs_bench *b, const rs_rowspec *r)
         row.res[pl].busbw = row.res[pl].algbw * factor;
         row.res[pl].wrong = w;
     }
+    if (r->shape.sendrecv)
+        row.res[1].time_us = -1; /* out of place only */
     rs_report_row(b->rep, &row);
 }
 
@@ -170,7 +174,7 @@ static ncl_result rs_rank_main(ncl_comm *comm, void *arg)
             rs_shape_expected(sh, o->seed, lo, hi, b->expected + lo * sh->es);
             if (!rs_sync(b, comm))
                 goto out;
-            for (int pl = 0; pl < 2; pl++) {
+            for (int pl = 0; pl < 2 - sh->sendrecv; pl++) { /* sendrecv: out of place only */
                 rs_shape_place(sh, rank, A, B, pl, &sb, &rb);
                 rs_shape_prepare(sh, rank, o->seed, sb, rb);
                 rc = rs_shape_call(sh, sb, rb, comm);
@@ -183,7 +187,7 @@ static ncl_result rs_rank_main(ncl_comm *comm, void *arg)
             if (!rs_sync(b, comm))
                 goto out;
         }
-        for (int pl = 0; pl < 2; pl++) {
+        for (int pl = 0; pl < 2 - sh->sendrecv; pl++) {
             rs_shape_place(sh, rank, A, B, pl, &sb, &rb);
             for (int it = 0; it < o->warmup_iters && rc == NCL_SUCCESS; it++)
                 rc = rs_shape_call(sh, sb, rb, comm);

@@ -643,6 +643,8 @@ static int json_ringsim_run(rs_meas_ctx *c, const json_doc *d, const cJSON *root
             break;
         }
         for (int p = 0; p < 2 && rc == 0; p++) {
+            if (p == 1 && cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(row, "in_place")))
+                continue; /* a placement the collective does not run (sendrecv in place) */
             rs_meas_row *r = rs_meas_add_row(c, a.line);
             if (r == NULL) {
                 rc = -1;

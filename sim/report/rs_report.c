@@ -204,6 +204,13 @@ void rs_report_row(rs_report *rep, const rs_row *row)
     snprintf(root, sizeof root, "%d", row->root);
     for (int p = 0; p < 2; p++) {
         const rs_result *r = &row->res[p];
+        if (r->time_us < 0) { /* a placement the collective does not run (sendrecv in place) */
+            snprintf(t[p], sizeof t[p], "N/A");
+            snprintf(a[p], sizeof a[p], "N/A");
+            snprintf(b[p], sizeof b[p], "N/A");
+            snprintf(w[p], sizeof w[p], "N/A");
+            continue;
+        }
         rs_format_time(t[p], sizeof t[p], r->time_us);
         snprintf(a[p], sizeof a[p], "%.2f", r->algbw);
         snprintf(b[p], sizeof b[p], "%.2f", r->busbw);
@@ -247,7 +254,10 @@ void rs_report_row(rs_report *rep, const rs_row *row)
     cJSON_AddStringToObject(j, "redop", row->has_op ? ncl_op_name(row->op) : "none");
     cJSON_AddNumberToObject(j, "root", row->root);
     cJSON_AddItemToObject(j, "out_of_place", rs_result_json(&row->res[0], o->check));
-    cJSON_AddItemToObject(j, "in_place", rs_result_json(&row->res[1], o->check));
+    if (row->res[1].time_us < 0)
+        cJSON_AddNullToObject(j, "in_place");
+    else
+        cJSON_AddItemToObject(j, "in_place", rs_result_json(&row->res[1], o->check));
     if (o->memprobe && row->memcpy_gbps >= 0)
         cJSON_AddNumberToObject(j, "memcpy_gbps", row->memcpy_gbps);
     else

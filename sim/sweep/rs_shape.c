@@ -22,7 +22,7 @@ int rs_shape_make(rs_shape *s, rs_coll rc, int nranks, ncl_dtype dt, ncl_op op, 
 {
     if (rc == RS_COLL_ALLTOALLV)
         return rs_shape_make_a2av(s, nranks, dt, skew, bytes);
-    const ncl_coll coll = (ncl_coll)rc;
+    const ncl_coll coll = rs_coll_engine(rc);
     uint64_t p = (uint64_t)nranks;
     memset(s, 0, sizeof *s);
     s->coll = coll;
@@ -53,6 +53,11 @@ int rs_shape_make(rs_shape *s, rs_coll rc, int nranks, ncl_dtype dt, ncl_op op, 
         break;
     }
     s->size = (coll == NCL_COLL_ALLTOALL ? s->recv_elems : s->result_elems) * s->es;
+    if (rc == RS_COLL_SENDRECV) { /* a rank's buffer is the size, as sendrecv_perf's column */
+        s->sendrecv = 1;
+        s->result_elems = s->count * p;
+        return s->count > 0 && nranks > 1; /* (one rank has no peer) */
+    }
     return s->count > 0;
 }
 
@@ -158,6 +163,8 @@ uint64_t rs_shape_input_elems(const rs_shape *s, int rank)
 {
     if (s->a2av)
         return a2av_sum(s, rank, 0);
+    if (s->sendrecv)
+        return s->send_elems;
     return s->coll == NCL_COLL_BROADCAST && rank != s->root ? 0 : s->send_elems;
 }
 
@@ -206,7 +213,7 @@ static uint64_t rs_shape_block_run(const rs_shape *s, uint64_t lo, uint64_t hi, 
         return left < hi - lo ? left : hi - lo;
     }
     uint64_t k = lo / s->count, in_block = lo - k * s->count, p = (uint64_t)s->nranks;
-    *from = (int)(s->coll == NCL_COLL_ALLTOALL ? k % p : k);
+    *from = (int)(s->coll == NCL_COLL_ALLTOALL ? k % p : s->sendrecv ? (k + p - 1) % p : k);
     *at = (s->coll == NCL_COLL_ALLTOALL ? k / p * s->count : 0) + in_block;
     return s->count - in_block < hi - lo ? s->count - in_block : hi - lo;
 }
@@ -214,9 +221,9 @@ static uint64_t rs_shape_block_run(const rs_shape *s, uint64_t lo, uint64_t hi, 
 void rs_shape_expected(const rs_shape *s, uint64_t seed, uint64_t lo, uint64_t hi, void *out)
 {
     unsigned char *o = out;
-    if (s->coll == NCL_COLL_BROADCAST) {
+    if (s->coll == NCL_COLL_BROADCAST && !s->sendrecv) {
         rs_data_fill(o, hi - lo, s->dt, NCL_MAX, s->nranks, s->root, seed, lo);
-    } else if (s->coll == NCL_COLL_ALLGATHER || s->coll == NCL_COLL_ALLTOALL) {
+    } else if (s->coll == NCL_COLL_ALLGATHER || s->coll == NCL_COLL_ALLTOALL || s->sendrecv) {
         while (lo < hi) {
             int from;
             uint64_t at, n = rs_shape_block_run(s, lo, hi, &from, &at);
@@ -234,9 +241,9 @@ void rs_shape_expected_from(const rs_shape *s, const void *const *inputs, uint64
     unsigned char *o = out;
     uint64_t es = s->es;
 #define RS_IN(r, at) ((const unsigned char *)inputs[r] + (at) * es)
-    if (s->coll == NCL_COLL_BROADCAST) {
+    if (s->coll == NCL_COLL_BROADCAST && !s->sendrecv) {
         memcpy(o, RS_IN(s->root, lo), (hi - lo) * es);
-    } else if (s->coll == NCL_COLL_ALLGATHER || s->coll == NCL_COLL_ALLTOALL) {
+    } else if (s->coll == NCL_COLL_ALLGATHER || s->coll == NCL_COLL_ALLTOALL || s->sendrecv) {
         while (lo < hi) {
             int from;
             uint64_t at, n = rs_shape_block_run(s, lo, hi, &from, &at);
@@ -263,7 +270,7 @@ void rs_shape_checked(const rs_shape *s, int rank, uint64_t *lo, uint64_t *hi)
         for (int r = 0; r < rank; r++)
             *lo += a2av_sum(s, r, 1);
         *hi = *lo + a2av_sum(s, rank, 1);
-    } else if (s->coll == NCL_COLL_REDUCE_SCATTER || s->coll == NCL_COLL_ALLTOALL) {
+    } else if (s->coll == NCL_COLL_REDUCE_SCATTER || s->coll == NCL_COLL_ALLTOALL || s->sendrecv) {
         *lo = (uint64_t)rank * s->recv_elems;
         *hi = *lo + s->recv_elems;
     } else if (s->coll == NCL_COLL_REDUCE && rank != s->root) {
@@ -278,8 +285,27 @@ uint64_t rs_shape_count_wrong(const rs_shape *s, int rank, const void *recv, con
     return rs_data_count_wrong(recv, (const unsigned char *)expected + lo * s->es, hi - lo, s->dt, s->op);
 }
 
+/* Both transfers of a rank's sendrecv (to rank + 1, from rank - 1), started together (neither
+ * waits for the other's peer), then finished. */
+static ncl_result sendrecv_call(const rs_shape *s, const void *send, void *recv, ncl_comm *comm)
+{
+    int rank = 0;
+    ncl_comm_rank(comm, &rank);
+    const int to = (rank + 1) % s->nranks, from = (rank + s->nranks - 1) % s->nranks;
+    ncl_comm *out = NULL, *in = NULL;
+    ncl_result rc = ncl_send_start(send, s->count, s->dt, to, comm, &out);
+    ncl_result rc2 = rc == NCL_SUCCESS ? ncl_recv_start(recv, s->count, s->dt, from, comm, &in) : rc;
+    if (rc == NCL_SUCCESS)
+        rc = ncl_wait(out);
+    if (in)
+        rc2 = ncl_wait(in);
+    return rc != NCL_SUCCESS ? rc : rc2;
+}
+
 ncl_result rs_shape_call(const rs_shape *s, const void *send, void *recv, ncl_comm *comm)
 {
+    if (s->sendrecv)
+        return sendrecv_call(s, send, recv, comm);
     switch (s->coll) {
     case NCL_COLL_ALLREDUCE: return ncl_allreduce(send, recv, s->count, s->dt, s->op, comm);
     case NCL_COLL_BROADCAST: return ncl_broadcast(send, recv, s->count, s->dt, s->root, comm);
@@ -295,6 +321,8 @@ ncl_result rs_shape_call(const rs_shape *s, const void *send, void *recv, ncl_co
 
 ncl_result rs_shape_start(const rs_shape *s, const void *send, void *recv, ncl_comm *comm)
 {
+    if (s->sendrecv)
+        return NCL_ERR_INVALID_ARGUMENT;
     switch (s->coll) {
     case NCL_COLL_ALLREDUCE: return ncl_allreduce_start(send, recv, s->count, s->dt, s->op, comm);
     case NCL_COLL_BROADCAST: return ncl_broadcast_start(send, recv, s->count, s->dt, s->root, comm);

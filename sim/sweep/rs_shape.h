@@ -36,6 +36,11 @@ typedef struct rs_shape {
      *  the matrix's sum. */
     int a2av;
     uint32_t a2av_skew;     /**< the skew in thousandths, 0 .. 1000 */
+    /** sendrecv (coll: broadcast, what each pair runs): every rank sends its count elements to
+     *  rank + 1 and receives rank - 1's (nccl-tests' ring shift); the result is every rank's part,
+     *  rank r's at r * count. Out of place only: a buffer sent while the predecessor writes into it
+     *  would pass on what landed. */
+    int sendrecv;
 } rs_shape;
 
 /** 1 for allreduce, reduce and reduce_scatter; 1 for broadcast and reduce (rooted). coll: an rs_coll,
@@ -98,10 +103,11 @@ void rs_shape_checked(const rs_shape *s, int rank, uint64_t *lo, uint64_t *hi);
  *  non-roots, which receive nothing); only the slice rs_shape_checked names is read. */
 uint64_t rs_shape_count_wrong(const rs_shape *s, int rank, const void *recv, const void *expected);
 
-/** The collective call itself. */
+/** The collective call itself (sendrecv: both transfers started, then both waited for). */
 ncl_result rs_shape_call(const rs_shape *s, const void *send, void *recv, ncl_comm *comm);
 
-/** Its non-blocking twin (ncl_*_start), for callers that drive ncl_test themselves. */
+/** Its non-blocking twin (ncl_*_start), for callers that drive ncl_test themselves; not sendrecv,
+ *  two transfers for the caller to start and drive. */
 ncl_result rs_shape_start(const rs_shape *s, const void *send, void *recv, ncl_comm *comm);
 
 #ifdef __cplusplus

@@ -5,13 +5,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-const ncl_name rs_coll_extra_names[RS_COLL_EXTRA_COUNT] = {{"alltoallv", RS_COLL_ALLTOALLV, 0}};
+const ncl_name rs_coll_extra_names[RS_COLL_EXTRA_COUNT] = {{"alltoallv", RS_COLL_ALLTOALLV, 0},
+                                                            {"sendrecv", RS_COLL_SENDRECV, 0}};
 
-ncl_coll rs_coll_engine(rs_coll c) { return c == RS_COLL_ALLTOALLV ? NCL_COLL_ALLTOALL : (ncl_coll)c; }
+ncl_coll rs_coll_engine(rs_coll c)
+{
+    return c == RS_COLL_ALLTOALLV ? NCL_COLL_ALLTOALL : c == RS_COLL_SENDRECV ? NCL_COLL_BROADCAST : (ncl_coll)c;
+}
 
 const char *rs_coll_name(rs_coll c)
 {
-    return c == RS_COLL_ALLTOALLV ? rs_coll_extra_names[0].name : ncl_coll_name((ncl_coll)c);
+    for (int i = 0; i < RS_COLL_EXTRA_COUNT; i++)
+        if ((int)c == rs_coll_extra_names[i].value)
+            return rs_coll_extra_names[i].name;
+    return ncl_coll_name((ncl_coll)c);
 }
 
 int rs_coll_parse(const char *text, rs_coll *out)

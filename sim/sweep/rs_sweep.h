@@ -19,20 +19,23 @@ extern "C" {
 #define RS_EXIT_USAGE 2   /* bad command line or an output file that cannot be written */
 #define RS_EXIT_ENGINE 3  /* the engine returned an error (timeout, ...) */
 
-/** A table's collective: one of the engine's (the ncl_coll values) or alltoallv, ncl_alltoallv
- *  over a skewed count matrix (rs_shape_make_a2av), a table of its own beside alltoall's. */
-typedef enum rs_coll { RS_COLL_ALLTOALLV = NCL_COLL_COUNT, RS_COLL_COUNT } rs_coll;
+/** A table's collective: one of the engine's (the ncl_coll values); alltoallv, ncl_alltoallv over
+ *  a skewed count matrix (rs_shape_make_a2av), a table of its own beside alltoall's; or sendrecv,
+ *  nccl-tests' ring shift (every rank sends to rank + 1 and receives from rank - 1 at once,
+ *  ncl_send_start / ncl_recv_start: on the engine a broadcast on each pair's communicator). */
+typedef enum rs_coll { RS_COLL_ALLTOALLV = NCL_COLL_COUNT, RS_COLL_SENDRECV, RS_COLL_COUNT } rs_coll;
 
-/** The names past the engine's collectives ({"alltoallv", RS_COLL_ALLTOALLV}), for parsers and
- *  allowed-lists that take the engine's table and these. */
-#define RS_COLL_EXTRA_COUNT 1
+/** The names past the engine's collectives ({"alltoallv", RS_COLL_ALLTOALLV}, ...), for parsers
+ *  and allowed-lists that take the engine's table and these. */
+#define RS_COLL_EXTRA_COUNT 2
 extern const ncl_name rs_coll_extra_names[RS_COLL_EXTRA_COUNT];
 
-/** The engine's collective that runs c (alltoallv: alltoall, whose algorithms run it). */
+/** The engine's collective that runs c (alltoallv: alltoall, whose algorithms run it; sendrecv:
+ *  broadcast, each pair's transfer). */
 ncl_coll rs_coll_engine(rs_coll c);
-/** The engine's name of c, or "alltoallv"; "?" out of range. */
+/** The engine's name of c, or an extra's ("alltoallv", "sendrecv"); "?" out of range. */
 const char *rs_coll_name(rs_coll c);
-/** An engine collective's name or alias, or "alltoallv": 0 and *out, else -1. */
+/** An engine collective's name or alias, or an extra's: 0 and *out, else -1. */
 int rs_coll_parse(const char *text, rs_coll *out);
 
 /** alltoallv's default skew: its blocks spread over 0 .. 2x the mean (rs_shape_make_a2av). */

@@ -25,6 +25,7 @@ struct Collective {
     ncl_op op;
     int root;
     const uint64_t *a2av = nullptr; // alltoall: ncl_alltoallv over this matrix (count unused), the caller's
+    bool sendrecv = false; // instead: count elements to rank + 1 and from rank - 1 (ncl_send / ncl_recv)
 };
 
 class Cluster {
@@ -58,6 +59,8 @@ public:
     /** What went wrong on the rank's device: the Npu's fault or the mmio backend's last error. */
     std::string device_fault(int rank);
     ncl_comm *comm(int rank) { return ranks_[rank].comm; }
+    /** Why the rank's last call failed: its communicator's error, or its failed transfer's. */
+    const char *last_error(int rank);
 
     /** Who hears that a rank's NPU made progress: by default run()'s loop; a driver that runs
      *  its own rank programs (sim/harness/rs_simworld) takes it over. */
@@ -104,6 +107,8 @@ private:
         // an RTL rank's call: device addresses, and what is copied in before and out after
         const void *dev_send = nullptr;
         void *dev_recv = nullptr;
+        ncl_comm *ops[2] = {nullptr, nullptr}; // a sendrecv's transfers still running
+        ncl_comm *failed_op = nullptr;         // the one that failed
     };
 
     void start(int rank);

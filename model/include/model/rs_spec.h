@@ -147,8 +147,8 @@ typedef struct rs_training {
 } rs_training;
 
 typedef struct rs_workload {
-    int32_t colls[NCL_COLL_COUNT + 1]; /* ncl_coll values, or NCL_COLL_COUNT: alltoallv over a skewed
-                                          matrix (the run's rs_coll, sim/sweep/rs_sweep.h) */
+    int32_t colls[NCL_COLL_COUNT + 2]; /* ncl_coll values, or past them alltoallv over a skewed matrix
+                                          and sendrecv (the run's rs_coll, sim/sweep/rs_sweep.h) */
     int32_t colls_count;
     double a2av_skew;        /* alltoallv's blocks: (1 - skew) .. (1 + skew) x the mean, 0..1 */
     ncl_algo algo;

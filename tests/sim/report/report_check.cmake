@@ -111,6 +111,24 @@ elseif(MODE STREQUAL "trace")
     fail("no link transfer event with src, dst, bytes")
   endif()
 
+elseif(MODE STREQUAL "trace_sendrecv")
+  # each rank's two pair communicators (ncl_send to rank + 1, from rank - 1) on tracks of their own
+  # in the rank's process, named after the communicator, their broadcasts drawn there
+  run(r run ${SRC}/ring4_sendrecv.yaml --trace ${OUT}.trace.json)
+  expect_rc(r 0)
+  read_json(${OUT}.trace.json doc)
+  foreach(rank 0 1 2 3)
+    string(REGEX MATCHALL "\"pid\":${rank},\"tid\":[0-9]+,\"name\":\"thread_name\",\"args\":{\"name\":\"comm [0-9a-f]+ rank [01]: collectives\"}"
+           named "${doc}")
+    list(LENGTH named n)
+    if(NOT n EQUAL 2)
+      fail("rank ${rank}: ${n} communicator tracks named (expected its 2 pairs')")
+    endif()
+  endforeach()
+  if(NOT doc MATCHES "\"pid\":[0-3],\"tid\":(64|128),\"ts\":[0-9.]+,\"dur\":[0-9.]+,\"name\":\"broadcast\"")
+    fail("no pair broadcast on a communicator's collectives track")
+  endif()
+
 elseif(MODE STREQUAL "trace_bound")
   run(r run ${R4} --trace ${OUT}.trace.json --trace-max 50)
   expect_rc(r 0)
