@@ -373,6 +373,67 @@ static void test_p2p_bad_calls(void **state)
     }
 }
 
+#ifdef SPLIT_ON_MODEL
+#include "ncl/ncl_hal.h"
+
+/* Simulated time on the model: what the rank's HAL reads. */
+static uint64_t sim_ns(ncl_comm *c)
+{
+    return ncl_hal_now_ns(ncl_comm_hal(c));
+}
+
+/* Contention, measured on the simulated server: a 2-rank group's allreduce alone, beside another
+ * group's on two other NPUs (nothing shared: the same time), and beside a second group on the same
+ * two NPUs (their link, engines and memory shared: about twice the time). */
+typedef struct contention_case {
+    uint64_t alone, beside, shared;
+} contention_case;
+
+static ncl_result contention_fn(ncl_comm *world, void *arg)
+{
+    contention_case *t = arg;
+    int me = rank_of(world);
+    ncl_comm *a = NULL, *b = NULL;
+    EXPECT(ncl_comm_split(world, me < 4 ? me / 2 : NCL_SPLIT_NOCOLOR, 0, NULL, &a) == NCL_SUCCESS); /* {0,1} {2,3} */
+    EXPECT(ncl_comm_split(world, me < 2 ? 0 : NCL_SPLIT_NOCOLOR, 0, NULL, &b) == NCL_SUCCESS);       /* {0,1} again */
+    int32_t *x = filled(me), *y = filled(me), sync = 0;
+    EXPECT(x && y);
+    /* phase 0 warms the group up (its first call finds every landing zone credited) */
+    for (int phase = 0; phase < 4; phase++) {
+        EXPECT(ncl_allreduce(&sync, &sync, 1, NCL_INT32, NCL_SUM, world) == NCL_SUCCESS); /* all start together */
+        uint64_t t0 = sim_ns(world);
+        if (phase <= 1 && me < 2)
+            EXPECT(ncl_allreduce(x, x, N, NCL_INT32, NCL_SUM, a) == NCL_SUCCESS);
+        if (phase == 2 && a)
+            EXPECT(ncl_allreduce(x, x, N, NCL_INT32, NCL_SUM, a) == NCL_SUCCESS);
+        if (phase == 3 && b) {
+            EXPECT(ncl_allreduce_start(x, x, N, NCL_INT32, NCL_SUM, a) == NCL_SUCCESS);
+            EXPECT(ncl_allreduce_start(y, y, N, NCL_INT32, NCL_SUM, b) == NCL_SUCCESS);
+            EXPECT(ncl_wait(a) == NCL_SUCCESS && ncl_wait(b) == NCL_SUCCESS);
+        }
+        if (me == 0 && phase > 0)
+            *(phase == 1 ? &t->alone : phase == 2 ? &t->beside : &t->shared) = sim_ns(world) - t0;
+    }
+    free(x), free(y);
+    ncl_comm_destroy(a);
+    ncl_comm_destroy(b);
+    return NCL_SUCCESS;
+}
+
+static void test_split_contention(void **state)
+{
+    (void)state;
+    contention_case t = {0, 0, 0};
+    assert_int_equal(run_world(P, contention_fn, &t, 0), NCL_SUCCESS);
+    fprintf(stderr, "allreduce of a 2-rank group: alone %llu ns, beside another group %llu ns, sharing its NPUs "
+            "with another %llu ns\n", (unsigned long long)t.alone, (unsigned long long)t.beside,
+            (unsigned long long)t.shared);
+    assert_true(t.alone > 0);
+    assert_true(t.beside * 100 <= t.alone * 101 && t.beside * 100 >= t.alone * 99);
+    assert_true(t.shared * 10 >= t.alone * 17 && t.shared * 10 <= t.alone * 23);
+}
+#endif
+
 int main(int argc, char **argv)
 {
 #ifdef SPLIT_ON_MODEL
@@ -391,6 +452,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_split_nested),      cmocka_unit_test(test_split_hang_names_group),
         cmocka_unit_test(test_split_leaver),      cmocka_unit_test(test_p2p),
         cmocka_unit_test(test_p2p_bad_calls),
+#ifdef SPLIT_ON_MODEL
+        cmocka_unit_test(test_split_contention),
+#endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
