@@ -217,6 +217,8 @@ ncl_result ncl_comm_fail(ncl_comm *comm, ncl_result result, const char *fmt, ...
                               : ncl_fmt(comm->err, sizeof comm->err, "rank %d: ", comm->rank);
     ncl_vfmt(comm->err + n, sizeof comm->err - n, fmt, ap);
     va_end(ap);
+    if (comm->owner) /* a transfer's failure is its caller's too */
+        memcpy(comm->owner->err, comm->err, sizeof comm->err);
     if (comm->cfg.log && comm->cfg.log_level >= NCL_LOG_ERROR)
         comm->cfg.log(comm->cfg.log_ud, comm->rank, NCL_LOG_ERROR, comm->err);
     ncl_hal_log(&comm->hal, NCL_LOG_ERROR, comm->err); /* the backend's to keep, and to show without a sink */

@@ -91,7 +91,8 @@ struct ncl_comm {
     char label[64];           /* what its errors start with ("split #1 color 3"); "" for none */
     struct ncl_comm **pairs;  /* ncl_send/ncl_recv's communicators, 2 x nranks, made at first use:
                                  [peer] sends to peer, [nranks + peer] receives from it */
-    int is_pair;              /* one of them: no transfers of its own (it has no pairs) */
+    struct ncl_comm *owner;   /* a pair's: the communicator whose pair it is, which its failures
+                                 explain too (ncl_comm_last_error of the one the user called) */
 };
 
 /** Records a formatted error detail on the communicator (ncl_comm_last_error) and logs it. */

@@ -141,7 +141,7 @@ ncl_result ncl_comm_split(ncl_comm *comm, int color, int key, const ncl_config *
 static ncl_result pair_comm(ncl_comm *comm, int peer, int sending, ncl_comm **out)
 {
     const char *what = sending ? "send" : "recv";
-    if (comm->is_pair)
+    if (comm->owner)
         return ncl_comm_fail(comm, NCL_ERR_INVALID_USAGE, "%s: this communicator carries one direction of a "
                              "pair's transfers; call it on the communicator they came from", what);
     if (peer < 0 || peer >= comm->nranks || peer == comm->rank)
@@ -166,7 +166,7 @@ static ncl_result pair_comm(ncl_comm *comm, int peer, int sending, ncl_comm **ou
         if (rc != NCL_SUCCESS)
             return rc;
         ncl_fmt((*slot)->label, sizeof (*slot)->label, "send %d -> %d (ranks 0 -> 1 here)", from, to);
-        (*slot)->is_pair = 1;
+        (*slot)->owner = comm;
     }
     *out = *slot;
     return NCL_SUCCESS;
@@ -191,14 +191,9 @@ static ncl_result p2p(ncl_comm *comm, int sending, void *buf, size_t count, ncl_
     /* the sender broadcasts its buffer in place, the receiver receives it as a non-root */
     rc = sending ? ncl_broadcast_start(buf, buf, count, dtype, 0, pc) : ncl_broadcast_start(NULL, buf, count, dtype, 0, pc);
     if (rc == NCL_SUCCESS && wait)
-        rc = ncl_wait(pc);
-    else if (rc == NCL_SUCCESS) { /* what it can issue now (a receiver's READY) goes out at once */
-        int done;
-        rc = ncl_test(pc, &done);
-    }
-    if (rc != NCL_SUCCESS && wait) /* the blocking forms explain on the communicator they were given */
-        memcpy(comm->err, pc->err, sizeof comm->err);
-    return rc;
+        return ncl_wait(pc);
+    int done; /* what it can issue now (a receiver's READY) goes out at once */
+    return rc == NCL_SUCCESS ? ncl_test(pc, &done) : rc;
 }
 
 ncl_result ncl_send(const void *sendbuf, size_t count, ncl_dtype dtype, int peer, ncl_comm *comm)

@@ -249,7 +249,8 @@ const rs_map rs_scenario_map_training = {
 static const rs_key rs_keys_workload[] = {
     {"collectives", RS_T_COLLS, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_workload, colls),
      offsetof(rs_workload, colls_count), 0, RS_COLL_COUNT, 0, 0, 0, "allreduce", NULL, &rs_scenario_colls, NULL,
-     "one collective or a list, each run over the whole sweep; `all` = every one"},
+     "one collective or a list, each run over the whole sweep; `all` = every one; sendrecv is nccl-tests' (every "
+     "rank sends to rank + 1 and receives from rank - 1 at once, out of place only)"},
     {"algorithm", RS_T_ENUM, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, algo), 0, 0, 0, 0, 0, 0, "auto",
      NULL, &rs_scenario_algos, NULL, "auto lets the engine choose; a forced one must implement every collective"},
     {"dtype", RS_T_ENUM, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_workload, dtype), 0, 0, 0, 0, 0, 0, "float",

@@ -345,8 +345,9 @@ ncl_result ncl_alltoallv(const void *sendbuf, void *recvbuf, const uint64_t *cou
 ncl_result ncl_send(const void *sendbuf, size_t count, ncl_dtype dtype, int peer, ncl_comm *comm);
 ncl_result ncl_recv(void *recvbuf, size_t count, ncl_dtype dtype, int peer, ncl_comm *comm);
 /** Non-blocking: *op receives the communicator the transfer runs on, on which ncl_test/ncl_wait
- *  finish it as any collective's (and ncl_comm_last_error explains its failure). It stays comm's:
- *  never destroy it. One transfer per direction of a pair is in flight at a time. */
+ *  finish it as any collective's (its failure explained by ncl_comm_last_error of *op and of
+ *  comm). It stays comm's: never destroy it. One transfer per direction of a pair is in flight at
+ *  a time. */
 ncl_result ncl_send_start(const void *sendbuf, size_t count, ncl_dtype dtype, int peer, ncl_comm *comm,
                           ncl_comm **op);
 ncl_result ncl_recv_start(void *recvbuf, size_t count, ncl_dtype dtype, int peer, ncl_comm *comm, ncl_comm **op);
