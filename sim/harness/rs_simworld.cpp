@@ -32,6 +32,8 @@ struct SimWorld::Rank {
     uint64_t deadline_ps = 0; // when its engine's earliest wait times out (its last wait_event)
     bool warp_scheduled = false; // an ev_warp is pending ...
     uint64_t warp_ps = 0;        // ... at this time
+    std::condition_variable cv;  // where its thread waits for the baton (one each: handing it over
+                                 // wakes that thread alone, not all of them)
     ncl_result result = NCL_SUCCESS;
 };
 
@@ -84,8 +86,8 @@ struct WorldOps {
         std::unique_lock<std::mutex> lk(r.w->mu_);
         r.waiting = true;
         r.w->baton_ = -1;
-        r.w->cv_.notify_all();
-        r.w->cv_.wait(lk, [&] { return r.w->baton_ == r.rank; });
+        r.w->sim_cv_.notify_one();
+        r.cv.wait(lk, [&] { return r.w->baton_ == r.rank; });
         r.waiting = false;
         return NCL_SUCCESS;
     }
@@ -171,8 +173,8 @@ void SimWorld::resume(int rank)
         return;
     r.started = true;
     baton_ = rank;
-    cv_.notify_all();
-    cv_.wait(lk, [&] { return baton_ == -1; });
+    r.cv.notify_one();
+    sim_cv_.wait(lk, [&] { return baton_ == -1; });
     // The last rank done ends the world: a fault due later must not pull simulated time to it,
     // nor a rank's deadline that no longer matters.
     if (r.finished && ++finished_ == (int)ranks_.size()) {
@@ -192,13 +194,13 @@ ncl_result SimWorld::run(ncl_host_fn fn, void *arg, ncl_result *results)
         r.thread = std::thread([this, &r, fn, arg] {
             {
                 std::unique_lock<std::mutex> lk(mu_);
-                cv_.wait(lk, [&] { return baton_ == r.rank; });
+                r.cv.wait(lk, [&] { return baton_ == r.rank; });
             }
             r.result = fn(cl_.comm(r.rank), arg);
             std::lock_guard<std::mutex> lk(mu_);
             r.finished = true;
             baton_ = -1;
-            cv_.notify_all();
+            sim_cv_.notify_one();
         });
         r.scheduled = true;
         cl_.network().scheduler().after(0, ev_resume, this, (uint64_t)i);

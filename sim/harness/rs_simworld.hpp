@@ -52,7 +52,7 @@ private:
     std::vector<Rank> ranks_;
     std::deque<Ctx> contexts_; // the sub-communicators' (HAL split), in the order they were made
     std::mutex mu_;
-    std::condition_variable cv_;
+    std::condition_variable sim_cv_; // where the simulator waits for the baton back
     int baton_ = -1; // -1: the simulator; r: rank r's thread
     int finished_ = 0; // ranks whose fn returned
     ncl_hal_ops ops_{};
