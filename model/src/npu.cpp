@@ -83,7 +83,8 @@ Npu::Npu(Npu &device, int rank, std::vector<Npu *> &peers)
 {
     if (payload_)
         own_scratch_.reset(new unsigned char[scratch_bytes_]);
-    bound_.base[NCL_BUF_SCRATCH] = own_scratch_.get();
+    ext_scratch_ = own_scratch_.get();
+    bound_.base[NCL_BUF_SCRATCH] = ext_scratch_;
     bound_.size[NCL_BUF_SCRATCH] = scratch_bytes_;
     counters_.assign(8, Counter{0, 0, false});
 }
@@ -224,7 +225,7 @@ ncl_result Npu::begin(const ncl_hal_launch *l)
     bound_.size[NCL_BUF_SEND] = l->send_bytes;
     bound_.base[NCL_BUF_RECV] = (unsigned char *)l->recv;
     bound_.size[NCL_BUF_RECV] = l->recv_bytes;
-    bound_.base[NCL_BUF_SCRATCH] = ext_scratch_ ? ext_scratch_ : own_scratch_ ? own_scratch_.get() : payload_ ? scratch_.data() : nullptr;
+    bound_.base[NCL_BUF_SCRATCH] = ext_scratch_ ? ext_scratch_ : payload_ ? scratch_.data() : nullptr;
     bound_.size[NCL_BUF_SCRATCH] = scratch_bytes_;
     bound_.bound = true;
     launch_ = *l;

@@ -89,11 +89,11 @@ static void rs_csv_field(FILE *f, const char *s)
 /* One placement of a JSON row as report/'s result. */
 static void rs_grid_result(const cJSON *o, rs_result *r, int *checked)
 {
-    const cJSON *w = cJSON_GetObjectItem(o, "wrong");
     if (cJSON_IsNull(o)) { /* a placement the collective does not run (sendrecv in place) */
         r->time_us = -1;
         return;
     }
+    const cJSON *w = cJSON_GetObjectItem(o, "wrong");
     r->time_us = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "time_us"));
     r->algbw = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "algbw_gbps"));
     r->busbw = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "busbw_gbps"));

@@ -15,7 +15,8 @@ extern "C" {
 
 /** One placement's measurement. */
 typedef struct rs_result {
-    double time_us;   /**< average per iteration, max over ranks */
+    double time_us;   /**< average per iteration, max over ranks; < 0: a placement the collective
+                           does not run (sendrecv in place), printed N/A, null in JSON */
     double algbw;     /**< size / time, decimal GB/s */
     double busbw;     /**< algbw x the collective's bus factor */
     uint64_t wrong;   /**< mismatched elements summed over ranks */

@@ -61,9 +61,6 @@ public:
     ncl_hal hal() { return ncl_hal{&ops, this}; }
     int rank() const { return rank_; }
 
-    /** The device this context runs on (itself, unless it is a sub-communicator's context). */
-    int device_rank() const { return device_->rank_; }
-
     /** The first data-task failure of the current collective (bounds, unbound peer), or "". */
     const std::string &fault() const { return fault_; }
     NpuStats stats();
@@ -187,9 +184,6 @@ private:
     // launches; the DMA engines, the memory and the network port are its device's.
     Npu *device_ = this;
     Memory *memory_;         // device_->mem_
-    bool taken_ = false;     // a member made this context (split)
-    bool released_ = false;  // ... and destroyed its communicator (release)
-    std::unique_ptr<Groups> groups_; // on the device all_[0]: every live sub-communicator
     Network &net_;
     Scheduler &sched_;
     rs_device_params dev_;
@@ -199,7 +193,7 @@ private:
     bool addressable(uint32_t buf) const { return bound_.bound || buf == NCL_BUF_SCRATCH; }
     bool payload_;
     std::vector<unsigned char> scratch_;
-    unsigned char *ext_scratch_ = nullptr; // bind_scratch
+    unsigned char *ext_scratch_ = nullptr; // scratch not in scratch_: bind_scratch's, or own_scratch_
     std::unique_ptr<unsigned char[]> own_scratch_; // a sub-communicator context's
     uint64_t scratch_bytes_;
     std::vector<Npu *> &all_;
@@ -230,6 +224,9 @@ private:
     uint64_t tasks_done_ = 0, bytes_out_ = 0;
 
     std::string fault_;
+    bool taken_ = false;     // a sub-communicator's context: a member made it (split) ...
+    bool released_ = false;  // ... and destroyed its communicator (release)
+    std::unique_ptr<Groups> groups_; // on the device all_[0]: every live sub-communicator
     ncl_hal_launch launch_{}; // the call this device began last: peers compare it (a mismatch at once)
 };
 
