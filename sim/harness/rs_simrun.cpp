@@ -26,6 +26,7 @@
 #include "rs_sc.hpp"
 #include "rs_setup.hpp"
 #include "rs_trace.hpp"
+#include "rs_chakra_run.hpp"
 #include "rs_training.hpp"
 
 namespace {
@@ -78,6 +79,7 @@ public:
 private:
     int sweep(rs_coll coll, rs_report *rep);
     int train(rs_report *rep);
+    int chakra();
     void place(int rank, const rs_shape &s, bool inplace);
     void prepare(int rank, const rs_shape &s);
     void expect(const rs_shape &s);
@@ -532,8 +534,34 @@ int Driver::train(rs_report *rep)
     return rs::run_training(sc_, *cl_, tracer_.get(), run, stdout, rep);
 }
 
+// --chakra: each collective node of the traces through the same placement and checks as a sweep.
+int Driver::chakra()
+{
+    rs::CollRun run = [this](ncl_coll coll, uint64_t bytes, double *us, int *algo, uint64_t *wrong) {
+        const rs_workload &w = sc_.workload;
+        rs_shape s;
+        *us = 0, *wrong = 0, *algo = NCL_ALGO_AUTO;
+        if (!rs_shape_make(&s, (rs_coll)coll, cl_->nranks(), w.dtype, w.op, 0, 0, bytes))
+            return true; // less than an element per rank: nothing moves
+        model::Collective c{coll, s.count, s.dt, rs_shape_reduces((rs_coll)coll) ? s.op : NCL_SUM, s.root};
+        for (int r = 0; r < s.nranks; r++) // in place, as frameworks call them on their tensors
+            place(r, s, true);
+        if (!(sc_.payload_real ? check_row(s, c, true, true, us, wrong) : cl_->run(c, 1, us))) {
+            engine_error("a Chakra trace's collective");
+            return false;
+        }
+        ncl_rank_state st;
+        ncl_comm_state(cl_->comm(0), &st);
+        *algo = st.algo;
+        return true;
+    };
+    return rs::run_chakra(sc_, *cl_, tracer_.get(), x_.chakra_prefix, run, stdout, err_);
+}
+
 int Driver::run(rs_report *rep)
 {
+    if (x_.chakra_prefix)
+        return chakra();
     if (sc_.workload.training.model)
         return train(rep);
     int status = RS_EXIT_OK;

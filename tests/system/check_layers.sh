@@ -17,10 +17,11 @@ declare -A allowed=(
     [grid]="sweep scenario report"
     [measured]=""
     [host]="sweep report"
-    [harness]="sweep scenario report"
+    [chakra]=""
+    [harness]="sweep scenario report chakra"
     [zmq]="sweep scenario report"
     [calib]="sweep scenario report harness measured"
-    [cli]="sweep scenario report host harness zmq measured calib grid"
+    [cli]="sweep scenario report host harness zmq measured calib grid chakra"
 )
 wings="${!allowed[*]}"
 bad=0

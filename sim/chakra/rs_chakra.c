@@ -1,0 +1,384 @@
+/* rs_chakra.c — reads a Chakra execution trace: protobuf wire format decoded by hand (varints, length-delimited records), checked as it is read. */
+#define _POSIX_C_SOURCE 200809L
+#include "rs_chakra.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Chakra's NodeType values (et_def.proto) */
+enum { ET_INVALID = 0, ET_METADATA = 1, ET_MEM_LOAD = 2, ET_MEM_STORE = 3, ET_COMP = 4, ET_SEND = 5, ET_RECV = 6,
+       ET_COLL = 7, ET_STORAGE = 8, ET_BATCH = 9, ET_CHECKPOINT = 10 };
+/* protobuf wire types */
+enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
+
+static const char *const k_node_types[] = {"INVALID_NODE", "METADATA_NODE", "MEM_LOAD_NODE", "MEM_STORE_NODE",
+                                           "COMP_NODE", "COMM_SEND_NODE", "COMM_RECV_NODE", "COMM_COLL_NODE",
+                                           "STORAGE_NODE", "BATCH_NODE", "CHECKPOINT_NODE"};
+static const char *const k_comm_types[] = {"ALL_REDUCE", "REDUCE", "ALL_GATHER", "GATHER", "SCATTER",
+                                           "BROADCAST", "ALL_TO_ALL", "REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK",
+                                           "BARRIER"};
+#define ALLOWED_COLLS "ALL_REDUCE, REDUCE, ALL_GATHER, BROADCAST, ALL_TO_ALL, REDUCE_SCATTER, BARRIER"
+
+const char *rs_et_comm_name(int comm_type)
+{
+    return comm_type >= 0 && comm_type < (int)(sizeof k_comm_types / sizeof *k_comm_types) ? k_comm_types[comm_type]
+                                                                                          : "?";
+}
+
+/* A span of the file being decoded: [pos, end), offsets from the file's start. */
+typedef struct span {
+    const uint8_t *buf;
+    size_t pos, end;
+} span;
+
+typedef struct reader {
+    const char *path;
+    char *err;
+    size_t errlen;
+    int failed;
+} reader;
+
+static int fail(reader *r, size_t at, const char *fmt, ...)
+{
+    if (r->failed++)
+        return -1;
+    int n = snprintf(r->err, r->errlen, "%s: byte %zu: ", r->path, at);
+    va_list ap;
+    va_start(ap, fmt);
+    if (n >= 0 && (size_t)n < r->errlen)
+        vsnprintf(r->err + n, r->errlen - (size_t)n, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int varint(reader *r, span *s, uint64_t *v)
+{
+    uint64_t x = 0;
+    size_t at = s->pos;
+    for (int shift = 0; shift < 70; shift += 7) {
+        if (s->pos >= s->end)
+            return fail(r, at, "a varint runs past the end of its record (truncated file?)");
+        uint8_t b = s->buf[s->pos++];
+        x |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *v = x;
+            return 0;
+        }
+    }
+    return fail(r, at, "a varint longer than 10 bytes (not a protobuf record)");
+}
+
+/* Reads a field's key; a length-delimited field's body becomes *body. */
+static int field(reader *r, span *s, uint32_t *num, int *wt, uint64_t *value, span *body)
+{
+    size_t at = s->pos;
+    uint64_t key = 0;
+    if (varint(r, s, &key) != 0)
+        return -1;
+    *num = (uint32_t)(key >> 3);
+    *wt = (int)(key & 7);
+    if (*num == 0)
+        return fail(r, at, "field number 0 (not a protobuf record)");
+    switch (*wt) {
+    case WT_VARINT:
+        return varint(r, s, value);
+    case WT_I64:
+    case WT_I32: {
+        size_t w = *wt == WT_I64 ? 8 : 4;
+        if (s->end - s->pos < w)
+            return fail(r, at, "a fixed-width field runs past the end of its record (truncated file?)");
+        uint64_t x = 0;
+        for (size_t i = 0; i < w; i++)
+            x |= (uint64_t)s->buf[s->pos + i] << (8 * i);
+        s->pos += w;
+        *value = x;
+        return 0;
+    }
+    case WT_LEN: {
+        uint64_t len = 0;
+        if (varint(r, s, &len) != 0)
+            return -1;
+        if (len > s->end - s->pos)
+            return fail(r, at, "a field of %llu bytes runs past the end of its record (truncated file?)",
+                        (unsigned long long)len);
+        body->buf = s->buf;
+        body->pos = s->pos;
+        body->end = s->pos + (size_t)len;
+        s->pos += (size_t)len;
+        *value = len;
+        return 0;
+    }
+    default:
+        return fail(r, at, "wire type %d of field %u (allowed: 0, 1, 2, 5; groups are not used by Chakra)", *wt,
+                    *num);
+    }
+}
+
+static void copy_text(char *dst, size_t cap, const span *b)
+{
+    size_t n = b->end - b->pos < cap - 1 ? b->end - b->pos : cap - 1;
+    memcpy(dst, b->buf + b->pos, n);
+    dst[n] = '\0';
+}
+
+static int push_dep(reader *r, rs_et_node *nd, uint64_t id, size_t at)
+{
+    if ((nd->ndeps & (nd->ndeps + 1)) == 0 || nd->ndeps == 0) { /* grow at 0, 1, 3, 7, ... */
+        size_t cap = nd->ndeps ? 2 * (nd->ndeps + 1) : 4;
+        uint64_t *d = realloc(nd->deps, cap * sizeof *d);
+        if (d == NULL)
+            return fail(r, at, "out of memory");
+        nd->deps = d;
+    }
+    nd->deps[nd->ndeps++] = id;
+    return 0;
+}
+
+/* One AttributeProto: the names ringsim reads take integer values of any integer type. */
+static int attribute(reader *r, span *s, rs_et_node *nd, int *have_size, int *have_type)
+{
+    char name[32] = "";
+    int have_int = 0;
+    uint64_t ival = 0;
+    while (s->pos < s->end) {
+        uint32_t num;
+        int wt;
+        uint64_t v;
+        span b;
+        if (field(r, s, &num, &wt, &v, &b) != 0)
+            return -1;
+        if (num == 1 && wt == WT_LEN)
+            copy_text(name, sizeof name, &b);
+        else if ((num == 7 || num == 9 || num == 11 || num == 13 || num == 27) && wt == WT_VARINT)
+            ival = num == 7 ? (uint64_t)(int64_t)(int32_t)v : v, have_int = 1;
+        else if ((num == 15 || num == 17) && wt == WT_VARINT)
+            ival = (uint64_t)((int64_t)(v >> 1) ^ -(int64_t)(v & 1)), have_int = 1; /* zigzag */
+        else if ((num == 19 || num == 23) && wt == WT_I32)
+            ival = num == 23 ? (uint64_t)(int64_t)(int32_t)v : v, have_int = 1;
+        else if ((num == 21 || num == 25) && wt == WT_I64)
+            ival = v, have_int = 1;
+    }
+    if (!have_int)
+        return 0;
+    if (strcmp(name, "is_cpu_op") == 0)
+        nd->cpu = ival != 0;
+    else if (strcmp(name, "comm_type") == 0)
+        nd->comm_type = (int64_t)ival < 0 || ival > 1000 ? -1 : (int)ival, *have_type = 1;
+    else if (strcmp(name, "comm_size") == 0) {
+        if ((int64_t)ival < 0)
+            return fail(r, s->pos, "node %llu: comm_size %lld (allowed: bytes >= 0)", (unsigned long long)nd->id,
+                        (long long)ival);
+        nd->comm_size = ival, *have_size = 1;
+    }
+    return 0;
+}
+
+static int node(reader *r, span *s, rs_et_node *nd)
+{
+    const size_t at = nd->offset;
+    uint64_t type = ET_INVALID;
+    int have_size = 0, have_type = 0;
+    nd->comm_type = -1;
+    while (s->pos < s->end) {
+        uint32_t num;
+        int wt;
+        uint64_t v;
+        span b;
+        size_t fat = s->pos;
+        if (field(r, s, &num, &wt, &v, &b) != 0)
+            return -1;
+        if (num == 1 && wt == WT_VARINT)
+            nd->id = v;
+        else if (num == 2 && wt == WT_LEN)
+            copy_text(nd->name, sizeof nd->name, &b);
+        else if (num == 3 && wt == WT_VARINT)
+            type = v;
+        else if ((num == 4 || num == 5) && wt == WT_VARINT) {
+            if (push_dep(r, nd, v, fat) != 0)
+                return -1;
+        } else if ((num == 4 || num == 5) && wt == WT_LEN) { /* packed */
+            while (b.pos < b.end) {
+                uint64_t id = 0;
+                if (varint(r, &b, &id) != 0 || push_dep(r, nd, id, fat) != 0)
+                    return -1;
+            }
+        } else if (num == 7 && wt == WT_VARINT)
+            nd->duration_us = v;
+        else if (num == 10 && wt == WT_LEN) {
+            if (attribute(r, &b, nd, &have_size, &have_type) != 0)
+                return -1;
+        }
+    }
+    const char *tn = type < sizeof k_node_types / sizeof *k_node_types ? k_node_types[type] : "an unknown type";
+    switch (type) {
+    case ET_COMP:
+        nd->kind = RS_ET_COMPUTE;
+        return 0;
+    case ET_METADATA:
+        nd->kind = RS_ET_METADATA;
+        return 0;
+    case ET_COLL:
+        nd->kind = RS_ET_COLLECTIVE;
+        if (!have_type)
+            return fail(r, at, "node %llu (%s): a COMM_COLL_NODE without comm_type", (unsigned long long)nd->id,
+                        nd->name);
+        if (nd->comm_type != RS_ET_ALL_REDUCE && nd->comm_type != RS_ET_REDUCE && nd->comm_type != RS_ET_ALL_GATHER &&
+            nd->comm_type != RS_ET_BROADCAST && nd->comm_type != RS_ET_ALL_TO_ALL &&
+            nd->comm_type != RS_ET_REDUCE_SCATTER && nd->comm_type != RS_ET_BARRIER)
+            return fail(r, at, "node %llu (%s): collective %s is not run (allowed: " ALLOWED_COLLS ")",
+                        (unsigned long long)nd->id, nd->name, rs_et_comm_name(nd->comm_type));
+        if (!have_size && nd->comm_type != RS_ET_BARRIER)
+            return fail(r, at, "node %llu (%s): a %s without comm_size (allowed: its bytes as an integer attribute)",
+                        (unsigned long long)nd->id, nd->name, rs_et_comm_name(nd->comm_type));
+        return 0;
+    default:
+        return fail(r, at, "node %llu (%s): %s is not run (allowed: COMP_NODE, COMM_COLL_NODE, METADATA_NODE; "
+                           "memory, storage and point-to-point nodes are not modelled yet)",
+                    (unsigned long long)nd->id, nd->name, tn);
+    }
+}
+
+/* Every dependency names a node of the file, ids are unique, and the graph has no cycle. */
+static int check_graph(reader *r, rs_et_trace *t)
+{
+    size_t n = t->n;
+    size_t *indeg = calloc(n ? n : 1, sizeof *indeg), *queue = malloc((n ? n : 1) * sizeof *queue);
+    int rc = 0;
+    if (!indeg || !queue) {
+        rc = fail(r, 0, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < i; j++)
+            if (t->nodes[j].id == t->nodes[i].id) {
+                rc = fail(r, t->nodes[i].offset, "node id %llu again (first at byte %zu; allowed: unique ids)",
+                          (unsigned long long)t->nodes[i].id, t->nodes[j].offset);
+                goto out;
+            }
+    for (size_t i = 0; i < n; i++)
+        for (size_t d = 0; d < t->nodes[i].ndeps; d++) {
+            size_t j = 0;
+            while (j < n && t->nodes[j].id != t->nodes[i].deps[d])
+                j++;
+            if (j == n) {
+                rc = fail(r, t->nodes[i].offset, "node %llu depends on node %llu, which the file does not hold",
+                          (unsigned long long)t->nodes[i].id, (unsigned long long)t->nodes[i].deps[d]);
+                goto out;
+            }
+            indeg[i]++;
+        }
+    size_t head = 0, tail = 0;
+    for (size_t i = 0; i < n; i++)
+        if (indeg[i] == 0)
+            queue[tail++] = i;
+    while (head < tail) {
+        uint64_t id = t->nodes[queue[head++]].id;
+        for (size_t i = 0; i < n; i++)
+            for (size_t d = 0; d < t->nodes[i].ndeps; d++)
+                if (t->nodes[i].deps[d] == id && --indeg[i] == 0)
+                    queue[tail++] = i;
+    }
+    if (tail < n)
+        for (size_t i = 0; i < n; i++)
+            if (indeg[i]) {
+                rc = fail(r, t->nodes[i].offset, "node %llu is on a dependency cycle (allowed: an acyclic graph)",
+                          (unsigned long long)t->nodes[i].id);
+                break;
+            }
+out:
+    free(indeg);
+    free(queue);
+    return rc;
+}
+
+int rs_et_load(const char *path, rs_et_trace *t, char *err, size_t errlen)
+{
+    memset(t, 0, sizeof *t);
+    reader r = {path, err, errlen, 0};
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    size_t cap = 4096, len = 0;
+    uint8_t *buf = malloc(cap);
+    for (size_t got; buf && (got = fread(buf + len, 1, cap - len, f)) > 0;) {
+        len += got;
+        if (len == cap) {
+            uint8_t *b = realloc(buf, cap *= 2);
+            if (b == NULL)
+                free(buf);
+            buf = b;
+        }
+    }
+    int rd_err = ferror(f);
+    fclose(f);
+    if (buf == NULL || rd_err) {
+        free(buf);
+        snprintf(err, errlen, "%s: cannot read%s", path, buf ? "" : ": out of memory");
+        return -1;
+    }
+    int rc = 0;
+    span file = {buf, 0, len};
+    if (len == 0)
+        rc = fail(&r, 0, "empty file (allowed: a Chakra trace: GlobalMetadata, then nodes)");
+    else if (len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b)
+        rc = fail(&r, 0, "gzip-compressed (allowed: a plain trace; gunzip it first)");
+    size_t cap_nodes = 0;
+    for (int first = 1; rc == 0 && file.pos < file.end; first = 0) {
+        size_t at = file.pos;
+        uint64_t mlen = 0;
+        if (varint(&r, &file, &mlen) != 0 || mlen > file.end - file.pos) {
+            rc = fail(&r, at, "a record of %llu bytes runs past the end of the file (truncated file?)",
+                      (unsigned long long)mlen);
+            break;
+        }
+        span m = {buf, file.pos, file.pos + (size_t)mlen};
+        file.pos += (size_t)mlen;
+        if (first) { /* GlobalMetadata: version = 1 */
+            while (rc == 0 && m.pos < m.end) {
+                uint32_t num;
+                int wt;
+                uint64_t v;
+                span b;
+                if (field(&r, &m, &num, &wt, &v, &b) != 0)
+                    rc = -1;
+                else if (num == 1 && wt == WT_LEN)
+                    copy_text(t->version, sizeof t->version, &b);
+            }
+            if (rc == 0 && t->version[0] == '\0')
+                rc = fail(&r, at, "the first record has no version (allowed: Chakra's GlobalMetadata first)");
+            continue;
+        }
+        if (t->n == cap_nodes) {
+            cap_nodes = cap_nodes ? 2 * cap_nodes : 16;
+            rs_et_node *nn = realloc(t->nodes, cap_nodes * sizeof *nn);
+            if (nn == NULL) {
+                rc = fail(&r, at, "out of memory");
+                break;
+            }
+            t->nodes = nn;
+        }
+        rs_et_node *nd = &t->nodes[t->n++];
+        memset(nd, 0, sizeof *nd);
+        nd->offset = at;
+        rc = node(&r, &m, nd);
+    }
+    if (rc == 0 && t->n == 0)
+        rc = fail(&r, len, "no nodes after the metadata (allowed: at least one node)");
+    if (rc == 0)
+        rc = check_graph(&r, t);
+    free(buf);
+    return rc;
+}
+
+void rs_et_free(rs_et_trace *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->nodes[i].deps);
+    free(t->nodes);
+    memset(t, 0, sizeof *t);
+}
