@@ -87,14 +87,16 @@ void rs_cli_usage_run(FILE *out)
 {
     fprintf(out,
         "usage: ringsim run                      simulate scenarios/default.yaml on the model\n"
-        "       ringsim run SCENARIO [--json FILE] [--stats] [--waves FILE]\n"
+        "       ringsim run SCENARIO [--json FILE] [--stats] [--waves FILE] [--chakra PREFIX]\n"
         "       ringsim run --backend host [options | SCENARIO [--ranks N] [--timeout S] [--json FILE]]\n"
         "\n"
         "Runs an nccl-tests-style sweep of collectives on N ranks and checks every result\n"
         "bit-exactly: on the SystemC model as a scenario (YAML, see scenarios/README.md) says,\n"
         "or on host threads as the flags below say. Exit status: 0 all correct, 1 wrong\n"
         "values, 2 bad usage or scenario, 3 engine error (timeout, dead link, ...). --waves FILE\n"
-        "writes a VCD of a scenario's RTL devices (device.fidelity: rtl).\n"
+        "writes a VCD of a scenario's RTL devices (device.fidelity: rtl). --chakra PREFIX runs the\n"
+        "Chakra execution traces PREFIX.0.et, PREFIX.1.et, ... (one per rank; ASTRA-sim's workload\n"
+        "format) on the scenario's machine instead of its workload.\n"
         "\n"
         "nccl-tests flags:\n"
         "  -b, --minbytes SIZE      smallest size (default 8); SIZE takes a K, M or G suffix\n"
