@@ -1,4 +1,4 @@
-/* ncl_split.c — sub-communicators (ncl_comm_split) and point to point (ncl_send/ncl_recv) on them. */
+/* ncl_split.c — sub-communicators (ncl_comm_split, ncl_comm_create_group) and point to point (ncl_send/ncl_recv) on them. */
 #include "ncl_comm.h"
 
 #include "ncl_fmt.h"
@@ -7,8 +7,9 @@
 
 #ifndef NCL_NO_SPLIT
 
-/* The id a child gets from its parent's and what makes it (a split's number and color, or a
- * pair's sender and receiver): FNV-1a over them, the same on every member without a message. */
+/* The id a child gets from its parent's and what makes it (a split's number and color, a pair's
+ * sender and receiver, a group's tag and member list): FNV-1a over them, the same on every member
+ * without a message. */
 static uint32_t child_id(uint32_t parent, uint32_t kind, uint32_t a, uint32_t b)
 {
     const uint32_t words[4] = {parent, kind, a, b};
@@ -136,6 +137,41 @@ ncl_result ncl_comm_split(ncl_comm *comm, int color, int key, const ncl_config *
     return rc;
 }
 
+ncl_result ncl_comm_create_group(ncl_comm *comm, const int32_t *members, int n, uint32_t tag,
+                                 const ncl_config *config, ncl_comm **newcomm)
+{
+    if (!comm)
+        return NCL_ERR_INVALID_ARGUMENT;
+    if (!newcomm)
+        return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT, "group %u: newcomm is NULL", tag);
+    *newcomm = NULL;
+    if (!members || n < 1 || n > comm->nranks)
+        return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT, "group %u: %d members%s (allowed: 1..%d ranks listed)",
+                             tag, n, members ? "" : " at NULL", comm->nranks);
+    int mine = -1;
+    uint32_t digest = 2166136261u; /* FNV-1a of the list: with the tag, the child's id */
+    for (int i = 0; i < n; i++) {
+        if (members[i] < 0 || members[i] >= comm->nranks)
+            return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT, "group %u: member %d is rank %d (allowed: 0..%d)",
+                                 tag, i, (int)members[i], comm->nranks - 1);
+        for (int j = 0; j < i; j++)
+            if (members[j] == members[i])
+                return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT, "group %u: rank %d is members %d and %d "
+                                     "(allowed: each rank once)", tag, (int)members[i], j, i);
+        mine = members[i] == comm->rank ? i : mine;
+        for (int bit = 0; bit < 32; bit += 8)
+            digest = (digest ^ ((uint32_t)members[i] >> bit & 0xffu)) * 16777619u;
+    }
+    if (mine < 0)
+        return ncl_comm_fail(comm, NCL_ERR_INVALID_USAGE, "group %u: rank %d is not among its %d members (only "
+                             "members call it)", tag, comm->rank, n);
+    ncl_config own = config ? *config : child_config(comm);
+    ncl_result rc = child_create(comm, child_id(comm->id, 3u, tag, digest), members, n, mine, &own, newcomm);
+    if (rc == NCL_SUCCESS)
+        ncl_fmt((*newcomm)->label, sizeof (*newcomm)->label, "group %u", tag);
+    return rc;
+}
+
 /* The communicator of one direction of a pair, made at its first transfer: rank 0 the sender,
  * rank 1 the receiver. Its broadcast from rank 0 is the transfer. */
 static ncl_result pair_comm(ncl_comm *comm, int peer, int sending, ncl_comm **out)
@@ -232,6 +268,15 @@ ncl_result ncl_comm_split(ncl_comm *comm, int color, int key, const ncl_config *
     if (newcomm)
         *newcomm = NULL;
     return left_out(comm, "split");
+}
+
+ncl_result ncl_comm_create_group(ncl_comm *comm, const int32_t *members, int n, uint32_t tag,
+                                 const ncl_config *config, ncl_comm **newcomm)
+{
+    (void)members, (void)n, (void)tag, (void)config;
+    if (newcomm)
+        *newcomm = NULL;
+    return left_out(comm, "group");
 }
 
 ncl_result ncl_send(const void *sendbuf, size_t count, ncl_dtype dtype, int peer, ncl_comm *comm)

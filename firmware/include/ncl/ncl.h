@@ -285,6 +285,14 @@ ncl_result ncl_comm_size(const ncl_comm *comm, int *nranks);
  *  Needs a backend that makes sub-communicators (the HAL's split; else NCL_ERR_UNSUPPORTED).
  *  Destroy sub-communicators before comm. */
 ncl_result ncl_comm_split(ncl_comm *comm, int color, int key, const ncl_config *config, ncl_comm **newcomm);
+/** Makes the sub-communicator of the ranks `members` of comm (the new ranks in that order) without
+ *  a message, as MPI_Comm_create_group does: only the members call it, each with the same list
+ *  and tag (a member passing another list or tag makes another communicator, which its peers
+ *  never meet: their calls time out naming it, "group TAG"); any time, a collective on comm may be
+ *  running. What runs at once and config as for ncl_comm_split. For groups every rank knows in
+ *  advance (a training job's tensor-, pipeline- and data-parallel groups): no exchange on comm. */
+ncl_result ncl_comm_create_group(ncl_comm *comm, const int32_t *members, int n, uint32_t tag,
+                                 const ncl_config *config, ncl_comm **newcomm);
 
 /** Forces an algorithm for one collective on this communicator (NCL_ALGO_AUTO to unforce). */
 ncl_result ncl_comm_set_algorithm(ncl_comm *comm, ncl_coll coll, ncl_algo algo);

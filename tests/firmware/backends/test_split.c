@@ -1,4 +1,4 @@
-/* test_split.c — ncl_comm_split and ncl_send/ncl_recv on host threads (and, built with SPLIT_ON_MODEL, on the simulated machine): groups that run at once, bit for bit, and their failures named. */
+/* test_split.c — ncl_comm_split, ncl_comm_create_group and ncl_send/ncl_recv on host threads (and, built with SPLIT_ON_MODEL, on the simulated machine): groups that run at once, bit for bit, and their failures named. */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
@@ -290,6 +290,99 @@ static void test_split_leaver(void **state)
     hang_check(1);
 }
 
+/* Groups every rank knows in advance, made without an exchange: tensor-parallel blocks of 4
+ * listed backwards, data-parallel pairs across them, both in flight with an allreduce on the
+ * world, each bit-exact; making them leaves the world's sequence alone; bad lists are refused. */
+static ncl_result create_group_fn(ncl_comm *world, void *arg)
+{
+    (void)arg;
+    const int me = rank_of(world);
+    int32_t tpm[4], dpm[2] = {me % 4, me % 4 + 4};
+    int tpi[4], dpi[2] = {me % 4, me % 4 + 4}, all[P];
+    for (int m = 0; m < 4; m++)
+        tpm[m] = me / 4 * 4 + 3 - m, tpi[m] = tpm[m];
+    for (int m = 0; m < P; m++)
+        all[m] = m;
+    ncl_comm *tp = NULL, *dp = NULL;
+    EXPECT(ncl_comm_create_group(world, tpm, 4, 1, NULL, &tp) == NCL_SUCCESS);
+    EXPECT(size_of(tp) == 4 && rank_of(tp) == 3 - me % 4);
+    EXPECT(ncl_comm_create_group(world, dpm, 2, 2, NULL, &dp) == NCL_SUCCESS);
+    EXPECT(size_of(dp) == 2 && rank_of(dp) == me / 4);
+    int32_t *a = filled(me), *b = filled(me), *c = filled(me);
+    EXPECT(a && b && c);
+    EXPECT(ncl_allreduce_start(a, a, N, NCL_INT32, NCL_SUM, tp) == NCL_SUCCESS);
+    EXPECT(ncl_allreduce_start(b, b, N, NCL_INT32, NCL_SUM, dp) == NCL_SUCCESS);
+    EXPECT(ncl_allreduce_start(c, c, N, NCL_INT32, NCL_SUM, world) == NCL_SUCCESS);
+    ncl_comm *running[3] = {tp, dp, world};
+    for (int left = 3; left;) {
+        left = 0;
+        for (int k = 0; k < 3; k++) {
+            int done = 1;
+            if (running[k]) {
+                EXPECT(ncl_test(running[k], &done) == NCL_SUCCESS);
+                if (done)
+                    running[k] = NULL;
+            }
+            left += !done;
+        }
+    }
+    EXPECT(wrong_sum(a, tpi, 4) == 0 && wrong_sum(b, dpi, 2) == 0 && wrong_sum(c, all, P) == 0);
+    ncl_rank_state st;
+    EXPECT(ncl_comm_state(world, &st) == NCL_SUCCESS && st.seq == 1);
+    free(a), free(b), free(c);
+
+    ncl_comm *x = NULL;
+    const int32_t twice[2] = {me, me}, other[1] = {(me + 1) % P}, past[1] = {P};
+    EXPECT(ncl_comm_create_group(world, twice, 2, 9, NULL, &x) == NCL_ERR_INVALID_ARGUMENT && !x);
+    EXPECT(strstr(ncl_comm_last_error(world), "group 9: rank") && strstr(ncl_comm_last_error(world), "each rank once"));
+    EXPECT(ncl_comm_create_group(world, other, 1, 9, NULL, &x) == NCL_ERR_INVALID_USAGE);
+    EXPECT(strstr(ncl_comm_last_error(world), "is not among its 1 members"));
+    EXPECT(ncl_comm_create_group(world, past, 1, 9, NULL, &x) == NCL_ERR_INVALID_ARGUMENT);
+    EXPECT(strstr(ncl_comm_last_error(world), "allowed: 0..7"));
+    EXPECT(ncl_comm_create_group(world, tpm, 0, 9, NULL, &x) == NCL_ERR_INVALID_ARGUMENT);
+    ncl_comm_destroy(tp);
+    ncl_comm_destroy(dp);
+    return NCL_SUCCESS;
+}
+
+static void test_create_group(void **state)
+{
+    (void)state;
+    assert_int_equal(run_world(P, create_group_fn, NULL, 0), NCL_SUCCESS);
+}
+
+/* Two members that disagree on the tag make two communicators that never meet: each one's
+ * allreduce times out naming its group. */
+static ncl_result group_mismatch_fn(ncl_comm *world, void *arg)
+{
+    char(*err)[400] = arg;
+    const int me = rank_of(world);
+    ncl_config gc = NCL_CONFIG_INIT;
+    gc.alloc = split_alloc, gc.free = split_free;
+    gc.timeout_ns = 200000000ull;
+    gc.log_level = NCL_LOG_OFF;
+    const int32_t pair[2] = {0, 1};
+    ncl_comm *g = NULL;
+    EXPECT(ncl_comm_create_group(world, pair, 2, 5 + (uint32_t)me, &gc, &g) == NCL_SUCCESS);
+    int32_t buf[64] = {0};
+    EXPECT(ncl_allreduce(buf, buf, 64, NCL_INT32, NCL_SUM, g) == NCL_ERR_TIMEOUT);
+    snprintf(err[me], sizeof err[me], "%s", ncl_comm_last_error(g));
+    ncl_comm_destroy(g);
+    return NCL_SUCCESS;
+}
+
+static void test_create_group_mismatch(void **state)
+{
+    (void)state;
+    char err[2][400];
+    memset(err, 0, sizeof err);
+    assert_int_equal(run_world(2, group_mismatch_fn, err, 0), NCL_SUCCESS);
+    fprintf(stderr, "rank 0: %s\nrank 1: %s\n", err[0], err[1]);
+    assert_non_null(strstr(err[0], "group 5"));
+    assert_non_null(strstr(err[1], "group 6"));
+    assert_non_null(strstr(err[0], "timed out"));
+}
+
 /* Point to point: a ring shift with both directions started at once (every rank sends to its
  * successor and receives from its predecessor), then three messages in order down a chain. */
 static ncl_result p2p_fn(ncl_comm *world, void *arg)
@@ -451,7 +544,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_split_groups),      cmocka_unit_test(test_split_concurrent),
         cmocka_unit_test(test_split_nested),      cmocka_unit_test(test_split_hang_names_group),
         cmocka_unit_test(test_split_leaver),      cmocka_unit_test(test_p2p),
-        cmocka_unit_test(test_p2p_bad_calls),
+        cmocka_unit_test(test_p2p_bad_calls),     cmocka_unit_test(test_create_group),
+        cmocka_unit_test(test_create_group_mismatch),
 #ifdef SPLIT_ON_MODEL
         cmocka_unit_test(test_split_contention),
 #endif
