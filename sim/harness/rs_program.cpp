@@ -1,0 +1,213 @@
+// rs_program.cpp — rank programs driven by the simulator's events: a rank advances when its
+// compute ends or its NPU makes progress, testing every call it has in flight (the engine issues
+// tasks only inside ncl_test), so thousands of ranks need no thread each.
+#include "rs_program.hpp"
+
+#include <cstdio>
+
+#include <ncl/ncl_diag.h>
+
+namespace rs {
+
+namespace {
+
+// Placeholder buffers (timing only: the devices move no bytes), far from any real mapping.
+const uintptr_t k_fake = uintptr_t(3) << 44;
+
+} // namespace
+
+Programs::Programs(model::Cluster &cl, Tracer *tracer)
+    : cl_(cl), tracer_(tracer), ranks_((size_t)cl.nranks()), pending_((size_t)cl.nranks(), 0)
+{
+    for (int r = 0; r < cl.nranks(); r++)
+        ranks_[(size_t)r].comms.push_back(cl.comm(r));
+}
+
+Programs::~Programs() { cl_.set_waker(nullptr); }
+
+uint16_t Programs::add_comm(int rank, ncl_comm *comm)
+{
+    std::vector<ncl_comm *> &c = ranks_[(size_t)rank].comms;
+    c.push_back(comm);
+    return (uint16_t)(c.size() - 1);
+}
+
+void Programs::fail(int rank, const char *what, ncl_comm *comm, ncl_result rc)
+{
+    if (!error_.empty())
+        return;
+    const Rank &k = ranks_[(size_t)rank];
+    char buf[768];
+    std::snprintf(buf, sizeof buf, "rank %d, step %zu of %zu: %s%s%s%s%s", rank, k.pc, k.steps.size(), what,
+                  rc != NCL_SUCCESS ? ": " : "", rc != NCL_SUCCESS ? ncl_strerror(rc) : "",
+                  comm ? ": " : "", comm ? ncl_comm_last_error(comm) : "");
+    error_ = buf;
+}
+
+bool Programs::issue(int rank, const ProgStep &s)
+{
+    Rank &k = ranks_[(size_t)rank];
+    if (s.slot >= kProgSlots || k.slots[s.slot].busy || s.comm >= k.comms.size()) {
+        fail(rank, "a call started in a slot in use or out of range, or on a communicator not added", nullptr,
+             NCL_SUCCESS);
+        return false;
+    }
+    Slot &sl = k.slots[s.slot];
+    ncl_comm *c = k.comms[s.comm], *op = c;
+    int cr = 0;
+    ncl_comm_rank(c, &cr);
+    const ncl_dtype dt = NCL_FLOAT32;
+    const uint64_t block = s.count * ncl_dtype_size(dt);
+    unsigned char *buf = reinterpret_cast<unsigned char *>(k_fake);
+    ncl_result rc = NCL_ERR_INVALID_ARGUMENT;
+    switch (s.call) { // in place, as frameworks call them on their tensors
+    case NCL_COLL_ALLREDUCE: rc = ncl_allreduce_start(buf, buf, s.count, dt, NCL_SUM, c); break;
+    case NCL_COLL_BROADCAST: rc = ncl_broadcast_start(buf, buf, s.count, dt, s.peer, c); break;
+    case NCL_COLL_REDUCE: rc = ncl_reduce_start(buf, buf, s.count, dt, NCL_SUM, s.peer, c); break;
+    case NCL_COLL_REDUCE_SCATTER:
+        rc = ncl_reduce_scatter_start(buf, buf + (uint64_t)cr * block, s.count, dt, NCL_SUM, c);
+        break;
+    case NCL_COLL_ALLGATHER: rc = ncl_allgather_start(buf + (uint64_t)cr * block, buf, s.count, dt, c); break;
+    case NCL_COLL_ALLTOALL: rc = ncl_alltoall_start(buf, buf, s.count, dt, c); break;
+    case ProgStep::Send: rc = ncl_send_start(buf, s.count, dt, s.peer, c, &op); break;
+    case ProgStep::Recv: rc = ncl_recv_start(buf, s.count, dt, s.peer, c, &op); break;
+    default: break;
+    }
+    if (rc != NCL_SUCCESS) {
+        fail(rank, "starting a call", c, rc);
+        return false;
+    }
+    int done = 0;
+    rc = ncl_test(op, &done); // what it can issue now goes out now
+    if (rc != NCL_SUCCESS) {
+        fail(rank, "a call", op, rc);
+        return false;
+    }
+    const uint64_t now = cl_.network().scheduler().now();
+    sl.op = op, sl.busy = true, sl.done = done != 0, sl.start = now, sl.end = now, sl.label = s.label;
+    return true;
+}
+
+bool Programs::poll(int rank)
+{
+    Rank &k = ranks_[(size_t)rank];
+    const uint64_t now = cl_.network().scheduler().now();
+    for (Slot &sl : k.slots) {
+        if (!sl.busy || sl.done)
+            continue;
+        int done = 0;
+        ncl_result rc = ncl_test(sl.op, &done);
+        if (rc != NCL_SUCCESS) {
+            fail(rank, "a call", sl.op, rc);
+            return false;
+        }
+        if (done) {
+            sl.done = true, sl.end = now;
+            if (tracer_ && now > sl.start)
+                tracer_->span(rank, sl.label ? sl.label : "call", sl.start, now, sl.label ? sl.label : "calls");
+        }
+    }
+    return true;
+}
+
+void Programs::advance(int rank)
+{
+    Rank &k = ranks_[(size_t)rank];
+    model::Scheduler &s = cl_.network().scheduler();
+    if (!error_.empty() || !poll(rank))
+        return;
+    while (k.pc < k.steps.size()) {
+        const ProgStep &st = k.steps[k.pc];
+        const uint64_t now = s.now();
+        if (st.kind == ProgStep::Compute) {
+            if (k.computing)
+                return; // ev_compute_done moves on
+            k.computing = true;
+            k.times.compute += st.count;
+            if (tracer_ && st.count)
+                tracer_->span(rank, st.label ? st.label : "compute", now, now + st.count);
+            s.at(now + st.count, ev_compute_done, this, (uint64_t)rank);
+            return;
+        }
+        if (st.kind == ProgStep::Start) {
+            if (!issue(rank, st))
+                return;
+        } else {
+            if (st.slot >= kProgSlots || !k.slots[st.slot].busy) {
+                fail(rank, "a wait for a slot with no call in it", nullptr, NCL_SUCCESS);
+                return;
+            }
+            Slot &sl = k.slots[st.slot];
+            if (!sl.done) {
+                if (!k.waiting)
+                    k.waiting = true, k.wait_from = now;
+                return; // the NPU's progress wakes it
+            }
+            if (k.waiting)
+                k.times.blocked += now - k.wait_from, k.waiting = false;
+            sl.busy = false;
+        }
+        k.pc++;
+        steps_run_++;
+    }
+    if (!k.finished) {
+        k.finished = true;
+        k.times.end = s.now() - t0_;
+        running_--;
+    }
+}
+
+void Programs::ev_compute_done(void *self, uint64_t rank)
+{
+    Programs *p = static_cast<Programs *>(self);
+    Rank &k = p->ranks_[rank];
+    k.computing = false;
+    k.pc++;
+    p->steps_run_++;
+    p->advance((int)rank);
+}
+
+void Programs::ev_wake(void *self, uint64_t rank)
+{
+    Programs *p = static_cast<Programs *>(self);
+    p->pending_[rank] = 0;
+    p->advance((int)rank);
+}
+
+bool Programs::run()
+{
+    model::Scheduler &s = cl_.network().scheduler();
+    t0_ = s.now();
+    running_ = (int)ranks_.size();
+    // the NPU's progress comes from inside its event: the rank's calls are tested after it, once
+    cl_.set_waker([this, &s](int rank) {
+        if (!pending_[(size_t)rank])
+            pending_[(size_t)rank] = 1, s.after(0, ev_wake, this, (uint64_t)rank);
+    });
+    s.hold_from(UINT64_MAX);
+    for (int r = 0; r < (int)ranks_.size(); r++)
+        advance(r);
+    for (int warps = 0; error_.empty() && running_ > 0;) {
+        sc_core::sc_start();
+        if (s.overflowed()) {
+            error_ = "simulated time passed the model's clock horizon (2^62 ps)";
+            break;
+        }
+        if (!error_.empty() || running_ == 0)
+            break;
+        // Nothing moves: let time reach the engine's timeout so the waits that can never be met
+        // fail with their diagnosis (the communicator, step and peer) instead of hanging.
+        if (++warps > 3) {
+            error_ = "the programs are stuck: a rank waits for a call whose peers never make it";
+            break;
+        }
+        const uint64_t warp = (cl_.timeout_ns() + 1) * 1000;
+        for (int r = 0; r < (int)ranks_.size(); r++)
+            if (!ranks_[(size_t)r].finished)
+                s.after(warp, ev_wake, this, (uint64_t)r), pending_[(size_t)r] = 1;
+    }
+    cl_.set_waker(nullptr);
+    return error_.empty();
+}
+
+} // namespace rs

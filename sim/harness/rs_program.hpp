@@ -1,0 +1,91 @@
+// rs_program.hpp — rank programs on the model without threads: each rank's list of compute, start and wait steps driven by the simulator's events.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <ncl/ncl.h>
+
+#include "model/cluster.hpp"
+#include "rs_trace.hpp"
+
+namespace rs {
+
+/** One step of a rank's program. Steps run in order; a Start issues a non-blocking call and goes
+ *  on, a Wait blocks until the call in its slot has finished, a Compute until its time passed. */
+struct ProgStep {
+    enum Kind : uint8_t { Compute, Start, Wait };
+    enum Call : uint8_t { Send = NCL_COLL_COUNT, Recv }; // beside the ncl_coll values
+    Kind kind;
+    uint8_t call;      // Start: an ncl_coll, Send or Recv
+    uint8_t slot;      // Start / Wait: which of the rank's kProgSlots calls in flight
+    uint16_t comm;     // Start: index of the rank's communicator (0: the world's)
+    int32_t peer;      // Send / Recv: the peer's rank in that communicator; broadcast/reduce: root
+    uint64_t count;    // Start: elements; Compute: duration in ps
+    const char *label; // trace lane of a call ("tp", "dp", "pp"), or the compute span's name
+};
+
+enum { kProgSlots = 16 };
+
+/** What one rank spent, in ps of simulated time. */
+struct ProgRankTimes {
+    uint64_t end = 0;        // its last step
+    uint64_t compute = 0;    // in Compute steps
+    uint64_t blocked = 0;    // in Wait steps (communication not hidden)
+};
+
+/**
+ * Programs for every rank of cl, run on its devices at once: calls on several communicators of a
+ * rank (the world's and sub-communicators made with ncl_comm_create_group / ncl_comm_split) progress
+ * together whenever the rank's NPU makes progress. Timing only (buffers are placeholders: the
+ * cluster must have been built without payload). dtype float, op sum.
+ */
+class Programs {
+public:
+    Programs(model::Cluster &cl, Tracer *tracer);
+    ~Programs();
+    /** Adds a communicator to rank's list; returns its index (the world's is 0). */
+    uint16_t add_comm(int rank, ncl_comm *comm);
+    void add(int rank, const ProgStep &s) { ranks_[(size_t)rank].steps.push_back(s); }
+    /** Runs every program from now to its end. false: a call failed (error() says which rank,
+     *  step and communicator) or a Wait names a slot with nothing in it. */
+    bool run();
+    const std::string &error() const { return error_; }
+    const ProgRankTimes &times(int rank) const { return ranks_[(size_t)rank].times; }
+    uint64_t start_ps() const { return t0_; }
+    uint64_t events() const { return steps_run_; }
+
+private:
+    struct Slot {
+        ncl_comm *op = nullptr; // what ncl_test is called on (the call's communicator, or a pair's)
+        bool busy = false, done = false;
+        uint64_t start = 0, end = 0;
+        const char *label = nullptr;
+    };
+    struct Rank {
+        std::vector<ProgStep> steps;
+        std::vector<ncl_comm *> comms;
+        Slot slots[kProgSlots];
+        size_t pc = 0;
+        bool computing = false, waiting = false, finished = false;
+        uint64_t wait_from = 0;
+        ProgRankTimes times;
+    };
+    void advance(int rank);
+    bool poll(int rank); // ncl_test on every call in flight; false: one failed
+    bool issue(int rank, const ProgStep &s);
+    void fail(int rank, const char *what, ncl_comm *comm, ncl_result rc);
+    static void ev_compute_done(void *self, uint64_t rank);
+    static void ev_wake(void *self, uint64_t rank);
+
+    model::Cluster &cl_;
+    Tracer *tracer_;
+    std::vector<Rank> ranks_;
+    std::vector<uint8_t> pending_; // a wake is scheduled for the rank
+    uint64_t t0_ = 0, steps_run_ = 0;
+    int running_ = 0; // ranks not at their end
+    std::string error_;
+};
+
+} // namespace rs

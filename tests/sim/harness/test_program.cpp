@@ -1,0 +1,161 @@
+// test_program.cpp — rank programs driven by the simulator's events (sim/harness/rs_program) on the
+// 8-NPU server, timing only: a call takes what Cluster::run takes for it, compute overlaps calls
+// in flight, tensor- and data-parallel groups and point-to-point chains run at once, and a wait
+// that can never end fails naming its communicator.
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "harness/rs_program.hpp"
+#include "harness/rs_sc.hpp"
+#include "harness/rs_setup.hpp"
+#include "scenario/rs_scenario.h"
+
+namespace {
+
+int g_failed = 0;
+#define CHECK(cond)                                                                                   \
+    do {                                                                                              \
+        if (!(cond)) {                                                                                \
+            std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);             \
+            g_failed++;                                                                               \
+        }                                                                                             \
+    } while (0)
+
+using rs::ProgStep;
+const uint64_t k_us = 1000000; // ps
+const uint64_t N = 1 << 20;    // elements: 4 MiB
+
+ProgStep start(uint8_t call, uint8_t slot, uint16_t comm, uint64_t count, int32_t peer = 0,
+               const char *label = "calls")
+{
+    return ProgStep{ProgStep::Start, call, slot, comm, peer, count, label};
+}
+ProgStep wait(uint8_t slot) { return ProgStep{ProgStep::Wait, 0, slot, 0, 0, 0, nullptr}; }
+ProgStep compute(uint64_t ps) { return ProgStep{ProgStep::Compute, 0, 0, 0, 0, ps, "compute"}; }
+
+uint64_t last_end(const rs::Programs &p, int n)
+{
+    uint64_t e = 0;
+    for (int r = 0; r < n; r++)
+        e = p.times(r).end > e ? p.times(r).end : e;
+    return e;
+}
+
+int body(const rs_scenario &sc)
+{
+    rs::EngineSetup setup; // outlives cl: the communicators point at its ring tables
+    model::Cluster cl(sc.topo, sc.fidelity, sc.device, false, rs::scenario_scratch(sc));
+    rs::engine_setup(sc, cl.network().topology(), setup);
+    ncl_config cfg = setup.cfg;
+    cfg.timeout_ns = 50000000; // 50 ms of simulated time
+    cfg.log_level = NCL_LOG_OFF;
+    if (cl.connect(cfg) != NCL_SUCCESS)
+        return 1;
+    const int P = cl.nranks();
+
+    // (a) a world allreduce through a program takes what Cluster::run takes (after the same warm-up)
+    model::Collective ar{NCL_COLL_ALLREDUCE, N, NCL_FLOAT32, NCL_SUM, 0};
+    for (int r = 0; r < P; r++) // timing only: placeholders, in place
+        cl.set_buffers(r, reinterpret_cast<void *>(uintptr_t(1) << 44), reinterpret_cast<void *>(uintptr_t(1) << 44));
+    double us = 0;
+    CHECK(cl.run(ar, 1, &us) && cl.run(ar, 1, &us));
+    {
+        rs::Programs p(cl, nullptr);
+        for (int r = 0; r < P; r++)
+            p.add(r, start(NCL_COLL_ALLREDUCE, 0, 0, N)), p.add(r, wait(0));
+        CHECK(p.run());
+        double prog_us = (double)last_end(p, P) / k_us;
+        std::printf("world allreduce of 4 MiB: Cluster::run %.3f us, program %.3f us\n", us, prog_us);
+        CHECK(prog_us == us);
+        CHECK(p.times(0).blocked > 0 && p.times(0).blocked <= last_end(p, P));
+    }
+    // (b) compute alone, and compute hiding a call started before it
+    {
+        rs::Programs p(cl, nullptr);
+        for (int r = 0; r < P; r++)
+            p.add(r, start(NCL_COLL_ALLREDUCE, 3, 0, N)), p.add(r, compute(1000 * k_us)), p.add(r, wait(3));
+        CHECK(p.run());
+        std::printf("allreduce under 1000 us of compute: ends at %.3f us, rank 0 blocked %.3f us\n",
+                    (double)last_end(p, P) / k_us, (double)p.times(0).blocked / k_us);
+        CHECK(last_end(p, P) == 1000 * k_us && p.times(0).blocked == 0 && p.times(0).compute == 1000 * k_us);
+    }
+    // (c) tensor-parallel blocks of 4 and data-parallel pairs across them, each alone, then at once
+    uint16_t tp[8], dp[8];
+    ncl_comm *groups[16] = {};
+    for (int r = 0; r < P; r++) {
+        int32_t tpm[4] = {r / 4 * 4, r / 4 * 4 + 1, r / 4 * 4 + 2, r / 4 * 4 + 3}, dpm[2] = {r % 4, r % 4 + 4};
+        CHECK(ncl_comm_create_group(cl.comm(r), tpm, 4, 1, nullptr, &groups[2 * r]) == NCL_SUCCESS);
+        CHECK(ncl_comm_create_group(cl.comm(r), dpm, 2, 2, nullptr, &groups[2 * r + 1]) == NCL_SUCCESS);
+    }
+    auto timed = [&](bool with_tp, bool with_dp) {
+        rs::Programs p(cl, nullptr);
+        for (int r = 0; r < P; r++) {
+            tp[r] = p.add_comm(r, groups[2 * r]), dp[r] = p.add_comm(r, groups[2 * r + 1]);
+            if (with_tp)
+                p.add(r, start(NCL_COLL_ALLREDUCE, 0, tp[r], N, 0, "tp"));
+            if (with_dp)
+                p.add(r, start(NCL_COLL_ALLREDUCE, 1, dp[r], N, 0, "dp"));
+            if (with_tp)
+                p.add(r, wait(0));
+            if (with_dp)
+                p.add(r, wait(1));
+        }
+        CHECK(p.run());
+        if (!p.error().empty())
+            std::printf("%s\n", p.error().c_str());
+        return (double)last_end(p, P) / k_us;
+    };
+    double t_tp = timed(true, false), t_dp = timed(false, true), t_both = timed(true, true);
+    std::printf("4 MiB allreduce: tp groups of 4 %.3f us, dp pairs %.3f us, both at once %.3f us\n", t_tp, t_dp,
+                t_both);
+    CHECK(t_tp > 0 && t_dp > 0 && t_both >= (t_tp > t_dp ? t_tp : t_dp) && t_both < t_tp + t_dp);
+    // (d) a pipeline: rank 0's 4 MiB goes 0 -> 1 -> ... -> 7, each rank forwarding what it received
+    {
+        rs::Programs p(cl, nullptr);
+        for (int r = 0; r < P; r++) {
+            if (r > 0)
+                p.add(r, start(ProgStep::Recv, 0, 0, N, r - 1, "pp")), p.add(r, wait(0));
+            if (r < P - 1)
+                p.add(r, start(ProgStep::Send, 1, 0, N, r + 1, "pp")), p.add(r, wait(1));
+        }
+        CHECK(p.run());
+        std::printf("4 MiB forwarded down 7 hops: %.3f us\n", (double)last_end(p, P) / k_us);
+        CHECK(last_end(p, P) > 7 * (4.0 * 1048576 / 30e3) * k_us * 0.9); // at least the wire time per hop
+    }
+    // (e) a receive nobody sends: the run fails naming the pair, once the timeout has passed
+    {
+        rs::Programs p(cl, nullptr);
+        p.add(1, start(ProgStep::Recv, 0, 0, 1024, 0, "pp"));
+        p.add(1, wait(0));
+        CHECK(!p.run());
+        std::printf("error: %s\n", p.error().c_str());
+        CHECK(p.error().find("rank 1, step 1 of 2") != std::string::npos);
+        CHECK(p.error().find("send 0 -> 1") != std::string::npos);
+        CHECK(p.error().find("timed out") != std::string::npos);
+    }
+    for (ncl_comm *g : groups)
+        ncl_comm_destroy(g);
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        std::fprintf(stderr, "usage: %s SCENARIO\n", argv[0]);
+        return 2;
+    }
+    rs_scenario sc;
+    char err[RS_SCENARIO_ERRLEN];
+    if (rs_scenario_load(argv[1], &sc, err, sizeof err) != 0) {
+        std::fprintf(stderr, "%s\n", err);
+        return 2;
+    }
+    int rc = rs::sc_enter([&] { return body(sc); });
+    rs_scenario_free(&sc);
+    std::printf("%s\n", rc == 0 && g_failed == 0 ? "test_program: OK" : "test_program: FAILED");
+    return rc == 0 && g_failed == 0 ? 0 : 1;
+}
