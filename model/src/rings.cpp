@@ -9,12 +9,18 @@ namespace {
 
 class RingSearch {
 public:
-    RingSearch(const Topology &t, uint64_t budget) : p_(t.nranks()), budget_(budget)
+    // members: the ranks the rings go through, numbered by their place in it (empty: every rank)
+    RingSearch(const Topology &t, const std::vector<int> &members, uint64_t budget)
+        : p_(members.empty() ? t.nranks() : (int)members.size()), budget_(budget)
     {
+        std::vector<int> index((size_t)t.nranks(), -1);
+        for (int i = 0; i < p_; i++)
+            index[(size_t)(members.empty() ? i : members[(size_t)i])] = i;
         out_.assign((size_t)p_, {});
         for (const TopoChannel &c : t.channels())
-            if (c.from < p_ && c.to < p_ && c.from != c.to)
-                out_[(size_t)c.from].push_back(Edge{c.to, c.id});
+            if (c.from < t.nranks() && c.to < t.nranks() && c.from != c.to && index[(size_t)c.from] >= 0 &&
+                index[(size_t)c.to] >= 0)
+                out_[(size_t)index[(size_t)c.from]].push_back(Edge{index[(size_t)c.to], c.id});
         used_.assign(t.channels().size(), 0);
     }
 
@@ -174,7 +180,15 @@ std::vector<std::vector<int>> find_rings(const Topology &topo, int want, uint64_
 {
     if (want < 1)
         return {};
-    return RingSearch(topo, budget).run(want);
+    return RingSearch(topo, {}, budget).run(want);
+}
+
+std::vector<std::vector<int>> find_rings(const Topology &topo, const std::vector<int> &members, int want,
+                                         uint64_t budget)
+{
+    if (want < 1)
+        return {};
+    return RingSearch(topo, members, budget).run(want);
 }
 
 } // namespace model

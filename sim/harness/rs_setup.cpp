@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -158,6 +159,47 @@ std::vector<ncl_cost> cost_table(const rs_scenario &sc, const model::Topology &t
     return costs;
 }
 } // namespace
+
+void group_setup(const EngineSetup &world, const model::Topology &topo, const std::vector<int> &members,
+                 GroupSetup &out)
+{
+    ncl_config cfg = world.cfg;
+    if (!cfg.alloc || !cfg.free) { // as model::Cluster::connect gives the world's
+        cfg.alloc = [](void *, size_t bytes) { return std::malloc(bytes); };
+        cfg.free = [](void *, void *ptr) { std::free(ptr); };
+    }
+    cfg.rings = nullptr, cfg.ring_positions = nullptr, cfg.ring_weights = nullptr, cfg.ring_count = 0;
+    cfg.costs = nullptr, cfg.cost_count = 0, cfg.cost_room = 0;
+    cfg.local_size = 0, cfg.local_rings = nullptr, cfg.local_ring_count = 0, cfg.inter_algo = NCL_ALGO_AUTO;
+    cfg.schedule = nullptr;
+    for (int c = 0; c < NCL_COLL_COUNT; c++)
+        if (cfg.algorithm[c] == NCL_ALGO_HIER || cfg.algorithm[c] == NCL_ALGO_USER)
+            cfg.algorithm[c] = NCL_ALGO_AUTO;
+    const size_t n = members.size();
+    // as many rings as the members' links allow, each on a channel of its own
+    std::vector<std::vector<int>> rings = n > 1 ? model::find_rings(topo, members, NCL_MAX_QUEUES)
+                                                : std::vector<std::vector<int>>{};
+    cfg.channels = std::max<uint32_t>(cfg.channels, (uint32_t)rings.size());
+    out.ring_table.clear();
+    out.ring_positions.assign(rings.size() * n, -1);
+    std::vector<std::vector<int>> as_ranks; // the same rings in the topology's ranks, for the weights
+    for (size_t k = 0; k < rings.size(); k++) {
+        as_ranks.emplace_back();
+        for (size_t i = 0; i < n; i++) {
+            out.ring_table.push_back(rings[k][i]);
+            out.ring_positions[k * n + (size_t)rings[k][i]] = (int32_t)i;
+            as_ranks.back().push_back(members[(size_t)rings[k][i]]);
+        }
+    }
+    if (!rings.empty()) {
+        out.ring_weights = model::ring_weights(topo, as_ranks);
+        cfg.rings = out.ring_table.data();
+        cfg.ring_positions = out.ring_positions.data();
+        cfg.ring_count = (uint32_t)rings.size();
+        cfg.ring_weights = out.ring_weights.data();
+    }
+    out.cfg = cfg;
+}
 
 void engine_setup(const rs_scenario &sc, const model::Topology &built, EngineSetup &out)
 {

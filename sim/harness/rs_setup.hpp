@@ -43,6 +43,22 @@ struct EngineSetup {
     std::vector<ncl_cost> price(const rs_scenario &sc, const std::vector<rs_link_params> &live) const;
 };
 
+/** A sub-communicator's configuration (ncl_comm_create_group / ncl_comm_split's config): the
+ *  world's options less what names the world's ranks (as the engine's own default for a child),
+ *  plus logical rings over the direct links between the members, weighted by their slowest link.
+ *  cfg points into the vectors: keep it alive, uncopied, while the communicators live. */
+struct GroupSetup {
+    std::vector<int32_t> ring_table, ring_positions;
+    std::vector<uint32_t> ring_weights;
+    ncl_config cfg;
+
+    GroupSetup() = default;
+    GroupSetup(const GroupSetup &) = delete;
+    GroupSetup &operator=(const GroupSetup &) = delete;
+};
+void group_setup(const EngineSetup &world, const model::Topology &topo, const std::vector<int> &members,
+                 GroupSetup &out);
+
 /** Fills `out` for sc on its topology (rings: auto searches it); ring weights and costs see the
  *  degrade faults at 0 s as part of it. */
 void engine_setup(const rs_scenario &sc, const model::Topology &topo, EngineSetup &out);

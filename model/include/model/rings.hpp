@@ -17,5 +17,9 @@ namespace model {
  *  returns the most rings it found — possibly none: a switch has no direct NPU-to-NPU channels,
  *  and clusters connect servers only through their NICs. Deterministic. */
 std::vector<std::vector<int>> find_rings(const Topology &topo, int want, uint64_t budget = 2000000);
+/** The same over the direct channels between `members` only (a sub-communicator's ranks): each
+ *  ring an order of member indices 0..n-1 (members[i] is rank i of the group), starting at 0. */
+std::vector<std::vector<int>> find_rings(const Topology &topo, const std::vector<int> &members, int want,
+                                         uint64_t budget = 2000000);
 
 } // namespace model
