@@ -85,7 +85,7 @@ bool Programs::issue(int rank, const ProgStep &s)
     }
     const uint64_t now = cl_.network().scheduler().now();
     sl.op = op, sl.busy = true, sl.done = done != 0, sl.start = now, sl.end = now, sl.label = s.label;
-    return true;
+    return true; // (a call done at once took no time: calls_slot is unchanged)
 }
 
 bool Programs::poll(int rank)
@@ -103,6 +103,7 @@ bool Programs::poll(int rank)
         }
         if (done) {
             sl.done = true, sl.end = now;
+            k.times.calls_slot[&sl - k.slots] += now - sl.start;
             if (tracer_ && now > sl.start)
                 tracer_->span(rank, sl.label ? sl.label : "call", sl.start, now, sl.label ? sl.label : "calls");
         }
@@ -143,8 +144,10 @@ void Programs::advance(int rank)
                     k.waiting = true, k.wait_from = now;
                 return; // the NPU's progress wakes it
             }
-            if (k.waiting)
-                k.times.blocked += now - k.wait_from, k.waiting = false;
+            if (k.waiting) {
+                k.times.blocked += now - k.wait_from, k.times.blocked_slot[st.slot] += now - k.wait_from;
+                k.waiting = false;
+            }
             sl.busy = false;
         }
         k.pc++;

@@ -30,9 +30,11 @@ enum { kProgSlots = 16 };
 
 /** What one rank spent, in ps of simulated time. */
 struct ProgRankTimes {
-    uint64_t end = 0;        // its last step
-    uint64_t compute = 0;    // in Compute steps
-    uint64_t blocked = 0;    // in Wait steps (communication not hidden)
+    uint64_t end = 0;                     // its last step
+    uint64_t compute = 0;                 // in Compute steps
+    uint64_t blocked = 0;                 // in Wait steps (communication not hidden)
+    uint64_t blocked_slot[kProgSlots] = {}; // ... by the slot waited on
+    uint64_t calls_slot[kProgSlots] = {};   // calls' times (start to done) by slot
 };
 
 /**

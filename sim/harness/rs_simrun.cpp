@@ -27,6 +27,7 @@
 #include "rs_setup.hpp"
 #include "rs_trace.hpp"
 #include "rs_chakra_run.hpp"
+#include "rs_parallel.hpp"
 #include "rs_training.hpp"
 
 namespace {
@@ -562,6 +563,8 @@ int Driver::run(rs_report *rep)
 {
     if (x_.chakra_prefix)
         return chakra();
+    if (sc_.workload.training.model && sc_.workload.training.dp) // parallel given
+        return rs::run_parallel_training(sc_, *cl_, setup_, tracer_.get(), stdout, err_, rep);
     if (sc_.workload.training.model)
         return train(rep);
     int status = RS_EXIT_OK;

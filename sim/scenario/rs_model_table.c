@@ -52,6 +52,11 @@ static const rs_key rs_keys_model_table[] = {
      NULL, NULL, NULL, NULL, "the model, as reports show it"},
     {"source", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_training, model_source), 0, 0, 0, RS_F_REQUIRED, 0,
      0, NULL, NULL, NULL, NULL, "where the parameter counts come from and the compute speed the times assume"},
+    {"hidden", RS_T_INT, RS_UNIT_COUNT, RS_S_U32, offsetof(rs_training, hidden), 0, 1, 10000000, 0, 0, 0, NULL,
+     "none", NULL, NULL, "a transformer's activation width per token: what tensor-parallel allreduces and "
+     "pipeline sends carry is sequence x hidden per sample (needed by workload.training.parallel)"},
+    {"sequence", RS_T_INT, RS_UNIT_COUNT, RS_S_U32, offsetof(rs_training, sequence), 0, 1, 10000000, 0, 0, 0, NULL,
+     "none", NULL, NULL, "tokens per sample (with hidden)"},
     {"tensors", RS_T_SEQ, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_training, tensors),
      offsetof(rs_training, tensors_count), 0, 0, RS_F_REQUIRED, 0, 0, NULL, NULL, NULL, &rs_scenario_map_tensor,
      "the gradient tensors"},

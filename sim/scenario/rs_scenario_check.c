@@ -13,6 +13,7 @@
 #include "model/rs_defaults.h"
 #include "model/rs_topo.h"
 #include "rs_fusion.h"
+#include "rs_layers.h"
 #include "rs_scenario.h"
 #include "rs_usersched.h"
 
@@ -596,13 +597,58 @@ int rs_scenario_check_workload(rs_schema_ctx *c, yaml_node_t *node, void *base)
 
 /* ---- training --------------------------------------------------------------------------------- */
 
+/* workload.training.parallel: the sizes multiply to the NPUs (dp, when not given, takes the rest;
+ * micro_batches, when not given, is pp), on a transformer's table with a layer per stage at least. */
+static int rs_check_parallel(rs_schema_ctx *c, yaml_node_t *node, rs_training *t, int model_line)
+{
+    const int pline = rs_schema_key_line(c, node, "parallel");
+    if (!rs_yaml_get(c->y, node, "parallel", NULL)) {
+        if (rs_yaml_get(c->y, node, "micro_batches", NULL))
+            return rs_yaml_fail(c->y, rs_schema_key_line(c, node, "micro_batches"), "micro_batches",
+                                "means nothing without parallel (allowed: with workload.training.parallel)");
+        return 0;
+    }
+    const int p = rs_sc(c)->topo.nranks;
+    const long long tp = t->tp ? t->tp : 1, pp = t->pp ? t->pp : 1;
+    if (p % (tp * pp) != 0)
+        return rs_yaml_fail(c->y, pline, "parallel", "tp %lld x pp %lld does not divide the topology's %d NPUs "
+                            "(allowed: tp x pp x dp = %d)", tp, pp, p, p);
+    const long long dp = t->dp ? t->dp : p / (tp * pp);
+    if (tp * pp * dp != p)
+        return rs_yaml_fail(c->y, pline, "parallel", "tp %lld x pp %lld x dp %lld = %lld NPUs, the topology has %d "
+                            "(allowed: tp x pp x dp = %d)", tp, pp, dp, tp * pp * dp, p, p);
+    t->tp = (int32_t)tp, t->pp = (int32_t)pp, t->dp = (int32_t)dp;
+    if (!t->micro_batches)
+        t->micro_batches = t->pp;
+    if (rs_yaml_get(c->y, node, "fusion", NULL))
+        return rs_yaml_fail(c->y, rs_schema_key_line(c, node, "fusion"), "fusion", "with parallel each stage's "
+                            "gradient shard is allreduced at once after its last backward (allowed: leave fusion "
+                            "out)");
+    if (!t->hidden || !t->sequence)
+        return rs_yaml_fail(c->y, model_line, "model", "'%s' gives no hidden and sequence: what tensor-parallel "
+                            "allreduces and pipeline sends carry is unknown (allowed: a transformer's table with "
+                            "both, e.g. models/gpt2_xl.yaml)", t->model);
+    rs_layers layers;
+    char why[RS_SCENARIO_ERRLEN];
+    if (rs_layers_find(t, &layers, why, sizeof why) != 0)
+        return rs_yaml_fail(c->y, model_line, "model", "'%s': %s", t->model, why);
+    const size_t count = layers.count;
+    rs_layers_free(&layers);
+    if ((size_t)t->pp > count)
+        return rs_yaml_fail(c->y, pline, "parallel", "pp %d stages for %zu layers (allowed: at most one stage per "
+                            "layer)", t->pp, count);
+    return 0;
+}
+
 int rs_scenario_check_training(rs_schema_ctx *c, yaml_node_t *node, void *base)
 {
     rs_training *t = base;
     if (t->model == NULL) {
-        const char *given = rs_yaml_get(c->y, node, "micro_batch", NULL) ? "micro_batch"
-                            : rs_yaml_get(c->y, node, "fusion", NULL)    ? "fusion"
-                                                                   : NULL;
+        const char *given = rs_yaml_get(c->y, node, "micro_batch", NULL)     ? "micro_batch"
+                            : rs_yaml_get(c->y, node, "fusion", NULL)        ? "fusion"
+                            : rs_yaml_get(c->y, node, "parallel", NULL)      ? "parallel"
+                            : rs_yaml_get(c->y, node, "micro_batches", NULL) ? "micro_batches"
+                                                                             : NULL;
         if (given)
             return rs_yaml_fail(c->y, rs_schema_key_line(c, node, given), given,
                                 "means nothing without model (allowed: with "
@@ -628,7 +674,7 @@ int rs_scenario_check_training(rs_schema_ctx *c, yaml_node_t *node, void *base)
         return rs_yaml_fail(c->y, model_line, "model", "out of memory");
     if (rc != 0)
         return rs_yaml_fail(c->y, fusion_line, "fusion", "%s", why);
-    return 0;
+    return rs_check_parallel(c, node, t, model_line);
 }
 
 int rs_scenario_fusion_check(const rs_fusion *f, const rs_training *t, char *why, size_t whylen)
@@ -764,6 +810,9 @@ static uint64_t rs_memory_need(const rs_scenario *sc, const char **coll)
 int rs_scenario_check_top(rs_schema_ctx *c, yaml_node_t *node, void *base)
 {
     rs_scenario *sc = base;
+    if (sc->workload.training.dp && sc->payload_real) /* dp is set once parallel was checked */
+        return rs_yaml_fail(c->y, rs_schema_key_line(c, node, "payload"), "payload", "real: a training step with "
+                            "workload.training.parallel is timed only (allowed: none)");
     if (sc->name == NULL) {
         sc->name = rs_yaml_base_name(c->y->file);
         if (sc->name == NULL)

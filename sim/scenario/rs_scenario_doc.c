@@ -28,9 +28,14 @@ int rs_scenario_summary(const rs_scenario *sc, char *buf, size_t len)
         for (size_t i = 0; i < t->tensors_count; i++)
             params += t->tensors[i].params;
         snprintf(colls, sizeof colls, "training");
-        snprintf(sweep, sizeof sweep, "%s (%zu tensors, %.2f M parameters), micro-batch %d, fusion %s",
-                 t->model_name ? t->model_name : "?", t->tensors_count, (double)params / 1e6, t->micro_batch,
-                 t->fusion ? t->fusion : "default");
+        char how[96];
+        if (t->dp) /* parallel given (the check set dp) */
+            snprintf(how, sizeof how, "tp %d x pp %d x dp %d, %d micro-batches", t->tp, t->pp, t->dp,
+                     t->micro_batches);
+        else
+            snprintf(how, sizeof how, "fusion %s", t->fusion ? t->fusion : "default");
+        snprintf(sweep, sizeof sweep, "%s (%zu tensors, %.2f M parameters), micro-batch %d, %s",
+                 t->model_name ? t->model_name : "?", t->tensors_count, (double)params / 1e6, t->micro_batch, how);
     } else if (nsizes == 1)
         snprintf(sweep, sizeof sweep, "%s (1 size)", b);
     else if (sc->workload.step_bytes) {

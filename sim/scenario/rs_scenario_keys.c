@@ -230,20 +230,43 @@ const rs_map rs_scenario_map_latency_paths = {
     "broadcast at 92 KiB).",
     rs_keys_latency_paths, RS_COUNT(rs_keys_latency_paths), 1, 0, 0, NULL, NULL};
 
+static const rs_key rs_keys_parallel[] = {
+    {"tp", RS_T_INT, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_training, tp), 0, 1, 1024, 0, 0, 0, "1", NULL, NULL, NULL,
+     "tensor-parallel size: each layer's compute split over tp ranks, two allreduces of its activations per "
+     "layer forward and two backward (Megatron-LM's MLP and attention blocks); ranks r..r+tp-1 form a group"},
+    {"pp", RS_T_INT, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_training, pp), 0, 1, 1024, 0, 0, 0, "1", NULL, NULL, NULL,
+     "pipeline stages: the layers split into pp stages of consecutive layers, activations sent point to point "
+     "between them, micro-batches in a one-forward-one-backward (1F1B) schedule"},
+    {"dp", RS_T_INT, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_training, dp), 0, 1, 1048576, 0, 0, 0, NULL,
+     "the ranks left: NPUs / (tp x pp)", NULL, NULL,
+     "data-parallel replicas: each stage's gradient shard allreduced across them after the last backward"},
+};
+static const rs_map rs_scenario_map_parallel = {
+    "workload.training.parallel", "Parallel dimensions of the training step: rank = (replica x pp + stage) x tp + "
+    "tensor-parallel index (tensor parallelism innermost: inside a server when tp divides its NPUs).",
+    rs_keys_parallel, RS_COUNT(rs_keys_parallel), 1, 0, 0, NULL, NULL};
+
 static const rs_key rs_keys_training[] = {
     {"model", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_training, model), 0, 0, 0, 0, 0, 0, NULL, "none",
      NULL, NULL, "a model table file (scenarios/models/), relative to the scenario: makes the workload a "
-     "data-parallel training step instead of a size sweep"},
+     "training step instead of a size sweep (data parallel, or as parallel says)"},
     {"micro_batch", RS_T_INT, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_training, micro_batch), 0, 1, 1000000, 0, 0, 0,
      "32", NULL, NULL, NULL, "samples per NPU per iteration: compute times are the table's per-sample times "
      "times this"},
     {"fusion", RS_T_STR, RS_UNIT_COUNT, RS_S_NONE, offsetof(rs_training, fusion), 0, 0, 0, 0, 0, 0, "default", NULL,
      NULL, NULL, "how gradients are fused into allreduce buckets: default (sizes: 96.54, 3.46), sizes: P1, P2, "
      "..., indices: I1, I2, ..., threshold: SIZE, single, none (see Training)"},
+    {"parallel", RS_T_MAP, RS_UNIT_COUNT, RS_S_NONE, 0, 0, 0, 0, 0, 0, 0, NULL, "data parallel on every rank",
+     NULL, &rs_scenario_map_parallel, "tensor-, pipeline- and data-parallel sizes (see Training); needs a "
+     "transformer table (hidden, sequence)"},
+    {"micro_batches", RS_T_INT, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_training, micro_batches), 0, 1, 100000, 0, 0,
+     0, NULL, "pp", NULL, NULL, "with parallel: micro-batches of micro_batch samples each that one iteration "
+     "passes through the pipeline"},
 };
 const rs_map rs_scenario_map_training = {
-    "workload.training", "A data-parallel training step: compute as device busy time, each fused gradient "
-    "bucket allreduced as soon as back-propagation has produced it.",
+    "workload.training", "A training step: compute as device busy time; data parallel, each fused gradient "
+    "bucket allreduced as soon as back-propagation has produced it, or with parallel tensor-, pipeline- and "
+    "data-parallel groups' traffic at once.",
     rs_keys_training, RS_COUNT(rs_keys_training), 0, 0, 0, NULL, rs_scenario_check_training};
 
 static const rs_key rs_keys_workload[] = {
@@ -390,7 +413,7 @@ const rs_map *const rs_scenario_maps[] = {
     &rs_map_top,      &rs_map_topology, &rs_map_link,     &rs_map_nic,    &rs_map_switch,
     &rs_map_link_item, &rs_map_override, &rs_map_device,  &rs_scenario_map_workload, &rs_scenario_map_sizes,
     &rs_scenario_map_latency_paths,
-    &rs_scenario_map_training, &rs_scenario_map_fault, &rs_scenario_map_model_table, &rs_scenario_map_tensor, NULL,
+    &rs_scenario_map_training, &rs_scenario_map_parallel, &rs_scenario_map_fault, &rs_scenario_map_model_table, &rs_scenario_map_tensor, NULL,
 };
 
 /* Which keys apply is decided by topology.kind (`dims` only for torus2d, ...). */

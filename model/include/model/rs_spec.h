@@ -144,6 +144,10 @@ typedef struct rs_training {
     size_t tensors_count;
     int32_t micro_batch;     /* samples per NPU per iteration: compute times scale with it */
     char *fusion;            /* the gradient fusion strategy as written (sim/scenario/rs_fusion.h) */
+    uint32_t hidden;         /* the table's activation width per token (a transformer's; 0: not given) */
+    uint32_t sequence;       /* the table's tokens per sample (0: not given) */
+    int32_t tp, pp, dp;      /* parallel dimensions (0: not given; all 0: data parallel on every rank) */
+    int32_t micro_batches;   /* with pp: micro-batches per iteration through the pipeline (0: pp) */
 } rs_training;
 
 typedef struct rs_workload {

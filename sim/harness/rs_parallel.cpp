@@ -1,0 +1,255 @@
+// rs_parallel.cpp — a training step with tensor, pipeline and data parallelism (Megatron-LM's
+// layout) as rank programs on the model: the layers split into pp stages, each layer's compute
+// into tp shards with two allreduces of its activations forward and two backward, micro-batches
+// through the stages in a one-forward-one-backward schedule with activations sent point to point,
+// and each stage's gradient shard allreduced over the dp replicas after its last backward.
+#include "rs_parallel.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ncl/ncl_diag.h>
+
+#include "rs_program.hpp"
+#include "scenario/rs_layers.h"
+#include "sweep/rs_sweep.h"
+
+namespace rs {
+
+namespace {
+
+const uint64_t k_ps_per_us = 1000000;
+
+uint64_t ps_of(double seconds) { return (uint64_t)(seconds * 1e12 + 0.5); }
+
+// The slots of a rank's program (rs_program): one call in flight per kind at a time.
+enum Slot : uint8_t { kTp, kDp, kRecvF, kRecvB, kSendF, kSendB, kSlots };
+
+// One stage's work per micro-batch, in ps (the table's per-sample times x micro_batch / tp).
+struct StageWork {
+    std::vector<uint64_t> attn_f, rest_f, attn_b, rest_b; // per layer of the stage
+    uint64_t head_f = 0, head_b = 0;                      // tensors after the last layer (last stage)
+    uint64_t params = 0;                                  // gradient elements of the stage
+};
+
+std::vector<StageWork> split_stages(const rs_training &t, const rs_layers &l, int pp, int tp, double mb)
+{
+    std::vector<StageWork> st((size_t)pp);
+    auto f = [&](size_t a, size_t b) {
+        double s = 0;
+        for (size_t i = a; i < b; i++)
+            s += t.tensors[i].forward;
+        return ps_of(s * mb / tp);
+    };
+    auto bw = [&](size_t a, size_t b) {
+        double s = 0;
+        for (size_t i = a; i < b; i++)
+            s += t.tensors[i].backward;
+        return ps_of(s * mb / tp);
+    };
+    for (int s = 0; s < pp; s++) { // consecutive layers, the first stages one more when uneven
+        size_t lo = l.count * (size_t)s / (size_t)pp, hi = l.count * (size_t)(s + 1) / (size_t)pp;
+        StageWork &w = st[(size_t)s];
+        for (size_t k = lo; k < hi; k++) {
+            size_t a = l.first[k], m = rs_layers_split(&t, &l, k), b = l.first[k + 1];
+            w.attn_f.push_back(f(a, m)), w.rest_f.push_back(f(m, b));
+            w.attn_b.push_back(bw(a, m)), w.rest_b.push_back(bw(m, b));
+            for (size_t i = a; i < b; i++)
+                w.params += t.tensors[i].params;
+        }
+    }
+    for (size_t i = 0; i < l.first[0]; i++) // embeddings: the first stage's gradients, no compute
+        st[0].params += t.tensors[i].params;
+    StageWork &last = st.back();
+    last.head_f = f(l.after, t.tensors_count), last.head_b = bw(l.after, t.tensors_count);
+    for (size_t i = l.after; i < t.tensors_count; i++)
+        last.params += t.tensors[i].params;
+    for (StageWork &w : st)
+        w.params /= (uint64_t)tp; // each tensor-parallel rank holds a shard
+    return st;
+}
+
+ProgStep compute(uint64_t ps, const char *name) { return ProgStep{ProgStep::Compute, 0, 0, 0, 0, ps, name}; }
+ProgStep start(uint8_t call, uint8_t slot, uint16_t comm, uint64_t count, int32_t peer, const char *lane)
+{
+    return ProgStep{ProgStep::Start, call, slot, comm, peer, count, lane};
+}
+ProgStep wait(uint8_t slot) { return ProgStep{ProgStep::Wait, 0, slot, 0, 0, 0, nullptr}; }
+
+} // namespace
+
+int run_parallel_training(const rs_scenario &sc, model::Cluster &cl, const EngineSetup &setup, Tracer *tracer,
+                          FILE *out, FILE *err, rs_report *rep)
+{
+    const rs_training &t = sc.workload.training;
+    const int P = cl.nranks(), tp = t.tp, pp = t.pp, dp = t.dp, M = t.micro_batches;
+    rs_layers layers;
+    char why[256];
+    if (rs_layers_find(&t, &layers, why, sizeof why) != 0) { // the loader checked it already
+        std::fprintf(err, "ringsim: %s: workload.training.model: %s\n", sc.path, why);
+        return RS_EXIT_USAGE;
+    }
+    const std::vector<StageWork> stages = split_stages(t, layers, pp, tp, (double)t.micro_batch);
+    const size_t nlayers = layers.count;
+    rs_layers_free(&layers);
+    // what a tensor-parallel allreduce and a pipeline send carry: a micro-batch's activations
+    const uint64_t act = (uint64_t)t.sequence * t.hidden * (uint64_t)t.micro_batch;
+    const ncl_dtype dt = sc.workload.dtype;
+
+    // the groups: tensor-parallel ranks consecutive, stages next, replicas outermost
+    auto rank_of = [&](int d, int s, int x) { return (d * pp + s) * tp + x; };
+    std::vector<std::unique_ptr<GroupSetup>> tp_cfg, dp_cfg;
+    std::vector<ncl_comm *> tp_comm((size_t)P, nullptr), dp_comm((size_t)P, nullptr);
+    const model::Topology &topo = cl.network().topology();
+    ncl_result rc = NCL_SUCCESS;
+    for (int d = 0; d < dp && rc == NCL_SUCCESS && tp > 1; d++)
+        for (int s = 0; s < pp && rc == NCL_SUCCESS; s++) {
+            std::vector<int> m;
+            for (int x = 0; x < tp; x++)
+                m.push_back(rank_of(d, s, x));
+            tp_cfg.emplace_back(new GroupSetup);
+            group_setup(setup, topo, m, *tp_cfg.back());
+            std::vector<int32_t> m32(m.begin(), m.end());
+            for (int x = 0; x < tp && rc == NCL_SUCCESS; x++)
+                rc = ncl_comm_create_group(cl.comm(m[(size_t)x]), m32.data(), tp, 1, &tp_cfg.back()->cfg,
+                                           &tp_comm[(size_t)m[(size_t)x]]);
+        }
+    for (int s = 0; s < pp && rc == NCL_SUCCESS && dp > 1; s++)
+        for (int x = 0; x < tp && rc == NCL_SUCCESS; x++) {
+            std::vector<int> m;
+            for (int d = 0; d < dp; d++)
+                m.push_back(rank_of(d, s, x));
+            dp_cfg.emplace_back(new GroupSetup);
+            group_setup(setup, topo, m, *dp_cfg.back());
+            std::vector<int32_t> m32(m.begin(), m.end());
+            for (int d = 0; d < dp && rc == NCL_SUCCESS; d++)
+                rc = ncl_comm_create_group(cl.comm(m[(size_t)d]), m32.data(), dp, 2, &dp_cfg.back()->cfg,
+                                           &dp_comm[(size_t)m[(size_t)d]]);
+        }
+    auto destroy = [&] {
+        for (ncl_comm *c : tp_comm)
+            ncl_comm_destroy(c);
+        for (ncl_comm *c : dp_comm)
+            ncl_comm_destroy(c);
+    };
+    if (rc != NCL_SUCCESS) {
+        std::fprintf(err, "ringsim: %s: making the parallel groups: %s\n", sc.path, ncl_strerror(rc));
+        destroy();
+        return RS_EXIT_ENGINE;
+    }
+
+    Programs prog(cl, tracer);
+    for (int r = 0; r < P; r++) {
+        const int s = r / tp % pp;
+        const StageWork &w = stages[(size_t)s];
+        const uint16_t tpc = tp > 1 ? prog.add_comm(r, tp_comm[(size_t)r]) : 0;
+        const uint16_t dpc = dp > 1 ? prog.add_comm(r, dp_comm[(size_t)r]) : 0;
+        bool send_f = false, send_b = false; // a send of that direction still in flight
+        auto tp_ar = [&] {
+            if (tp > 1)
+                prog.add(r, start(NCL_COLL_ALLREDUCE, kTp, tpc, act, 0, "tp")), prog.add(r, wait(kTp));
+        };
+        auto forward = [&] {
+            if (s > 0)
+                prog.add(r, start(ProgStep::Recv, kRecvF, 0, act, r - tp, "pp")), prog.add(r, wait(kRecvF));
+            for (size_t k = 0; k < w.attn_f.size(); k++)
+                prog.add(r, compute(w.attn_f[k], "forward")), tp_ar(), prog.add(r, compute(w.rest_f[k], "forward")),
+                    tp_ar();
+            if (w.head_f)
+                prog.add(r, compute(w.head_f, "forward"));
+            if (s < pp - 1) {
+                if (send_f)
+                    prog.add(r, wait(kSendF));
+                prog.add(r, start(ProgStep::Send, kSendF, 0, act, r + tp, "pp"));
+                send_f = true;
+            }
+        };
+        auto backward = [&] {
+            if (s < pp - 1)
+                prog.add(r, start(ProgStep::Recv, kRecvB, 0, act, r + tp, "pp")), prog.add(r, wait(kRecvB));
+            if (w.head_b)
+                prog.add(r, compute(w.head_b, "backward"));
+            for (size_t k = w.attn_b.size(); k-- > 0;)
+                prog.add(r, compute(w.rest_b[k], "backward")), tp_ar(), prog.add(r, compute(w.attn_b[k], "backward")),
+                    tp_ar();
+            if (s > 0) {
+                if (send_b)
+                    prog.add(r, wait(kSendB));
+                prog.add(r, start(ProgStep::Send, kSendB, 0, act, r - tp, "pp"));
+                send_b = true;
+            }
+        };
+        // 1F1B: pp - 1 - s forwards first, then one forward and one backward in turn, then the rest
+        const int warm = std::min(pp - 1 - s, M);
+        for (int m = 0; m < warm; m++)
+            forward();
+        for (int m = 0; m < M - warm; m++)
+            forward(), backward();
+        for (int m = 0; m < warm; m++)
+            backward();
+        if (send_f)
+            prog.add(r, wait(kSendF));
+        if (send_b)
+            prog.add(r, wait(kSendB));
+        if (dp > 1 && w.params)
+            prog.add(r, start(NCL_COLL_ALLREDUCE, kDp, dpc, w.params, 0, "dp")), prog.add(r, wait(kDp));
+    }
+    const bool ok = prog.run();
+    destroy();
+    if (!ok) {
+        std::fprintf(err, "ringsim: %s: the training step failed: %s\n", sc.path, prog.error().c_str());
+        return RS_EXIT_ENGINE;
+    }
+
+    // per rank: compute, waits by kind, calls' times; the iteration ends with the last rank
+    uint64_t iter = 0, compute_max = 0;
+    double blocked[kSlots] = {}, calls[kSlots] = {};
+    for (int r = 0; r < P; r++) {
+        const ProgRankTimes &x = prog.times(r);
+        iter = std::max(iter, x.end), compute_max = std::max(compute_max, x.compute);
+        for (int k = 0; k < kSlots; k++)
+            blocked[k] += (double)x.blocked_slot[k] / P, calls[k] += (double)x.calls_slot[k] / P;
+    }
+    auto us = [](double ps) { return ps / (double)k_ps_per_us; };
+    const double tp_wait = blocked[kTp], dp_wait = blocked[kDp];
+    const double pp_wait = blocked[kRecvF] + blocked[kRecvB] + blocked[kSendF] + blocked[kSendB];
+    const double comm = calls[kTp] + calls[kDp] + calls[kRecvF] + calls[kRecvB] + calls[kSendF] + calls[kSendB];
+    const double exposed = tp_wait + pp_wait + dp_wait;
+    const double samples = (double)dp * M * t.micro_batch;
+
+    const StageWork &w0 = stages[0];
+    uint64_t f0 = 0, b0 = 0;
+    for (size_t k = 0; k < w0.attn_f.size(); k++)
+        f0 += w0.attn_f[k] + w0.rest_f[k], b0 += w0.attn_b[k] + w0.rest_b[k];
+    std::fprintf(out, "# training: %s, tp %d x pp %d x dp %d = %d NPUs; %zu layers in %d stages; %d micro-batches of "
+                 "%d sample%s (1F1B); %s\n", t.model_name, tp, pp, dp, P, nlayers, pp, M, t.micro_batch,
+                 t.micro_batch == 1 ? "" : "s", ncl_dtype_name(dt));
+    std::fprintf(out, "# per micro-batch on stage 0: forward %.1f us, backward %.1f us of compute (the table's times "
+                 "x %d / tp); activations %.2f MB (sequence %u x hidden %u x %d): %s%s\n", us((double)f0),
+                 us((double)b0), t.micro_batch, (double)(act * ncl_dtype_size(dt)) / 1e6, t.sequence, t.hidden,
+                 t.micro_batch, tp > 1 ? "4 tensor-parallel allreduces per layer" : "no tensor parallelism",
+                 pp > 1 ? ", a pipeline send each way per stage boundary" : "");
+    if (dp > 1)
+        std::fprintf(out, "# gradients: stage 0's shard %.1f MB allreduced over %d replicas after its last backward\n",
+                     (double)(w0.params * ncl_dtype_size(dt)) / 1e6, dp);
+    std::fprintf(out, "#\n# %13s %12s %12s %14s %14s %14s %12s %11s\n", "iteration(us)", "compute(us)", "comm(us)",
+                 "tp waits(us)", "pp waits(us)", "dp waits(us)", "samples/s", "efficiency");
+    std::fprintf(out, "  %13.1f %12.1f %12.1f %14.1f %14.1f %14.1f %12.1f %10.1f%%\n", us((double)iter),
+                 us((double)compute_max), us(comm), us(tp_wait), us(pp_wait), us(dp_wait),
+                 samples / (us((double)iter) * 1e-6), 100.0 * (double)compute_max / (double)iter);
+    std::fprintf(out, "# compute: the busiest rank's; comm: the calls' times and waits: what a rank spent blocked on "
+                 "each group's calls, averaged over the ranks (pp waits hold the pipeline's bubbles); "
+                 "efficiency: compute / iteration\n");
+    char what[128];
+    std::snprintf(what, sizeof what, "parallel tp %d x pp %d x dp %d, %d micro-batches", tp, pp, dp, M);
+    rs_train_summary sum{t.model_name, what, pp, us((double)iter), us((double)compute_max), us(comm), us(exposed),
+                         comm > 0 ? std::max(0.0, 1.0 - exposed / comm) : 1.0, samples / (us((double)iter) * 1e-6),
+                         (double)compute_max / (double)iter, 0};
+    if (rep)
+        rs_report_training(rep, &sum);
+    return RS_EXIT_OK;
+}
+
+} // namespace rs
