@@ -100,33 +100,31 @@ int run_parallel_training(const rs_scenario &sc, model::Cluster &cl, const Engin
 
     // the groups: tensor-parallel ranks consecutive, stages next, replicas outermost
     auto rank_of = [&](int d, int s, int x) { return (d * pp + s) * tp + x; };
-    std::vector<std::unique_ptr<GroupSetup>> tp_cfg, dp_cfg;
+    std::vector<std::unique_ptr<GroupSetup>> cfgs; // the communicators point at their rings
     std::vector<ncl_comm *> tp_comm((size_t)P, nullptr), dp_comm((size_t)P, nullptr);
-    const model::Topology &topo = cl.network().topology();
     ncl_result rc = NCL_SUCCESS;
-    for (int d = 0; d < dp && rc == NCL_SUCCESS && tp > 1; d++)
-        for (int s = 0; s < pp && rc == NCL_SUCCESS; s++) {
+    auto make_group = [&](const std::vector<int> &members, uint32_t tag, std::vector<ncl_comm *> &comms) {
+        cfgs.emplace_back(new GroupSetup);
+        group_setup(setup, cl.network().topology(), members, *cfgs.back());
+        const std::vector<int32_t> m32(members.begin(), members.end());
+        for (int r : members)
+            if (rc == NCL_SUCCESS)
+                rc = ncl_comm_create_group(cl.comm(r), m32.data(), (int)m32.size(), tag, &cfgs.back()->cfg,
+                                           &comms[(size_t)r]);
+    };
+    for (int d = 0; d < dp && tp > 1; d++)
+        for (int s = 0; s < pp; s++) {
             std::vector<int> m;
             for (int x = 0; x < tp; x++)
                 m.push_back(rank_of(d, s, x));
-            tp_cfg.emplace_back(new GroupSetup);
-            group_setup(setup, topo, m, *tp_cfg.back());
-            std::vector<int32_t> m32(m.begin(), m.end());
-            for (int x = 0; x < tp && rc == NCL_SUCCESS; x++)
-                rc = ncl_comm_create_group(cl.comm(m[(size_t)x]), m32.data(), tp, 1, &tp_cfg.back()->cfg,
-                                           &tp_comm[(size_t)m[(size_t)x]]);
+            make_group(m, 1, tp_comm);
         }
-    for (int s = 0; s < pp && rc == NCL_SUCCESS && dp > 1; s++)
-        for (int x = 0; x < tp && rc == NCL_SUCCESS; x++) {
+    for (int s = 0; s < pp && dp > 1; s++)
+        for (int x = 0; x < tp; x++) {
             std::vector<int> m;
             for (int d = 0; d < dp; d++)
                 m.push_back(rank_of(d, s, x));
-            dp_cfg.emplace_back(new GroupSetup);
-            group_setup(setup, topo, m, *dp_cfg.back());
-            std::vector<int32_t> m32(m.begin(), m.end());
-            for (int d = 0; d < dp && rc == NCL_SUCCESS; d++)
-                rc = ncl_comm_create_group(cl.comm(m[(size_t)d]), m32.data(), dp, 2, &dp_cfg.back()->cfg,
-                                           &dp_comm[(size_t)m[(size_t)d]]);
+            make_group(m, 2, dp_comm);
         }
     auto destroy = [&] {
         for (ncl_comm *c : tp_comm)

@@ -136,6 +136,26 @@ static void test_split_groups(void **state)
     assert_int_equal(run_world(P, groups_fn, NULL, 0), NCL_SUCCESS);
 }
 
+/* Tests every communicator of `running` in turn until each one's call has finished. */
+static ncl_result finish_all(ncl_comm **running, int n)
+{
+    for (int left = n; left;) {
+        left = 0;
+        for (int k = 0; k < n; k++) {
+            int done = 1;
+            if (running[k]) {
+                ncl_result rc = ncl_test(running[k], &done);
+                if (rc != NCL_SUCCESS)
+                    return rc;
+                if (done)
+                    running[k] = NULL;
+            }
+            left += !done;
+        }
+    }
+    return NCL_SUCCESS;
+}
+
 /* Tensor-parallel groups of 4 consecutive ranks, data-parallel groups across them, and the world:
  * three allreduces in flight at once on every rank, progressed together, each bit-exact. */
 static ncl_result concurrent_fn(ncl_comm *world, void *arg)
@@ -151,18 +171,7 @@ static ncl_result concurrent_fn(ncl_comm *world, void *arg)
     EXPECT(ncl_allreduce_start(b, b, N, NCL_INT32, NCL_SUM, dp) == NCL_SUCCESS);
     EXPECT(ncl_allreduce_start(c, c, N, NCL_INT32, NCL_SUM, world) == NCL_SUCCESS);
     ncl_comm *running[3] = {tp, dp, world};
-    for (int left = 3; left;) {
-        left = 0;
-        for (int k = 0; k < 3; k++) {
-            int done = 1;
-            if (running[k]) {
-                EXPECT(ncl_test(running[k], &done) == NCL_SUCCESS);
-                if (done)
-                    running[k] = NULL;
-            }
-            left += !done;
-        }
-    }
+    EXPECT(finish_all(running, 3) == NCL_SUCCESS);
     int tpm[4], dpm[2], all[P];
     for (int m = 0; m < 4; m++)
         tpm[m] = me / 4 * 4 + m;
@@ -314,18 +323,7 @@ static ncl_result create_group_fn(ncl_comm *world, void *arg)
     EXPECT(ncl_allreduce_start(b, b, N, NCL_INT32, NCL_SUM, dp) == NCL_SUCCESS);
     EXPECT(ncl_allreduce_start(c, c, N, NCL_INT32, NCL_SUM, world) == NCL_SUCCESS);
     ncl_comm *running[3] = {tp, dp, world};
-    for (int left = 3; left;) {
-        left = 0;
-        for (int k = 0; k < 3; k++) {
-            int done = 1;
-            if (running[k]) {
-                EXPECT(ncl_test(running[k], &done) == NCL_SUCCESS);
-                if (done)
-                    running[k] = NULL;
-            }
-            left += !done;
-        }
-    }
+    EXPECT(finish_all(running, 3) == NCL_SUCCESS);
     EXPECT(wrong_sum(a, tpi, 4) == 0 && wrong_sum(b, dpi, 2) == 0 && wrong_sum(c, all, P) == 0);
     ncl_rank_state st;
     EXPECT(ncl_comm_state(world, &st) == NCL_SUCCESS && st.seq == 1);
