@@ -2,7 +2,8 @@
 // layout) as rank programs on the model: the layers split into pp stages, each layer's compute
 // into tp shards with two allreduces of its activations forward and two backward, micro-batches
 // through the stages in a one-forward-one-backward schedule with activations sent point to point,
-// and each stage's gradient shard allreduced over the dp replicas after its last backward.
+// each layer's MLP block a mixture of experts over ep replicas (all-to-alls around it), and each
+// stage's gradient shard allreduced over the dp replicas after its last backward.
 #include "rs_parallel.hpp"
 
 #include <algorithm>
@@ -25,13 +26,14 @@ const uint64_t k_ps_per_us = 1000000;
 uint64_t ps_of(double seconds) { return (uint64_t)(seconds * 1e12 + 0.5); }
 
 // The slots of a rank's program (rs_program): one call in flight per kind at a time.
-enum Slot : uint8_t { kTp, kDp, kRecvF, kRecvB, kSendF, kSendB, kSlots };
+enum Slot : uint8_t { kTp, kDp, kRecvF, kRecvB, kSendF, kSendB, kEp, kDpExpert, kSlots };
 
 // One stage's work per micro-batch, in ps (the table's per-sample times x micro_batch / tp).
 struct StageWork {
     std::vector<uint64_t> attn_f, rest_f, attn_b, rest_b; // per layer of the stage
     uint64_t head_f = 0, head_b = 0;                      // tensors after the last layer (last stage)
-    uint64_t params = 0;                                  // gradient elements of the stage
+    uint64_t params = 0;                                  // gradient elements of the stage ...
+    uint64_t expert_params = 0;                           // ... of them in the layers' MLP blocks
 };
 
 std::vector<StageWork> split_stages(const rs_training &t, const rs_layers &l, int pp, int tp, double mb)
@@ -57,7 +59,7 @@ std::vector<StageWork> split_stages(const rs_training &t, const rs_layers &l, in
             w.attn_f.push_back(f(a, m)), w.rest_f.push_back(f(m, b));
             w.attn_b.push_back(bw(a, m)), w.rest_b.push_back(bw(m, b));
             for (size_t i = a; i < b; i++)
-                w.params += t.tensors[i].params;
+                w.params += t.tensors[i].params, w.expert_params += i >= m ? t.tensors[i].params : 0;
         }
     }
     for (size_t i = 0; i < l.first[0]; i++) // embeddings: the first stage's gradients, no compute
@@ -67,7 +69,7 @@ std::vector<StageWork> split_stages(const rs_training &t, const rs_layers &l, in
     for (size_t i = l.after; i < t.tensors_count; i++)
         last.params += t.tensors[i].params;
     for (StageWork &w : st)
-        w.params /= (uint64_t)tp; // each tensor-parallel rank holds a shard
+        w.params /= (uint64_t)tp, w.expert_params /= (uint64_t)tp; // each tensor-parallel rank holds a shard
     return st;
 }
 
@@ -84,7 +86,7 @@ int run_parallel_training(const rs_scenario &sc, model::Cluster &cl, const Engin
                           FILE *out, FILE *err, rs_report *rep)
 {
     const rs_training &t = sc.workload.training;
-    const int P = cl.nranks(), tp = t.tp, pp = t.pp, dp = t.dp, M = t.micro_batches;
+    const int P = cl.nranks(), tp = t.tp, pp = t.pp, dp = t.dp, M = t.micro_batches, ep = t.ep > 1 ? t.ep : 1;
     rs_layers layers;
     char why[256];
     if (rs_layers_find(&t, &layers, why, sizeof why) != 0) { // the loader checked it already
@@ -101,7 +103,8 @@ int run_parallel_training(const rs_scenario &sc, model::Cluster &cl, const Engin
     // the groups: tensor-parallel ranks consecutive, stages next, replicas outermost
     auto rank_of = [&](int d, int s, int x) { return (d * pp + s) * tp + x; };
     std::vector<std::unique_ptr<GroupSetup>> cfgs; // the communicators point at their rings
-    std::vector<ncl_comm *> tp_comm((size_t)P, nullptr), dp_comm((size_t)P, nullptr);
+    std::vector<ncl_comm *> tp_comm((size_t)P, nullptr), dp_comm((size_t)P, nullptr), ep_comm((size_t)P, nullptr),
+        edp_comm((size_t)P, nullptr); // edp: the replicas that hold the same experts
     ncl_result rc = NCL_SUCCESS;
     auto make_group = [&](const std::vector<int> &members, uint32_t tag, std::vector<ncl_comm *> &comms) {
         cfgs.emplace_back(new GroupSetup);
@@ -125,11 +128,27 @@ int run_parallel_training(const rs_scenario &sc, model::Cluster &cl, const Engin
             for (int d = 0; d < dp; d++)
                 m.push_back(rank_of(d, s, x));
             make_group(m, 2, dp_comm);
+            for (int g = 0; g < dp / ep && ep > 1; g++) { // experts: blocks of ep consecutive replicas
+                std::vector<int> e;
+                for (int j = 0; j < ep; j++)
+                    e.push_back(rank_of(g * ep + j, s, x));
+                make_group(e, 3, ep_comm);
+            }
+            for (int j = 0; j < ep && ep > 1 && dp / ep > 1; j++) { // ... and the replicas of each expert
+                std::vector<int> e;
+                for (int g = 0; g < dp / ep; g++)
+                    e.push_back(rank_of(g * ep + j, s, x));
+                make_group(e, 4, edp_comm);
+            }
         }
     auto destroy = [&] {
         for (ncl_comm *c : tp_comm)
             ncl_comm_destroy(c);
         for (ncl_comm *c : dp_comm)
+            ncl_comm_destroy(c);
+        for (ncl_comm *c : ep_comm)
+            ncl_comm_destroy(c);
+        for (ncl_comm *c : edp_comm)
             ncl_comm_destroy(c);
     };
     if (rc != NCL_SUCCESS) {
@@ -144,17 +163,23 @@ int run_parallel_training(const rs_scenario &sc, model::Cluster &cl, const Engin
         const StageWork &w = stages[(size_t)s];
         const uint16_t tpc = tp > 1 ? prog.add_comm(r, tp_comm[(size_t)r]) : 0;
         const uint16_t dpc = dp > 1 ? prog.add_comm(r, dp_comm[(size_t)r]) : 0;
+        const uint16_t epc = ep > 1 ? prog.add_comm(r, ep_comm[(size_t)r]) : 0;
+        const uint16_t edpc = edp_comm[(size_t)r] ? prog.add_comm(r, edp_comm[(size_t)r]) : 0;
         bool send_f = false, send_b = false; // a send of that direction still in flight
         auto tp_ar = [&] {
             if (tp > 1)
                 prog.add(r, start(NCL_COLL_ALLREDUCE, kTp, tpc, act, 0, "tp")), prog.add(r, wait(kTp));
         };
+        auto a2a = [&] { // tokens to their experts and back: act / ep elements to each peer
+            if (ep > 1)
+                prog.add(r, start(NCL_COLL_ALLTOALL, kEp, epc, act / (uint64_t)ep, 0, "ep")), prog.add(r, wait(kEp));
+        };
         auto forward = [&] {
             if (s > 0)
                 prog.add(r, start(ProgStep::Recv, kRecvF, 0, act, r - tp, "pp")), prog.add(r, wait(kRecvF));
             for (size_t k = 0; k < w.attn_f.size(); k++)
-                prog.add(r, compute(w.attn_f[k], "forward")), tp_ar(), prog.add(r, compute(w.rest_f[k], "forward")),
-                    tp_ar();
+                prog.add(r, compute(w.attn_f[k], "forward")), tp_ar(), a2a(),
+                    prog.add(r, compute(w.rest_f[k], "forward")), a2a(), tp_ar();
             if (w.head_f)
                 prog.add(r, compute(w.head_f, "forward"));
             if (s < pp - 1) {
@@ -170,8 +195,8 @@ int run_parallel_training(const rs_scenario &sc, model::Cluster &cl, const Engin
             if (w.head_b)
                 prog.add(r, compute(w.head_b, "backward"));
             for (size_t k = w.attn_b.size(); k-- > 0;)
-                prog.add(r, compute(w.rest_b[k], "backward")), tp_ar(), prog.add(r, compute(w.attn_b[k], "backward")),
-                    tp_ar();
+                a2a(), prog.add(r, compute(w.rest_b[k], "backward")), a2a(), tp_ar(),
+                    prog.add(r, compute(w.attn_b[k], "backward")), tp_ar();
             if (s > 0) {
                 if (send_b)
                     prog.add(r, wait(kSendB));
@@ -191,8 +216,16 @@ int run_parallel_training(const rs_scenario &sc, model::Cluster &cl, const Engin
             prog.add(r, wait(kSendF));
         if (send_b)
             prog.add(r, wait(kSendB));
-        if (dp > 1 && w.params)
-            prog.add(r, start(NCL_COLL_ALLREDUCE, kDp, dpc, w.params, 0, "dp")), prog.add(r, wait(kDp));
+        // the gradients: with experts, the MLP blocks' over the replicas of the same experts only
+        const uint64_t dense = ep > 1 ? w.params - w.expert_params : w.params;
+        if (dp > 1 && dense)
+            prog.add(r, start(NCL_COLL_ALLREDUCE, kDp, dpc, dense, 0, "dp"));
+        if (edpc && w.expert_params)
+            prog.add(r, start(NCL_COLL_ALLREDUCE, kDpExpert, edpc, w.expert_params, 0, "dp"));
+        if (dp > 1 && dense)
+            prog.add(r, wait(kDp));
+        if (edpc && w.expert_params)
+            prog.add(r, wait(kDpExpert));
     }
     const bool ok = prog.run();
     destroy();
@@ -211,10 +244,12 @@ int run_parallel_training(const rs_scenario &sc, model::Cluster &cl, const Engin
             blocked[k] += (double)x.blocked_slot[k] / P, calls[k] += (double)x.calls_slot[k] / P;
     }
     auto us = [](double ps) { return ps / (double)k_ps_per_us; };
-    const double tp_wait = blocked[kTp], dp_wait = blocked[kDp];
+    const double tp_wait = blocked[kTp], dp_wait = blocked[kDp] + blocked[kDpExpert], ep_wait = blocked[kEp];
     const double pp_wait = blocked[kRecvF] + blocked[kRecvB] + blocked[kSendF] + blocked[kSendB];
-    const double comm = calls[kTp] + calls[kDp] + calls[kRecvF] + calls[kRecvB] + calls[kSendF] + calls[kSendB];
-    const double exposed = tp_wait + pp_wait + dp_wait;
+    double comm = 0;
+    for (int k = 0; k < kSlots; k++)
+        comm += calls[k];
+    const double exposed = tp_wait + pp_wait + dp_wait + ep_wait;
     const double samples = (double)dp * M * t.micro_batch;
 
     const StageWork &w0 = stages[0];
@@ -229,19 +264,28 @@ int run_parallel_training(const rs_scenario &sc, model::Cluster &cl, const Engin
                  us((double)b0), t.micro_batch, (double)(act * ncl_dtype_size(dt)) / 1e6, t.sequence, t.hidden,
                  t.micro_batch, tp > 1 ? "4 tensor-parallel allreduces per layer" : "no tensor parallelism",
                  pp > 1 ? ", a pipeline send each way per stage boundary" : "");
+    if (ep > 1)
+        std::fprintf(out, "# experts: each layer's MLP block over %d replicas, 4 all-to-alls of the activations per "
+                     "layer; stage 0's expert gradients %.1f MB allreduced over the %d replicas of the same experts\n",
+                     ep, (double)(w0.expert_params * ncl_dtype_size(dt)) / 1e6, dp / ep);
     if (dp > 1)
         std::fprintf(out, "# gradients: stage 0's shard %.1f MB allreduced over %d replicas after its last backward\n",
-                     (double)(w0.params * ncl_dtype_size(dt)) / 1e6, dp);
-    std::fprintf(out, "#\n# %13s %12s %12s %14s %14s %14s %12s %11s\n", "iteration(us)", "compute(us)", "comm(us)",
-                 "tp waits(us)", "pp waits(us)", "dp waits(us)", "samples/s", "efficiency");
-    std::fprintf(out, "  %13.1f %12.1f %12.1f %14.1f %14.1f %14.1f %12.1f %10.1f%%\n", us((double)iter),
-                 us((double)compute_max), us(comm), us(tp_wait), us(pp_wait), us(dp_wait),
+                     (double)((ep > 1 ? w0.params - w0.expert_params : w0.params) * ncl_dtype_size(dt)) / 1e6, dp);
+    std::fprintf(out, "#\n# %13s %12s %12s %14s %14s %14s%s %12s %11s\n", "iteration(us)", "compute(us)", "comm(us)",
+                 "tp waits(us)", "pp waits(us)", "dp waits(us)", ep > 1 ? "   ep waits(us)" : "", "samples/s",
+                 "efficiency");
+    char epw[24] = "";
+    if (ep > 1)
+        std::snprintf(epw, sizeof epw, " %14.1f", us(ep_wait));
+    std::fprintf(out, "  %13.1f %12.1f %12.1f %14.1f %14.1f %14.1f%s %12.1f %10.1f%%\n", us((double)iter),
+                 us((double)compute_max), us(comm), us(tp_wait), us(pp_wait), us(dp_wait), epw,
                  samples / (us((double)iter) * 1e-6), 100.0 * (double)compute_max / (double)iter);
     std::fprintf(out, "# compute: the busiest rank's; comm: the calls' times and waits: what a rank spent blocked on "
                  "each group's calls, averaged over the ranks (pp waits hold the pipeline's bubbles); "
                  "efficiency: compute / iteration\n");
     char what[128];
-    std::snprintf(what, sizeof what, "parallel tp %d x pp %d x dp %d, %d micro-batches", tp, pp, dp, M);
+    std::snprintf(what, sizeof what, "parallel tp %d x pp %d x dp %d%s, %d micro-batches", tp, pp, dp,
+                  ep > 1 ? " (experts over ep replicas)" : "", M);
     rs_train_summary sum{t.model_name, what, pp, us((double)iter), us((double)compute_max), us(comm), us(exposed),
                          comm > 0 ? std::max(0.0, 1.0 - exposed / comm) : 1.0, samples / (us((double)iter) * 1e-6),
                          (double)compute_max / (double)iter, 0};

@@ -618,6 +618,11 @@ static int rs_check_parallel(rs_schema_ctx *c, yaml_node_t *node, rs_training *t
         return rs_yaml_fail(c->y, pline, "parallel", "tp %lld x pp %lld x dp %lld = %lld NPUs, the topology has %d "
                             "(allowed: tp x pp x dp = %d)", tp, pp, dp, tp * pp * dp, p, p);
     t->tp = (int32_t)tp, t->pp = (int32_t)pp, t->dp = (int32_t)dp;
+    if (!t->ep)
+        t->ep = 1;
+    if (dp % t->ep != 0)
+        return rs_yaml_fail(c->y, pline, "parallel", "ep %d does not divide dp %lld (allowed: expert groups of "
+                            "replicas that divide dp)", t->ep, dp);
     if (!t->micro_batches)
         t->micro_batches = t->pp;
     if (rs_yaml_get(c->y, node, "fusion", NULL))

@@ -30,8 +30,8 @@ int rs_scenario_summary(const rs_scenario *sc, char *buf, size_t len)
         snprintf(colls, sizeof colls, "training");
         char how[96];
         if (t->dp) /* parallel given (the check set dp) */
-            snprintf(how, sizeof how, "tp %d x pp %d x dp %d, %d micro-batches", t->tp, t->pp, t->dp,
-                     t->micro_batches);
+            snprintf(how, sizeof how, "tp %d x pp %d x dp %d%s, %d micro-batches", t->tp, t->pp, t->dp,
+                     t->ep > 1 ? " (experts over ep replicas)" : "", t->micro_batches);
         else
             snprintf(how, sizeof how, "fusion %s", t->fusion ? t->fusion : "default");
         snprintf(sweep, sizeof sweep, "%s (%zu tensors, %.2f M parameters), micro-batch %d, %s",

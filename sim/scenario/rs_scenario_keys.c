@@ -240,6 +240,10 @@ static const rs_key rs_keys_parallel[] = {
     {"dp", RS_T_INT, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_training, dp), 0, 1, 1048576, 0, 0, 0, NULL,
      "the ranks left: NPUs / (tp x pp)", NULL, NULL,
      "data-parallel replicas: each stage's gradient shard allreduced across them after the last backward"},
+    {"ep", RS_T_INT, RS_UNIT_COUNT, RS_S_I32, offsetof(rs_training, ep), 0, 1, 1048576, 0, 0, 0, "1", NULL, NULL,
+     NULL, "expert parallelism: every layer's MLP block is a mixture of experts spread over ep consecutive "
+     "replicas, an all-to-all of the activations before and after it (forward and backward) on those "
+     "replicas, its gradients allreduced over the dp / ep replicas holding the same experts; divides dp"},
 };
 static const rs_map rs_scenario_map_parallel = {
     "workload.training.parallel", "Parallel dimensions of the training step: rank = (replica x pp + stage) x tp + "

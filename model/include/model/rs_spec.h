@@ -147,6 +147,7 @@ typedef struct rs_training {
     uint32_t hidden;         /* the table's activation width per token (a transformer's; 0: not given) */
     uint32_t sequence;       /* the table's tokens per sample (0: not given) */
     int32_t tp, pp, dp;      /* parallel dimensions (0: not given; all 0: data parallel on every rank) */
+    int32_t ep;              /* expert parallelism among the dp replicas (0: not given = 1) */
     int32_t micro_batches;   /* with pp: micro-batches per iteration through the pipeline (0: pp) */
 } rs_training;
 
