@@ -241,45 +241,82 @@ static int node(reader *r, span *s, rs_et_node *nd)
     }
 }
 
-/* Every dependency names a node of the file, ids are unique, and the graph has no cycle. */
+/* (id, index) of a node, sorted by id: dependencies are found by binary search. */
+typedef struct id_index {
+    uint64_t id;
+    size_t index;
+} id_index;
+
+static int by_id(const void *a, const void *b)
+{
+    const id_index *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id ? 1 : x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Ids are unique, every dependency names a node of the file (each becomes that node's index),
+ * and the graph has no cycle: Kahn's algorithm over the nodes' users, O((n + deps) log n). */
 static int check_graph(reader *r, rs_et_trace *t)
 {
-    size_t n = t->n;
-    size_t *indeg = calloc(n ? n : 1, sizeof *indeg), *queue = malloc((n ? n : 1) * sizeof *queue);
+    const size_t n = t->n;
+    size_t ndeps = 0;
+    for (size_t i = 0; i < n; i++)
+        ndeps += t->nodes[i].ndeps;
+    id_index *ids = malloc((n ? n : 1) * sizeof *ids);
+    size_t *indeg = calloc(n + 1, sizeof *indeg), *first = calloc(n + 1, sizeof *first);
+    size_t *users = malloc((ndeps ? ndeps : 1) * sizeof *users), *queue = malloc((n ? n : 1) * sizeof *queue);
     int rc = 0;
-    if (!indeg || !queue) {
+    if (!ids || !indeg || !first || !users || !queue) {
         rc = fail(r, 0, "out of memory");
         goto out;
     }
     for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < i; j++)
-            if (t->nodes[j].id == t->nodes[i].id) {
-                rc = fail(r, t->nodes[i].offset, "node id %llu again (first at byte %zu; allowed: unique ids)",
-                          (unsigned long long)t->nodes[i].id, t->nodes[j].offset);
+        ids[i] = (id_index){t->nodes[i].id, i};
+    qsort(ids, n, sizeof *ids, by_id);
+    for (size_t k = 1; k < n; k++)
+        if (ids[k].id == ids[k - 1].id) {
+            rc = fail(r, t->nodes[ids[k].index].offset, "node id %llu again (first at byte %zu; allowed: unique ids)",
+                      (unsigned long long)ids[k].id, t->nodes[ids[k - 1].index].offset);
+            goto out;
+        }
+    for (size_t i = 0; i < n; i++) { /* each dependency's id becomes its node's index */
+        rs_et_node *nd = &t->nodes[i];
+        for (size_t d = 0; d < nd->ndeps; d++) {
+            const uint64_t want = nd->deps[d];
+            size_t lo = 0, hi = n;
+            while (lo < hi) { /* the first entry with an id >= want */
+                size_t mid = lo + (hi - lo) / 2;
+                if (ids[mid].id < want)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo == n || ids[lo].id != want) {
+                rc = fail(r, nd->offset, "node %llu depends on node %llu, which the file does not hold",
+                          (unsigned long long)nd->id, (unsigned long long)want);
                 goto out;
             }
-    for (size_t i = 0; i < n; i++)
-        for (size_t d = 0; d < t->nodes[i].ndeps; d++) {
-            size_t j = 0;
-            while (j < n && t->nodes[j].id != t->nodes[i].deps[d])
-                j++;
-            if (j == n) {
-                rc = fail(r, t->nodes[i].offset, "node %llu depends on node %llu, which the file does not hold",
-                          (unsigned long long)t->nodes[i].id, (unsigned long long)t->nodes[i].deps[d]);
-                goto out;
-            }
+            nd->deps[d] = ids[lo].index;
+            first[ids[lo].index + 1]++; /* one more user of that node */
             indeg[i]++;
         }
+    }
+    for (size_t i = 0; i < n; i++) /* users of node i: users[first[i] .. first[i + 1]) */
+        first[i + 1] += first[i];
+    for (size_t i = 0; i < n; i++)
+        for (size_t d = 0; d < t->nodes[i].ndeps; d++)
+            users[first[t->nodes[i].deps[d]]++] = i;
+    for (size_t i = n; i > 0; i--) /* the filling moved each start to the next one's: move back */
+        first[i] = first[i - 1];
+    first[0] = 0;
     size_t head = 0, tail = 0;
     for (size_t i = 0; i < n; i++)
         if (indeg[i] == 0)
             queue[tail++] = i;
     while (head < tail) {
-        uint64_t id = t->nodes[queue[head++]].id;
-        for (size_t i = 0; i < n; i++)
-            for (size_t d = 0; d < t->nodes[i].ndeps; d++)
-                if (t->nodes[i].deps[d] == id && --indeg[i] == 0)
-                    queue[tail++] = i;
+        size_t v = queue[head++];
+        for (size_t u = first[v]; u < first[v + 1]; u++)
+            if (--indeg[users[u]] == 0)
+                queue[tail++] = users[u];
     }
     if (tail < n)
         for (size_t i = 0; i < n; i++)
@@ -289,7 +326,10 @@ static int check_graph(reader *r, rs_et_trace *t)
                 break;
             }
 out:
+    free(ids);
     free(indeg);
+    free(first);
+    free(users);
     free(queue);
     return rc;
 }

@@ -31,7 +31,7 @@ typedef struct rs_et_node {
     uint64_t duration_us;  /**< compute: duration_micros */
     int comm_type;         /**< collective: CollectiveCommType */
     uint64_t comm_size;    /**< collective: bytes (attribute comm_size) */
-    uint64_t *deps;        /**< ctrl_deps then data_deps: node ids of this file */
+    uint64_t *deps;        /**< ctrl_deps then data_deps: once loaded, the indices in nodes of those nodes */
     size_t ndeps;
     size_t offset;         /**< byte offset of the node's record in its file, for messages */
 } rs_et_node;

@@ -28,14 +28,6 @@ struct Trace {
     ~Trace() { rs_et_free(&t); }
 };
 
-size_t index_of(const rs_et_trace &t, uint64_t id)
-{
-    for (size_t i = 0; i < t.n; i++)
-        if (t.nodes[i].id == id)
-            return i;
-    return t.n; // rs_et_load checked every dependency
-}
-
 // Kahn's algorithm taking the lowest file index among the ready nodes: the order the trace's
 // author wrote wherever the dependencies leave a choice (rs_et_load refused cycles).
 void sort_nodes(Trace &tr)
@@ -45,7 +37,7 @@ void sort_nodes(Trace &tr)
     std::vector<std::vector<size_t>> users(t.n);
     for (size_t i = 0; i < t.n; i++)
         for (size_t d = 0; d < t.nodes[i].ndeps; d++) {
-            users[index_of(t, t.nodes[i].deps[d])].push_back(i);
+            users[t.nodes[i].deps[d]].push_back(i); // (rs_et_load made the ids indices)
             indeg[i]++;
         }
     std::vector<size_t> ready;
@@ -78,38 +70,34 @@ ncl_coll engine_coll(int comm_type)
     }
 }
 
-// Runs every node of the rank but collectives whose dependencies are done, in dependency order,
-// each compute node on its lane (NPU or host: one op at a time each) once the lane is free.
+// Runs every node of the rank but collectives whose dependencies are done, in dependency order
+// (one pass: a node's dependencies come before it), each compute node on its lane (NPU or host:
+// one op at a time each) once the lane is free.
 void compute(Trace &tr, uint64_t lane_free[2], Tracer *tracer, int rank, uint64_t t0)
 {
-    bool progress = true;
-    while (progress) {
-        progress = false;
-        for (size_t i : tr.order) {
-            const rs_et_node &nd = tr.t.nodes[i];
-            if (tr.end[i] != UINT64_MAX || nd.kind == RS_ET_COLLECTIVE)
-                continue;
-            uint64_t ready = 0;
-            bool ok = true;
-            for (size_t d = 0; d < nd.ndeps && ok; d++) {
-                uint64_t e = tr.end[index_of(tr.t, nd.deps[d])];
-                ok = e != UINT64_MAX;
-                ready = std::max(ready, ok ? e : 0);
-            }
-            if (!ok)
-                continue;
-            uint64_t start = ready, dur = 0;
-            if (nd.kind == RS_ET_COMPUTE) {
-                uint64_t &lane = lane_free[nd.cpu ? 1 : 0];
-                start = std::max(ready, lane);
-                dur = nd.duration_us * k_ps_per_us;
-                lane = start + dur;
-                if (tracer && dur)
-                    tracer->span(rank, nd.name[0] ? nd.name : "compute", t0 + start, t0 + start + dur);
-            }
-            tr.end[i] = start + dur;
-            progress = true;
+    for (size_t i : tr.order) {
+        const rs_et_node &nd = tr.t.nodes[i];
+        if (tr.end[i] != UINT64_MAX || nd.kind == RS_ET_COLLECTIVE)
+            continue;
+        uint64_t ready = 0;
+        bool ok = true;
+        for (size_t d = 0; d < nd.ndeps && ok; d++) {
+            uint64_t e = tr.end[nd.deps[d]];
+            ok = e != UINT64_MAX;
+            ready = std::max(ready, ok ? e : 0);
         }
+        if (!ok)
+            continue;
+        uint64_t start = ready, dur = 0;
+        if (nd.kind == RS_ET_COMPUTE) {
+            uint64_t &lane = lane_free[nd.cpu ? 1 : 0];
+            start = std::max(ready, lane);
+            dur = nd.duration_us * k_ps_per_us;
+            lane = start + dur;
+            if (tracer && dur)
+                tracer->span(rank, nd.name[0] ? nd.name : "compute", t0 + start, t0 + start + dur);
+        }
+        tr.end[i] = start + dur;
     }
 }
 
@@ -180,7 +168,7 @@ int run_chakra(const rs_scenario &sc, model::Cluster &cl, Tracer *tracer, const 
             const Trace &x = tr[(size_t)r];
             const rs_et_node &nd = x.t.nodes[x.colls[k]];
             for (size_t d = 0; d < nd.ndeps; d++)
-                start = std::max(start, x.end[index_of(x.t, nd.deps[d])]);
+                start = std::max(start, x.end[nd.deps[d]]);
         }
         cl.idle_until(t0 + start);
         start = cl.network().scheduler().now() - t0;

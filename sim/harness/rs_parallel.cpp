@@ -122,24 +122,20 @@ int run_parallel_training(const rs_scenario &sc, model::Cluster &cl, const Engin
                 m.push_back(rank_of(d, s, x));
             make_group(m, 1, tp_comm);
         }
+    // replicas first, first + stride, ... of stage s's tensor-parallel index x
+    auto replicas = [&](int s, int x, int first, int count, int stride) {
+        std::vector<int> m;
+        for (int k = 0; k < count; k++)
+            m.push_back(rank_of(first + k * stride, s, x));
+        return m;
+    };
     for (int s = 0; s < pp && dp > 1; s++)
         for (int x = 0; x < tp; x++) {
-            std::vector<int> m;
-            for (int d = 0; d < dp; d++)
-                m.push_back(rank_of(d, s, x));
-            make_group(m, 2, dp_comm);
-            for (int g = 0; g < dp / ep && ep > 1; g++) { // experts: blocks of ep consecutive replicas
-                std::vector<int> e;
-                for (int j = 0; j < ep; j++)
-                    e.push_back(rank_of(g * ep + j, s, x));
-                make_group(e, 3, ep_comm);
-            }
-            for (int j = 0; j < ep && ep > 1 && dp / ep > 1; j++) { // ... and the replicas of each expert
-                std::vector<int> e;
-                for (int g = 0; g < dp / ep; g++)
-                    e.push_back(rank_of(g * ep + j, s, x));
-                make_group(e, 4, edp_comm);
-            }
+            make_group(replicas(s, x, 0, dp, 1), 2, dp_comm);
+            for (int g = 0; g < dp / ep && ep > 1; g++) // experts: blocks of ep consecutive replicas
+                make_group(replicas(s, x, g * ep, ep, 1), 3, ep_comm);
+            for (int j = 0; j < ep && ep > 1 && dp / ep > 1; j++) // ... and the replicas of each expert
+                make_group(replicas(s, x, j, dp / ep, ep), 4, edp_comm);
         }
     auto destroy = [&] {
         for (ncl_comm *c : tp_comm)

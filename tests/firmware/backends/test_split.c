@@ -136,23 +136,37 @@ static void test_split_groups(void **state)
     assert_int_equal(run_world(P, groups_fn, NULL, 0), NCL_SUCCESS);
 }
 
-/* Tests every communicator of `running` in turn until each one's call has finished. */
-static ncl_result finish_all(ncl_comm **running, int n)
+/* Allreduces on the rank's tensor-parallel group (its block of 4 ranks), its data-parallel pair
+ * (r mod 4 and r mod 4 + 4) and the world, all three in flight at once and progressed together
+ * until each has finished, each result checked. */
+static ncl_result three_at_once(ncl_comm *world, ncl_comm *tp, ncl_comm *dp)
 {
-    for (int left = n; left;) {
+    const int me = rank_of(world);
+    int tpm[4], dpm[2] = {me % 4, me % 4 + 4}, all[P];
+    for (int m = 0; m < 4; m++)
+        tpm[m] = me / 4 * 4 + m;
+    for (int m = 0; m < P; m++)
+        all[m] = m;
+    int32_t *a = filled(me), *b = filled(me), *c = filled(me);
+    EXPECT(a && b && c);
+    EXPECT(ncl_allreduce_start(a, a, N, NCL_INT32, NCL_SUM, tp) == NCL_SUCCESS);
+    EXPECT(ncl_allreduce_start(b, b, N, NCL_INT32, NCL_SUM, dp) == NCL_SUCCESS);
+    EXPECT(ncl_allreduce_start(c, c, N, NCL_INT32, NCL_SUM, world) == NCL_SUCCESS);
+    ncl_comm *running[3] = {tp, dp, world};
+    for (int left = 3; left;) {
         left = 0;
-        for (int k = 0; k < n; k++) {
+        for (int k = 0; k < 3; k++) {
             int done = 1;
             if (running[k]) {
-                ncl_result rc = ncl_test(running[k], &done);
-                if (rc != NCL_SUCCESS)
-                    return rc;
+                EXPECT(ncl_test(running[k], &done) == NCL_SUCCESS);
                 if (done)
                     running[k] = NULL;
             }
             left += !done;
         }
     }
+    EXPECT(wrong_sum(a, tpm, 4) == 0 && wrong_sum(b, dpm, 2) == 0 && wrong_sum(c, all, P) == 0);
+    free(a), free(b), free(c);
     return NCL_SUCCESS;
 }
 
@@ -165,24 +179,7 @@ static ncl_result concurrent_fn(ncl_comm *world, void *arg)
     ncl_comm *tp = NULL, *dp = NULL;
     EXPECT(ncl_comm_split(world, me / 4, me, NULL, &tp) == NCL_SUCCESS);
     EXPECT(ncl_comm_split(world, me % 4, me, NULL, &dp) == NCL_SUCCESS);
-    int32_t *a = filled(me), *b = filled(me), *c = filled(me);
-    EXPECT(a && b && c);
-    EXPECT(ncl_allreduce_start(a, a, N, NCL_INT32, NCL_SUM, tp) == NCL_SUCCESS);
-    EXPECT(ncl_allreduce_start(b, b, N, NCL_INT32, NCL_SUM, dp) == NCL_SUCCESS);
-    EXPECT(ncl_allreduce_start(c, c, N, NCL_INT32, NCL_SUM, world) == NCL_SUCCESS);
-    ncl_comm *running[3] = {tp, dp, world};
-    EXPECT(finish_all(running, 3) == NCL_SUCCESS);
-    int tpm[4], dpm[2], all[P];
-    for (int m = 0; m < 4; m++)
-        tpm[m] = me / 4 * 4 + m;
-    for (int m = 0; m < 2; m++)
-        dpm[m] = me % 4 + 4 * m;
-    for (int m = 0; m < P; m++)
-        all[m] = m;
-    EXPECT(wrong_sum(a, tpm, 4) == 0);
-    EXPECT(wrong_sum(b, dpm, 2) == 0);
-    EXPECT(wrong_sum(c, all, P) == 0);
-    free(a), free(b), free(c);
+    EXPECT(three_at_once(world, tp, dp) == NCL_SUCCESS);
     ncl_comm_destroy(tp);
     ncl_comm_destroy(dp);
     return NCL_SUCCESS;
@@ -307,27 +304,16 @@ static ncl_result create_group_fn(ncl_comm *world, void *arg)
     (void)arg;
     const int me = rank_of(world);
     int32_t tpm[4], dpm[2] = {me % 4, me % 4 + 4};
-    int tpi[4], dpi[2] = {me % 4, me % 4 + 4}, all[P];
     for (int m = 0; m < 4; m++)
-        tpm[m] = me / 4 * 4 + 3 - m, tpi[m] = tpm[m];
-    for (int m = 0; m < P; m++)
-        all[m] = m;
+        tpm[m] = me / 4 * 4 + 3 - m;
     ncl_comm *tp = NULL, *dp = NULL;
     EXPECT(ncl_comm_create_group(world, tpm, 4, 1, NULL, &tp) == NCL_SUCCESS);
     EXPECT(size_of(tp) == 4 && rank_of(tp) == 3 - me % 4);
     EXPECT(ncl_comm_create_group(world, dpm, 2, 2, NULL, &dp) == NCL_SUCCESS);
     EXPECT(size_of(dp) == 2 && rank_of(dp) == me / 4);
-    int32_t *a = filled(me), *b = filled(me), *c = filled(me);
-    EXPECT(a && b && c);
-    EXPECT(ncl_allreduce_start(a, a, N, NCL_INT32, NCL_SUM, tp) == NCL_SUCCESS);
-    EXPECT(ncl_allreduce_start(b, b, N, NCL_INT32, NCL_SUM, dp) == NCL_SUCCESS);
-    EXPECT(ncl_allreduce_start(c, c, N, NCL_INT32, NCL_SUM, world) == NCL_SUCCESS);
-    ncl_comm *running[3] = {tp, dp, world};
-    EXPECT(finish_all(running, 3) == NCL_SUCCESS);
-    EXPECT(wrong_sum(a, tpi, 4) == 0 && wrong_sum(b, dpi, 2) == 0 && wrong_sum(c, all, P) == 0);
+    EXPECT(three_at_once(world, tp, dp) == NCL_SUCCESS);
     ncl_rank_state st;
     EXPECT(ncl_comm_state(world, &st) == NCL_SUCCESS && st.seq == 1);
-    free(a), free(b), free(c);
 
     ncl_comm *x = NULL;
     const int32_t twice[2] = {me, me}, other[1] = {(me + 1) % P}, past[1] = {P};
