@@ -14,7 +14,7 @@ enum {
     OFF_COMMAND = 5,
     OFF_FLAGS = 6,
     OFF_HDR_LEN = 8,
-    OFF_RESERVED = 10,
+    OFF_COMM = 10,
     OFF_PAYLOAD_LEN = 12,
     OFF_SEQ = 16,
     OFF_SRC = 24,
@@ -37,7 +37,8 @@ enum { H_MIN = 0, H_MAX = 1, H_RESERVED = 2, H_MAX_PAYLOAD = 4, H_NRANKS = 8, H_
 #define ERROR_CODE_LEN 4u
 #define ABORT_FIXED_LEN 16u /* u32 code, u32 origin, u64 done_call, then the reason */
 
-typedef enum kind { K_HELLO, K_ERROR, K_WRITE, K_REDUCE, K_NOTIFY, K_CONTROL, K_BYE, K_ABORT, K_LINK, K_SHM } kind;
+typedef enum kind { K_HELLO, K_ERROR, K_WRITE, K_REDUCE, K_NOTIFY, K_CONTROL, K_BYE, K_ABORT, K_LINK, K_SHM, K_COMM } kind;
+#define COMM_ID_LEN 4u /* COMM: u32 communicator id */
 
 typedef struct cmd_spec {
     uint8_t cmd;
@@ -58,6 +59,7 @@ static const cmd_spec specs[] = {
     { NCL_WIRE_LINK, K_LINK, 0, 0, "LINK" },
     { NCL_WIRE_LINK_ACK, K_LINK, 0, 0, "LINK_ACK" },
     { NCL_WIRE_SHM, K_SHM, 0, 0, "SHM" },
+    { NCL_WIRE_COMM, K_COMM, 0, 0, "COMM" },
     { NCL_WIRE_RUN, K_CONTROL, NCL_WIRE_FLAG_REPLY, 0, "RUN" },
     { NCL_WIRE_COUNTERS, K_CONTROL, NCL_WIRE_FLAG_REPLY, 0, "COUNTERS" },
     { NCL_WIRE_SELFTEST, K_CONTROL, NCL_WIRE_FLAG_REPLY, 0, "SELFTEST" },
@@ -292,7 +294,7 @@ static ncl_wire_result check_fields(const ncl_wire_msg *m, const ncl_wire_limits
     /* Link traffic names two real ranks; HELLO, ERROR and the controller may come before ranks
      * are known or from the controller, which is no rank. */
     int ranks_needed = s->kind == K_WRITE || s->kind == K_REDUCE || s->kind == K_NOTIFY || s->kind == K_BYE ||
-                       s->kind == K_ABORT || s->kind == K_LINK || s->kind == K_SHM;
+                       s->kind == K_ABORT || s->kind == K_LINK || s->kind == K_SHM || s->kind == K_COMM;
     if ((r = check_rank("src", m->src, !ranks_needed, lim, s, why, why_len)) != NCL_WIRE_OK)
         return r;
     if ((r = check_rank("dst", m->dst, !ranks_needed, lim, s, why, why_len)) != NCL_WIRE_OK)
@@ -317,6 +319,14 @@ static ncl_wire_result check_fields(const ncl_wire_msg *m, const ncl_wire_limits
     if (s->kind != K_ABORT && (m->done_call || m->origin))
         return reject(why, why_len, NCL_WIRE_ERR_RESERVED, "%s: done_call %llu / origin %u must be 0", s->name,
                       (ull)m->done_call, (unsigned)m->origin);
+    /* The communicator (NCL_WIRE_CAP_COMM): on what a communicator's traffic is made of. */
+    if (m->comm && s->kind != K_WRITE && s->kind != K_REDUCE && s->kind != K_NOTIFY && s->kind != K_ABORT &&
+        s->kind != K_BYE && s->kind != K_COMM)
+        return reject(why, why_len, NCL_WIRE_ERR_RESERVED, "%s: communicator %u in header bytes 10..11 must be 0",
+                      s->name, (unsigned)m->comm);
+    if (s->kind != K_COMM && m->comm_id)
+        return reject(why, why_len, NCL_WIRE_ERR_RESERVED, "%s: communicator id 0x%x must be 0", s->name,
+                      (unsigned)m->comm_id);
     if (s->kind == K_ABORT && (r = check_rank("origin", m->origin, 0, lim, s, why, why_len)) != NCL_WIRE_OK)
         return r;
     if (!m->call && m->coll)
@@ -352,6 +362,13 @@ static ncl_wire_result check_fields(const ncl_wire_msg *m, const ncl_wire_limits
         if (m->payload_len > NCL_WIRE_ERROR_TEXT_MAX)
             return reject(why, why_len, NCL_WIRE_ERR_LENGTH, "%s: text of %u bytes, at most %u", s->name,
                           (unsigned)m->payload_len, (unsigned)NCL_WIRE_ERROR_TEXT_MAX);
+        return NCL_WIRE_OK;
+    case K_COMM:
+        if (!m->comm || !m->comm_id)
+            return reject(why, why_len, NCL_WIRE_ERR_RESERVED, "COMM: communicator %u, id 0x%x: neither may be 0",
+                          (unsigned)m->comm, (unsigned)m->comm_id);
+        if (m->payload_len)
+            return reject(why, why_len, NCL_WIRE_ERR_LENGTH, "COMM: extra body of %u bytes", (unsigned)m->payload_len);
         return NCL_WIRE_OK;
     case K_SHM: /* the zmq backend's segment offer / answer / doorbell: checked by the backend */
         if (m->payload_len > NCL_WIRE_SHM_MAX)
@@ -435,6 +452,8 @@ static uint64_t wire_payload_len(const ncl_wire_msg *m, const cmd_spec *s)
         return ERROR_CODE_LEN + (uint64_t)m->payload_len;
     case K_ABORT:
         return ABORT_FIXED_LEN + (uint64_t)m->payload_len;
+    case K_COMM:
+        return COMM_ID_LEN;
     default:
         return m->payload_len;
     }
@@ -475,7 +494,8 @@ static ncl_wire_result encode_core(const ncl_wire_msg *msg, void *buf, size_t ca
     if (r != NCL_WIRE_OK)
         return r;
     const cmd_spec *s = spec_of(msg->command);
-    if (msg->payload_len && !msg->payload && s->kind != K_HELLO && s->kind != K_NOTIFY && s->kind != K_BYE)
+    if (msg->payload_len && !msg->payload && s->kind != K_HELLO && s->kind != K_NOTIFY && s->kind != K_BYE &&
+        s->kind != K_COMM)
         return NCL_WIRE_ERR_ARGUMENT;
     uint64_t plen = wire_payload_len(msg, s);
     if (plen > UINT32_MAX)
@@ -495,6 +515,7 @@ static ncl_wire_result encode_core(const ncl_wire_msg *msg, void *buf, size_t ca
     p[OFF_COMMAND] = msg->command;
     wr16(p + OFF_FLAGS, msg->flags);
     wr16(p + OFF_HDR_LEN, NCL_WIRE_HDR_LEN);
+    wr16(p + OFF_COMM, msg->comm);
     wr32(p + OFF_PAYLOAD_LEN, (uint32_t)plen);
     wr64(p + OFF_SEQ, msg->seq);
     wr32(p + OFF_SRC, msg->src);
@@ -553,6 +574,9 @@ static ncl_wire_result encode_core(const ncl_wire_msg *msg, void *buf, size_t ca
         }
         break;
     case K_BYE:
+        break;
+    case K_COMM:
+        wr32(body, msg->comm_id);
         break;
     default:
         if (msg->payload_len)
@@ -643,9 +667,6 @@ static ncl_wire_result decode_core(const void *buf, size_t len, const uint8_t *t
                       (unsigned)sent);
 
     /* The bytes are what the sender sent; from here on the question is whether they make sense. */
-    if (rd16(p + OFF_RESERVED))
-        return reject(why, why_len, NCL_WIRE_ERR_RESERVED, "reserved header bytes 10..11 are 0x%x, must be 0",
-                      (unsigned)rd16(p + OFF_RESERVED));
     uint8_t cmd = p[OFF_COMMAND];
     const cmd_spec *s = spec_of(cmd);
     if (!s)
@@ -657,6 +678,7 @@ static ncl_wire_result decode_core(const void *buf, size_t len, const uint8_t *t
     msg->version = version;
     msg->command = cmd;
     msg->flags = rd16(p + OFF_FLAGS);
+    msg->comm = rd16(p + OFF_COMM);
     msg->seq = rd64(p + OFF_SEQ);
     msg->src = rd32(p + OFF_SRC);
     msg->dst = rd32(p + OFF_DST);
@@ -726,6 +748,12 @@ static ncl_wire_result decode_core(const void *buf, size_t len, const uint8_t *t
         msg->done_call = rd64(body + 8);
         msg->payload = body + ABORT_FIXED_LEN;
         msg->payload_len = plen - ABORT_FIXED_LEN;
+        break;
+    case K_COMM:
+        if (plen != COMM_ID_LEN)
+            return reject(why, why_len, NCL_WIRE_ERR_LENGTH, "COMM: payload %u bytes, must be %u (the id)",
+                          (unsigned)plen, (unsigned)COMM_ID_LEN);
+        msg->comm_id = rd32(body);
         break;
     default:
         msg->payload = body;

@@ -151,8 +151,8 @@ static void ag_engine_error(agent *a, const ag_run *r, const rs_shape *s, const 
     const char *detail = ncl_comm_last_error(a->comm);
     /* (the mmio backend's own error is in the engine's detail already) */
     const char *link = a->board ? rs_board_last_error(a->board) : ncl_zmq_last_error(a->zmq);
-    if (a->board && detail && *link && strstr(detail, link))
-        link = ""; /* the board's account reached the engine through the backend (peer_check) */
+    if (detail && *link && strstr(detail, link))
+        link = ""; /* the backend's account reached the engine already (its last_error) */
     /* the engine's detail (collective, step, peer) or else what the code means; then the
      * backend's first failure, which names the dead or corrupting rank */
     snprintf(out, len, "rank %d: %s %s (%s, %llu B %s %s): %s%s%s", a->rank, rs_coll_name(r->coll),
@@ -208,6 +208,9 @@ static const char *ag_run_sweep(agent *a, const ag_run *r, cJSON *rows, char *er
             continue;
         double t_us[2] = {0, 0};
         uint64_t wrong[2] = {0, 0};
+        const int places = 2 - s.sendrecv; /* sendrecv: out of place only (rs_shape.sendrecv) */
+        if (s.sendrecv)
+            t_us[1] = -1;
         const void *sb;
         void *rb;
         ncl_result rc = NCL_SUCCESS;
@@ -215,7 +218,7 @@ static const char *ag_run_sweep(agent *a, const ag_run *r, cJSON *rows, char *er
             uint64_t lo, hi; /* only the part of the result this rank compares */
             rs_shape_checked(&s, a->rank, &lo, &hi);
             rs_shape_expected(&s, r->seed, lo, hi, E + lo * s.es);
-            for (int pl = 0; pl < 2 && !fail && !ag_stop; pl++) {
+            for (int pl = 0; pl < places && !fail && !ag_stop; pl++) {
                 rs_shape_place(&s, a->rank, A, B, pl, &sb, &rb);
                 rs_shape_prepare(&s, a->rank, r->seed, sb, rb);
                 rc = ag_call(a, &s, sb, rb);
@@ -230,7 +233,7 @@ static const char *ag_run_sweep(agent *a, const ag_run *r, cJSON *rows, char *er
         }
         /* once a signal came, no new collective starts (a barrier begun here would meet the
          * peers' next row call under the same number): the ABORT below ends theirs */
-        for (int pl = 0; pl < 2 && !fail && !ag_stop; pl++) {
+        for (int pl = 0; pl < places && !fail && !ag_stop; pl++) {
             rs_shape_place(&s, a->rank, A, B, pl, &sb, &rb);
             for (int it = 0; it < r->warmup && rc == NCL_SUCCESS && !ag_stop; it++, a->collectives++)
                 rc = ag_call(a, &s, sb, rb);

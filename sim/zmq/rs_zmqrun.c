@@ -169,6 +169,8 @@ static int zr_run_coll(rs_ctl *z, const rs_sweep *o, const uint64_t *sizes, size
             row.res[pl].busbw = row.res[pl].algbw * factor;
             row.res[pl].wrong = (uint64_t)w;
         }
+        if (coll == RS_COLL_SENDRECV)
+            row.res[1].time_us = -1; /* out of place only */
         rs_report_row(rep, &row);
     }
     int failed = rs_ctl_any_failed(z);
@@ -239,16 +241,16 @@ int rs_zmqrun(const rs_zmqrun_config *cfg, const rs_sweep *sweep, const char *js
         fprintf(err, "ringsim: root %d is out of range (allowed: 0..%d with %d ranks)\n", o.root, o.nranks - 1, o.nranks);
         goto usage;
     }
-    /* sendrecv: the agents have no sub-communicators yet, which ncl_send runs on; left out of a
-     * list (`all`), refused alone */
+    /* sendrecv: the emulated boards have no sub-communicators yet, which ncl_send runs on; left out
+     * of a list (`all`), refused alone */
     int kept = 0;
     for (int c = 0; c < o.ncolls; c++)
-        if (o.colls[c] != RS_COLL_SENDRECV)
+        if (!mmio || o.colls[c] != RS_COLL_SENDRECV)
             o.colls[kept++] = o.colls[c];
     if (kept < o.ncolls)
-        fprintf(err, "ringsim: sendrecv: the zmq backend has no sub-communicators yet, which ncl_send runs on "
-                "(allowed here: allreduce, broadcast, reduce, reduce_scatter, allgather, alltoall, alltoallv; "
-                "sendrecv runs on the model and --backend host)%s\n", kept ? ": left out" : "");
+        fprintf(err, "ringsim: sendrecv: the mmio agents' boards have no sub-communicators yet, which ncl_send runs "
+                "on (allowed here: allreduce, broadcast, reduce, reduce_scatter, allgather, alltoall, alltoallv; "
+                "sendrecv runs on zmq agents, the model and --backend host)%s\n", kept ? ": left out" : "");
     if (kept == 0)
         goto usage;
     o.ncolls = kept;

@@ -44,10 +44,9 @@ typedef struct zq_peer {
     uint32_t tx_payload;     /* agreed max payload towards the peer */
     int coll_ok;             /* NCL_WIRE_CAP_COLL agreed: our NOTIFYs carry tags, ABORT may go */
     int desc_ok;             /* NCL_WIRE_CAP_DESC agreed too: our tagged NOTIFYs carry the call's descriptor */
-    uint64_t call;           /* the latest collective tag the peer sent: its call number... */
-    uint8_t coll;            /* ...and kind (call 0: none seen) */
-    int has_desc;            /* ...and that call's descriptor, if it came with one */
-    ncl_wire_desc desc;
+    int comm_ok;             /* both announced NCL_WIRE_CAP_COMM: sub-communicators may span this link */
+    struct zq_comm **rx_comm; /* [the peer's number for a communicator] -> ours (COMM; [0]: the world) */
+    uint32_t rx_ncomm;
     uint64_t seq;
     ncl_zmq_link st;
     /* Shared memory (same host): our ring to the peer (tx, used once the peer accepted it) and
@@ -96,8 +95,63 @@ typedef struct zq_zc_hint {
     int fd;                  /* the eventfd that wakes the rank's poll */
 } zq_zc_hint;
 
+/* The latest collective tag a peer sent in one communicator: its call number, kind (call 0: none
+ * seen) and descriptor, if it came with one. */
+typedef struct zq_tag {
+    uint64_t call;
+    uint8_t coll;
+    int has_desc;
+    ncl_wire_desc desc;
+} zq_tag;
+
+/* One communicator on this rank's links: the world (the backend's own) or one made by split
+ * (ncl_comm_split, ncl_comm_create_group, the pairs of ncl_send/ncl_recv). Its notify counters,
+ * bound buffers, scratch, call numbers and queues are its own; the links, rings and failure state
+ * are the backend's. Its frames carry `num` (NCL_WIRE_CAP_COMM), announced to each member by a COMM
+ * before the first. */
+typedef struct zq_comm {
+    ncl_hal hal;             /* ctx: this */
+    struct ncl_zmq *z;
+    uint32_t id;             /* split's id (0: the world) */
+    uint16_t num;            /* our number for it on the wire (0: the world) */
+    int n, rank;             /* members and this rank's place; n 0: a peer announced it, split not called yet */
+    int *world;              /* [member] -> world rank (NULL: the world itself) */
+    uint8_t *told;           /* [world rank]: our COMM for it went to that peer */
+    int released;            /* destroyed here: what still arrives for it is dropped */
+    uint32_t *ctr;           /* [world sender * NCL_NOTIFY_IDS + id] */
+    unsigned char *scratch;
+    ncl_bk_bufs bufs;        /* the running collective's buffers */
+    uint64_t seq;            /* collective being run (its call number in this communicator, 1 for the first) */
+    uint64_t calls;          /* collectives begun in it */
+    uint8_t coll;            /* and its kind (ncl_coll): the tag our NOTIFYs carry */
+    ncl_wire_desc desc;      /* and its descriptor (count, dtype, op, ...), compared with the peers' */
+    uint64_t done;           /* the last call that ended well here (an ABORT's done_call) */
+    zq_tag *tags;            /* [world rank]: the latest tag that peer sent in this communicator */
+    uint8_t *left;           /* [world rank]: that member destroyed its part (BYE in this communicator) */
+    /* The first failure (mismatch, failed collective, ABORT) sticks: every later op returns it until
+     * the communicator is destroyed. The world's is the backend's: a broken link or a failure in
+     * the world breaks every communicator; a sub-communicator's breaks only itself. */
+    ncl_result sticky;
+    char err[ZQ_ERRLEN];
+    char engine_err[ZQ_ERRLEN]; /* the engine's last error-level log line: an ABORT's reason when the
+                                   failure is the engine's own (a timeout) */
+    int abort_origin;        /* where the failure that broke it started, if another rank; else -1 */
+    char relay[ZQ_ERRLEN];   /* that rank's own reason, which our ABORT passes on */
+    int pending_origin;      /* an ABORT received while running a call its sender finished (-1:  */
+    char pending[ZQ_ERRLEN]; /* none): it breaks us when the call ends, so the call can complete */
+    char pending_relay[ZQ_ERRLEN];
+    int abort_sent;          /* ABORT went to the members (once) */
+    zq_pend pend[NCL_MAX_QUEUES];
+    /* Zero-copy payload frames ZeroMQ still holds, per queue: its I/O thread releases them (zq_zc_free)
+     * once written to the socket, and only then is the task complete and its source reusable. */
+    _Atomic uint32_t zc_out[NCL_MAX_QUEUES];
+    zq_zc_hint zc_hint[NCL_MAX_QUEUES]; /* what zq_zc_free gets: the counter and the eventfd */
+    struct zq_comm *next;
+} zq_comm;
+
 struct ncl_zmq {
-    ncl_hal hal;
+    zq_comm world;           /* the communicator the backend was made for; the others follow it */
+    uint16_t nums;           /* numbers given to sub-communicators so far */
     int nranks, rank;
     /* Two contexts so a close can flush the outgoing BYEs (terminating ctx_tx waits for them)
      * before the ROUTER goes away: peers then see our BYE before our connection drops. */
@@ -107,29 +161,12 @@ struct ncl_zmq {
     zmq_pollitem_t *items;   /* [0] router, [1..] monitors */
     int *item_peer;          /* the peer of items[k] */
     int nitems;
-    uint32_t *ctr;           /* [sender * NCL_NOTIFY_IDS + id] */
-    unsigned char *scratch;
-    uint64_t scratch_bytes;
+    uint64_t scratch_bytes;  /* every communicator's */
     unsigned char *bounce;   /* max_payload bytes, 64-aligned: a reduce payload ZeroMQ left misaligned */
     unsigned char *stage;    /* max_payload bytes, 64-aligned: a REDUCE_WRITE's src op src2 on its way out */
-    ncl_bk_bufs bufs;        /* the running collective's buffers */
-    uint64_t seq;            /* collective being run (its call number on this backend, 1 for the first) */
-    uint64_t calls;          /* collectives begun on this backend */
-    uint8_t coll;            /* and its kind (ncl_coll): the tag our NOTIFYs carry */
-    ncl_wire_desc desc;      /* and its descriptor (count, dtype, op, ...), compared with the peers' */
-    uint64_t done;           /* the last call that ended well here (an ABORT's done_call) */
     int event;               /* something happened that wait_event has not reported */
-    ncl_result sticky;       /* first failure (link, mismatch, failed collective, ABORT): every later op
-                                returns it, the communicator is broken until destroyed */
-    char err[ZQ_ERRLEN];
-    char engine_err[ZQ_ERRLEN]; /* the engine's last error-level log line: an ABORT's reason when the
-                                   failure is the engine's own (a timeout) */
-    int abort_origin;        /* where the failure that broke us started, if another rank; else -1 */
-    char relay[ZQ_ERRLEN];   /* that rank's own reason, which our ABORT passes on */
-    int pending_origin;      /* an ABORT received while running a call its sender finished (-1:  */
-    char pending[ZQ_ERRLEN]; /* none): it breaks us when the call ends, so the call can complete */
-    char pending_relay[ZQ_ERRLEN];
-    int abort_sent;          /* ABORT went to the peers (once per backend) */
+    char err[ZQ_ERRLEN];     /* the first failure's message, whichever communicator's */
+    char last[ZQ_ERRLEN];    /* the latest failure's, since the running call began (last_error) */
     ncl_wire_limits lim;
     ncl_wire_hello mine;
     uint64_t data_tx;        /* data frames sent, for the fault hooks */
@@ -140,11 +177,6 @@ struct ncl_zmq {
     uint64_t relax_ns;       /* ...the first relax_ns without yielding the core (0: ranks outnumber cores) */
     int nrx;                 /* peers whose ring we read */
     uint64_t zpoll_ns;       /* when zq_pump last polled the sockets */
-    zq_pend pend[NCL_MAX_QUEUES];
-    /* Zero-copy payload frames ZeroMQ still holds, per queue: its I/O thread releases them (zq_zc_free)
-     * once written to the socket, and only then is the task complete and its source reusable. */
-    _Atomic uint32_t zc_out[NCL_MAX_QUEUES];
-    zq_zc_hint zc_hint[NCL_MAX_QUEUES]; /* what zq_zc_free gets: the counter and the eventfd */
     uint32_t zc_min;         /* payloads from this size go out without a copy (NCL_ZMQ_ZEROCOPY=off: none) */
     int zc_fd;               /* eventfd the release writes, polled with the sockets (-1: none) */
     uint64_t corrupt_nth, die_nth;
@@ -201,25 +233,35 @@ static ncl_result zq_fail(ncl_zmq *z, ncl_result rc, const char *fmt, ...)
     va_end(ap);
     if (!z->err[0])
         snprintf(z->err, sizeof z->err, "%s", msg);
+    snprintf(z->last, sizeof z->last, "%s", msg);
     zq_log(z, NCL_LOG_ERROR, msg);
     return rc;
 }
 
-/* The communicator is broken from now on: the failure sticks (every later op returns it). */
+/* Communicator c is broken from now on (the world: every one): the failure sticks (every later op
+ * returns it). */
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
-static void zq_stick(ncl_zmq *z, ncl_result rc, const char *fmt, ...)
+static void zq_stick(zq_comm *c, ncl_result rc, const char *fmt, ...)
 {
     char msg[ZQ_ERRLEN];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (z->sticky == NCL_SUCCESS)
-        z->sticky = rc;
-    zq_fail(z, rc, "%s", msg);
-    z->event = 1;
+    if (c->sticky == NCL_SUCCESS) {
+        c->sticky = rc;
+        snprintf(c->err, sizeof c->err, "%s", msg);
+    }
+    zq_fail(c->z, rc, "%s", msg);
+    c->z->event = 1;
+}
+
+/* What breaks c: its own failure, else the world's (a broken link breaks every communicator). */
+static ncl_result zq_sticky(const zq_comm *c)
+{
+    return c->sticky != NCL_SUCCESS ? c->sticky : c->z->world.sticky;
 }
 
 /* A link is unusable from now on, and so the communicator (the collective cannot be trusted). */
@@ -235,18 +277,19 @@ static void zq_break(ncl_zmq *z, int peer, ncl_result rc, const char *fmt, ...)
     va_end(ap);
     if (peer >= 0 && peer < z->nranks)
         z->peers[peer].state = ZL_BROKEN;
-    zq_stick(z, rc, "%s", msg);
+    zq_stick(&z->world, rc, "%s", msg);
 }
 
 /* The HAL's log op: the engine's error lines are kept, an ABORT carries the last one when the
  * failure is the engine's own (a timeout, a local error) and the backend saw nothing itself. */
 static void zq_hal_log(void *ctx, int level, const char *msg)
 {
-    ncl_zmq *z = ctx;
-    if (z && level == NCL_LOG_ERROR && msg)
-        snprintf(z->engine_err, sizeof z->engine_err, "%s", msg);
+    zq_comm *c = ctx;
+    ncl_zmq *z = c->z;
+    if (level == NCL_LOG_ERROR && msg)
+        snprintf(c->engine_err, sizeof c->engine_err, "%s", msg);
     if (!z->log) /* with a sink, the program's ncl_config.log has them from the engine */
-        zq_log(ctx, level, msg);
+        zq_log(z, level, msg);
 }
 
 /* NCL_ZMQ_LOG when set (to debug a program without rebuilding it), else the configured level. */
@@ -364,8 +407,9 @@ static void zq_zc_free(void *data, void *hint)
  * because the engine may overwrite a completed task's source at once (a ring reuses its chunks).
  * Smaller payloads are copied into the frame: a copy of a few KiB costs less than the release's
  * eventfd wake-up. `stable` 0 (a payload in the staging buffer, reused by the next chunk) copies too. */
-static ncl_result zq_send_parts(ncl_zmq *z, int peer, ncl_wire_msg *m, uint32_t queue, int stable)
+static ncl_result zq_send_parts(zq_comm *c, int peer, ncl_wire_msg *m, uint32_t queue, int stable)
 {
+    ncl_zmq *z = c->z;
     zq_peer *p = &z->peers[peer];
     zq_stamp(z, peer, m);
     zmq_msg_t h, d;
@@ -382,11 +426,11 @@ static ncl_result zq_send_parts(ncl_zmq *z, int peer, ncl_wire_msg *m, uint32_t 
         zq_corrupt(z, zmq_msg_data(&h), NCL_WIRE_HDR_LEN, m, peer);
     int zc = stable && m->payload_len >= z->zc_min;
     if (zc) {
-        if (zmq_msg_init_data(&d, (void *)(uintptr_t)m->payload, m->payload_len, zq_zc_free, &z->zc_hint[queue]) != 0) {
+        if (zmq_msg_init_data(&d, (void *)(uintptr_t)m->payload, m->payload_len, zq_zc_free, &c->zc_hint[queue]) != 0) {
             zmq_msg_close(&h);
             return zq_fail(z, NCL_ERR_OUT_OF_MEMORY, "payload frame to rank %d: out of memory", peer);
         }
-        atomic_fetch_add_explicit(&z->zc_out[queue], 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&c->zc_out[queue], 1, memory_order_relaxed);
     } else {
         if (zmq_msg_init_size(&d, m->payload_len) != 0) {
             zmq_msg_close(&h);
@@ -518,29 +562,39 @@ static ncl_result zq_ring_put(ncl_zmq *z, int peer, ncl_wire_msg *m, uint64_t ke
     return zq_sent(z, p, len, data);
 }
 
-/* Tells every peer that agreed NCL_WIRE_CAP_COLL that this rank is broken and why, so they fail at
- * once instead of at their timeouts. Once per backend (at most N-1 small frames per rank and
- * failure). A failure that came from another rank is relayed with that origin and its reason:
- * every rank says ABORT before it can say BYE, so a peer that sees this rank leave has already
- * been told why (the link is FIFO). */
-static void zq_abort_peers(ncl_zmq *z, uint64_t call, ncl_result code)
+static int zq_world_rank(const zq_comm *c, int r);
+static ncl_result zq_announce(zq_comm *c, int peer);
+
+/* Tells every member of c that agreed NCL_WIRE_CAP_COLL (the world: every peer) that c is broken
+ * on this rank and why, so they fail at once instead of at their timeouts. Once per communicator
+ * (at most N-1 small frames per rank and failure). A failure that came from another rank is
+ * relayed with that origin and its reason: every rank says ABORT before it can say BYE, so a peer
+ * that sees this rank leave has already been told why (the link is FIFO). A sub-communicator's
+ * ABORT carries its number (announced first if need be): it breaks that communicator only. */
+static void zq_abort_peers(zq_comm *c, uint64_t call, ncl_result code)
 {
-    if (z->abort_sent)
+    ncl_zmq *z = c->z;
+    if (c->abort_sent)
         return;
-    z->abort_sent = 1;
-    int origin = z->abort_origin >= 0 ? z->abort_origin : z->rank;
-    const char *reason = z->abort_origin >= 0 ? z->relay : z->err;
-    for (int i = 0; i < z->nranks; i++) {
+    c->abort_sent = 1;
+    int origin = c->abort_origin >= 0 ? c->abort_origin : z->rank;
+    /* the world's: the backend's first failure (a death it saw, say), not what the engine made of it */
+    const char *reason = c->abort_origin >= 0 ? c->relay : c != &z->world && c->err[0] ? c->err : z->err;
+    for (int k = 0; k < c->n; k++) {
+        int i = zq_world_rank(c, k);
         zq_peer *p = &z->peers[i];
         if (i == z->rank || i == origin || !p->coll_ok || (p->state != ZL_UP && p->state != ZL_BROKEN))
+            continue;
+        if (zq_announce(c, i) != NCL_SUCCESS)
             continue;
         ncl_wire_msg m;
         memset(&m, 0, sizeof m);
         m.command = NCL_WIRE_ABORT;
+        m.comm = c->num;
         m.error_code = (uint32_t)code;
         m.call = call;
-        m.coll = call ? z->coll : 0;
-        m.done_call = z->done;
+        m.coll = call ? c->coll : 0;
+        m.done_call = c->done;
         m.origin = (uint32_t)origin;
         m.payload = (const uint8_t *)reason;
         size_t n = strlen(reason);
@@ -554,55 +608,187 @@ static void zq_abort_peers(ncl_zmq *z, uint64_t call, ncl_result code)
 /* 1 (the communicator now broken, the reason recorded) when `peer`'s latest tag names this rank's
  * running call number with another collective: the ranks' calls do not match, and waiting would
  * only end in a timeout. */
-static int zq_mismatch(ncl_zmq *z, int peer, uint64_t seq, uint8_t coll)
+static int zq_mismatch(zq_comm *c, int peer, uint64_t seq, uint8_t coll)
 {
-    const zq_peer *p = &z->peers[peer];
+    ncl_zmq *z = c->z;
+    const zq_tag *p = &c->tags[peer];
     if (!p->call || p->call != seq)
         return 0;
     if (p->coll != coll) {
-        zq_stick(z, NCL_ERR_REMOTE, "mismatch: rank %d called %s #%llu while this rank (%d) called %s #%llu: every "
+        zq_stick(c, NCL_ERR_REMOTE, "mismatch: rank %d called %s #%llu while this rank (%d) called %s #%llu: every "
                  "rank must call the same collectives in the same order", peer, ncl_coll_name((ncl_coll)p->coll),
                  (unsigned long long)seq, z->rank, ncl_coll_name((ncl_coll)coll), (unsigned long long)seq);
         return 1;
     }
     if (!p->has_desc) /* a peer without NCL_WIRE_CAP_DESC: the kind is all we know */
         return 0;
-    ncl_hal_launch mine = {.seq = seq, .coll = coll, .count = z->desc.count, .dtype = z->desc.dtype,
-                           .op = z->desc.op, .algo = z->desc.algo, .inplace = z->desc.inplace, .root = z->desc.root};
+    ncl_hal_launch mine = {.seq = seq, .coll = coll, .count = c->desc.count, .dtype = c->desc.dtype,
+                           .op = c->desc.op, .algo = c->desc.algo, .inplace = c->desc.inplace, .root = c->desc.root};
     ncl_hal_launch theirs = {.seq = seq, .coll = coll, .count = p->desc.count, .dtype = p->desc.dtype,
                              .op = p->desc.op, .algo = p->desc.algo, .inplace = p->desc.inplace, .root = p->desc.root};
     char why[256];
     if (!ncl_launch_mismatch(&mine, z->rank, &theirs, peer, why, sizeof why))
         return 0;
-    zq_stick(z, NCL_ERR_REMOTE, "mismatch: %s", why);
+    zq_stick(c, NCL_ERR_REMOTE, "mismatch: %s", why);
     return 1;
 }
 
 /* A received ABORT breaks this rank now (unless something broke it first: the first failure
  * stands), its origin and reason kept for our own ABORT to pass on. */
-static void zq_apply_pending(ncl_zmq *z)
+static void zq_apply_pending(zq_comm *c)
 {
-    if (z->pending_origin < 0)
+    if (c->pending_origin < 0)
         return;
-    if (z->sticky == NCL_SUCCESS) {
-        z->abort_origin = z->pending_origin;
-        snprintf(z->relay, sizeof z->relay, "%s", z->pending_relay);
-        zq_stick(z, NCL_ERR_REMOTE, "%s", z->pending);
+    if (c->sticky == NCL_SUCCESS) {
+        c->abort_origin = c->pending_origin;
+        snprintf(c->relay, sizeof c->relay, "%s", c->pending_relay);
+        zq_stick(c, NCL_ERR_REMOTE, "%s", c->pending);
     }
-    z->pending_origin = -1;
+    c->pending_origin = -1;
 }
 
 /* ---- buffers ------------------------------------------------------------------------------- */
 
-static unsigned char *zq_region(ncl_zmq *z, ncl_ref ref, uint64_t bytes, int write, char *why, size_t why_len)
+static unsigned char *zq_region(zq_comm *c, ncl_ref ref, uint64_t bytes, int write, char *why, size_t why_len)
 {
     uint64_t addr = 0;
     char inner[200];
-    if (!ncl_bk_region(&z->bufs, ref, bytes, write, &addr, inner, sizeof inner)) {
-        snprintf(why, why_len, "on rank %d: %s", z->rank, inner);
+    if (!ncl_bk_region(&c->bufs, ref, bytes, write, &addr, inner, sizeof inner)) {
+        snprintf(why, why_len, "on rank %d: %s", c->z->rank, inner);
         return NULL;
     }
     return ncl_bk_ptr(addr);
+}
+
+/* ---- communicators ------------------------------------------------------------------------- */
+
+/* Sets up c (zeroed) as communicator `id`'s state on this rank: counters, tags, scratch. 0 when
+ * out of memory. */
+static int zq_comm_init(ncl_zmq *z, zq_comm *c, uint32_t id)
+{
+    c->hal.ops = &ncl_zmq_hal_ops;
+    c->hal.ctx = c;
+    c->z = z;
+    c->id = id;
+    c->n = z->nranks;
+    c->rank = z->rank;
+    c->abort_origin = -1;
+    c->pending_origin = -1;
+    c->left = calloc((size_t)z->nranks, 1);
+    c->ctr = calloc((size_t)z->nranks * NCL_NOTIFY_IDS, sizeof *c->ctr);
+    c->tags = calloc((size_t)z->nranks, sizeof *c->tags);
+    c->told = calloc((size_t)z->nranks, 1);
+    c->scratch = z->scratch_bytes ? aligned_alloc(64, (size_t)((z->scratch_bytes + 63) / 64 * 64)) : NULL;
+    for (uint32_t q = 0; q < NCL_MAX_QUEUES; q++)
+        c->zc_hint[q] = (zq_zc_hint){.out = &c->zc_out[q], .fd = z->zc_fd};
+    if (!c->ctr || !c->tags || !c->told || !c->left || (z->scratch_bytes && !c->scratch))
+        return 0;
+    ncl_bk_keep_scratch(&c->bufs, (uint64_t)(uintptr_t)c->scratch, z->scratch_bytes); /* landing zones */
+    return 1;
+}
+
+static void zq_comm_free_parts(zq_comm *c)
+{
+    free(c->ctr);
+    free(c->tags);
+    free(c->told);
+    free(c->left);
+    free(c->scratch);
+    free(c->world);
+    c->ctr = NULL;
+    c->scratch = NULL;
+}
+
+static zq_comm *zq_comm_find(ncl_zmq *z, uint32_t id)
+{
+    for (zq_comm *c = z->world.next; c; c = c->next)
+        if (c->id == id)
+            return c;
+    return NULL;
+}
+
+/* A new sub-communicator `id`, its members not known yet (n 0): split or a peer's COMM makes it. */
+static zq_comm *zq_comm_new(ncl_zmq *z, uint32_t id)
+{
+    zq_comm *c = calloc(1, sizeof *c);
+    if (!c || !zq_comm_init(z, c, id)) {
+        if (c)
+            zq_comm_free_parts(c);
+        free(c);
+        return NULL;
+    }
+    c->n = 0;
+    c->rank = -1;
+    zq_comm **at = &z->world.next;
+    while (*at)
+        at = &(*at)->next;
+    *at = c;
+    return c;
+}
+
+/* The world rank of c's member r (-1: none). */
+static int zq_world_rank(const zq_comm *c, int r)
+{
+    if (r < 0 || r >= c->n)
+        return -1;
+    return c->world ? c->world[r] : r;
+}
+
+/* A peer's COMM: its number m->comm names communicator m->comm_id in what it sends us from now
+ * on. The communicator may not exist here yet (this rank has not called split): its counters and
+ * scratch are made now, and split takes them over. */
+static void zq_comm_announced(ncl_zmq *z, int peer, const ncl_wire_msg *m)
+{
+    zq_peer *p = &z->peers[peer];
+    if (!p->comm_ok) {
+        zq_break(z, peer, NCL_ERR_LINK, "link from rank %d (%s): COMM, which HELLO did not agree", peer, p->endpoint);
+        return;
+    }
+    if (m->comm < p->rx_ncomm && p->rx_comm[m->comm]) {
+        zq_break(z, peer, NCL_ERR_LINK, "link from rank %d (%s): communicator %u announced twice", peer, p->endpoint,
+                 (unsigned)m->comm);
+        return;
+    }
+    zq_comm *c = zq_comm_find(z, m->comm_id);
+    if (!c && !(c = zq_comm_new(z, m->comm_id))) {
+        zq_stick(&z->world, NCL_ERR_OUT_OF_MEMORY, "communicator %08x announced by rank %d: out of memory (scratch %llu bytes)",
+                 (unsigned)m->comm_id, peer, (unsigned long long)z->scratch_bytes);
+        return;
+    }
+    if (m->comm >= p->rx_ncomm) {
+        uint32_t n = p->rx_ncomm ? p->rx_ncomm : 8u;
+        while (n <= m->comm)
+            n *= 2;
+        zq_comm **t = realloc(p->rx_comm, n * sizeof *t);
+        if (!t) {
+            zq_stick(&z->world, NCL_ERR_OUT_OF_MEMORY, "communicator table of rank %d: out of memory", peer);
+            return;
+        }
+        memset(t + p->rx_ncomm, 0, (n - p->rx_ncomm) * sizeof *t);
+        p->rx_comm = t;
+        p->rx_ncomm = n;
+    }
+    p->rx_comm[m->comm] = c;
+}
+
+static ncl_result zq_ring_put_wait(zq_comm *c, int peer, ncl_wire_msg *m);
+
+/* Before c's first frame to `peer` (a world rank): the COMM that tells it which communicator our
+ * number names, on the path the data takes (ring or connection), so it arrives first. */
+static ncl_result zq_announce(zq_comm *c, int peer)
+{
+    if (!c->num || c->told[peer])
+        return NCL_SUCCESS;
+    ncl_zmq *z = c->z;
+    ncl_wire_msg m;
+    memset(&m, 0, sizeof m);
+    m.command = NCL_WIRE_COMM;
+    m.comm = c->num;
+    m.comm_id = c->id;
+    ncl_result rc = z->peers[peer].tx_on ? zq_ring_put_wait(c, peer, &m) : zq_send(z, peer, &m);
+    if (rc == NCL_SUCCESS)
+        c->told[peer] = 1;
+    return rc;
 }
 
 /* ---- receiving ------------------------------------------------------------------------------- */
@@ -887,9 +1073,9 @@ static void zq_apply_parts(ncl_zmq *z, int peer, const unsigned char *b, size_t 
         return;
     }
     if (m.command == NCL_WIRE_ERROR) {
-        if (z->sticky == NCL_SUCCESS) { /* the failure started on that rank: our ABORT says so */
-            z->abort_origin = peer;
-            snprintf(z->relay, sizeof z->relay, "%.*s", (int)m.payload_len, (const char *)m.payload);
+        if (z->world.sticky == NCL_SUCCESS) { /* the failure started on that rank: our ABORT says so */
+            z->world.abort_origin = peer;
+            snprintf(z->world.relay, sizeof z->world.relay, "%.*s", (int)m.payload_len, (const char *)m.payload);
         }
         zq_break(z, peer, NCL_ERR_LINK, "link with rank %d (%s): the peer reported error %u: %.*s", peer, p->endpoint,
                  (unsigned)m.error_code, (int)m.payload_len, (const char *)m.payload);
@@ -915,6 +1101,7 @@ static void zq_apply_parts(ncl_zmq *z, int peer, const unsigned char *b, size_t 
         /* outside NCL_WIRE_CAP_KNOWN (agreement drops it): both sides announce it, as LINK */
         p->shm_cap = (z->mine.caps & NCL_WIRE_CAP_SHM) && (m.hello.caps & NCL_WIRE_CAP_SHM);
         p->split_ok = (m.hello.caps & NCL_WIRE_CAP_SPLIT) != 0;
+        p->comm_ok = (z->mine.caps & NCL_WIRE_CAP_COMM) && (m.hello.caps & NCL_WIRE_CAP_COMM);
         zq_send_hello(z, peer, 1, &agreed, m.seq);
         zq_shm_offer(z, peer);
         return;
@@ -932,11 +1119,30 @@ static void zq_apply_parts(ncl_zmq *z, int peer, const unsigned char *b, size_t 
         return;
     }
     p->st.hello_done = p->ack_rx;
+    zq_comm *c = &z->world; /* the communicator the message belongs to */
+    if (m.command == NCL_WIRE_COMM) {
+        zq_comm_announced(z, peer, &m);
+        return;
+    }
+    if (m.comm) {
+        c = m.comm < p->rx_ncomm ? p->rx_comm[m.comm] : NULL;
+        if (!c) {
+            zq_break(z, peer, NCL_ERR_LINK, "link from rank %d (%s): %s in communicator %u, which it never announced "
+                     "(COMM)", peer, p->endpoint, ncl_wire_cmd_name(m.command), (unsigned)m.comm);
+            return;
+        }
+        if (c->released && m.command != NCL_WIRE_ABORT)
+            return; /* destroyed here: its peers' last records no longer matter */
+    }
     switch (m.command) {
     case NCL_WIRE_SHM:
         zq_shm_message(z, peer, &m);
         return;
     case NCL_WIRE_BYE:
+        if (m.comm) { /* the peer destroyed its part of c: a wait on it would never end */
+            c->left[peer] = 1;
+            return;
+        }
         p->state = ZL_LEFT;
         zq_logf(z, NCL_LOG_DEBUG, "rank %d closed its end (BYE)", peer);
         return;
@@ -952,14 +1158,11 @@ static void zq_apply_parts(ncl_zmq *z, int peer, const unsigned char *b, size_t 
                          "HELLO did not agree", peer, p->endpoint);
                 return;
             }
-            p->call = m.call;
-            p->coll = m.coll;
-            p->has_desc = m.has_desc;
-            p->desc = m.desc;
-            if (z->bufs.bound && zq_mismatch(z, peer, z->seq, z->coll))
+            c->tags[peer] = (zq_tag){.call = m.call, .coll = m.coll, .has_desc = m.has_desc, .desc = m.desc};
+            if (c->bufs.bound && zq_mismatch(c, peer, c->seq, c->coll))
                 return;
         }
-        z->ctr[(size_t)peer * NCL_NOTIFY_IDS + m.notify]++;
+        c->ctr[(size_t)peer * NCL_NOTIFY_IDS + m.notify]++;
         return;
     case NCL_WIRE_ABORT: {
         char what[64];
@@ -967,27 +1170,27 @@ static void zq_apply_parts(ncl_zmq *z, int peer, const unsigned char *b, size_t 
             snprintf(what, sizeof what, "%s #%llu", ncl_coll_name((ncl_coll)m.coll), (unsigned long long)m.call);
         else
             snprintf(what, sizeof what, "its communicator");
-        if (z->sticky != NCL_SUCCESS || z->pending_origin >= 0)
+        if (zq_sticky(c) != NCL_SUCCESS || c->pending_origin >= 0)
             return; /* the first failure stands */
-        z->pending_origin = (int)m.origin;
+        c->pending_origin = (int)m.origin;
         if (m.origin == (uint32_t)peer)
-            snprintf(z->pending, sizeof z->pending, "rank %d aborted %s: %.*s", peer, what, (int)m.payload_len,
+            snprintf(c->pending, sizeof c->pending, "rank %d aborted %s: %.*s", peer, what, (int)m.payload_len,
                      (const char *)m.payload);
         else
-            snprintf(z->pending, sizeof z->pending, "rank %u aborted (relayed by rank %d, in %s): %.*s",
+            snprintf(c->pending, sizeof c->pending, "rank %u aborted (relayed by rank %d, in %s): %.*s",
                      (unsigned)m.origin, peer, what, (int)m.payload_len, (const char *)m.payload);
-        snprintf(z->pending_relay, sizeof z->pending_relay, "%.*s", (int)m.payload_len, (const char *)m.payload);
+        snprintf(c->pending_relay, sizeof c->pending_relay, "%.*s", (int)m.payload_len, (const char *)m.payload);
         /* The sender finished our running call before it broke: the call can still complete
          * (every frame of it the sender sent came before this one); we break when it ends. */
-        if (!(z->bufs.bound && z->seq <= m.done_call))
-            zq_apply_pending(z);
+        if (!(c->bufs.bound && c->seq <= m.done_call))
+            zq_apply_pending(c);
         z->event = 1;
         return;
     }
     case NCL_WIRE_WRITE:
     case NCL_WIRE_WRITE_REDUCE: {
         ncl_ref at = {m.buf, m.off};
-        unsigned char *dst = zq_region(z, at, m.bytes, 1, why, sizeof why);
+        unsigned char *dst = zq_region(c, at, m.bytes, 1, why, sizeof why);
         if (!dst) {
             zq_break(z, peer, NCL_ERR_REMOTE, "rank %d sent %s of %llu bytes that cannot land: %s", peer,
                      ncl_wire_cmd_name(m.command), (unsigned long long)m.bytes, why);
@@ -1078,14 +1281,15 @@ static int zq_shm_ready(ncl_zmq *z)
                      atomic_load_explicit(&r->tail, memory_order_relaxed))
             return 1;
     }
-    for (uint32_t q = 0; q < NCL_MAX_QUEUES; q++) {
-        const zq_pend *w = &z->pend[q];
-        if (w->active && w->sent == w->t.bytes && !atomic_load_explicit(&z->zc_out[q], memory_order_acquire))
-            return 1;
-        if (w->active && z->peers[w->t.peer].tx_on && zq_ring_fits(&z->peers[w->t.peer], NCL_WIRE_HDR_LEN +
-                                                                    (size_t)z->shm_chunk, ZQ_NOTIFY_KEEP))
-            return 1;
-    }
+    for (zq_comm *c = &z->world; c; c = c->next)
+        for (uint32_t q = 0; q < NCL_MAX_QUEUES; q++) {
+            const zq_pend *w = &c->pend[q];
+            if (w->active && w->sent == w->t.bytes && !atomic_load_explicit(&c->zc_out[q], memory_order_acquire))
+                return 1;
+            if (w->active && z->peers[w->t.peer].tx_on && zq_ring_fits(&z->peers[w->t.peer], NCL_WIRE_HDR_LEN +
+                                                                        (size_t)z->shm_chunk, ZQ_NOTIFY_KEEP))
+                return 1;
+        }
     return 0;
 }
 
@@ -1237,7 +1441,7 @@ static void zq_pump_quick(ncl_zmq *z)
 
 static ncl_result zq_caps(void *ctx, ncl_hal_caps *out)
 {
-    ncl_zmq *z = ctx;
+    ncl_zmq *z = ((zq_comm *)ctx)->z;
     if (!out)
         return NCL_ERR_BACKEND;
     memset(out, 0, sizeof *out);
@@ -1254,27 +1458,32 @@ static ncl_result zq_caps(void *ctx, ncl_hal_caps *out)
 
 static ncl_result zq_begin(void *ctx, const ncl_hal_launch *l)
 {
-    ncl_zmq *z = ctx;
+    zq_comm *c = ctx;
+    ncl_zmq *z = c->z;
     if (!l)
         return NCL_ERR_BACKEND;
-    /* The backend's own call count, not l->seq: several communicators may run one after another
-     * on one backend (the agent's bring-up rings), each counting from 1, and the ranks agree on
-     * the order of their calls across all of them. With one communicator the two are equal. */
-    z->seq = ++z->calls;
-    z->coll = l->coll;
-    z->desc = (ncl_wire_desc){.count = l->count, .dtype = l->dtype, .op = l->op, .algo = l->algo,
+    /* The communicator's own call count, not l->seq: several engine communicators may run one
+     * after another on the world (the agent's bring-up rings), each counting from 1, and the ranks
+     * agree on the order of their calls across all of them. With one communicator the two are equal. */
+    c->seq = ++c->calls;
+    c->coll = l->coll;
+    z->last[0] = '\0';
+    c->desc = (ncl_wire_desc){.count = l->count, .dtype = l->dtype, .op = l->op, .algo = l->algo,
                               .inplace = l->inplace, .root = l->root};
-    if (z->sticky != NCL_SUCCESS) { /* broken: the first failure's message stays in err */
-        zq_abort_peers(z, z->seq, z->sticky);
-        return z->sticky;
+    if (zq_sticky(c) != NCL_SUCCESS) { /* broken: the first failure's message stays in err */
+        snprintf(z->last, sizeof z->last, "%s", c->sticky != NCL_SUCCESS ? c->err : z->err);
+        zq_abort_peers(c, c->seq, zq_sticky(c));
+        return zq_sticky(c);
     }
     /* a peer's tag that arrived before this rank began the same call */
-    for (int i = 0; i < z->nranks; i++)
-        if (i != z->rank && zq_mismatch(z, i, z->seq, l->coll)) {
-            zq_abort_peers(z, z->seq, z->sticky); /* no end() follows a refused begin */
-            return z->sticky;
+    for (int i = 0; i < c->n; i++) {
+        int w = zq_world_rank(c, i);
+        if (w != z->rank && zq_mismatch(c, w, c->seq, l->coll)) {
+            zq_abort_peers(c, c->seq, c->sticky); /* no end() follows a refused begin */
+            return c->sticky;
         }
-    ncl_bk_bind(&z->bufs, l, (uint64_t)(uintptr_t)z->scratch, z->scratch_bytes);
+    }
+    ncl_bk_bind(&c->bufs, l, (uint64_t)(uintptr_t)c->scratch, z->scratch_bytes);
     return NCL_SUCCESS;
 }
 
@@ -1283,15 +1492,16 @@ static ncl_result zq_begin(void *ctx, const ncl_hal_launch *l)
  * linger time) until ZeroMQ released them; a peer that is alive reads them within that. Frames to a
  * dead peer stay queued until the backend is destroyed (ZeroMQ never writes them: nothing
  * reconnects), which the warning says. A call that succeeded has none left (its tasks completed). */
-static void zq_zc_settle(ncl_zmq *z)
+static void zq_zc_settle(zq_comm *c)
 {
+    ncl_zmq *z = c->z;
     uint64_t t0 = zq_now();
     for (;;) {
         uint32_t out = 0, lost = 0;
         for (uint32_t q = 0; q < NCL_MAX_QUEUES; q++) {
-            uint32_t n = atomic_load_explicit(&z->zc_out[q], memory_order_acquire);
+            uint32_t n = atomic_load_explicit(&c->zc_out[q], memory_order_acquire);
             /* a queue's frames all go to its pending task's peer: one that dropped will not read them */
-            const zq_peer *p = n && z->pend[q].active ? &z->peers[z->pend[q].t.peer] : NULL;
+            const zq_peer *p = n && c->pend[q].active ? &z->peers[c->pend[q].t.peer] : NULL;
             if (p && (p->state == ZL_DEAD || p->drop_ns))
                 lost += n;
             else
@@ -1299,13 +1509,13 @@ static void zq_zc_settle(ncl_zmq *z)
         }
         if (lost && !out)
             zq_logf(z, NCL_LOG_WARN, "#%llu: ZeroMQ holds %u zero-copy payload frames of this failed call for a "
-                    "dead peer: keep its buffers until the backend is destroyed", (unsigned long long)z->seq, lost);
+                    "dead peer: keep its buffers until the backend is destroyed", (unsigned long long)c->seq, lost);
         if (!out)
             return;
         if (zq_now() - t0 > (uint64_t)ZQ_LINGER_MS * 1000000u) {
             zq_logf(z, NCL_LOG_WARN, "#%llu: ZeroMQ still holds %u zero-copy payload frames of this failed call "
                     "(an unreachable peer): keep its buffers until the backend is destroyed",
-                    (unsigned long long)z->seq, out);
+                    (unsigned long long)c->seq, out);
             return;
         }
         zq_pump(z, 10);
@@ -1314,56 +1524,64 @@ static void zq_zc_settle(ncl_zmq *z)
 
 static ncl_result zq_end(void *ctx, ncl_result result)
 {
-    ncl_zmq *z = ctx;
+    zq_comm *c = ctx;
+    ncl_zmq *z = c->z;
     int mismatched = 0;
     if (result != NCL_SUCCESS) {
         /* HCCL/NCCL semantics: a failed collective leaves the peers' state unknown (half-applied
          * writes, unconsumed notifies), so the communicator stays broken until destroyed. A peer's
          * ABORT held back for this call is likely why it failed: it goes first. */
-        zq_apply_pending(z);
-        if (z->sticky == NCL_SUCCESS) { /* the engine logged why already: keep it, do not log it twice */
-            z->sticky = result;
+        zq_apply_pending(c);
+        if (c->sticky == NCL_SUCCESS) { /* the engine logged why already: keep it, do not log it twice */
+            c->sticky = result;
+            const char *why = c->engine_err[0] ? c->engine_err : ncl_strerror(result);
+            if (!c->err[0])
+                snprintf(c->err, sizeof c->err, "%s", why);
             if (!z->err[0])
-                snprintf(z->err, sizeof z->err, "%s", z->engine_err[0] ? z->engine_err : ncl_strerror(result));
+                snprintf(z->err, sizeof z->err, "%s", why);
         }
-        zq_abort_peers(z, z->seq, result);
+        zq_abort_peers(c, c->seq, result);
     } else {
         /* a mismatch this rank can see now fails the call here too: no rank succeeds on one */
-        for (int i = 0; i < z->nranks && z->sticky == NCL_SUCCESS; i++)
-            if (i != z->rank && zq_mismatch(z, i, z->seq, z->coll)) {
-                zq_abort_peers(z, z->seq, z->sticky);
+        for (int i = 0; i < c->n && c->sticky == NCL_SUCCESS; i++) {
+            int w = zq_world_rank(c, i);
+            if (w != z->rank && zq_mismatch(c, w, c->seq, c->coll)) {
+                zq_abort_peers(c, c->seq, c->sticky);
                 mismatched = 1;
             }
-        if (z->sticky == NCL_SUCCESS)
-            z->done = z->seq;
-        zq_apply_pending(z); /* a peer aborted after this call: the next begin fails */
+        }
+        if (zq_sticky(c) == NCL_SUCCESS)
+            c->done = c->seq;
+        zq_apply_pending(c); /* a peer aborted after this call: the next begin fails */
     }
-    zq_zc_settle(z);
+    zq_zc_settle(c);
     for (uint32_t q = 0; q < NCL_MAX_QUEUES; q++)
-        z->pend[q].active = 0; /* a failed call's unsent rest: its buffers go away now */
-    ncl_bk_unbind(&z->bufs);
+        c->pend[q].active = 0; /* a failed call's unsent rest: its buffers go away now */
+    ncl_bk_unbind(&c->bufs);
     return mismatched ? NCL_ERR_REMOTE : NCL_SUCCESS;
 }
 
 /* A peer we must talk to: not dead, or the reason. */
-static ncl_result zq_peer_usable(ncl_zmq *z, int peer, const char *what)
+static ncl_result zq_peer_usable(zq_comm *c, int peer, const char *what)
 {
+    ncl_zmq *z = c->z;
     zq_deaths(z, NULL);
     zq_peer *p = &z->peers[peer];
     if (p->state == ZL_DEAD)
         return zq_fail(z, NCL_ERR_REMOTE, "#%llu %s rank %d: it is dead (disconnected without closing)",
-                       (unsigned long long)z->seq, what, peer);
+                       (unsigned long long)c->seq, what, peer);
     return NCL_SUCCESS;
 }
 
 /* A peer that said BYE finished every collective it will run: what we still send it (the last
  * notifies of a call it no longer waits for, which a task held back by a full ring can leave this
  * late) is dropped; only a wait on it fails (notify_try_wait). */
-static int zq_peer_left(ncl_zmq *z, int peer, const char *what)
+static int zq_peer_left(zq_comm *c, int peer, const char *what)
 {
+    ncl_zmq *z = c->z;
     if (z->peers[peer].state != ZL_LEFT)
         return 0;
-    zq_logf(z, NCL_LOG_DEBUG, "#%llu %s rank %d dropped: it closed its communicator (BYE)", (unsigned long long)z->seq,
+    zq_logf(z, NCL_LOG_DEBUG, "#%llu %s rank %d dropped: it closed its communicator (BYE)", (unsigned long long)c->seq,
             what, peer);
     return 1;
 }
@@ -1373,9 +1591,10 @@ static int zq_peer_left(ncl_zmq *z, int peer, const char *what)
  * complete, and its source free to reuse, once all of it is in the ring (a copy of its own) or
  * ZeroMQ released its zero-copy frames (zq_send_parts); the NOTIFY that publishes it follows on
  * the same ordered path. */
-static ncl_result zq_push(ncl_zmq *z, uint32_t queue)
+static ncl_result zq_push(zq_comm *c, uint32_t queue)
 {
-    zq_pend *w = &z->pend[queue];
+    ncl_zmq *z = c->z;
+    zq_pend *w = &c->pend[queue];
     const ncl_task *t = &w->t;
     char why[256];
     const int pair = ncl_task_two_source(t->kind);
@@ -1388,16 +1607,24 @@ static ncl_result zq_push(ncl_zmq *z, uint32_t queue)
         chunk = z->shm_chunk;
     if (reduce || pair)
         chunk -= chunk % ncl_dtype_size((ncl_dtype)t->dtype);
-    if (zq_peer_left(z, t->peer, reduce ? "WRITE_REDUCE to" : "WRITE to"))
+    if (zq_peer_left(c, t->peer, reduce ? "WRITE_REDUCE to" : "WRITE to"))
         w->sent = t->bytes;
+    else if (w->sent < t->bytes) {
+        ncl_result rc = zq_announce(c, t->peer);
+        if (rc != NCL_SUCCESS) {
+            w->active = 0;
+            return rc;
+        }
+    }
     while (w->sent < t->bytes) {
         uint64_t done_b = w->sent;
         uint64_t n = t->bytes - done_b < chunk ? t->bytes - done_b : chunk;
         if (p->tx_on && !zq_ring_fits(p, NCL_WIRE_HDR_LEN + (size_t)n, ZQ_NOTIFY_KEEP))
-            return zq_peer_usable(z, t->peer, reduce ? "WRITE_REDUCE to" : "WRITE to"); /* dma_poll goes on */
+            return zq_peer_usable(c, t->peer, reduce ? "WRITE_REDUCE to" : "WRITE to"); /* dma_poll goes on */
         ncl_wire_msg m;
         memset(&m, 0, sizeof m);
         m.command = reduce ? NCL_WIRE_WRITE_REDUCE : NCL_WIRE_WRITE;
+        m.comm = c->num;
         m.buf = (uint8_t)t->dst.buf;
         m.off = t->dst.off + done_b;
         m.bytes = n;
@@ -1410,14 +1637,14 @@ static ncl_result zq_push(ncl_zmq *z, uint32_t queue)
             piece.bytes = n;
             if (!ncl_bk_run_pair(&piece, z->stage, w->src + done_b, w->src2 + done_b, why, sizeof why)) {
                 w->active = 0;
-                return zq_fail(z, NCL_ERR_BACKEND, "#%llu queue %u step %u %s: %s", (unsigned long long)z->seq,
+                return zq_fail(z, NCL_ERR_BACKEND, "#%llu queue %u step %u %s: %s", (unsigned long long)c->seq,
                                queue, t->step, ncl_task_kind_name(t->kind), why);
             }
             m.payload = z->stage;
         }
         m.payload_len = (uint32_t)n;
         ncl_result rc = p->tx_on      ? zq_ring_put(z, t->peer, &m, ZQ_NOTIFY_KEEP)
-                        : p->split_ok ? zq_send_parts(z, t->peer, &m, queue, !pair)
+                        : p->split_ok ? zq_send_parts(c, t->peer, &m, queue, !pair)
                                       : zq_send(z, t->peer, &m);
         if (rc == NCL_IN_PROGRESS)
             return NCL_SUCCESS;
@@ -1427,7 +1654,7 @@ static ncl_result zq_push(ncl_zmq *z, uint32_t queue)
         }
         w->sent += n;
     }
-    if (atomic_load_explicit(&z->zc_out[queue], memory_order_acquire))
+    if (atomic_load_explicit(&c->zc_out[queue], memory_order_acquire))
         return NCL_SUCCESS; /* all sent, not all released: dma_poll looks again */
     w->active = 0;
     z->event = 1;
@@ -1436,17 +1663,18 @@ static ncl_result zq_push(ncl_zmq *z, uint32_t queue)
 
 static ncl_result zq_dma_submit(void *ctx, uint32_t queue, const ncl_task *t)
 {
-    ncl_zmq *z = ctx;
+    zq_comm *c = ctx;
+    ncl_zmq *z = c->z;
     char why[256];
     if (!t || queue >= NCL_MAX_QUEUES ||
         (t->kind > NCL_TASK_LOCAL_DIV && !ncl_task_is_wide(t->kind) && !ncl_task_two_source(t->kind)))
         return zq_fail(z, NCL_ERR_BACKEND, "dma_submit: bad task or queue %u", queue);
-    if (z->sticky != NCL_SUCCESS)
-        return z->sticky;
+    if (zq_sticky(c) != NCL_SUCCESS)
+        return zq_sticky(c);
     if (t->bytes == 0)
         goto done;
     if (!ncl_bk_task_ok(t, why, sizeof why))
-        return zq_fail(z, NCL_ERR_BACKEND, "#%llu %s: %s", (unsigned long long)z->seq, ncl_task_kind_name(t->kind),
+        return zq_fail(z, NCL_ERR_BACKEND, "#%llu %s: %s", (unsigned long long)c->seq, ncl_task_kind_name(t->kind),
                        why);
     /* what reaches the destination: a reduce onto it, or the data (a REDUCE_WRITE's src op src2) */
     const int pair = ncl_task_two_source(t->kind);
@@ -1454,32 +1682,34 @@ static ncl_result zq_dma_submit(void *ctx, uint32_t queue, const ncl_task *t)
                  t->kind == NCL_TASK_REDUCE_WRITE_REDUCE;
     const unsigned char *src = NULL, *src2 = NULL;
     if (t->kind != NCL_TASK_LOCAL_DIV) {
-        src = zq_region(z, t->src, ncl_task_src_bytes(t), 0, why, sizeof why);
+        src = zq_region(c, t->src, ncl_task_src_bytes(t), 0, why, sizeof why);
         if (!src)
-            return zq_fail(z, NCL_ERR_BACKEND, "#%llu queue %u step %u %s source: %s", (unsigned long long)z->seq,
+            return zq_fail(z, NCL_ERR_BACKEND, "#%llu queue %u step %u %s source: %s", (unsigned long long)c->seq,
                            queue, t->step, ncl_task_kind_name(t->kind), why);
     }
-    if (pair && !(src2 = zq_region(z, t->src2, t->bytes, 0, why, sizeof why)))
-        return zq_fail(z, NCL_ERR_BACKEND, "#%llu queue %u step %u %s second source: %s", (unsigned long long)z->seq,
+    if (pair && !(src2 = zq_region(c, t->src2, t->bytes, 0, why, sizeof why)))
+        return zq_fail(z, NCL_ERR_BACKEND, "#%llu queue %u step %u %s second source: %s", (unsigned long long)c->seq,
                        queue, t->step, ncl_task_kind_name(t->kind), why);
-    int remote = ncl_task_is_remote(t->kind) && t->peer != z->rank;
+    int remote = ncl_task_is_remote(t->kind) && t->peer != c->rank;
     if (remote) {
-        if (t->peer < 0 || t->peer >= z->nranks)
-            return zq_fail(z, NCL_ERR_BACKEND, "#%llu %s to rank %d: out of range", (unsigned long long)z->seq,
+        int peer = zq_world_rank(c, t->peer);
+        if (peer < 0)
+            return zq_fail(z, NCL_ERR_BACKEND, "#%llu %s to rank %d: out of range", (unsigned long long)c->seq,
                            ncl_task_kind_name(t->kind), t->peer);
-        ncl_result rc = zq_peer_usable(z, t->peer, reduce ? "WRITE_REDUCE to" : "WRITE to");
+        ncl_result rc = zq_peer_usable(c, peer, reduce ? "WRITE_REDUCE to" : "WRITE to");
         if (rc != NCL_SUCCESS)
             return rc;
-        zq_pend *w = &z->pend[queue];
+        zq_pend *w = &c->pend[queue];
         *w = (zq_pend){.active = 1, .t = *t, .src = src, .src2 = src2, .sent = 0};
-        return zq_push(z, queue);
+        w->t.peer = peer; /* from here on the task names the world rank its frames go to */
+        return zq_push(c, queue);
     }
-    unsigned char *dst = zq_region(z, t->dst, ncl_task_dst_bytes(t), 1, why, sizeof why);
+    unsigned char *dst = zq_region(c, t->dst, ncl_task_dst_bytes(t), 1, why, sizeof why);
     if (!dst)
-        return zq_fail(z, NCL_ERR_BACKEND, "#%llu queue %u step %u %s destination: %s", (unsigned long long)z->seq,
+        return zq_fail(z, NCL_ERR_BACKEND, "#%llu queue %u step %u %s destination: %s", (unsigned long long)c->seq,
                        queue, t->step, ncl_task_kind_name(t->kind), why);
     if (!(pair ? ncl_bk_run_pair(t, dst, src, src2, why, sizeof why) : ncl_bk_run(t, dst, src, why, sizeof why)))
-        return zq_fail(z, NCL_ERR_BACKEND, "#%llu queue %u step %u %s: %s", (unsigned long long)z->seq, queue, t->step,
+        return zq_fail(z, NCL_ERR_BACKEND, "#%llu queue %u step %u %s: %s", (unsigned long long)c->seq, queue, t->step,
                        ncl_task_kind_name(t->kind), why);
 done:
     z->event = 1;
@@ -1491,99 +1721,108 @@ done:
  * same FIFO path (the ring, or the connection). */
 static ncl_result zq_dma_poll(void *ctx, uint32_t queue, int *done)
 {
-    ncl_zmq *z = ctx;
+    zq_comm *c = ctx;
+    ncl_zmq *z = c->z;
     if (queue >= NCL_MAX_QUEUES || !done)
         return NCL_ERR_BACKEND;
     *done = 0;
-    if (z->sticky != NCL_SUCCESS)
-        return z->sticky;
-    if (z->pend[queue].active) {
+    if (zq_sticky(c) != NCL_SUCCESS)
+        return zq_sticky(c);
+    if (c->pend[queue].active) {
         zq_shm_drain_all(z); /* our reader may be waiting for room in its own ring to us */
-        ncl_result rc = zq_push(z, queue);
+        ncl_result rc = zq_push(c, queue);
         if (rc != NCL_SUCCESS)
             return rc;
     }
-    *done = !z->pend[queue].active;
-    return z->sticky;
+    *done = !c->pend[queue].active;
+    return zq_sticky(c);
 }
 
 /* A NOTIFY into the peer's ring: data records leave ZQ_NOTIFY_KEEP bytes free for these, so this
  * waits only when the peer stopped reading for hundreds of them; it drains our own rings meanwhile
  * (two ranks filling each other's rings both progress) and gives up on a dead, departed or broken
  * peer, or after ZQ_STALL_NS without room. */
-static ncl_result zq_ring_put_wait(ncl_zmq *z, int peer, ncl_wire_msg *m)
+static ncl_result zq_ring_put_wait(zq_comm *c, int peer, ncl_wire_msg *m)
 {
+    ncl_zmq *z = c->z;
     uint64_t t0 = 0;
     for (;;) {
         ncl_result rc = zq_ring_put(z, peer, m, 0);
         if (rc != NCL_IN_PROGRESS)
             return rc;
         zq_pump(z, 0);
-        if (z->sticky != NCL_SUCCESS)
-            return z->sticky;
-        if ((rc = zq_peer_usable(z, peer, "NOTIFY to")) != NCL_SUCCESS)
+        if (zq_sticky(c) != NCL_SUCCESS)
+            return zq_sticky(c);
+        if ((rc = zq_peer_usable(c, peer, "NOTIFY to")) != NCL_SUCCESS)
             return rc;
-        if (zq_peer_left(z, peer, "NOTIFY to"))
+        if (zq_peer_left(c, peer, "NOTIFY to"))
             return NCL_SUCCESS;
         if (z->peers[peer].state == ZL_BROKEN)
-            return zq_fail(z, NCL_ERR_LINK, "#%llu NOTIFY to rank %d: the link is broken", (unsigned long long)z->seq,
+            return zq_fail(z, NCL_ERR_LINK, "#%llu NOTIFY to rank %d: the link is broken", (unsigned long long)c->seq,
                            peer);
         uint64_t now = zq_now();
         if (!t0)
             t0 = now;
         else if (now - t0 > ZQ_STALL_NS)
             return zq_fail(z, NCL_ERR_TIMEOUT, "#%llu NOTIFY to rank %d: its shared-memory ring stayed full for "
-                           "%.0f s (the rank does not progress)", (unsigned long long)z->seq, peer,
+                           "%.0f s (the rank does not progress)", (unsigned long long)c->seq, peer,
                            (double)ZQ_STALL_NS / 1e9);
         sched_yield();
     }
 }
 
-static ncl_result zq_notify_record(void *ctx, uint32_t queue, int peer, uint32_t id)
+static ncl_result zq_notify_record(void *ctx, uint32_t queue, int rank, uint32_t id)
 {
-    ncl_zmq *z = ctx;
+    zq_comm *c = ctx;
+    ncl_zmq *z = c->z;
     (void)queue;
-    if (peer < 0 || peer >= z->nranks || id >= NCL_NOTIFY_IDS)
+    int peer = zq_world_rank(c, rank);
+    if (peer < 0 || id >= NCL_NOTIFY_IDS)
         return zq_fail(z, NCL_ERR_BACKEND, "#%llu notify_record to rank %d id %u: out of range",
-                       (unsigned long long)z->seq, peer, id);
-    if (z->sticky != NCL_SUCCESS)
-        return z->sticky;
+                       (unsigned long long)c->seq, rank, id);
+    if (zq_sticky(c) != NCL_SUCCESS)
+        return zq_sticky(c);
     if (peer == z->rank) {
-        z->ctr[(size_t)peer * NCL_NOTIFY_IDS + id]++;
+        c->ctr[(size_t)peer * NCL_NOTIFY_IDS + id]++;
         z->event = 1;
         return NCL_SUCCESS;
     }
-    ncl_result rc = zq_peer_usable(z, peer, "NOTIFY to");
+    ncl_result rc = zq_peer_usable(c, peer, "NOTIFY to");
     if (rc != NCL_SUCCESS)
         return rc;
-    if (zq_peer_left(z, peer, "NOTIFY to"))
+    if (zq_peer_left(c, peer, "NOTIFY to"))
         return NCL_SUCCESS;
+    if ((rc = zq_announce(c, peer)) != NCL_SUCCESS)
+        return rc;
     ncl_wire_msg m;
     memset(&m, 0, sizeof m);
     m.command = NCL_WIRE_NOTIFY;
+    m.comm = c->num;
     m.notify = (uint8_t)id;
-    if (z->peers[peer].coll_ok && z->bufs.bound) { /* the receiver checks it against its own call */
-        m.call = z->seq;
-        m.coll = z->coll;
+    if (z->peers[peer].coll_ok && c->bufs.bound) { /* the receiver checks it against its own call */
+        m.call = c->seq;
+        m.coll = c->coll;
         m.has_desc = (uint8_t)z->peers[peer].desc_ok;
         if (m.has_desc)
-            m.desc = z->desc;
+            m.desc = c->desc;
     }
-    return z->peers[peer].tx_on ? zq_ring_put_wait(z, peer, &m) : zq_send(z, peer, &m);
+    return z->peers[peer].tx_on ? zq_ring_put_wait(c, peer, &m) : zq_send(z, peer, &m);
 }
 
-static ncl_result zq_notify_try_wait(void *ctx, int peer, uint32_t id, uint32_t count, int *done)
+static ncl_result zq_notify_try_wait(void *ctx, int rank, uint32_t id, uint32_t count, int *done)
 {
-    ncl_zmq *z = ctx;
-    if (!done || peer < 0 || peer >= z->nranks || id >= NCL_NOTIFY_IDS)
+    zq_comm *cm = ctx;
+    ncl_zmq *z = cm->z;
+    int peer = zq_world_rank(cm, rank);
+    if (!done || peer < 0 || id >= NCL_NOTIFY_IDS)
         return zq_fail(z, NCL_ERR_BACKEND, "#%llu notify_try_wait rank %d id %u: out of range",
-                       (unsigned long long)z->seq, peer, id);
+                       (unsigned long long)cm->seq, rank, id);
     *done = 0;
-    uint32_t *c = &z->ctr[(size_t)peer * NCL_NOTIFY_IDS + id];
-    if (*c < count && z->sticky == NCL_SUCCESS)
+    uint32_t *c = &cm->ctr[(size_t)peer * NCL_NOTIFY_IDS + id];
+    if (*c < count && zq_sticky(cm) == NCL_SUCCESS)
         zq_pump_quick(z);
-    if (z->sticky != NCL_SUCCESS)
-        return z->sticky;
+    if (zq_sticky(cm) != NCL_SUCCESS)
+        return zq_sticky(cm);
     if (*c >= count) {
         *c -= count;
         *done = 1;
@@ -1595,17 +1834,21 @@ static ncl_result zq_notify_try_wait(void *ctx, int peer, uint32_t id, uint32_t 
     int dead = zq_deaths(z, NULL);
     if (dead >= 0)
         return zq_fail(z, NCL_ERR_REMOTE, "#%llu waits for notify %u (x%u, have %u) from rank %d, but rank %d is "
-                       "dead (disconnected without closing)", (unsigned long long)z->seq, id, count, *c, peer, dead);
+                       "dead (disconnected without closing)", (unsigned long long)cm->seq, id, count, *c, peer, dead);
     if (z->peers[peer].state == ZL_LEFT) {
         /* an ABORT held for the end of this call (zq_apply_pending) names why the peer left: a
          * relay of it can overtake the peer's own ABORT, which is then ignored, and its BYE */
-        if (z->pending_origin >= 0) {
-            zq_apply_pending(z);
-            return z->sticky;
+        zq_comm *held = cm->pending_origin >= 0 ? cm : z->world.pending_origin >= 0 ? &z->world : NULL;
+        if (held) {
+            zq_apply_pending(held);
+            return zq_sticky(cm);
         }
         return zq_fail(z, NCL_ERR_REMOTE, "#%llu waits for notify %u (x%u, have %u) from rank %d, which closed its "
-                       "communicator (BYE)", (unsigned long long)z->seq, id, count, *c, peer);
+                       "communicator (BYE)", (unsigned long long)cm->seq, id, count, *c, peer);
     }
+    if (cm->left[peer])
+        return zq_fail(z, NCL_ERR_REMOTE, "#%llu waits for notify %u (x%u, have %u) from rank %d, which has left "
+                       "this communicator (destroyed its part)", (unsigned long long)cm->seq, id, count, *c, peer);
     return NCL_SUCCESS;
 }
 
@@ -1616,9 +1859,10 @@ static void zq_shm_sleep(ncl_zmq *z, uint32_t on)
     for (int i = 0; i < z->nranks && z->nrx; i++)
         if (z->peers[i].rx)
             atomic_store_explicit(&z->peers[i].rx->rd_sleep, on, memory_order_seq_cst);
-    for (uint32_t q = 0; q < NCL_MAX_QUEUES; q++)
-        if (z->pend[q].active && z->peers[z->pend[q].t.peer].tx_on)
-            atomic_store_explicit(&z->peers[z->pend[q].t.peer].tx->wr_sleep, on, memory_order_seq_cst);
+    for (zq_comm *c = &z->world; c; c = c->next)
+        for (uint32_t q = 0; q < NCL_MAX_QUEUES; q++)
+            if (c->pend[q].active && z->peers[c->pend[q].t.peer].tx_on)
+                atomic_store_explicit(&z->peers[c->pend[q].t.peer].tx->wr_sleep, on, memory_order_seq_cst);
 }
 
 /* A short pause between looks at the rings (the CPU's spin-wait hint where there is one). */
@@ -1635,15 +1879,16 @@ static void zq_relax(void)
 
 static int zq_shm_pending(const ncl_zmq *z)
 {
-    for (uint32_t q = 0; q < NCL_MAX_QUEUES; q++)
-        if (z->pend[q].active)
-            return 1;
+    for (const zq_comm *c = &z->world; c; c = c->next)
+        for (uint32_t q = 0; q < NCL_MAX_QUEUES; q++)
+            if (c->pend[q].active)
+                return 1;
     return 0;
 }
 
 static ncl_result zq_wait_event(void *ctx, uint64_t timeout_ns)
 {
-    ncl_zmq *z = ctx;
+    ncl_zmq *z = ((zq_comm *)ctx)->z;
     if (z->event || timeout_ns == 0) {
         z->event = 0;
         zq_pump_quick(z);
@@ -1709,13 +1954,94 @@ static uint64_t zq_now_ns(void *ctx)
     return zq_now();
 }
 
-static ncl_result zq_notify_peek(void *ctx, int peer, uint32_t id, uint32_t *value)
+static ncl_result zq_notify_peek(void *ctx, int rank, uint32_t id, uint32_t *value)
 {
-    ncl_zmq *z = ctx;
-    if (!value || peer < 0 || peer >= z->nranks || id >= NCL_NOTIFY_IDS)
+    zq_comm *c = ctx;
+    int peer = zq_world_rank(c, rank);
+    if (!value || peer < 0 || id >= NCL_NOTIFY_IDS)
         return NCL_ERR_BACKEND;
-    *value = z->ctr[(size_t)peer * NCL_NOTIFY_IDS + id];
+    *value = c->ctr[(size_t)peer * NCL_NOTIFY_IDS + id];
     return NCL_SUCCESS;
+}
+
+/* What the backend saw fail last: the engine adds it to the call's error. */
+static const char *zq_last_error(void *ctx)
+{
+    return ((zq_comm *)ctx)->z->last;
+}
+
+/* The HAL of a sub-communicator: `members` are ranks of c (this rank is members[rank]); every
+ * member's peer must have agreed NCL_WIRE_CAP_COMM. Its state may exist already, made by a
+ * member's COMM that came first. */
+static ncl_result zq_split(void *ctx, uint32_t id, const int32_t *members, int n, int rank, ncl_hal *child)
+{
+    zq_comm *c = ctx;
+    ncl_zmq *z = c->z;
+    if (!members || !child || id == 0 || n < 1 || rank < 0 || rank >= n)
+        return zq_fail(z, NCL_ERR_BACKEND, "split: bad arguments (id %08x, %d members, this rank at %d)",
+                       (unsigned)id, n, rank);
+    int *world = malloc((size_t)n * sizeof *world);
+    if (!world)
+        return zq_fail(z, NCL_ERR_OUT_OF_MEMORY, "split: no memory for %d members", n);
+    for (int i = 0; i < n; i++) {
+        world[i] = zq_world_rank(c, members[i]);
+        const zq_peer *p = world[i] >= 0 ? &z->peers[world[i]] : NULL;
+        if (!p || (i == rank) != (world[i] == z->rank)) {
+            free(world);
+            return zq_fail(z, NCL_ERR_BACKEND, "split: member %d is rank %d, not one of %d", i, (int)members[i], c->n);
+        }
+        if (i != rank && !p->comm_ok) {
+            free(world);
+            return zq_fail(z, NCL_ERR_UNSUPPORTED, "split: rank %d's backend does not carry sub-communicators "
+                           "(its HELLO lacks COMM: an older ringsim?)", world[i]);
+        }
+    }
+    zq_comm *s = zq_comm_find(z, id);
+    if (s && s->n) {
+        free(world);
+        return zq_fail(z, NCL_ERR_REMOTE, "split: communicator %08x exists on this rank already", (unsigned)id);
+    }
+    if (z->nums == UINT16_MAX) {
+        free(world);
+        return zq_fail(z, NCL_ERR_UNSUPPORTED, "split: this rank made %u communicators, the wire numbers no more",
+                       (unsigned)UINT16_MAX);
+    }
+    if (!s && !(s = zq_comm_new(z, id))) {
+        free(world);
+        return zq_fail(z, NCL_ERR_OUT_OF_MEMORY, "split: communicator %08x: out of memory (scratch %llu bytes)",
+                       (unsigned)id, (unsigned long long)z->scratch_bytes);
+    }
+    s->world = world;
+    s->n = n;
+    s->rank = rank;
+    s->num = ++z->nums;
+    *child = s->hal;
+    zq_logf(z, NCL_LOG_DEBUG, "split: communicator %08x (number %u), rank %d of %d", (unsigned)id, (unsigned)s->num,
+            rank, n);
+    return NCL_SUCCESS;
+}
+
+/* A sub-communicator destroyed here: its scratch goes, what still arrives for it is dropped. */
+static void zq_release(void *ctx)
+{
+    zq_comm *c = ctx;
+    if (c == &c->z->world)
+        return;
+    c->released = 1;
+    ncl_zmq *z = c->z;
+    for (int k = 0; k < c->n; k++) { /* a member still waiting on us fails now, not at its timeout */
+        int i = zq_world_rank(c, k);
+        if (i == z->rank || z->peers[i].state != ZL_UP || !z->peers[i].comm_ok || zq_announce(c, i) != NCL_SUCCESS)
+            continue;
+        ncl_wire_msg m;
+        memset(&m, 0, sizeof m);
+        m.command = NCL_WIRE_BYE;
+        m.comm = c->num;
+        zq_send(z, i, &m);
+    }
+    free(c->scratch);
+    c->scratch = NULL;
+    ncl_bk_keep_scratch(&c->bufs, 0, 0);
 }
 
 const ncl_hal_ops ncl_zmq_hal_ops = {
@@ -1730,6 +2056,9 @@ const ncl_hal_ops ncl_zmq_hal_ops = {
     .now_ns = zq_now_ns,
     .log = zq_hal_log,
     .notify_peek = zq_notify_peek,
+    .last_error = zq_last_error,
+    .split = zq_split,
+    .release = zq_release,
 };
 
 /* ---- life cycle -------------------------------------------------------------------------- */
@@ -1802,6 +2131,7 @@ static void zq_close_all(ncl_zmq *z, int linger_ms)
             if (p->mon)
                 zmq_close(p->mon);
             free(p->endpoint);
+            free(p->rx_comm);
             zq_shm_drop_tx(p);
             if (p->rx)
                 munmap(p->rx, ZQ_RING_HDR + (size_t)p->rx_bytes);
@@ -1821,8 +2151,12 @@ static void zq_close_all(ncl_zmq *z, int linger_ms)
     free(z->peers);
     free(z->items);
     free(z->item_peer);
-    free(z->ctr);
-    free(z->scratch);
+    for (zq_comm *c = z->world.next, *next; c; c = next) {
+        next = c->next;
+        zq_comm_free_parts(c);
+        free(c);
+    }
+    zq_comm_free_parts(&z->world);
     free(z->bounce);
     free(z->stage);
     free(z);
@@ -1869,8 +2203,6 @@ ncl_result ncl_zmq_create(ncl_zmq **out, const ncl_zmq_config *cfg, char *err, s
     ncl_zmq *z = calloc(1, sizeof *z);
     if (!z)
         return NCL_ERR_OUT_OF_MEMORY;
-    z->hal.ops = &ncl_zmq_hal_ops;
-    z->hal.ctx = z;
     z->nranks = cfg->nranks;
     z->rank = cfg->rank;
     z->scratch_bytes = cfg->scratch_bytes;
@@ -1879,22 +2211,17 @@ ncl_result ncl_zmq_create(ncl_zmq **out, const ncl_zmq_config *cfg, char *err, s
     z->log_level = zq_log_level(cfg);
     z->log = cfg->log;
     z->log_ud = cfg->log_ud;
-    z->abort_origin = -1;
-    z->pending_origin = -1;
     zq_shm_knobs(z, cfg);
     z->peers = calloc((size_t)z->nranks, sizeof *z->peers);
     z->items = calloc((size_t)z->nranks + 1, sizeof *z->items);
     z->item_peer = calloc((size_t)z->nranks + 1, sizeof *z->item_peer);
     z->zc_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    for (uint32_t q = 0; q < NCL_MAX_QUEUES; q++)
-        z->zc_hint[q] = (zq_zc_hint){.out = &z->zc_out[q], .fd = z->zc_fd};
-    z->ctr = calloc((size_t)z->nranks * NCL_NOTIFY_IDS, sizeof *z->ctr);
-    z->scratch = z->scratch_bytes ? aligned_alloc(64, (size_t)((z->scratch_bytes + 63) / 64 * 64)) : NULL;
+    int world_ok = zq_comm_init(z, &z->world, 0);
     z->bounce = aligned_alloc(64, ((size_t)cfg->max_payload + 63) / 64 * 64);
     z->stage = aligned_alloc(64, ((size_t)cfg->max_payload + 63) / 64 * 64);
     z->ctx_tx = zmq_ctx_new();
     z->ctx_rx = zmq_ctx_new();
-    if (!z->peers || !z->items || !z->item_peer || !z->ctr || (z->scratch_bytes && !z->scratch) || !z->bounce ||
+    if (!z->peers || !z->items || !z->item_peer || !world_ok || !z->bounce ||
         !z->stage ||
         !z->ctx_tx || !z->ctx_rx) {
         snprintf(err, errlen, "rank %d: out of memory (scratch %llu bytes)", z->rank,
@@ -1902,7 +2229,6 @@ ncl_result ncl_zmq_create(ncl_zmq **out, const ncl_zmq_config *cfg, char *err, s
         zq_close_all(z, 0);
         return NCL_ERR_OUT_OF_MEMORY;
     }
-    ncl_bk_keep_scratch(&z->bufs, (uint64_t)(uintptr_t)z->scratch, z->scratch_bytes); /* landing zones */
     for (int i = 0; i < z->nranks; i++) {
         const char *ep = cfg->endpoints[i];
         if (!ep || !*ep) {
@@ -1918,7 +2244,7 @@ ncl_result ncl_zmq_create(ncl_zmq **out, const ncl_zmq_config *cfg, char *err, s
     z->mine.max_payload = cfg->max_payload;
     z->mine.nranks = (uint32_t)z->nranks;
     z->mine.caps = NCL_WIRE_CAP_WRITE_REDUCE | NCL_WIRE_CAP_COLL | NCL_WIRE_CAP_DESC | NCL_WIRE_CAP_SPLIT |
-                   (z->shm ? NCL_WIRE_CAP_SHM : 0u);
+                   NCL_WIRE_CAP_COMM | (z->shm ? NCL_WIRE_CAP_SHM : 0u);
     for (int d = 0; d < NCL_DTYPE_COUNT; d++)
         z->mine.reduce_ops[d] = (uint8_t)NCL_INLINE_ALL_OPS;
     z->lim.max_payload = cfg->max_payload + 0u;
@@ -1986,9 +2312,9 @@ ncl_result ncl_zmq_create(ncl_zmq **out, const ncl_zmq_config *cfg, char *err, s
         int missing = 0;
         for (int i = 0; i < z->nranks; i++)
             missing += i != z->rank && (!(z->peers[i].hello_rx && z->peers[i].ack_rx) || z->peers[i].offer == 1);
-        if (z->sticky != NCL_SUCCESS) {
+        if (z->world.sticky != NCL_SUCCESS) {
             snprintf(err, errlen, "rank %d: handshake failed: %s", z->rank, z->err);
-            ncl_result rc = z->sticky;
+            ncl_result rc = z->world.sticky;
             zq_close_all(z, 0);
             return rc;
         }
@@ -2027,9 +2353,9 @@ void ncl_zmq_destroy(ncl_zmq *z)
     if (!z)
         return;
     zq_deaths(z, NULL);
-    zq_apply_pending(z);
-    if (z->sticky != NCL_SUCCESS) /* not said yet (broken between collectives): ABORT before BYE */
-        zq_abort_peers(z, 0, z->sticky);
+    zq_apply_pending(&z->world);
+    if (z->world.sticky != NCL_SUCCESS) /* not said yet (broken between collectives): ABORT before BYE */
+        zq_abort_peers(&z->world, 0, z->world.sticky);
     for (int i = 0; i < z->nranks; i++) {
         if (i == z->rank || z->peers[i].state != ZL_UP)
             continue;
@@ -2043,7 +2369,7 @@ void ncl_zmq_destroy(ncl_zmq *z)
 
 const ncl_hal *ncl_zmq_hal(ncl_zmq *z)
 {
-    return z ? &z->hal : NULL;
+    return z ? &z->world.hal : NULL;
 }
 
 const char *ncl_zmq_last_error(const ncl_zmq *z)
@@ -2053,12 +2379,12 @@ const char *ncl_zmq_last_error(const ncl_zmq *z)
 
 ncl_result ncl_zmq_status(const ncl_zmq *z)
 {
-    return z ? z->sticky : NCL_ERR_INVALID_ARGUMENT;
+    return z ? z->world.sticky : NCL_ERR_INVALID_ARGUMENT;
 }
 
 int ncl_zmq_abort_origin(const ncl_zmq *z)
 {
-    return z ? z->abort_origin : -1;
+    return z ? z->world.abort_origin : -1;
 }
 
 void ncl_zmq_abort(ncl_zmq *z, const char *reason)
@@ -2066,8 +2392,8 @@ void ncl_zmq_abort(ncl_zmq *z, const char *reason)
     if (!z)
         return;
     const char *why = reason && *reason ? reason : "no reason given";
-    zq_stick(z, NCL_ERR_INVALID_USAGE, "aborted on this rank: %s", why);
-    zq_abort_peers(z, z->bufs.bound ? z->seq : 0, NCL_ERR_INVALID_USAGE);
+    zq_stick(&z->world, NCL_ERR_INVALID_USAGE, "aborted on this rank: %s", why);
+    zq_abort_peers(&z->world, z->world.bufs.bound ? z->world.seq : 0, NCL_ERR_INVALID_USAGE);
 }
 
 int ncl_zmq_dead_rank(ncl_zmq *z)
@@ -2093,7 +2419,7 @@ uint32_t ncl_zmq_counter(const ncl_zmq *z, int sender, uint32_t id)
 {
     if (!z || sender < 0 || sender >= z->nranks || id >= NCL_NOTIFY_IDS)
         return 0;
-    return z->ctr[(size_t)sender * NCL_NOTIFY_IDS + id];
+    return z->world.ctr[(size_t)sender * NCL_NOTIFY_IDS + id];
 }
 
 const char *ncl_zmq_link_state_name(int state)

@@ -43,6 +43,10 @@ typedef enum ncl_wire_cmd {
      * doorbell; payload opaque to the codec, at most NCL_WIRE_SHM_MAX bytes (defined by the zmq
      * backend, firmware/backends/zmq/ncl_zmq.c and sim/zmq/ZMQ.md "Shared memory"). */
     NCL_WIRE_SHM = 21,
+    /* A communicator on the link (capability COMM): header field comm (a number of the sender's,
+     * never 0) names communicator comm_id from now on, in the sender's WRITE, WRITE_REDUCE, NOTIFY,
+     * ABORT and BYE to this receiver. */
+    NCL_WIRE_COMM = 22,
     /* Controller commands: payload opaque to the codec (defined by the zmq backend). */
     NCL_WIRE_RUN = 32,
     NCL_WIRE_COUNTERS = 33,
@@ -80,6 +84,11 @@ typedef enum ncl_wire_cmd {
  *  WRITE_REDUCE as a header frame and a payload frame. Agreed by the backends themselves, outside
  *  NCL_WIRE_CAP_KNOWN: a receiver from before it breaks the link on a multi-frame message. */
 #define NCL_WIRE_CAP_SPLIT 0x00000040u
+/** Communicators besides the first on one link (the zmq backend's sub-communicators): the sender
+ *  announces each with COMM before its first frame in it, and its WRITE, WRITE_REDUCE, NOTIFY,
+ *  ABORT and BYE (the sender left that communicator) carry the number it announced in header bytes
+ *  10..11 (0: the communicator the link was made for). Agreed by the backends themselves, outside NCL_WIRE_CAP_KNOWN like SHM. */
+#define NCL_WIRE_CAP_COMM 0x00000080u
 
 /** Decoder / encoder verdicts. Every rejection has its own value; names from ncl_wire_result_name(). */
 typedef enum ncl_wire_result {
@@ -160,6 +169,11 @@ typedef struct ncl_wire_msg {
     /** ABORT: the sender's last finished call number (0: none). A receiver still running a call
      *  up to it may complete it (the sender sent all of it); a later call fails at once. */
     uint64_t done_call;
+    /** WRITE, WRITE_REDUCE, NOTIFY, ABORT, BYE, COMM (NCL_WIRE_CAP_COMM): the sender's number for the
+     *  communicator the message belongs to, header bytes 10..11 (0: the link's own). */
+    uint16_t comm;
+    /** COMM: the communicator's id (ncl_hal_ops.split's, not 0), its 4-byte payload. */
+    uint32_t comm_id;
     /** ABORT: the rank where the failure started (the sender, or the rank whose ABORT or ERROR
      *  the sender relays); a rank, never NONE. 0 for other commands. */
     uint32_t origin;

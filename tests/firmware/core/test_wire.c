@@ -204,6 +204,8 @@ static void assert_msg_equal(const ncl_wire_msg *a, const ncl_wire_msg *b)
     assert_int_equal(a->desc.root, b->desc.root);
     assert_true(a->done_call == b->done_call);
     assert_int_equal(a->origin, b->origin);
+    assert_int_equal(a->comm, b->comm);
+    assert_int_equal(a->comm_id, b->comm_id);
     assert_int_equal(a->error_code, b->error_code);
     assert_memory_equal(&a->hello.min_version, &b->hello.min_version, 2);
     assert_int_equal(a->hello.max_payload, b->hello.max_payload);
@@ -373,7 +375,7 @@ static void test_rejections(void **state)
     mutate_expect(NCL_WIRE_ERR_CHECKSUM, w, 70, 0xFF, 1, 0, &lim, "crc32c");
     mutate_expect(NCL_WIRE_ERR_CHECKSUM, w, 60, 0, 4, 0, &lim, NULL);
     /* bytes fine, meaning not */
-    mutate_expect(NCL_WIRE_ERR_RESERVED, w, 10, 1, 2, 1, &lim, "reserved");
+    mutate_expect(NCL_WIRE_ERR_RESERVED, base_msg(NCL_WIRE_HELLO_ACK, w.src, w.dst), 10, 1, 2, 1, &lim, NULL);
     mutate_expect(NCL_WIRE_ERR_UNKNOWN_COMMAND, w, 5, 0, 1, 1, &lim, "command 0");
     mutate_expect(NCL_WIRE_ERR_UNKNOWN_COMMAND, w, 5, 99, 1, 1, &lim, "command 99");
     mutate_expect(NCL_WIRE_ERR_FLAGS, w, 6, NCL_WIRE_FLAG_REPLY, 2, 1, &lim, "not allowed");
@@ -748,7 +750,7 @@ typedef struct centry {
     size_t len;
 } centry;
 
-#define CORPUS_MAX 80
+#define CORPUS_MAX 96
 static centry corpus[CORPUS_MAX];
 static size_t corpus_n;
 
@@ -875,7 +877,7 @@ static void build_corpus(void)
     add_mut("checksum", "seq_flip", &w, 16, 0x1234, 2, 0);
     add_mut("checksum", "crc_zero", &he, 60, 0, 4, 0);
     /* meaning */
-    add_mut("reserved", "header_bytes_10", &w, 10, 0x100, 2, 1);
+    add_mut("reserved", "header_bytes_10", &he, 10, 0x100, 2, 1); /* a communicator on HELLO */
     add_mut("unknown_command", "0", &nt, 5, 0, 1, 1);
     add_mut("unknown_command", "99", &nt, 5, 99, 1, 1);
     add_mut("flags", "reply_on_write", &w, 6, NCL_WIRE_FLAG_REPLY, 2, 1);
@@ -954,6 +956,25 @@ static void build_corpus(void)
     reseal(b, 79);
     add("length", "abort_15", b, 79);
     add_mut("rank", "abort_origin_9_of_8", &ab, 68, 9, 4, 1);
+
+    /* communicators (NCL_WIRE_CAP_COMM): COMM announces number 3 = id 0x9e3779b9, then its traffic */
+    ncl_wire_msg co = base_msg(NCL_WIRE_COMM, 1, 3);
+    co.comm = 3;
+    co.comm_id = 0x9e3779b9u;
+    add_msg("ok", "comm_3", &co);
+    ncl_wire_msg wc = w;
+    wc.comm = 3;
+    add_msg("ok", "write_comm_3", &wc);
+    ncl_wire_msg ntc = ntt;
+    ntc.comm = 3;
+    add_msg("ok", "notify_tagged_comm_3", &ntc);
+    add_mut("reserved", "comm_number_0", &co, 10, 0, 2, 1);
+    add_mut("reserved", "comm_id_0", &co, 64, 0, 4, 1);
+    add_mut("reserved", "comm_on_error", &er, 10, 3, 2, 1);
+    len = enc(&co, b);
+    put_le(b + 12, 3, 4);
+    reseal(b, len - 1);
+    add("length", "comm_3_bytes", b, len - 1);
 }
 
 static int read_file(const char *path, uint8_t *b, size_t cap, size_t *len)
@@ -1102,6 +1123,57 @@ static void test_shm(void **state)
     assert_false(NCL_WIRE_CAP_KNOWN & NCL_WIRE_CAP_SHM); /* agreed by the backends, as LINK */
 }
 
+/* COMM (communicators on one link): the number in header bytes 10..11, the id as the payload; the
+ * number travels on a communicator's WRITE, WRITE_REDUCE, NOTIFY, ABORT and BYE only. */
+static void test_comm(void **state)
+{
+    (void)state;
+    uint8_t b[BUF_MAX];
+    ncl_wire_msg m = base_msg(NCL_WIRE_COMM, 1, 3), d;
+    m.comm = 65535;
+    m.comm_id = 0xfeedf00du;
+    size_t n = enc(&m, b);
+    assert_int_equal(n, NCL_WIRE_HDR_LEN + 4);
+    ncl_wire_limits lim = NCL_WIRE_LIMITS_INIT;
+    char why[200];
+    assert_int_equal(ncl_wire_decode(b, n, &lim, &d, why, sizeof why), NCL_WIRE_OK);
+    assert_msg_equal(&m, &d);
+    assert_string_equal(ncl_wire_cmd_name(NCL_WIRE_COMM), "COMM");
+    size_t k = 0;
+    ncl_wire_msg bad = m;
+    bad.comm_id = 0;
+    assert_int_equal(ncl_wire_encode(&bad, b, BUF_MAX, &k), NCL_WIRE_ERR_RESERVED);
+    bad = m;
+    bad.payload_len = 1;
+    assert_int_equal(ncl_wire_encode(&bad, b, BUF_MAX, &k), NCL_WIRE_ERR_LENGTH);
+    static const uint8_t carry[] = {NCL_WIRE_WRITE, NCL_WIRE_WRITE_REDUCE, NCL_WIRE_NOTIFY, NCL_WIRE_ABORT,
+                                    NCL_WIRE_BYE};
+    uint8_t cmds[NCMDS + 1];
+    memcpy(cmds, all_cmds, NCMDS);
+    cmds[NCMDS] = NCL_WIRE_BYE;
+    for (size_t c = 0; c < NCMDS + 1; c++) {
+        ncl_wire_msg x = base_msg(cmds[c], 1, 3);
+        x.comm = 2;
+        if (cmds[c] == NCL_WIRE_WRITE_REDUCE)
+            x.dtype = NCL_INT32, x.buf = NCL_BUF_RECV;
+        if (cmds[c] == NCL_WIRE_WRITE)
+            x.buf = NCL_BUF_RECV;
+        if (cmds[c] == NCL_WIRE_ABORT)
+            x.origin = 1;
+        if (cmds[c] == NCL_WIRE_HELLO || cmds[c] == NCL_WIRE_HELLO_ACK)
+            x.hello = make_hello(1, 1, 1u << 20, 0, 0);
+        int carries = memchr(carry, cmds[c], sizeof carry) != NULL;
+        ncl_wire_result r = ncl_wire_encode(&x, b, BUF_MAX, &k);
+        if (carries ? r != NCL_WIRE_OK : r != NCL_WIRE_ERR_RESERVED)
+            fail_msg("%s with communicator 2: %s", ncl_wire_cmd_name(cmds[c]), ncl_wire_result_name(r));
+        if (carries) {
+            assert_int_equal(ncl_wire_decode(b, k, &lim, &d, why, sizeof why), NCL_WIRE_OK);
+            assert_int_equal(d.comm, 2);
+        }
+    }
+    assert_false(NCL_WIRE_CAP_KNOWN & NCL_WIRE_CAP_COMM); /* agreed by the backends, as SHM */
+}
+
 /* Two frames (header, then the payload as it is): the same message and verdicts as one frame. */
 static void test_parts(void **state)
 {
@@ -1188,7 +1260,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_rejections),  cmocka_unit_test(test_rank_rules),  cmocka_unit_test(test_hello_agree),
         cmocka_unit_test(test_bit_flips),   cmocka_unit_test(test_truncation),  cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_corpus),      cmocka_unit_test(test_bye),         cmocka_unit_test(test_crc32c_split),
-        cmocka_unit_test(test_shm),         cmocka_unit_test(test_parts),
+        cmocka_unit_test(test_shm),         cmocka_unit_test(test_comm),         cmocka_unit_test(test_parts),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);

@@ -39,7 +39,7 @@ corrupt)
   grep -q 'link from rank 0 (ipc://@ringsim-[^)]*): frame of [0-9]* bytes rejected: checksum' "$TMP/err" \
     || fail "the corrupt link is not named"
   # the third rank was told by the detector's ABORT (or rank 0's relay of it), naming it and the cause
-  grep -q '^ringsim: rank [12]: .* -- rank [12] aborted .*checksum' "$TMP/err" \
+  grep -Eq '^ringsim: rank [12]: .*(: | -- )rank [12] aborted .*checksum' "$TMP/err" \
     || fail "the bystander was not told why (ABORT)"
   # every agent's engine state joined into the wait-for report: the root cause is the broken link
   grep -q '^hang: rank [0-9] waits for rank [0-9] .*failed allreduce #1 first (link error)' "$TMP/err" \
