@@ -150,8 +150,19 @@ double AlgoCost::predict(uint64_t bytes) const
 
 CostModel::CostModel(const Topology &topo, const rs_device_params &dev,
                      const std::vector<std::vector<int>> &rings, uint32_t channels)
-    : t_(topo), dev_(dev), rings_(rings), channels_(channels ? channels : 1), p_(topo.nranks())
+    : t_(topo), dev_(dev), rings_(rings), node_rings_(rings), channels_(channels ? channels : 1), p_(topo.nranks())
 {
+}
+
+void CostModel::set_members(const std::vector<int> &members)
+{
+    members_ = members;
+    p_ = members.empty() ? t_.nranks() : (int)members.size();
+    node_rings_ = rings_;
+    for (std::vector<int> &ring : node_rings_)
+        for (int &r : ring)
+            r = members.empty() ? r : members[(size_t)r];
+    routes_.clear();
 }
 
 int CostModel::ring_rank(int c, int pos) const
@@ -166,7 +177,7 @@ const CostModel::Route &CostModel::route(int src, int dst) const
     if (found != routes_.end())
         return found->second;
     Route r;
-    r.channels = t_.route(src, dst);
+    r.channels = members_.empty() ? t_.route(src, dst) : t_.route(members_[(size_t)src], members_[(size_t)dst]);
     for (int ch : r.channels) {
         r.latency += t_.channels()[(size_t)ch].params.latency;
         double b = payload_bandwidth(t_.channels()[(size_t)ch].params);
@@ -452,7 +463,7 @@ AlgoCost CostModel::ring(ncl_coll coll, bool pieced) const
     AlgoCost c{coll, NCL_ALGO_RING, 0, 0, 0};
     if (p_ < 2)
         return c;
-    std::vector<double> share = channel_shares(t_, rings_, channels_);
+    std::vector<double> share = channel_shares(t_, node_rings_, channels_);
     std::vector<Flow> flows = ring_step_flows(share);
     Step s = step(flows), s0 = step(flows, true);
     double steps = coll == NCL_COLL_ALLREDUCE ? 2.0 * (p_ - 1) : (double)(p_ - 1);
@@ -544,7 +555,7 @@ std::vector<AlgoCost> CostModel::ring_ar_ready_floor(const AlgoCost &line) const
     const double E = dev_.dma_engines ? (double)dev_.dma_engines : NCL_MAX_QUEUES;
     if (p_ != 3 || !zones_ || !landing() || staged_ || 2.0 * channels_ > std::min((double)NCL_MAX_QUEUES, E))
         return {};
-    std::vector<double> share = channel_shares(t_, rings_, channels_);
+    std::vector<double> share = channel_shares(t_, node_rings_, channels_);
     std::vector<Flow> flows = ring_step_flows(share);
     Step s = step(flows), s0 = step(flows, true);
     AlgoCost ready{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, s0.alpha - s.alpha + line.alpha_s - s.alpha,
@@ -572,7 +583,7 @@ std::vector<AlgoCost> CostModel::ring_rs_floors() const
 {
     if (staged_ || p_ < 3)
         return {};
-    std::vector<Flow> flows = ring_step_flows(channel_shares(t_, rings_, channels_));
+    std::vector<Flow> flows = ring_step_flows(channel_shares(t_, node_rings_, channels_));
     Step s = step(flows), s0 = step(flows, true);
     double C = channels_, E = dev_.dma_engines ? (double)dev_.dma_engines : 1.0, o = dev_.task_overhead;
     double M = dev_.mem_bandwidth, steps = p_ - 1.0, fills = landing() ? 0.0 : p_ - 2.0;
@@ -600,7 +611,7 @@ AlgoCost CostModel::chain(ncl_coll coll) const
         return c;
     std::vector<Flow> flows;
     uint32_t chans = coll == NCL_COLL_BROADCAST ? channels_ : 1;
-    std::vector<double> share = chans > 1 ? channel_shares(t_, rings_, chans) : std::vector<double>{1.0};
+    std::vector<double> share = chans > 1 ? channel_shares(t_, node_rings_, chans) : std::vector<double>{1.0};
     // a broadcast's chain follows the rings from the root; a reduce's (ring_reduce.c) runs in rank
     // order, root + 1 -> root + 2 -> ... -> root
     auto link = [&](uint32_t ch, int i) {

@@ -108,7 +108,7 @@ int run_parallel_training(const rs_scenario &sc, model::Cluster &cl, const Engin
     ncl_result rc = NCL_SUCCESS;
     auto make_group = [&](const std::vector<int> &members, uint32_t tag, std::vector<ncl_comm *> &comms) {
         cfgs.emplace_back(new GroupSetup);
-        group_setup(setup, cl.network().topology(), members, *cfgs.back());
+        group_setup(sc, setup, cl.network().topology(), members, *cfgs.back());
         const std::vector<int32_t> m32(members.begin(), members.end());
         for (int r : members)
             if (rc == NCL_SUCCESS)

@@ -108,12 +108,22 @@ uint64_t algorithm_scratch(const ncl_config &cfg, const ncl_hal_caps &caps, int 
     return env.scratch_bytes - 2 * env.channels * env.zone_bytes;
 }
 
+// What a cost table is made for: a communicator's rings, levels and devices (members: the NPUs of a
+// sub-communicator, empty for the world).
+struct CommShape {
+    const std::vector<std::vector<int>> &rings, &local_rings;
+    const ncl_hal_caps &caps;
+    int nranks;
+    const std::vector<int> &members;
+};
+
 // The cost table auto chooses with: every algorithm's lines on this topology (its links' parameters
 // as they are: at the start, or after faults), for the engine configuration cfg and s's rings and caps.
 std::vector<ncl_cost> cost_table(const rs_scenario &sc, const model::Topology &topo, const ncl_config &cfg,
-                                 const EngineSetup &s)
+                                 const CommShape &s)
 {
     model::CostModel cm(topo, sc.device, s.rings, cfg.channels);
+    cm.set_members(s.members);
     {
         ncl_op op = sc.workload.op == NCL_AVG ? NCL_SUM : sc.workload.op;
         uint32_t es = (uint32_t)ncl_dtype_size(sc.workload.dtype), a = s.caps.inline_align;
@@ -160,8 +170,8 @@ std::vector<ncl_cost> cost_table(const rs_scenario &sc, const model::Topology &t
 }
 } // namespace
 
-void group_setup(const EngineSetup &world, const model::Topology &topo, const std::vector<int> &members,
-                 GroupSetup &out)
+void group_setup(const rs_scenario &sc, const EngineSetup &world, const model::Topology &topo,
+                 const std::vector<int> &members, GroupSetup &out)
 {
     ncl_config cfg = world.cfg;
     if (!cfg.alloc || !cfg.free) { // as model::Cluster::connect gives the world's
@@ -198,6 +208,11 @@ void group_setup(const EngineSetup &world, const model::Topology &topo, const st
         cfg.ring_count = (uint32_t)rings.size();
         cfg.ring_weights = out.ring_weights.data();
     }
+    // auto prices the group's algorithms on the members' own routes
+    const std::vector<std::vector<int>> none;
+    out.costs = cost_table(sc, topo, cfg, CommShape{rings, none, world.caps, (int)n, members});
+    cfg.costs = out.costs.data();
+    cfg.cost_count = (uint32_t)out.costs.size();
     out.cfg = cfg;
 }
 
@@ -271,7 +286,8 @@ void engine_setup(const rs_scenario &sc, const model::Topology &built, EngineSet
     const double zone = sc.workload.landing_zone;
     cfg.landing_zone_bytes = zone < 0 ? 0 : zone == 0 ? NCL_ZONES_OFF : (uint64_t)zone;
     out.nranks = sc.topo.nranks;
-    out.costs = cost_table(sc, topo, cfg, out);
+    const std::vector<int> world;
+    out.costs = cost_table(sc, topo, cfg, CommShape{out.rings, out.local_rings, out.caps, out.nranks, world});
     cfg.costs = out.costs.data();
     cfg.cost_count = (uint32_t)out.costs.size();
     for (size_t i = 0; i < sc.faults_count; i++) // priced again after it (its table may be longer)
@@ -301,7 +317,8 @@ std::vector<ncl_cost> EngineSetup::price(const rs_scenario &sc, const std::vecto
 {
     model::Topology topo(sc.topo);
     topo.set_params(live);
-    return cost_table(sc, topo, cfg, *this);
+    const std::vector<int> world;
+    return cost_table(sc, topo, cfg, CommShape{rings, local_rings, caps, nranks, world});
 }
 
 ncl_plan_env EngineSetup::plan_env() const

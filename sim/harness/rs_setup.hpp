@@ -45,19 +45,21 @@ struct EngineSetup {
 
 /** A sub-communicator's configuration (ncl_comm_create_group / ncl_comm_split's config): the
  *  world's options less what names the world's ranks (as the engine's own default for a child),
- *  plus logical rings over the direct links between the members, weighted by their slowest link.
- *  cfg points into the vectors: keep it alive, uncopied, while the communicators live. */
+ *  plus logical rings over the direct links between the members, weighted by their slowest link,
+ *  and a cost table priced on the members' own routes (auto chooses for the group, not for the
+ *  world). cfg points into the vectors: keep it alive, uncopied, while the communicators live. */
 struct GroupSetup {
     std::vector<int32_t> ring_table, ring_positions;
     std::vector<uint32_t> ring_weights;
+    std::vector<ncl_cost> costs; // auto's prices on the members' routes
     ncl_config cfg;
 
     GroupSetup() = default;
     GroupSetup(const GroupSetup &) = delete;
     GroupSetup &operator=(const GroupSetup &) = delete;
 };
-void group_setup(const EngineSetup &world, const model::Topology &topo, const std::vector<int> &members,
-                 GroupSetup &out);
+void group_setup(const rs_scenario &sc, const EngineSetup &world, const model::Topology &topo,
+                 const std::vector<int> &members, GroupSetup &out);
 
 /** Fills `out` for sc on its topology (rings: auto searches it); ring weights and costs see the
  *  degrade faults at 0 s as part of it. */

@@ -59,6 +59,10 @@ public:
      *  unless the server count is a power of two, then hd). */
     void set_levels(int local_size, const std::vector<std::vector<int>> &local_rings, ncl_algo inter);
 
+    /** A communicator on some of the topology's NPUs (a sub-communicator): its rank r is NPU
+     *  members[r]; rings (constructor) are in its ranks. Before any costs(); empty: every NPU. */
+    void set_members(const std::vector<int> &members);
+
     /** The workload's dtype/op is not reduced inline by the DMA: the ring's reduce-scatter steps
      *  write to scratch and the receiver reduces (a LOCAL_REDUCE task per step). */
     void set_staged(bool staged) { staged_ = staged; }
@@ -151,6 +155,8 @@ private:
     const Topology &t_;
     rs_device_params dev_;
     std::vector<std::vector<int>> rings_;
+    std::vector<int> members_;                 // set_members (empty: rank r is NPU r)
+    std::vector<std::vector<int>> node_rings_; // rings_ in the topology's NPUs
     uint32_t channels_;
     int p_;
     int local_size_ = 0;

@@ -90,9 +90,9 @@ int body(const rs_scenario &sc)
     ncl_comm *groups[16] = {};
     rs::GroupSetup tps[2], dps[4];
     for (int g = 0; g < 2; g++)
-        rs::group_setup(setup, cl.network().topology(), {4 * g, 4 * g + 1, 4 * g + 2, 4 * g + 3}, tps[g]);
+        rs::group_setup(sc, setup, cl.network().topology(), {4 * g, 4 * g + 1, 4 * g + 2, 4 * g + 3}, tps[g]);
     for (int g = 0; g < 4; g++)
-        rs::group_setup(setup, cl.network().topology(), {g, g + 4}, dps[g]);
+        rs::group_setup(sc, setup, cl.network().topology(), {g, g + 4}, dps[g]);
     std::printf("rings found: tp group %u, dp pair %u\n", tps[0].cfg.ring_count, dps[0].cfg.ring_count);
     CHECK(tps[0].cfg.ring_count == 2 && dps[0].cfg.ring_count == 1);
     for (int r = 0; r < P; r++) {
@@ -127,6 +127,54 @@ int body(const rs_scenario &sc)
     // on two rings the group's 6.3 MB per link take 107 us of wire: within 20 % of that with latencies
     CHECK(t_tp > 0 && t_tp < 1.2 * (1.5 * 4194304 / 2 / 29.5e3) && t_dp > 0);
     CHECK(t_both >= (t_tp > t_dp ? t_tp : t_dp) && t_both <= t_tp + t_dp);
+    // (c') auto on a group chooses with the group's own cost table (rs::group_setup prices its
+    // members' routes): within 5 % of the best algorithm forced, for a tp block of 4 and a group of 4
+    // spread over the server, from 64 KiB to 16 MiB
+    {
+        rs::GroupSetup spread;
+        const std::vector<int> sm = {1, 3, 4, 6};
+        rs::group_setup(sc, setup, cl.network().topology(), sm, spread);
+        ncl_comm *sg[P] = {};
+        for (int r : sm)
+            CHECK(ncl_comm_create_group(cl.comm(r), std::vector<int32_t>(sm.begin(), sm.end()).data(), 4, 3,
+                                        &spread.cfg, &sg[r]) == NCL_SUCCESS);
+        auto group_time = [&](const std::vector<int> &members, ncl_comm *const *comm_of, ncl_algo algo,
+                              uint64_t count) {
+            rs::Programs p(cl, nullptr);
+            for (int r : members) {
+                CHECK(ncl_comm_set_algorithm(comm_of[r], NCL_COLL_ALLREDUCE, algo) == NCL_SUCCESS);
+                uint16_t c = p.add_comm(r, comm_of[r]);
+                p.add(r, start(NCL_COLL_ALLREDUCE, 0, c, count)), p.add(r, wait(0));
+            }
+            CHECK(p.run());
+            return (double)last_end(p, P) / k_us;
+        };
+        ncl_comm *tp_of[P];
+        for (int r = 0; r < P; r++)
+            tp_of[r] = groups[2 * r];
+        const ncl_algo algos[] = {NCL_ALGO_RING, NCL_ALGO_HD, NCL_ALGO_MESH, NCL_ALGO_DBTREE};
+        for (int g = 0; g < 2; g++) {
+            const std::vector<int> members = g == 0 ? std::vector<int>{0, 1, 2, 3} : sm;
+            ncl_comm *const *comm_of = g == 0 ? tp_of : sg;
+            for (uint64_t count : {16384ull, 262144ull, 4194304ull}) {
+                double best = 0, t_auto = group_time(members, comm_of, NCL_ALGO_AUTO, count);
+                const char *best_name = "";
+                for (ncl_algo a : algos) {
+                    double t = group_time(members, comm_of, a, count);
+                    if (best == 0 || t < best)
+                        best = t, best_name = ncl_algo_name(a);
+                }
+                ncl_rank_state st;
+                ncl_comm_state(comm_of[members[0]], &st);
+                std::printf("%s group, %llu B allreduce: auto %.3f us, best %s %.3f us\n", g ? "spread" : "tp",
+                            (unsigned long long)count * 4, t_auto, best_name, best);
+                CHECK(t_auto <= 1.05 * best);
+            }
+        }
+        for (ncl_comm *c : sg)
+            if (c)
+                ncl_comm_destroy(c);
+    }
     // (d) a pipeline: rank 0's 4 MiB goes 0 -> 1 -> ... -> 7, each rank forwarding what it received
     {
         rs::Programs p(cl, nullptr);
