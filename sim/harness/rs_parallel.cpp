@@ -14,6 +14,7 @@
 #include <ncl/ncl_diag.h>
 
 #include "rs_program.hpp"
+#include "scenario/rs_fusion.h"
 #include "scenario/rs_layers.h"
 #include "sweep/rs_sweep.h"
 
@@ -34,9 +35,41 @@ struct StageWork {
     uint64_t head_f = 0, head_b = 0;                      // tensors after the last layer (last stage)
     uint64_t params = 0;                                  // gradient elements of the stage ...
     uint64_t expert_params = 0;                           // ... of them in the layers' MLP blocks
+    // The gradients the dp groups reduce (the experts' go apart), in the order the backward pass
+    // produces them (elements of this rank's shard), and how many are ready after each part of it:
+    // the head, then per layer (indexed as attn_b) its MLP block and its attention block; the
+    // first stage's embeddings come last, with no compute of their own.
+    std::vector<uint64_t> grads;
+    size_t head_ready = 0;
+    std::vector<size_t> rest_ready, attn_ready;
 };
 
-std::vector<StageWork> split_stages(const rs_training &t, const rs_layers &l, int pp, int tp, double mb)
+// The stage's dense gradients in produced order (StageWork.grads and the ready counts).
+void order_gradients(const rs_training &t, const rs_layers &l, size_t lo, size_t hi, bool first, bool last, int tp,
+                     bool experts_apart, StageWork &w)
+{
+    auto take = [&](size_t a, size_t b, bool expert) { // tensors b-1 down to a
+        for (size_t i = b; i-- > a;)
+            if (!(expert && experts_apart) && t.tensors[i].params)
+                w.grads.push_back(t.tensors[i].params / (uint64_t)tp);
+    };
+    if (last)
+        take(l.after, t.tensors_count, false);
+    w.head_ready = w.grads.size();
+    w.rest_ready.assign(hi - lo, 0), w.attn_ready.assign(hi - lo, 0);
+    for (size_t k = hi; k-- > lo;) {
+        size_t a = l.first[k], m = rs_layers_split(&t, &l, k), b = l.first[k + 1];
+        take(m, b, true);
+        w.rest_ready[k - lo] = w.grads.size();
+        take(a, m, false);
+        w.attn_ready[k - lo] = w.grads.size();
+    }
+    if (first)
+        take(0, l.first[0], false);
+}
+
+std::vector<StageWork> split_stages(const rs_training &t, const rs_layers &l, int pp, int tp, double mb,
+                                    bool experts_apart)
 {
     std::vector<StageWork> st((size_t)pp);
     auto f = [&](size_t a, size_t b) {
@@ -61,6 +94,7 @@ std::vector<StageWork> split_stages(const rs_training &t, const rs_layers &l, in
             for (size_t i = a; i < b; i++)
                 w.params += t.tensors[i].params, w.expert_params += i >= m ? t.tensors[i].params : 0;
         }
+        order_gradients(t, l, lo, hi, s == 0, s == pp - 1, tp, experts_apart, w);
     }
     for (size_t i = 0; i < l.first[0]; i++) // embeddings: the first stage's gradients, no compute
         st[0].params += t.tensors[i].params;
@@ -93,12 +127,40 @@ int run_parallel_training(const rs_scenario &sc, model::Cluster &cl, const Engin
         std::fprintf(err, "ringsim: %s: workload.training.model: %s\n", sc.path, why);
         return RS_EXIT_USAGE;
     }
-    const std::vector<StageWork> stages = split_stages(t, layers, pp, tp, (double)t.micro_batch);
+    const std::vector<StageWork> stages = split_stages(t, layers, pp, tp, (double)t.micro_batch, ep > 1);
     const size_t nlayers = layers.count;
     rs_layers_free(&layers);
     // what a tensor-parallel allreduce and a pipeline send carry: a micro-batch's activations
     const uint64_t act = (uint64_t)t.sequence * t.hidden * (uint64_t)t.micro_batch;
     const ncl_dtype dt = sc.workload.dtype;
+    const uint64_t es = ncl_dtype_size(dt);
+
+    // with fusion, each stage's dense gradients in buckets reduced as the last backward produces
+    // them (Megatron-LM's overlapped gradient reduction); without, all of them after it
+    const bool overlap = t.fusion != nullptr && dp > 1;
+    std::vector<std::vector<dp_bucket>> plans((size_t)pp);
+    if (overlap) {
+        rs_fusion fusion;
+        if (rs_fusion_parse(t.fusion, &fusion, why, sizeof why) != 0) { // the loader checked it already
+            std::fprintf(err, "ringsim: %s: workload.training.fusion: %s\n", sc.path, why);
+            return RS_EXIT_USAGE;
+        }
+        for (int s = 0; s < pp; s++) {
+            const std::vector<uint64_t> &g = stages[(size_t)s].grads;
+            std::vector<uint64_t> bytes(g.size());
+            for (size_t i = 0; i < g.size(); i++)
+                bytes[i] = g[i] * es;
+            std::vector<dp_bucket> &plan = plans[(size_t)s];
+            plan.resize(g.size());
+            uint32_t nb = g.empty() ? 0 : rs_fusion_buckets(&fusion, bytes.data(), (uint32_t)g.size(), plan.data(),
+                                                            why, sizeof why);
+            if (nb == 0 && !g.empty()) {
+                std::fprintf(err, "ringsim: %s: workload.training.fusion: stage %d: %s\n", sc.path, s, why);
+                return RS_EXIT_USAGE;
+            }
+            plan.resize(nb);
+        }
+    }
 
     // the groups: tensor-parallel ranks consecutive, stages next, replicas outermost
     auto rank_of = [&](int d, int s, int x) { return (d * pp + s) * tp + x; };
@@ -162,6 +224,18 @@ int run_parallel_training(const rs_scenario &sc, model::Cluster &cl, const Engin
         const uint16_t epc = ep > 1 ? prog.add_comm(r, ep_comm[(size_t)r]) : 0;
         const uint16_t edpc = edp_comm[(size_t)r] ? prog.add_comm(r, edp_comm[(size_t)r]) : 0;
         bool send_f = false, send_b = false; // a send of that direction still in flight
+        int backwards = 0;                   // backward passes written so far: the M-th is the last
+        size_t next_bucket = 0;              // overlap: the first bucket not started
+        const std::vector<dp_bucket> &plan = plans[(size_t)s];
+        auto buckets_ready = [&](size_t ready) { // the last backward has produced `ready` gradients
+            if (!overlap || backwards != M)
+                return;
+            for (; next_bucket < plan.size() && plan[next_bucket].last < ready; next_bucket++) {
+                ProgStep st = start(NCL_COLL_ALLREDUCE, kDp, dpc, plan[next_bucket].bytes / es, 0, "dp");
+                st.queued = true; // behind the bucket before it, as on the group's stream
+                prog.add(r, st);
+            }
+        };
         auto tp_ar = [&] {
             if (tp > 1)
                 prog.add(r, start(NCL_COLL_ALLREDUCE, kTp, tpc, act, 0, "tp")), prog.add(r, wait(kTp));
@@ -186,13 +260,17 @@ int run_parallel_training(const rs_scenario &sc, model::Cluster &cl, const Engin
             }
         };
         auto backward = [&] {
+            backwards++;
             if (s < pp - 1)
                 prog.add(r, start(ProgStep::Recv, kRecvB, 0, act, r + tp, "pp")), prog.add(r, wait(kRecvB));
             if (w.head_b)
                 prog.add(r, compute(w.head_b, "backward"));
-            for (size_t k = w.attn_b.size(); k-- > 0;)
-                a2a(), prog.add(r, compute(w.rest_b[k], "backward")), a2a(), tp_ar(),
-                    prog.add(r, compute(w.attn_b[k], "backward")), tp_ar();
+            buckets_ready(w.head_ready);
+            for (size_t k = w.attn_b.size(); k-- > 0;) {
+                a2a(), prog.add(r, compute(w.rest_b[k], "backward")), buckets_ready(w.rest_ready[k]), a2a(), tp_ar();
+                prog.add(r, compute(w.attn_b[k], "backward")), buckets_ready(w.attn_ready[k]), tp_ar();
+            }
+            buckets_ready(w.grads.size());
             if (s > 0) {
                 if (send_b)
                     prog.add(r, wait(kSendB));
@@ -214,11 +292,11 @@ int run_parallel_training(const rs_scenario &sc, model::Cluster &cl, const Engin
             prog.add(r, wait(kSendB));
         // the gradients: with experts, the MLP blocks' over the replicas of the same experts only
         const uint64_t dense = ep > 1 ? w.params - w.expert_params : w.params;
-        if (dp > 1 && dense)
+        if (dp > 1 && dense && !overlap)
             prog.add(r, start(NCL_COLL_ALLREDUCE, kDp, dpc, dense, 0, "dp"));
         if (edpc && w.expert_params)
             prog.add(r, start(NCL_COLL_ALLREDUCE, kDpExpert, edpc, w.expert_params, 0, "dp"));
-        if (dp > 1 && dense)
+        if (dp > 1 && dense && (!overlap || !plan.empty()))
             prog.add(r, wait(kDp));
         if (edpc && w.expert_params)
             prog.add(r, wait(kDpExpert));
@@ -264,9 +342,14 @@ int run_parallel_training(const rs_scenario &sc, model::Cluster &cl, const Engin
         std::fprintf(out, "# experts: each layer's MLP block over %d replicas, 4 all-to-alls of the activations per "
                      "layer; stage 0's expert gradients %.1f MB allreduced over the %d replicas of the same experts\n",
                      ep, (double)(w0.expert_params * ncl_dtype_size(dt)) / 1e6, dp / ep);
-    if (dp > 1)
+    if (dp > 1 && overlap)
+        std::fprintf(out, "# gradients: stage 0's shard %.1f MB allreduced over %d replicas in %zu bucket%s (fusion %s) "
+                     "as its last backward produces them\n",
+                     (double)((ep > 1 ? w0.params - w0.expert_params : w0.params) * es) / 1e6, dp, plans[0].size(),
+                     plans[0].size() == 1 ? "" : "s", t.fusion);
+    else if (dp > 1)
         std::fprintf(out, "# gradients: stage 0's shard %.1f MB allreduced over %d replicas after its last backward\n",
-                     (double)((ep > 1 ? w0.params - w0.expert_params : w0.params) * ncl_dtype_size(dt)) / 1e6, dp);
+                     (double)((ep > 1 ? w0.params - w0.expert_params : w0.params) * es) / 1e6, dp);
     std::fprintf(out, "#\n# %13s %12s %12s %14s %14s %14s%s %12s %11s\n", "iteration(us)", "compute(us)", "comm(us)",
                  "tp waits(us)", "pp waits(us)", "dp waits(us)", ep > 1 ? "   ep waits(us)" : "", "samples/s",
                  "efficiency");

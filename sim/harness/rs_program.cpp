@@ -47,7 +47,12 @@ void Programs::fail(int rank, const char *what, ncl_comm *comm, ncl_result rc)
 bool Programs::issue(int rank, const ProgStep &s)
 {
     Rank &k = ranks_[(size_t)rank];
-    if (s.slot >= kProgSlots || k.slots[s.slot].busy || s.comm >= k.comms.size()) {
+    if (s.queued && s.slot < kProgSlots && k.slots[s.slot].busy && !k.slots[s.slot].done) {
+        k.slots[s.slot].queue.push_back(s); // poll starts it when the running call is done
+        return true;
+    }
+    if (s.slot >= kProgSlots || (k.slots[s.slot].busy && !(s.queued && k.slots[s.slot].done)) ||
+        s.comm >= k.comms.size()) {
         fail(rank, "a call started in a slot in use or out of range, or on a communicator not added", nullptr,
              NCL_SUCCESS);
         return false;
@@ -106,6 +111,13 @@ bool Programs::poll(int rank)
             k.times.calls_slot[&sl - k.slots] += now - sl.start;
             if (tracer_ && now > sl.start)
                 tracer_->span(rank, sl.label ? sl.label : "call", sl.start, now, sl.label ? sl.label : "calls");
+            while (sl.done && sl.next < sl.queue.size()) { // the next queued call on this slot starts now
+                const ProgStep next = sl.queue[sl.next++];
+                if (sl.next == sl.queue.size())
+                    sl.queue.clear(), sl.next = 0;
+                if (!issue(rank, next))
+                    return false;
+            }
         }
     }
     return true;
@@ -139,7 +151,7 @@ void Programs::advance(int rank)
                 return;
             }
             Slot &sl = k.slots[st.slot];
-            if (!sl.done) {
+            if (!sl.done || sl.next < sl.queue.size()) {
                 if (!k.waiting)
                     k.waiting = true, k.wait_from = now;
                 return; // the NPU's progress wakes it

@@ -13,7 +13,9 @@
 namespace rs {
 
 /** One step of a rank's program. Steps run in order; a Start issues a non-blocking call and goes
- *  on, a Wait blocks until the call in its slot has finished, a Compute until its time passed. */
+ *  on, a Wait blocks until the call in its slot has finished, a Compute until its time passed. A
+ *  queued Start on a slot whose call is still running goes behind it, as calls on a stream do (it
+ *  starts when the one before finished; a Wait on the slot waits for the last). */
 struct ProgStep {
     enum Kind : uint8_t { Compute, Start, Wait };
     enum Call : uint8_t { Send = NCL_COLL_COUNT, Recv }; // beside the ncl_coll values
@@ -24,6 +26,7 @@ struct ProgStep {
     int32_t peer;      // Send / Recv: the peer's rank in that communicator; broadcast/reduce: root
     uint64_t count;    // Start: elements; Compute: duration in ps
     const char *label; // trace lane of a call ("tp", "dp", "pp"), or the compute span's name
+    bool queued = false; // Start: behind the slot's running call instead of an error
 };
 
 enum { kProgSlots = 16 };
@@ -64,6 +67,8 @@ private:
         bool busy = false, done = false;
         uint64_t start = 0, end = 0;
         const char *label = nullptr;
+        std::vector<ProgStep> queue; // queued Starts behind the running call, oldest first
+        size_t next = 0;             // the first of them not started
     };
     struct Rank {
         std::vector<ProgStep> steps;

@@ -92,6 +92,11 @@ int rs_scenario_set_training(rs_scenario *sc, const char *fusion, int micro_batc
             snprintf(err, errlen, "%s", why);
             return -1;
         }
+        if (t->dp && f.dp.kind == DP_FUSION_INDEX) {
+            snprintf(err, errlen, "indices with parallel: each stage buckets its own gradients (allowed: threshold: "
+                     "SIZE, sizes: P1, P2, ..., single, none, default)");
+            return -1;
+        }
         char *copy = strdup(fusion);
         if (copy == NULL) {
             snprintf(err, errlen, "out of memory");

@@ -625,10 +625,15 @@ static int rs_check_parallel(rs_schema_ctx *c, yaml_node_t *node, rs_training *t
                             "replicas that divide dp)", t->ep, dp);
     if (!t->micro_batches)
         t->micro_batches = t->pp;
-    if (rs_yaml_get(c->y, node, "fusion", NULL))
-        return rs_yaml_fail(c->y, rs_schema_key_line(c, node, "fusion"), "fusion", "with parallel each stage's "
-                            "gradient shard is allreduced at once after its last backward (allowed: leave fusion "
-                            "out)");
+    rs_fusion f;
+    if (!rs_yaml_get(c->y, node, "fusion", NULL)) { /* not given: no buckets, all after the last backward */
+        free(t->fusion);
+        t->fusion = NULL;
+    } else if (rs_fusion_parse(t->fusion, &f, NULL, 0) == 0 && f.dp.kind == DP_FUSION_INDEX)
+        return rs_yaml_fail(c->y, rs_schema_key_line(c, node, "fusion"), "fusion", "with parallel each stage "
+                            "buckets its own gradients, so indices into the whole model's name none of them "
+                            "(allowed: threshold: SIZE, sizes: P1, P2, ..., single, none, default; or leave fusion "
+                            "out: each stage's gradients at once after its last backward)");
     if (!t->hidden || !t->sequence)
         return rs_yaml_fail(c->y, model_line, "model", "'%s' gives no hidden and sequence: what tensor-parallel "
                             "allreduces and pipeline sends carry is unknown (allowed: a transformer's table with "

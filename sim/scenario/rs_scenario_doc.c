@@ -73,11 +73,12 @@ static int rs_key_shown(const void *root, const rs_map *m, const rs_key *k, cons
             (k->type == RS_T_COLLS || k->sub == &rs_scenario_map_sizes || strcmp(k->name, "root") == 0))
             return 0;
     }
-    /* a parallel step (the check sets dp) has no fusion; a data-parallel one no parallel keys */
+    /* a parallel step (the check sets dp) has fusion only where given; a data-parallel one no
+     * parallel keys */
     if (m == &rs_scenario_map_training) {
         const int parallel = ((const rs_training *)base)->dp != 0;
         if (strcmp(k->name, "fusion") == 0)
-            return !parallel;
+            return !parallel || ((const rs_training *)base)->fusion != NULL;
         if (strcmp(k->name, "parallel") == 0 || strcmp(k->name, "micro_batches") == 0)
             return parallel;
     }
