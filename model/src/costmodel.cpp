@@ -316,7 +316,12 @@ CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first
         for (size_t a = 0; a < count && !chained; a++)
             for (size_t b = 0; b < a && !chained; b++)
                 chained = flows[mine[a]].queue >= 0 && flows[mine[a]].queue == flows[mine[b]].queue;
-        waves[v] = count > engines || chained;
+        // writes over the device's NIC are the NIC's to move: they take none of the DMA engines
+        size_t nics = 0;
+        for (size_t a = 0; a < count; a++)
+            nics += t_.channels()[(size_t)first_hop[mine[a]]].nic;
+        const size_t eng = engines + nics;
+        waves[v] = count > eng || chained;
         if (waves[v]) {
             std::vector<EngineWrite> writes, wires; // the device's writes, and the same at wire time per byte
             std::vector<size_t> flow_of(mine, mine + count);
@@ -326,7 +331,7 @@ CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first
                 writes.push_back(EngineWrite{ready_at[k], o + r.latency, flows[k].queue, arrive_beta[k]});
             }
             std::vector<double> per_byte;
-            std::vector<double> arrive = engines_arrive(writes, engines);
+            std::vector<double> arrive = engines_arrive(writes, eng);
             // each write's bytes share its first channel with the device's writes on it that are
             // issued before its bytes leave and still move then (issued together: a wave)
             for (size_t w = 0; w < arrive.size(); w++) {
@@ -337,19 +342,19 @@ CostModel::Step CostModel::step(const std::vector<Flow> &flows, bool ready_first
                         shared++;
                 writes[w].hold_beta *= std::max(1.0, shared);
             }
-            arrive = engines_arrive(writes, engines, &per_byte);
+            arrive = engines_arrive(writes, eng, &per_byte);
             for (size_t w = 0; w < arrive.size(); w++) {
                 out.arrive[flow_of[w]] = arrive[w];
                 arrive_beta[flow_of[w]] = per_byte[w];
                 alpha = std::max(alpha, arrive[w]);
             }
-            beta = std::max(beta, wire[v] / (double)std::min(engines, writes.size()));
+            beta = std::max(beta, wire[v] / (double)std::min(eng, writes.size()));
             // the mesh family's blocks (writes on send queues): whole writes, not a fluid, that
             // the engines carry in waves, a queue's in order (the ring's channels move rounds
             // of a slice, which do share the engines evenly)
             bool queued = std::all_of(writes.begin(), writes.end(), [](const EngineWrite &w) { return w.queue >= 0; });
             if (queued)
-                for (double t : engines_arrive(wires, engines))
+                for (double t : engines_arrive(wires, eng))
                     beta = std::max(beta, t);
         }
     }

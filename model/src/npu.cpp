@@ -13,7 +13,7 @@ namespace model {
 namespace {
 
 const ParamInfo k_params[] = {
-    {"dma_engines", "", RS_DEFAULT_NPU_DMA_ENGINES, "data tasks the device runs at once; more wait in FIFO order"},
+    {"dma_engines", "", RS_DEFAULT_NPU_DMA_ENGINES, "data tasks the device runs at once (writes over its NIC take none: the NIC moves them); more wait in FIFO order"},
     {"queue_depth", "", RS_DEFAULT_NPU_QUEUE_DEPTH,
      "data tasks a queue may have in flight at once (the engine keeps at most 4): the next is issued "
      "while the ones before it still move"},
@@ -298,21 +298,14 @@ ncl_result Npu::dma_submit(uint32_t queue, const ncl_task *task)
     Dma &d = qs.dma[(qs.head + qs.count++) % kDepth];
     d = Dma{};
     d.task = *task;
-    if (!qs.engine && !qs.waiting) {
-        if (device_->busy_engines_ >= dev_.dma_engines) {
-            qs.waiting = true;
-            device_->waiting_.emplace_back(this, queue);
-            return NCL_SUCCESS;
-        }
-        device_->busy_engines_++;
-        qs.engine = true;
-    }
-    if (qs.engine)
-        start_dma(queue);
+    d.nic = ncl_task_is_remote(task->kind) && net_.leaves_by_nic(device_->rank_, all_[task->peer]->device_->rank_);
+    start_dma(queue);
     return NCL_SUCCESS;
 }
 
-// The queue holds an engine: issue its tasks not issued yet, one task_overhead after another.
+// Issues the queue's tasks not issued yet, in order, one task_overhead after another. All but
+// writes over the NIC need the queue to hold one of the device's DMA engines: without one the
+// queue waits for it (FIFO among the device's queues), and its later tasks with it.
 void Npu::start_dma(uint32_t queue)
 {
     Queue &qs = queues_[queue];
@@ -320,6 +313,17 @@ void Npu::start_dma(uint32_t queue)
         uint32_t slot = (qs.head + k) % kDepth;
         if (qs.dma[slot].started)
             continue;
+        if (!qs.dma[slot].nic && !qs.engine) {
+            if (qs.waiting)
+                return;
+            if (device_->busy_engines_ >= dev_.dma_engines) {
+                qs.waiting = true;
+                device_->waiting_.emplace_back(this, queue);
+                return;
+            }
+            device_->busy_engines_++;
+            qs.engine = true;
+        }
         qs.dma[slot].started = true;
         bool latency_path = (qs.dma[slot].task.flags & NCL_TASK_LATENCY_PATH) && dev_.latency_path_overhead >= 0;
         double o = latency_path ? dev_.latency_path_overhead : dev_.task_overhead;
@@ -497,9 +501,9 @@ void Npu::finish_dma(uint64_t id)
             e.deferred = false;
             move((id / kDepth) * kDepth + (qs.head + k) % kDepth);
         }
-        busy |= e.done == 0;
+        busy |= e.done == 0 && !e.nic;
     }
-    if (!busy) {
+    if (!busy && qs.engine) {
         qs.engine = false;
         Npu *d = device_;
         d->busy_engines_--;

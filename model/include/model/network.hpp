@@ -79,6 +79,13 @@ public:
     uint64_t faults_applied() const { return faults_applied_; }
     std::string describe() const { return topo_.describe(); }
     const Topology &topology() const { return topo_; }
+    /** A transfer from node src to dst leaves src through its NIC (a cluster's inter-server
+     *  route): the NIC's own engine moves it, not one of the device's DMA engines. */
+    bool leaves_by_nic(int src, int dst)
+    {
+        const std::vector<int> &r = routes_[route_lookup(src, dst)];
+        return !r.empty() && topo_.channels()[(size_t)r.front()].nic;
+    }
     Scheduler &scheduler() { return *sched_; }
     rs_fidelity fidelity() const { return fid_; }
     int nranks() const { return topo_.nranks(); }

@@ -118,6 +118,7 @@ private:
         bool deferred = false;    // a local task issued while earlier ones still ran
         bool send_wait = false;   // a write waiting for the queue's previous one to leave
         bool damaged = false;     // a write that arrived damaged, unnoticed (corrupt fault, no crc)
+        bool nic = false;         // a write over the device's NIC: the NIC moves it, it holds no DMA engine
         uint8_t done = 0;         // 1: finished, 2: failed
     };
     static constexpr uint32_t kDepth = NCL_MAX_IN_FLIGHT; // the most the engine keeps in flight
@@ -125,7 +126,7 @@ private:
     struct Queue {
         Dma dma[kDepth];
         uint32_t head = 0, count = 0;
-        bool engine = false;       // holds a DMA engine
+        bool engine = false;       // holds a DMA engine (for its tasks but writes over the NIC)
         bool waiting = false;      // in waiting_ for one
         uint64_t issue_free_ps = 0; // when the engine can issue its next task
         uint64_t reduce_free_ps = 0; // when its reduce unit has finished the tasks issued so far
