@@ -16,6 +16,7 @@
 #include "rs_program.hpp"
 #include "scenario/rs_fusion.h"
 #include "scenario/rs_layers.h"
+#include "sweep/rs_shape.h"
 #include "sweep/rs_sweep.h"
 
 namespace rs {
@@ -134,6 +135,13 @@ int run_parallel_training(const rs_scenario &sc, model::Cluster &cl, const Engin
     const uint64_t act = (uint64_t)t.sequence * t.hidden * (uint64_t)t.micro_batch;
     const ncl_dtype dt = sc.workload.dtype;
     const uint64_t es = ncl_dtype_size(dt);
+    // uneven token routing: the experts' all-to-alls over alltoallv's skewed matrix
+    const uint64_t *a2av_counts = nullptr;
+    if (ep > 1 && t.ep_skew > 0) {
+        rs_shape a2av;
+        if (rs_shape_make_a2av(&a2av, ep, dt, t.ep_skew, act * es))
+            a2av_counts = rs_shape_a2av_counts(&a2av);
+    }
 
     // with fusion, each stage's dense gradients in buckets reduced as the last backward produces
     // them (Megatron-LM's overlapped gradient reduction); without, all of them after it
@@ -240,9 +248,13 @@ int run_parallel_training(const rs_scenario &sc, model::Cluster &cl, const Engin
             if (tp > 1)
                 prog.add(r, start(NCL_COLL_ALLREDUCE, kTp, tpc, act, 0, "tp")), prog.add(r, wait(kTp));
         };
-        auto a2a = [&] { // tokens to their experts and back: act / ep elements to each peer
-            if (ep > 1)
-                prog.add(r, start(NCL_COLL_ALLTOALL, kEp, epc, act / (uint64_t)ep, 0, "ep")), prog.add(r, wait(kEp));
+        auto a2a = [&] { // tokens to their experts and back: act / ep elements to each peer (on average)
+            if (ep > 1) {
+                ProgStep st = start(a2av_counts ? (uint8_t)ProgStep::AllToAllV : (uint8_t)NCL_COLL_ALLTOALL, kEp, epc,
+                                    act / (uint64_t)ep, 0, "ep");
+                st.counts = a2av_counts;
+                prog.add(r, st), prog.add(r, wait(kEp));
+            }
         };
         auto forward = [&] {
             if (s > 0)
@@ -340,8 +352,9 @@ int run_parallel_training(const rs_scenario &sc, model::Cluster &cl, const Engin
                  pp > 1 ? ", a pipeline send each way per stage boundary" : "");
     if (ep > 1)
         std::fprintf(out, "# experts: each layer's MLP block over %d replicas, 4 all-to-alls of the activations per "
-                     "layer; stage 0's expert gradients %.1f MB allreduced over the %d replicas of the same experts\n",
-                     ep, (double)(w0.expert_params * ncl_dtype_size(dt)) / 1e6, dp / ep);
+                     "layer%s; stage 0's expert gradients %.1f MB allreduced over the %d replicas of the same experts\n",
+                     ep, a2av_counts ? " (alltoallv: uneven routing, blocks (1 +- ep_skew) x the mean)" : "",
+                     (double)(w0.expert_params * ncl_dtype_size(dt)) / 1e6, dp / ep);
     if (dp > 1 && overlap)
         std::fprintf(out, "# gradients: stage 0's shard %.1f MB allreduced over %d replicas in %zu bucket%s (fusion %s) "
                      "as its last backward produces them\n",

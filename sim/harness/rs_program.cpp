@@ -74,6 +74,7 @@ bool Programs::issue(int rank, const ProgStep &s)
         break;
     case NCL_COLL_ALLGATHER: rc = ncl_allgather_start(buf + (uint64_t)cr * block, buf, s.count, dt, c); break;
     case NCL_COLL_ALLTOALL: rc = ncl_alltoall_start(buf, buf, s.count, dt, c); break;
+    case ProgStep::AllToAllV: rc = ncl_alltoallv_start(buf, buf, s.counts, dt, c); break;
     case ProgStep::Send: rc = ncl_send_start(buf, s.count, dt, s.peer, c, &op); break;
     case ProgStep::Recv: rc = ncl_recv_start(buf, s.count, dt, s.peer, c, &op); break;
     default: break;

@@ -18,7 +18,7 @@ namespace rs {
  *  starts when the one before finished; a Wait on the slot waits for the last). */
 struct ProgStep {
     enum Kind : uint8_t { Compute, Start, Wait };
-    enum Call : uint8_t { Send = NCL_COLL_COUNT, Recv }; // beside the ncl_coll values
+    enum Call : uint8_t { Send = NCL_COLL_COUNT, Recv, AllToAllV }; // beside the ncl_coll values
     Kind kind;
     uint8_t call;      // Start: an ncl_coll, Send or Recv
     uint8_t slot;      // Start / Wait: which of the rank's kProgSlots calls in flight
@@ -27,6 +27,7 @@ struct ProgStep {
     uint64_t count;    // Start: elements; Compute: duration in ps
     const char *label; // trace lane of a call ("tp", "dp", "pp"), or the compute span's name
     bool queued = false; // Start: behind the slot's running call instead of an error
+    const uint64_t *counts = nullptr; // AllToAllV: the communicator's p x p block matrix (ncl_alltoallv)
 };
 
 enum { kProgSlots = 16 };

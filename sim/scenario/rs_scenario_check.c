@@ -623,6 +623,9 @@ static int rs_check_parallel(rs_schema_ctx *c, yaml_node_t *node, rs_training *t
     if (dp % t->ep != 0)
         return rs_yaml_fail(c->y, pline, "parallel", "ep %d does not divide dp %lld (allowed: expert groups of "
                             "replicas that divide dp)", t->ep, dp);
+    if (t->ep_skew > 0 && t->ep < 2)
+        return rs_yaml_fail(c->y, pline, "parallel", "ep_skew %g without experts (allowed: with ep of 2 or more)",
+                            t->ep_skew);
     if (!t->micro_batches)
         t->micro_batches = t->pp;
     rs_fusion f;

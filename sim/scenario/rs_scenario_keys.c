@@ -244,6 +244,10 @@ static const rs_key rs_keys_parallel[] = {
      NULL, "expert parallelism: every layer's MLP block is a mixture of experts spread over ep consecutive "
      "replicas, an all-to-all of the activations before and after it (forward and backward) on those "
      "replicas, its gradients allreduced over the dp / ep replicas holding the same experts; divides dp"},
+    {"ep_skew", RS_T_UNIT, RS_UNIT_COUNT, RS_S_DBL, offsetof(rs_training, ep_skew), 0, 0, 1, 0, 0, 0, "0", NULL,
+     NULL, NULL, "with ep: uneven token routing, the all-to-alls as alltoallv over workload.alltoallv_skew's "
+     "matrix (each pair's block (1 + skew (w - 4) / 4) x the mean, w = 0 .. 8 a fixed mix per pair); 0: "
+     "equal blocks"},
 };
 static const rs_map rs_scenario_map_parallel = {
     "workload.training.parallel", "Parallel dimensions of the training step: rank = (replica x pp + stage) x tp + "

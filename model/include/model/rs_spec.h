@@ -148,6 +148,8 @@ typedef struct rs_training {
     uint32_t sequence;       /* the table's tokens per sample (0: not given) */
     int32_t tp, pp, dp;      /* parallel dimensions (0: not given; all 0: data parallel on every rank) */
     int32_t ep;              /* expert parallelism among the dp replicas (0: not given = 1) */
+    double ep_skew;          /* with ep: the all-to-alls' blocks spread over (1 - skew) .. (1 + skew) x the
+                                mean (alltoallv; uneven token routing), 0: equal (alltoall) */
     int32_t micro_batches;   /* with pp: micro-batches per iteration through the pipeline (0: pp) */
 } rs_training;
 
