@@ -223,7 +223,7 @@ int run_parallel_training(const rs_scenario &sc, model::Cluster &cl, const Engin
         return RS_EXIT_ENGINE;
     }
 
-    Programs prog(cl, tracer);
+    Programs prog(cl, tracer, dt); // the model's elements move as the workload's dtype
     for (int r = 0; r < P; r++) {
         const int s = r / tp % pp;
         const StageWork &w = stages[(size_t)s];

@@ -16,8 +16,8 @@ const uintptr_t k_fake = uintptr_t(3) << 44;
 
 } // namespace
 
-Programs::Programs(model::Cluster &cl, Tracer *tracer)
-    : cl_(cl), tracer_(tracer), ranks_((size_t)cl.nranks()), pending_((size_t)cl.nranks(), 0)
+Programs::Programs(model::Cluster &cl, Tracer *tracer, ncl_dtype dtype)
+    : cl_(cl), tracer_(tracer), dtype_(dtype), ranks_((size_t)cl.nranks()), pending_((size_t)cl.nranks(), 0)
 {
     for (int r = 0; r < cl.nranks(); r++)
         ranks_[(size_t)r].comms.push_back(cl.comm(r));
@@ -61,7 +61,7 @@ bool Programs::issue(int rank, const ProgStep &s)
     ncl_comm *c = k.comms[s.comm], *op = c;
     int cr = 0;
     ncl_comm_rank(c, &cr);
-    const ncl_dtype dt = NCL_FLOAT32;
+    const ncl_dtype dt = dtype_;
     const uint64_t block = s.count * ncl_dtype_size(dt);
     unsigned char *buf = reinterpret_cast<unsigned char *>(k_fake);
     ncl_result rc = NCL_ERR_INVALID_ARGUMENT;

@@ -45,11 +45,11 @@ struct ProgRankTimes {
  * Programs for every rank of cl, run on its devices at once: calls on several communicators of a
  * rank (the world's and sub-communicators made with ncl_comm_create_group / ncl_comm_split) progress
  * together whenever the rank's NPU makes progress. Timing only (buffers are placeholders: the
- * cluster must have been built without payload). dtype float, op sum.
+ * cluster must have been built without payload). Counts are elements of dtype; op sum.
  */
 class Programs {
 public:
-    Programs(model::Cluster &cl, Tracer *tracer);
+    Programs(model::Cluster &cl, Tracer *tracer, ncl_dtype dtype = NCL_FLOAT32);
     ~Programs();
     /** Adds a communicator to rank's list; returns its index (the world's is 0). */
     uint16_t add_comm(int rank, ncl_comm *comm);
@@ -89,6 +89,7 @@ private:
 
     model::Cluster &cl_;
     Tracer *tracer_;
+    ncl_dtype dtype_;
     std::vector<Rank> ranks_;
     std::vector<uint8_t> pending_; // a wake is scheduled for the rank
     uint64_t t0_ = 0, steps_run_ = 0;
