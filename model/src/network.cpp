@@ -45,6 +45,7 @@ Network::Network(const rs_topology_spec &spec, rs_fidelity fidelity, Scheduler *
     fwd_ps_ = Scheduler::to_ps(topo_.forward_latency());
     const rs_switch_params swp = topo_.switch_params();
     for (const TopoChannel &c : topo_.channels()) {
+        has_nics_ = has_nics_ || c.nic;
         if (fid_ == RS_FIDELITY_PACKET &&
             (uint64_t)c.params.buffer_bytes < (uint64_t)c.params.packet_bytes + c.params.header_bytes)
             throw ConfigError("channel " + topo_.channel_name(c.id) + ": buffer (" +

@@ -298,9 +298,19 @@ ncl_result Npu::dma_submit(uint32_t queue, const ncl_task *task)
     Dma &d = qs.dma[(qs.head + qs.count++) % kDepth];
     d = Dma{};
     d.task = *task;
-    d.nic = ncl_task_is_remote(task->kind) && net_.leaves_by_nic(device_->rank_, all_[task->peer]->device_->rank_);
+    d.nic = net_.has_nics() && ncl_task_is_remote(task->kind) && over_nic(task->peer);
     start_dma(queue);
     return NCL_SUCCESS;
+}
+
+bool Npu::over_nic(int peer)
+{
+    if (nic_to_.size() != all_.size())
+        nic_to_.assign(all_.size(), 0);
+    uint8_t &v = nic_to_[(size_t)peer];
+    if (!v)
+        v = net_.leaves_by_nic(device_->rank_, all_[(size_t)peer]->device_->rank_) ? 2 : 1;
+    return v == 2;
 }
 
 // Issues the queue's tasks not issued yet, in order, one task_overhead after another. All but

@@ -81,8 +81,11 @@ public:
     const Topology &topology() const { return topo_; }
     /** A transfer from node src to dst leaves src through its NIC (a cluster's inter-server
      *  route): the NIC's own engine moves it, not one of the device's DMA engines. */
+    bool has_nics() const { return has_nics_; }
     bool leaves_by_nic(int src, int dst)
     {
+        if (!has_nics_)
+            return false;
         const std::vector<int> &r = routes_[route_lookup(src, dst)];
         return !r.empty() && topo_.channels()[(size_t)r.front()].nic;
     }
@@ -191,6 +194,7 @@ private:
     std::vector<rs_fault> faults_;
     std::vector<bool> fault_done_; // by index in faults_
     bool solo_ok_ = false;          // message fidelity without duplex limits: solo flows allowed
+    bool has_nics_ = false;         // some channel is a NIC's (a cluster)
     bool corrupting_ = false;       // some channel has had a corrupt fault
     bool delivery_damaged_ = false; // see delivery_damaged()
     uint64_t started_ = 0, delivered_ = 0;

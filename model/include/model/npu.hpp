@@ -156,6 +156,7 @@ private:
 
     Dma &dma_of(uint64_t id) { return queues_[id / kDepth].dma[id % kDepth]; }
     void start_dma(uint32_t queue);
+    bool over_nic(int peer); // a write to peer leaves through the device's NIC (asked once per peer)
     void finish_dma(uint64_t id);
     bool apply(const ncl_task &t, bool damaged);
     inline unsigned char *resolve(const ncl_ref &ref, uint64_t bytes, bool write, const char *what);
@@ -198,6 +199,7 @@ private:
     std::unique_ptr<unsigned char[]> own_scratch_; // a sub-communicator context's
     uint64_t scratch_bytes_;
     std::vector<Npu *> &all_;
+    std::vector<uint8_t> nic_to_; // per peer: 0 not asked yet, 1 a route inside the server, 2 over the NIC
     Waker waker_;
     void *waker_ud_;
 
