@@ -47,17 +47,16 @@ void Programs::fail(int rank, const char *what, ncl_comm *comm, ncl_result rc)
 bool Programs::issue(int rank, const ProgStep &s)
 {
     Rank &k = ranks_[(size_t)rank];
-    if (s.queued && s.slot < kProgSlots && k.slots[s.slot].busy && !k.slots[s.slot].done) {
-        k.slots[s.slot].queue.push_back(s); // poll starts it when the running call is done
-        return true;
-    }
-    if (s.slot >= kProgSlots || (k.slots[s.slot].busy && !(s.queued && k.slots[s.slot].done)) ||
-        s.comm >= k.comms.size()) {
+    if (s.slot >= kProgSlots || (k.slots[s.slot].busy && !s.queued) || s.comm >= k.comms.size()) {
         fail(rank, "a call started in a slot in use or out of range, or on a communicator not added", nullptr,
              NCL_SUCCESS);
         return false;
     }
     Slot &sl = k.slots[s.slot];
+    if (sl.busy && !sl.done) { // queued behind the running call: poll starts it when that one is done
+        sl.queue.push_back(s);
+        return true;
+    }
     ncl_comm *c = k.comms[s.comm], *op = c;
     int cr = 0;
     ncl_comm_rank(c, &cr);

@@ -151,6 +151,7 @@ static int zr_run_coll(rs_ctl *z, const rs_sweep *o, const uint64_t *sizes, size
         row.memcpy_gbps = -1;
         for (int pl = 0; pl < 2; pl++) {
             double t = 0, w = 0;
+            int not_run = 0; /* an agent's time < 0: a placement the collective does not run (sendrecv in place) */
             for (int r = 0; r < z->n; r++) {
                 const cJSON *x = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(z->ag[r].reply, "rows"), i);
                 double tr = zr_num_at(x, "time_us", pl);
@@ -162,15 +163,14 @@ static int zr_run_coll(rs_ctl *z, const rs_sweep *o, const uint64_t *sizes, size
                                  "%llu B", r, i, zr_num(x, "size"), (unsigned long long)row.size);
                     z->ag[r].failed = 1;
                 }
+                not_run |= tr < 0;
                 t = tr > t ? tr : t;
             }
-            row.res[pl].time_us = t;
+            row.res[pl].time_us = not_run ? -1 : t;
             row.res[pl].algbw = t > 0 ? (double)row.size / t / 1e3 : 0.0;
             row.res[pl].busbw = row.res[pl].algbw * factor;
             row.res[pl].wrong = (uint64_t)w;
         }
-        if (coll == RS_COLL_SENDRECV)
-            row.res[1].time_us = -1; /* out of place only */
         rs_report_row(rep, &row);
     }
     int failed = rs_ctl_any_failed(z);

@@ -81,14 +81,13 @@ public:
     const Topology &topology() const { return topo_; }
     /** A transfer from node src to dst leaves src through its NIC (a cluster's inter-server
      *  route): the NIC's own engine moves it, not one of the device's DMA engines. */
-    bool has_nics() const { return has_nics_; }
     bool leaves_by_nic(int src, int dst)
     {
-        if (!has_nics_)
-            return false;
         const std::vector<int> &r = routes_[route_lookup(src, dst)];
         return !r.empty() && topo_.channels()[(size_t)r.front()].nic;
     }
+    /** Some channel is a NIC's: leaves_by_nic can say yes (the devices skip asking otherwise). */
+    bool has_nics() const { return has_nics_; }
     Scheduler &scheduler() { return *sched_; }
     rs_fidelity fidelity() const { return fid_; }
     int nranks() const { return topo_.nranks(); }
