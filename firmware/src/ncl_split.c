@@ -41,9 +41,10 @@ static ncl_result child_create(ncl_comm *parent, uint32_t id, const int32_t *mem
                                const ncl_config *cfg, ncl_comm **out)
 {
     ncl_hal hal;
+    if (!parent->hal.ops->split)
+        return ncl_comm_fail(parent, NCL_ERR_UNSUPPORTED, "this backend cannot make sub-communicators (its HAL has "
+                             "no split)");
     ncl_result rc = ncl_hal_split(&parent->hal, id, members, n, rank, &hal);
-    if (rc == NCL_ERR_UNSUPPORTED)
-        return ncl_comm_fail(parent, rc, "this backend cannot make sub-communicators (its HAL has no split)");
     if (rc != NCL_SUCCESS) {
         const char *why = ncl_hal_last_error(&parent->hal);
         return ncl_comm_fail(parent, rc, "the backend could not make a sub-communicator of %d ranks: %s%s%s", n,

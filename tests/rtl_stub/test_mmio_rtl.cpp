@@ -141,7 +141,7 @@ const mmio_dev_ops rtl_ops = {"mmio rtl", 5000000, rtl_open,   rtl_close, rtl_re
 // interrupt and polled mode; a block that does not say 'RSIM' is refused.
 void test_bringup(void **) {
   for (int irq = 0; irq <= 1; irq++) {
-    mmio_opts o = {irq, 64, 4, 2, 0, 0};
+    mmio_opts o = {irq, 64, 4, 2, 0, 0, 0};
     mmio_world *w = mmio_world_devices(&rtl_ops, 2);
     // dirty the block first: bring-up's soft reset must clear it
     sys_of(w).reg_write(0, NCL_MMIO_RING_SIZE, 7);
@@ -175,7 +175,7 @@ void test_bringup(void **) {
   }
   mmio_world *w = mmio_world_devices(&rtl_ops, 1);
   w->fake_id = 0xDEADBEEFu;
-  mmio_opts o = {1, 64, 4, 2, 0, 0};
+  mmio_opts o = {1, 64, 4, 2, 0, 0, 0};
   assert_int_equal(mmio_world_backend(w, 0, &o), NCL_ERR_BACKEND);
   assert_non_null(strstr(ncl_mmio_last_error(w->mm[0]), "RSIM"));
   w->fake_id = 0;
@@ -196,7 +196,7 @@ void run_all(mx_matrix *m, mmio_world *w) {
 }
 
 void allreduce_and_broadcast(int n, int irq) {
-  mmio_opts o = {irq, 0, 4, 2, 0, 0};
+  mmio_opts o = {irq, 0, 4, 2, 0, 0, 0};
   mmio_world *w = mmio_world_new(&rtl_ops, n, &o);
   mx_matrix m;
   mx_init(&m);
@@ -225,7 +225,7 @@ void test_collectives_2(void **) { allreduce_and_broadcast(2, 0); }
 // Backpressure everywhere: memory ready withheld, link beats withheld, read latency 1-5 cycles
 // (alltoall too: both algorithms, one in place).
 void test_collectives_stalls(void **) {
-  mmio_opts o = {1, 0, 4, 2, 0, 0};
+  mmio_opts o = {1, 0, 4, 2, 0, 0, 0};
   mmio_world *w = mmio_world_new(&rtl_ops, 4, &o);
   sys_of(w).mem_stall = 0.3;
   sys_of(w).link_stall = 0.3;
@@ -251,7 +251,7 @@ void test_collectives_stalls(void **) {
 
 // The speed figure: one 4-device 1 MiB fp32 sum allreduce, cycles and wall time printed.
 void test_speed_1mib(void **) {
-  mmio_opts o = {1, 0, 4, 2, 0, 0};
+  mmio_opts o = {1, 0, 4, 2, 0, 0, 0};
   mmio_world *w = mmio_world_new(&rtl_ops, 4, &o);
   mx_matrix m;
   mx_init(&m);
@@ -277,6 +277,7 @@ void test_bad_address(void **) { mmio_world_test_bad_address(&rtl_ops); }
 void test_bad_descriptor(void **) { mmio_world_test_bad_descriptor(&rtl_ops); }
 void test_peer_never_records(void **) { mmio_world_test_silent_peer(&rtl_ops); }
 void test_mismatched_call(void **) { mmio_world_test_mismatch(&rtl_ops); }
+void test_groups(void **) { mmio_world_test_groups(&rtl_ops); }
 
 }  // namespace
 
@@ -293,6 +294,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_bad_descriptor),
       cmocka_unit_test(test_peer_never_records),
       cmocka_unit_test(test_mismatched_call),
+      cmocka_unit_test(test_groups),
       cmocka_unit_test(test_speed_1mib),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -159,7 +159,7 @@ const mmio_dev_ops uio_ops = {"mmio uio", 200000000, uio_open, uio_close, uio_re
 // ---- collectives ------------------------------------------------------------------------------
 
 void allreduce_and_broadcast(int n, int irq) {
-  mmio_opts o = {irq, 0, 4, 2, 0, 0};
+  mmio_opts o = {irq, 0, 4, 2, 0, 0, 0};
   auto t0 = std::chrono::steady_clock::now();
   mmio_world *w = mmio_world_new(&uio_ops, n, &o);
   mx_matrix m;
@@ -201,7 +201,7 @@ size_t rs_counts(const mx_axes *a, int, ncl_dtype dt, uint64_t out[MX_MAX_COUNTS
 int reduce_keep(const mx_axes *, int, const mx_case *c) { return (c->algo == NCL_ALGO_TREE) == (c->dt == NCL_FLOAT16); }
 
 void test_other_collectives(void **) {
-  mmio_opts o = {1, 0, 4, 2, 0, 0};
+  mmio_opts o = {1, 0, 4, 2, 0, 0, 0};
   mmio_world *w = mmio_world_new(&uio_ops, 3, &o);
   mx_matrix m;
   mx_init(&m);

@@ -3,6 +3,7 @@
 #define NCL_MMIO_H
 
 #include "ncl_hal.h"
+#include "ncl/ncl_mmio_regs.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,7 +48,7 @@ extern "C" {
  *   and brought up again (a collective that failed on this rank also resets it at end()). No
  *   register-level wait is unbounded: cfg.timeout_ns limits waiting for a free ring slot.
  *
- * Mismatched calls (cfg.launch_base set). Every rank keeps a mailbox of one 32-byte record per
+ * Mismatched calls (cfg.launch_base set). Every rank keeps a mailbox of one 64-byte record per
  * rank at launch_base: begin() writes this rank's launch (seq, collective, count, dtype, op, root,
  * placement, algorithm) into its own slot, and the first NOTIFY_RECORD of a call to each peer is
  * preceded by a WRITE of that slot into the same slot of the peer's mailbox (the record's FENCE
@@ -56,7 +57,37 @@ extern "C" {
  * call and differs, fails with NCL_ERR_REMOTE naming both ranks and the field ("rank 1 called allreduce #3
  * with count 5, rank 0 with count 9"), before the data it would bring moves. A record already
  * overwritten by the peer's next call (it ran a whole call ahead) is not compared. Costs one
- * 32-byte WRITE descriptor per (call, peer notified).
+ * 64-byte WRITE descriptor per (call, peer notified). A sub-communicator's record also names the
+ * rank's RECV: its peers write there (point to point needs no symmetric buffers), the world's
+ * keep the symmetric convention.
+ *
+ * Sub-communicators (cfg.contexts > 0; ncl_comm_split, ncl_comm_create_group, ncl_send/ncl_recv).
+ * A child runs on the same block, ring and links as the world, with its own queues, sequence
+ * numbers, launch mailbox row, a part of the scratch and notify counters nobody else uses. The
+ * counters cannot be numbered in advance (128 of them, 32 ids a communicator may use per peer),
+ * so they are mapped on use, the way RDMA peers exchange keys:
+ * - Each rank's block gives every sender a partition of NOTIFY_COUNT / nranks counters (at most
+ *   64), the sender's alone to allocate: the first record of (communicator, id) to a holder takes
+ *   the next free counter of the sender's partition there and, before that record (the record's
+ *   FENCE orders them), WRITEs an 8-byte map entry naming it into the holder's map table
+ *   (cfg.map_base: entry i describes NOTIFY_CNT[i]; u32 communicator id, u8 notify id, u8 the
+ *   sender's context, 0xA5, a check byte). A holder waiting on (sender, id) finds the counter by
+ *   reading the sender's entries; until the entry is there nothing was recorded, so the wait is
+ *   unmet, never blocked. Staged entries sit after the table (NCL_MMIO_MAP_BYTES in all).
+ * - A rank gives each live child a context 1..contexts (the world is 0): its scratch is part
+ *   `context` of scratch_bytes / (contexts + 1) (every communicator's caps.scratch_bytes is that
+ *   part, the world's too) and its launch records sit in mailbox row `context` (launch_base +
+ *   (context x nranks + rank) x NCL_MMIO_LAUNCH_BYTES). Peers learn a rank's context from its map
+ *   entries, which precede its first record, and so its first write into their scratch.
+ * - With contexts, the world maps its counters the same way (the fixed layout above leaves no
+ *   room). Counters stay mapped while their communicator lives; a released one's come back only
+ *   with the next ncl_mmio_init (a late record of it can never reach a new owner). A record with
+ *   no free counter left is NCL_ERR_UNSUPPORTED naming both ranks.
+ * - One controller drives every communicator (no locks): the device's events are counted, so a
+ *   communicator's wait_event returns when any arrived since it last looked.
+ * - A child's failed collective sticks (every later call of it fails, saying why) and leaves the
+ *   block alone: the world and siblings go on. A block error or a failed world collective resets
+ *   the block, which breaks every child (their counters are gone).
  *
  * Buffers (the SYMMETRIC convention). The send/recv pointers of a collective are DEVICE
  * addresses ((void *)(uintptr_t)dev_addr), never host pointers, and every rank passes the same
@@ -99,7 +130,7 @@ typedef struct ncl_mmio_access {
 /** Buffer conventions (ncl_mmio_config.buffers). */
 enum { NCL_MMIO_BUF_SYMMETRIC = 0 /**< see above: the only one so far */ };
 
-#define NCL_MMIO_CONFIG_VERSION 2u
+#define NCL_MMIO_CONFIG_VERSION 3u
 
 typedef struct ncl_mmio_config {
     uint32_t size;          /**< sizeof(ncl_mmio_config) */
@@ -119,17 +150,25 @@ typedef struct ncl_mmio_config {
     uint64_t bounce_bytes;
     int log_level;          /**< NCL_LOG_*: messages up to this level go to access.log */
     uint64_t launch_base;   /**< device address of the launch mailbox, NCL_MMIO_LAUNCH_BYTES x
-                                 nranks (32-byte aligned), the same on every rank; 0: peers' calls
-                                 are not compared (see "Mismatched calls") */
+                                 nranks x (contexts + 1) (64-byte aligned), the same on every rank;
+                                 0: peers' calls are not compared (see "Mismatched calls") */
+    uint32_t contexts;      /**< sub-communicators live at once (0: none, split refused; at most
+                                 NCL_MMIO_MAX_CONTEXTS); needs map_base; ignored by a build with
+                                 NCL_NO_SPLIT (whose engine refuses splits) */
+    uint64_t map_base;      /**< device address of the counter map (NCL_MMIO_MAP_BYTES, 8-byte
+                                 aligned), the same on every rank; used when contexts > 0 */
 } ncl_mmio_config;
 
 /** Bytes of one rank's record in the launch mailbox. */
-#define NCL_MMIO_LAUNCH_BYTES 32u
+#define NCL_MMIO_LAUNCH_BYTES 64u
+/** Bytes of the counter map: an 8-byte entry per notify counter, then as many staged entries. */
+#define NCL_MMIO_MAP_BYTES (2u * 8u * NCL_MMIO_NOTIFY_COUNT)
+#define NCL_MMIO_MAX_CONTEXTS 64u
 
 #define NCL_MMIO_CONFIG_INIT                                                                    \
     {                                                                                           \
         sizeof(ncl_mmio_config), NCL_MMIO_CONFIG_VERSION, 0, 1, 0, 256u, 0, 0, NCL_MMIO_BUF_SYMMETRIC, \
-            1, 4u, 4u, 1000000000ull, 0, 0, NCL_LOG_WARN, 0                                     \
+            1, 4u, 4u, 1000000000ull, 0, 0, NCL_LOG_WARN, 0, 0, 0                               \
     }
 
 typedef struct ncl_mmio ncl_mmio;
@@ -180,7 +219,7 @@ typedef struct ncl_mmio_stats {
 
 void ncl_mmio_get_stats(const ncl_mmio *m, ncl_mmio_stats *out);
 
-/** The backend's ops table (ctx = the ncl_mmio). */
+/** The backend's ops table (ctx: the backend's own, reached through ncl_mmio_hal). */
 extern const ncl_hal_ops ncl_mmio_hal_ops;
 
 #ifdef __cplusplus

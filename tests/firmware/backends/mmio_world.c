@@ -137,6 +137,8 @@ ncl_result mmio_world_backend(mmio_world *w, int r, const mmio_opts *o)
     c.scratch_base = MMIO_SCRATCH_AT;
     c.scratch_bytes = MMIO_SCRATCH_BYTES;
     c.launch_base = MMIO_LAUNCH_AT;
+    c.contexts = o->contexts;
+    c.map_base = MMIO_MAP_AT;
     c.irq = o->irq;
     c.max_queues = o->max_queues ? o->max_queues : 4;
     c.timeout_ns = 1000000; /* 1 ms simulated for a free ring slot */
@@ -408,7 +410,7 @@ static size_t mmio_run(mx_world *mw, const mx_case *cases, size_t n, mx_result *
 void mmio_world_test_bad_address(const mmio_dev_ops *ops)
 {
     for (int irq = 0; irq <= 1; irq++) {
-        mmio_opts o = {irq, 0, 4, 2, 0, 0};
+        mmio_opts o = {irq, 0, 4, 2, 0, 0, 0};
         mmio_world *w = mmio_world_new(ops, 2, &o);
         const uint64_t bad = MMIO_MEM_BYTES + 0x1000u, count = 1000;
         ncl_result rc[MMIO_MAXR];
@@ -449,7 +451,7 @@ void mmio_world_test_bad_address(const mmio_dev_ops *ops)
 
 void mmio_world_test_bad_descriptor(const mmio_dev_ops *ops)
 {
-    mmio_opts o = {1, 16, 4, 2, 0, 0};
+    mmio_opts o = {1, 16, 4, 2, 0, 0, 0};
     mmio_world *w = mmio_world_new(ops, 2, &o);
     const ncl_hal *h = ncl_mmio_hal(w->mm[0]);
     /* slot 0: the WRITE of the launch record (the mailbox), slot 1: the record */
@@ -512,7 +514,7 @@ void mmio_world_test_bad_descriptor(const mmio_dev_ops *ops)
 void mmio_world_test_silent_peer(const mmio_dev_ops *ops)
 {
     for (int irq = 0; irq <= 1; irq++) {
-        mmio_opts o = {irq, 0, 4, 2, 0, 0};
+        mmio_opts o = {irq, 0, 4, 2, 0, 0, 0};
         mmio_world *w = mmio_world_new(ops, 2, &o);
         ncl_result rc[MMIO_MAXR] = {NCL_SUCCESS, NCL_SUCCESS};
         int started[MMIO_MAXR] = {1, 0};
@@ -556,7 +558,7 @@ void mmio_world_test_mismatch(const mmio_dev_ops *ops)
         {4, 'c', "called allreduce #1 with count 500, rank "},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        mmio_opts o = {(int)(i % 2), 0, 4, 2, 0, 0};
+        mmio_opts o = {(int)(i % 2), 0, 4, 2, 0, 0, 0};
         mmio_world *w = mmio_world_new(ops, cases[i].n, &o);
         ncl_result rc[MMIO_MAXR];
         int started[MMIO_MAXR] = {0}, named = 0;
@@ -580,4 +582,178 @@ void mmio_world_test_mismatch(const mmio_dev_ops *ops)
         assert_true(named >= 1); /* rank 1's peer names it as the text says */
         mmio_world_free(w);
     }
+}
+
+/* ---- sub-communicators ------------------------------------------------------------------------- */
+
+typedef struct grp_run {
+    ncl_comm *comm[2 * MMIO_MAXR];
+    int rank[2 * MMIO_MAXR];
+    ncl_result rc[2 * MMIO_MAXR];
+    int n;
+} grp_run;
+
+/* Started ops (comm on the block of rank) to the end: ncl_test round-robin, then every block's
+ * wait; 1 when all finished. */
+static int grp_drive(mmio_world *w, grp_run *g)
+{
+    int done[2 * MMIO_MAXR] = {0}, left = 0;
+    for (int i = 0; i < g->n; i++)
+        left += !(done[i] = g->rc[i] != NCL_SUCCESS);
+    for (long it = 0; left; it++) {
+        if (it >= w->ops->max_rounds)
+            return 0;
+        for (int i = 0; i < g->n; i++) {
+            int d = 0;
+            if (done[i])
+                continue;
+            ncl_result x = ncl_test(g->comm[i], &d);
+            if (d)
+                done[i] = 1, g->rc[i] = x, left--;
+        }
+        for (int r = 0; r < w->n; r++)
+            ncl_hal_wait_event(ncl_mmio_hal(w->mm[r]), 1000000);
+    }
+    return w->ops->settle(w->dev);
+}
+
+static void grp_add(grp_run *g, int rank, ncl_comm *c, ncl_result started)
+{
+    g->comm[g->n] = c;
+    g->rank[g->n] = rank;
+    g->rc[g->n++] = started;
+}
+
+/* Rank r's input for the allreduce at offset `at` of SEND: element i is (at + r + 1) * 1000 + i. */
+static void grp_fill(mmio_world *w, int r, uint64_t at, size_t count)
+{
+    int32_t *x = (int32_t *)(void *)mmio_world_mem(w, r, MMIO_SEND_AT + at);
+    for (size_t i = 0; i < count; i++)
+        x[i] = (int32_t)((at / 4096 + (uint64_t)r + 1) * 1000 + i);
+}
+
+/* The sum over `members` of grp_fill's inputs, at RECV + at on every member. */
+static void grp_check(mmio_world *w, const int *members, int n, uint64_t at, size_t count)
+{
+    for (int k = 0; k < n; k++) {
+        const int32_t *y = (const int32_t *)(const void *)mmio_world_mem(w, members[k], MMIO_RECV_AT + at);
+        for (size_t i = 0; i < count; i++) {
+            int64_t want = 0;
+            for (int j = 0; j < n; j++)
+                want += (int64_t)((at / 4096 + (uint64_t)members[j] + 1) * 1000 + i);
+            if (y[i] != (int32_t)want)
+                fail_msg("rank %d at RECV+%llu element %zu: %d, want %lld", members[k], (unsigned long long)at, i,
+                         y[i], (long long)want);
+        }
+    }
+}
+
+static ncl_result grp_allreduce(ncl_comm *c, uint64_t at, size_t count)
+{
+    return ncl_allreduce_start(mmio_dev_ptr(MMIO_SEND_AT + at), mmio_dev_ptr(MMIO_RECV_AT + at), count, NCL_INT32,
+                               NCL_SUM, c);
+}
+
+void mmio_world_test_groups(const mmio_dev_ops *ops)
+{
+    mmio_opts o = {0, 0, 4, 2, 0, 0, 4};
+    mmio_world *w = mmio_world_new(ops, 4, &o);
+    const size_t count = 3001; /* several slices of 16 KiB at 2 channels */
+    const uint64_t A = 0, B = 64u << 10, W = 128u << 10; /* each communicator its part of SEND/RECV */
+    ncl_comm *pa[MMIO_MAXR], *pb[MMIO_MAXR];
+    for (int r = 0; r < 4; r++) {
+        const int32_t a[2] = {r & ~1, r | 1}, b[2] = {r & 1, (r & 1) + 2};
+        assert_int_equal(ncl_comm_create_group(w->comm[r], a, 2, 1, NULL, &pa[r]), NCL_SUCCESS);
+        assert_int_equal(ncl_comm_create_group(w->comm[r], b, 2, 2, NULL, &pb[r]), NCL_SUCCESS);
+        grp_fill(w, r, A, count);
+        grp_fill(w, r, B, count);
+        grp_fill(w, r, W, count);
+    }
+    /* both groupings and the world at once, three times (the maps are made once, then reused) */
+    for (int round = 0; round < 3; round++) {
+        grp_run g = {.n = 0};
+        for (int r = 0; r < 4; r++) {
+            grp_add(&g, r, pa[r], grp_allreduce(pa[r], A, count));
+            grp_add(&g, r, pb[r], grp_allreduce(pb[r], B, count));
+        }
+        assert_true(grp_drive(w, &g));
+        for (int i = 0; i < g.n; i++)
+            if (g.rc[i] != NCL_SUCCESS)
+                fail_msg("round %d: rank %d: %s", round, g.rank[i], ncl_comm_last_error(g.comm[i]));
+        static const int a0[2] = {0, 1}, a1[2] = {2, 3}, b0[2] = {0, 2}, b1[2] = {1, 3};
+        grp_check(w, a0, 2, A, count);
+        grp_check(w, a1, 2, A, count);
+        grp_check(w, b0, 2, B, count);
+        grp_check(w, b1, 2, B, count);
+        grp_run wg = {.n = 0};
+        for (int r = 0; r < 4; r++)
+            grp_add(&wg, r, w->comm[r], grp_allreduce(w->comm[r], W, count));
+        assert_true(grp_drive(w, &wg));
+        for (int r = 0; r < 4; r++)
+            assert_int_equal(wg.rc[r], NCL_SUCCESS);
+        static const int all[4] = {0, 1, 2, 3};
+        grp_check(w, all, 4, W, count);
+    }
+    /* send/recv: a ring shift, every rank sending to the next and receiving from the one before */
+    {
+        grp_run g = {.n = 0};
+        ncl_comm *op;
+        for (int r = 0; r < 4; r++) {
+            ncl_result rc = ncl_send_start(mmio_dev_ptr(MMIO_SEND_AT + W), count, NCL_INT32, (r + 1) % 4, w->comm[r], &op);
+            grp_add(&g, r, op, rc);
+            rc = ncl_recv_start(mmio_dev_ptr(MMIO_RECV_AT + A), count, NCL_INT32, (r + 3) % 4, w->comm[r], &op);
+            grp_add(&g, r, op, rc);
+        }
+        assert_true(grp_drive(w, &g));
+        for (int i = 0; i < g.n; i++)
+            if (g.rc[i] != NCL_SUCCESS)
+                fail_msg("send/recv: rank %d: %s", g.rank[i], ncl_comm_last_error(g.comm[i]));
+        for (int r = 0; r < 4; r++) {
+            const int32_t *y = (const int32_t *)(const void *)mmio_world_mem(w, r, MMIO_RECV_AT + A);
+            const int32_t *x = (const int32_t *)(const void *)mmio_world_mem(w, (r + 3) % 4, MMIO_SEND_AT + W);
+            assert_memory_equal(y, x, count * sizeof *x);
+        }
+    }
+    /* rank 1 never calls group {0,1}: rank 0's call times out naming the group; meanwhile group
+     * {2,3} and then the world run; the failed group stays failed */
+    {
+        grp_run g = {.n = 0};
+        grp_add(&g, 0, pa[0], grp_allreduce(pa[0], A, count));
+        grp_add(&g, 2, pa[2], grp_allreduce(pa[2], A, count));
+        grp_add(&g, 3, pa[3], grp_allreduce(pa[3], A, count));
+        assert_true(grp_drive(w, &g));
+        printf("group {0,1} without rank 1: %s\n", ncl_comm_last_error(pa[0]));
+        assert_int_equal(g.rc[0], NCL_ERR_TIMEOUT);
+        assert_non_null(strstr(ncl_comm_last_error(pa[0]), "group 1"));
+        assert_int_equal(g.rc[1], NCL_SUCCESS);
+        assert_int_equal(g.rc[2], NCL_SUCCESS);
+        grp_run wg = {.n = 0};
+        for (int r = 0; r < 4; r++)
+            grp_add(&wg, r, w->comm[r], grp_allreduce(w->comm[r], W, count));
+        assert_true(grp_drive(w, &wg));
+        for (int r = 0; r < 4; r++)
+            if (wg.rc[r] != NCL_SUCCESS)
+                fail_msg("world after a group's failure: rank %d: %s", r, ncl_comm_last_error(w->comm[r]));
+        assert_int_not_equal(grp_allreduce(pa[0], A, count), NCL_SUCCESS);
+    }
+    /* destroyed groups give their contexts back; past the number of contexts a split is refused */
+    for (int r = 0; r < 4; r++) {
+        ncl_comm_destroy(pa[r]);
+        ncl_comm_destroy(pb[r]);
+    }
+    ncl_comm *extra[5] = {NULL};
+    const int32_t pair[2] = {0, 1};
+    int made = 0;
+    ncl_result rc = NCL_SUCCESS;
+    /* the send/recv above holds 2 contexts on rank 0 (its pair communicators), so 2 more fit */
+    while (made < 5 && (rc = ncl_comm_create_group(w->comm[0], pair, 2, 10u + (uint32_t)made, NULL, &extra[made])) ==
+                           NCL_SUCCESS)
+        made++;
+    printf("after %d more groups: %s\n", made, ncl_comm_last_error(w->comm[0]));
+    assert_int_equal(made, 2);
+    assert_int_equal(rc, NCL_ERR_UNSUPPORTED);
+    assert_non_null(strstr(ncl_comm_last_error(w->comm[0]), "contexts"));
+    for (int i = 0; i < made; i++)
+        ncl_comm_destroy(extra[i]);
+    mmio_world_free(w);
 }

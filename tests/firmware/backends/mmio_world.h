@@ -18,7 +18,8 @@ extern "C" {
 #define MMIO_MAXR 4
 #define MMIO_MEM_BYTES (4u << 20)
 #define MMIO_RING_AT 0x1000u
-#define MMIO_LAUNCH_AT 0x8000u /* the launch mailbox: mismatched calls are named */
+#define MMIO_LAUNCH_AT 0x8000u /* the launch mailbox: mismatched calls are named (a row per context) */
+#define MMIO_MAP_AT 0xC000u    /* the counter map of sub-communicators (mmio_opts.contexts) */
 #define MMIO_SCRATCH_AT 0x10000u
 #define MMIO_SCRATCH_BYTES (1u << 20)
 #define MMIO_SEND_AT 0x200000u
@@ -55,6 +56,7 @@ typedef struct mmio_opts {
     uint32_t channels;     /**< 2 */
     uint64_t slice_bytes;  /**< 16 KiB */
     int wide;              /**< deterministic, with wide accumulation */
+    uint32_t contexts;     /**< sub-communicators at once (ncl_mmio_config.contexts), 0: none */
 } mmio_opts;
 
 typedef struct mmio_world mmio_world;
@@ -128,6 +130,12 @@ void mmio_world_test_silent_peer(const mmio_dev_ops *ops);
  *  the field ("rank 1 called allreduce #1 with count 500, rank 0 with count 900"); on 4 ranks the
  *  others may time out instead (nothing relays the failure in firmware alone). */
 void mmio_world_test_mismatch(const mmio_dev_ops *ops);
+/** Sub-communicators on 4 blocks (contexts): two groupings at once (pairs {0,1},{2,3} and
+ *  {0,2},{1,3}) allreducing concurrently with each other and the world, bit-exact; a ring shift
+ *  of send/recv; a group whose member never calls times out naming the group while the world and
+ *  the other group go on, and stays failed; contexts reused after destroy, and refused past
+ *  their number with a message saying so. */
+void mmio_world_test_groups(const mmio_dev_ops *ops);
 
 #ifdef __cplusplus
 }

@@ -129,7 +129,7 @@ static void test_bringup(void **state)
 {
     (void)state;
     for (int irq = 0; irq <= 1; irq++) {
-        mmio_opts o = {irq, 64, 4, 2, 0, 0};
+        mmio_opts o = {irq, 64, 4, 2, 0, 0, 0};
         mmio_world *w = mmio_world_new(&ref_ops, 2, &o);
         for (int r = 0; r < 2; r++)
             mmio_world_check_up(w, r, irq, 64);
@@ -159,7 +159,7 @@ static void test_bringup(void **state)
 static void test_bringup_refused(void **state)
 {
     (void)state;
-    mmio_opts o = {1, 64, 4, 2, 0, 0};
+    mmio_opts o = {1, 64, 4, 2, 0, 0, 0};
     mmio_world *w = mmio_world_devices(&ref_ops, 4);
     w->fake_id = 0xDEADBEEFu;
     assert_int_equal(mmio_world_backend(w, 0, &o), NCL_ERR_BACKEND);
@@ -195,7 +195,7 @@ static uint32_t ld32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] 
 static void test_notify_mapping(void **state)
 {
     (void)state;
-    mmio_opts o = {0, 64, 4, 2, 0, 0};
+    mmio_opts o = {0, 64, 4, 2, 0, 0, 0};
     mmio_world *w = mmio_world_new(&ref_ops, 4, &o);
     /* rank 0 records id 5 to rank 1: counter (sender 0, id 5) at rank 1 is d = (0 - 1) mod 4 = 3 */
     assert_int_equal(ncl_hal_notify_record(ncl_mmio_hal(w->mm[0]), 0, 1, 5), NCL_SUCCESS);
@@ -286,7 +286,7 @@ static ncl_task mk(uint8_t kind, uint8_t dt, uint8_t op, int peer, uint32_t sbuf
 static void test_task_routing(void **state)
 {
     (void)state;
-    mmio_opts o = {1, 16, 4, 2, 0, 0};
+    mmio_opts o = {1, 16, 4, 2, 0, 0, 0};
     mmio_world *w = mmio_world_devices(&ref_ops, 2);
     for (int r = 0; r < 2; r++)
         assert_int_equal(mmio_world_backend(w, r, &o), NCL_SUCCESS);
@@ -444,7 +444,7 @@ static void test_allreduce_mode(int irq)
     m.print_groups = 1;
     ncl_mmio_stats s, all = {0};
     for (int n = 2; n <= 4; n++) {
-        mmio_opts o = {irq, 0, 4, 2, 0, 0};
+        mmio_opts o = {irq, 0, 4, 2, 0, 0, 0};
         mmio_world *w = mmio_world_new(&ref_ops, n, &o);
         mx_axes ar = {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, all_counts, reduce_types, NTYPES, MX_ROOTS_ZERO,
                       MX_BOTH_PLACES, NULL, NULL, 0};
@@ -492,7 +492,7 @@ static void test_allreduce_wide(void **state)
     m.print_groups = 1;
     uint64_t controller = 0;
     for (int n = 2; n <= 4; n++) {
-        mmio_opts o = {1, 0, 4, 2, 0, 1};
+        mmio_opts o = {1, 0, 4, 2, 0, 1, 0};
         mmio_world *w = mmio_world_new(&ref_ops, n, &o);
         mx_axes ar = {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, all_counts, wide_types, 3, MX_ROOTS_ZERO,
                       MX_BOTH_PLACES, NULL, NULL, 0};
@@ -518,7 +518,7 @@ static void test_other_collectives(void **state)
     mx_init(&m);
     m.print_groups = 1;
     for (int n = 2; n <= 4; n++) {
-        mmio_opts o = {n % 2, 0, 4, 2, 0, 0}; /* 3 ranks interrupt-driven, 2 and 4 polled */
+        mmio_opts o = {n % 2, 0, 4, 2, 0, 0, 0}; /* 3 ranks interrupt-driven, 2 and 4 polled */
         mmio_world *w = mmio_world_new(&ref_ops, n, &o);
         mx_axes bc = {NCL_COLL_BROADCAST, NCL_ALGO_CHAIN, per_rank_counts, bcast_types, 3, MX_ROOTS_ALL,
                       MX_BOTH_PLACES, NULL, NULL, 0};
@@ -567,7 +567,7 @@ static void test_other_collectives(void **state)
 static void test_ring_full(void **state)
 {
     (void)state;
-    mmio_opts o = {1, 4, 4, 4, 4096, 0};
+    mmio_opts o = {1, 4, 4, 4, 4096, 0, 0};
     mmio_world *w = mmio_world_new(&ref_ops, 4, &o);
     mx_matrix m;
     mx_init(&m);
@@ -611,6 +611,12 @@ static void test_peer_never_records(void **state)
     mmio_world_test_silent_peer(&ref_ops);
 }
 
+static void test_groups(void **state)
+{
+    (void)state;
+    mmio_world_test_groups(&ref_ops);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -627,6 +633,7 @@ int main(void)
         cmocka_unit_test(test_corrupt_descriptor),
         cmocka_unit_test(test_peer_never_records),
         cmocka_unit_test(test_mismatched_call),
+        cmocka_unit_test(test_groups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
