@@ -901,6 +901,8 @@ int rs_agent_serve(const rs_agent_opts *o, FILE *err)
         mc.scratch_base = RS_BOARD_SCRATCH_AT;
         mc.scratch_bytes = RS_BOARD_SCRATCH_BYTES;
         mc.launch_base = RS_BOARD_LAUNCH_AT; /* peers' calls compared: a mismatch is named */
+        mc.contexts = RS_BOARD_CONTEXTS;
+        mc.map_base = RS_BOARD_MAP_AT;
         mc.irq = 1;
         mc.max_queues = 4;
         a.bounce = aligned_alloc(16, AG_BOUNCE_BYTES);

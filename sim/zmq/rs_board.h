@@ -37,9 +37,11 @@ typedef struct rs_board_config {
 /** Device memory layout every board uses (symmetric: every rank's buffers at the same addresses). */
 #define RS_BOARD_RING_AT 0x1000ull        /**< descriptor ring (256 x 32 bytes) */
 #define RS_BOARD_BARRIER_AT 0x3000ull     /**< 64 bytes for the agent's 1-element barrier allreduce */
+#define RS_BOARD_MAP_AT 0x3400ull         /**< the backend's counter map (NCL_MMIO_MAP_BYTES) */
 #define RS_BOARD_LAUNCH_AT 0x4000ull      /**< the backend's launch mailbox (64 bytes per rank and context) */
-#define RS_BOARD_SCRATCH_AT 0x10000ull    /**< NCL_BUF_SCRATCH */
-#define RS_BOARD_SCRATCH_BYTES (4ull << 20)
+#define RS_BOARD_CONTEXTS 4u              /**< sub-communicators at once (ncl_send's pairs among them) */
+#define RS_BOARD_SCRATCH_AT 0x10000ull    /**< NCL_BUF_SCRATCH: a part per communicator (contexts + 1) */
+#define RS_BOARD_SCRATCH_BYTES ((8ull << 20) - RS_BOARD_SCRATCH_AT)
 #define RS_BOARD_HEAP_AT (8ull << 20)     /**< user buffers (RUN's send/recv, bring-up's) from here */
 
 /** Resets the block, binds this rank's endpoint, connects to every peer and exchanges HELLO

@@ -241,19 +241,6 @@ int rs_zmqrun(const rs_zmqrun_config *cfg, const rs_sweep *sweep, const char *js
         fprintf(err, "ringsim: root %d is out of range (allowed: 0..%d with %d ranks)\n", o.root, o.nranks - 1, o.nranks);
         goto usage;
     }
-    /* sendrecv: the emulated boards have no sub-communicators yet, which ncl_send runs on; left out
-     * of a list (`all`), refused alone */
-    int kept = 0;
-    for (int c = 0; c < o.ncolls; c++)
-        if (!mmio || o.colls[c] != RS_COLL_SENDRECV)
-            o.colls[kept++] = o.colls[c];
-    if (kept < o.ncolls)
-        fprintf(err, "ringsim: sendrecv: the mmio agents' boards have no sub-communicators yet, which ncl_send runs "
-                "on (allowed here: allreduce, broadcast, reduce, reduce_scatter, allgather, alltoall, alltoallv; "
-                "sendrecv runs on zmq agents, the model and --backend host)%s\n", kept ? ": left out" : "");
-    if (kept == 0)
-        goto usage;
-    o.ncolls = kept;
     uint64_t *sizes = NULL;
     size_t nsizes = 0;
     char why[300];
