@@ -137,12 +137,14 @@ static int push_dep(reader *r, rs_et_node *nd, uint64_t id, size_t at)
     return 0;
 }
 
-/* One AttributeProto: the names ringsim reads take integer values of any integer type. */
+/* One AttributeProto: the names ringsim reads take integer values of any integer type, and
+ * pg_name a string. */
 static int attribute(reader *r, span *s, rs_et_node *nd, int *have_size, int *have_type)
 {
     char name[32] = "";
     int have_int = 0;
     uint64_t ival = 0;
+    span text = {NULL, 0, 0};
     while (s->pos < s->end) {
         uint32_t num;
         int wt;
@@ -160,6 +162,14 @@ static int attribute(reader *r, span *s, rs_et_node *nd, int *have_size, int *ha
             ival = num == 23 ? (uint64_t)(int64_t)(int32_t)v : v, have_int = 1;
         else if ((num == 21 || num == 25) && wt == WT_I64)
             ival = v, have_int = 1;
+        else if (num == 29 && wt == WT_LEN)
+            text = b;
+    }
+    if (text.buf && strcmp(name, "pg_name") == 0) {
+        if (text.end - text.pos >= sizeof nd->pg)
+            return fail(r, s->pos, "node %llu: pg_name of %zu bytes (allowed: up to %zu)", (unsigned long long)nd->id,
+                        text.end - text.pos, sizeof nd->pg - 1);
+        copy_text(nd->pg, sizeof nd->pg, &text);
     }
     if (!have_int)
         return 0;
@@ -172,7 +182,16 @@ static int attribute(reader *r, span *s, rs_et_node *nd, int *have_size, int *ha
             return fail(r, s->pos, "node %llu: comm_size %lld (allowed: bytes >= 0)", (unsigned long long)nd->id,
                         (long long)ival);
         nd->comm_size = ival, *have_size = 1;
-    }
+    } else if (strcmp(name, "comm_src") == 0 || strcmp(name, "comm_dst") == 0) {
+        if ((int64_t)ival < 0 || ival > 0x7fffffff)
+            return fail(r, s->pos, "node %llu: %s %lld (allowed: a rank >= 0)", (unsigned long long)nd->id, name,
+                        (long long)ival);
+        if (strcmp(name, "comm_src") == 0)
+            nd->src = (int32_t)ival;
+        else
+            nd->dst = (int32_t)ival;
+    } else if (strcmp(name, "comm_tag") == 0)
+        nd->tag = (int64_t)ival < 0 ? -1 : (int64_t)(ival & 0x7fffffffffffffffull);
     return 0;
 }
 
@@ -182,6 +201,8 @@ static int node(reader *r, span *s, rs_et_node *nd)
     uint64_t type = ET_INVALID;
     int have_size = 0, have_type = 0;
     nd->comm_type = -1;
+    nd->src = nd->dst = -1;
+    nd->tag = -1;
     while (s->pos < s->end) {
         uint32_t num;
         int wt;
@@ -234,9 +255,19 @@ static int node(reader *r, span *s, rs_et_node *nd)
             return fail(r, at, "node %llu (%s): a %s without comm_size (allowed: its bytes as an integer attribute)",
                         (unsigned long long)nd->id, nd->name, rs_et_comm_name(nd->comm_type));
         return 0;
+    case ET_SEND:
+    case ET_RECV:
+        nd->kind = type == ET_SEND ? RS_ET_SEND : RS_ET_RECV;
+        if (!have_size)
+            return fail(r, at, "node %llu (%s): a %s without comm_size (allowed: its bytes as an integer attribute)",
+                        (unsigned long long)nd->id, nd->name, tn);
+        if ((type == ET_SEND ? nd->dst : nd->src) < 0)
+            return fail(r, at, "node %llu (%s): a %s without %s (allowed: the peer's rank as an integer attribute)",
+                        (unsigned long long)nd->id, nd->name, tn, type == ET_SEND ? "comm_dst" : "comm_src");
+        return 0;
     default:
-        return fail(r, at, "node %llu (%s): %s is not run (allowed: COMP_NODE, COMM_COLL_NODE, METADATA_NODE; "
-                           "memory, storage and point-to-point nodes are not modelled yet)",
+        return fail(r, at, "node %llu (%s): %s is not run (allowed: COMP_NODE, COMM_COLL_NODE, COMM_SEND_NODE, "
+                           "COMM_RECV_NODE, METADATA_NODE; memory and storage nodes are not modelled)",
                     (unsigned long long)nd->id, nd->name, tn);
     }
 }
@@ -421,4 +452,159 @@ void rs_et_free(rs_et_trace *t)
         free(t->nodes[i].deps);
     free(t->nodes);
     memset(t, 0, sizeof *t);
+}
+
+/* ---- comm group files ------------------------------------------------------------------------- */
+
+typedef struct jscan {
+    const char *path, *p;
+    int line;
+    char *err;
+    size_t errlen;
+} jscan;
+
+static int jfail(jscan *j, const char *fmt, ...)
+{
+    int n = snprintf(j->err, j->errlen, "%s:%d: ", j->path, j->line);
+    va_list ap;
+    va_start(ap, fmt);
+    if (n >= 0 && (size_t)n < j->errlen)
+        vsnprintf(j->err + n, j->errlen - (size_t)n, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* Skips blanks (counting lines); the next character, '\0' at the end. */
+static char jpeek(jscan *j)
+{
+    for (; *j->p == ' ' || *j->p == '\t' || *j->p == '\r' || *j->p == '\n'; j->p++)
+        j->line += *j->p == '\n';
+    return *j->p;
+}
+
+static int jexpect(jscan *j, char c, const char *what)
+{
+    if (jpeek(j) != c) {
+        char found[24] = "the end of the file";
+        if (*j->p)
+            snprintf(found, sizeof found, "'%c'", *j->p);
+        return jfail(j, "expected %s, found %s (allowed: {\"NAME\": [RANK, ...], ...})", what, found);
+    }
+    j->p++;
+    return 0;
+}
+
+int rs_et_groups_load(const char *path, int nranks, rs_et_groups *gs, char *err, size_t errlen)
+{
+    memset(gs, 0, sizeof *gs);
+    jscan j = {path, NULL, 1, err, errlen};
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            char *t = realloc(text, cap = 2 * cap + 4096 + 1);
+            if (t == NULL) {
+                free(text);
+                fclose(f);
+                snprintf(err, errlen, "%s: out of memory", path);
+                return -1;
+            }
+            text = t;
+        }
+        size_t got = fread(text + len, 1, 4096, f);
+        len += got;
+        if (got < 4096)
+            break;
+    }
+    fclose(f);
+    text[len] = '\0';
+    j.p = text;
+    int rc = jexpect(&j, '{', "'{'");
+    for (int first = 1; rc == 0 && jpeek(&j) != '}'; first = 0) {
+        if (!first && (rc = jexpect(&j, ',', "',' or '}'")) != 0)
+            break;
+        if ((rc = jexpect(&j, '"', "a group name in quotes")) != 0)
+            break;
+        const char *name = j.p;
+        while (*j.p && *j.p != '"' && *j.p != '\n')
+            j.p++;
+        size_t nl = (size_t)(j.p - name);
+        if (*j.p != '"' || nl == 0 || nl >= sizeof gs->g->name) {
+            rc = jfail(&j, "a group name must be 1 to %zu characters on one line", sizeof gs->g->name - 1);
+            break;
+        }
+        j.p++;
+        rs_et_group *g = realloc(gs->g, (gs->n + 1) * sizeof *g);
+        if (g == NULL) {
+            rc = jfail(&j, "out of memory");
+            break;
+        }
+        gs->g = g;
+        g = &gs->g[gs->n++];
+        memset(g, 0, sizeof *g);
+        memcpy(g->name, name, nl);
+        for (size_t k = 0; k + 1 < gs->n; k++)
+            if (strcmp(gs->g[k].name, g->name) == 0)
+                rc = jfail(&j, "group \"%s\" again (allowed: each name once)", g->name);
+        if (rc != 0 || (rc = jexpect(&j, ':', "':'")) != 0 || (rc = jexpect(&j, '[', "'[' (the group's ranks)")) != 0)
+            break;
+        while (rc == 0 && jpeek(&j) != ']') {
+            if (g->n && (rc = jexpect(&j, ',', "',' or ']'")) != 0)
+                break;
+            jpeek(&j);
+            char *end;
+            errno = 0;
+            long v = strtol(j.p, &end, 10);
+            if (end == j.p || errno || v < 0 || v >= nranks) {
+                rc = jfail(&j, "group \"%s\": rank %.*s (allowed: 0 to %d, the scenario's ranks)", g->name,
+                           end == j.p ? 1 : (int)(end - j.p), j.p, nranks - 1);
+                break;
+            }
+            j.p = end;
+            for (size_t k = 0; k < g->n; k++)
+                if (g->ranks[k] == (int32_t)v)
+                    rc = jfail(&j, "group \"%s\": rank %ld twice (allowed: each rank once)", g->name, v);
+            int32_t *rk = realloc(g->ranks, (g->n + 1) * sizeof *rk);
+            if (rc == 0 && rk == NULL)
+                rc = jfail(&j, "out of memory");
+            if (rk)
+                g->ranks = rk;
+            if (rc == 0)
+                g->ranks[g->n++] = (int32_t)v;
+        }
+        if (rc == 0 && g->n == 0)
+            rc = jfail(&j, "group \"%s\" has no ranks (allowed: at least one)", g->name);
+        if (rc == 0)
+            j.p++; /* ']' */
+    }
+    if (rc == 0) {
+        j.p++; /* '}' */
+        if (jpeek(&j) != '\0')
+            rc = jfail(&j, "text after the closing '}'");
+        else if (gs->n == 0)
+            rc = jfail(&j, "no groups (allowed: at least one)");
+    }
+    free(text);
+    return rc;
+}
+
+void rs_et_groups_free(rs_et_groups *gs)
+{
+    for (size_t i = 0; i < gs->n; i++)
+        free(gs->g[i].ranks);
+    free(gs->g);
+    memset(gs, 0, sizeof *gs);
+}
+
+const rs_et_group *rs_et_group_find(const rs_et_groups *gs, const char *name)
+{
+    for (size_t i = 0; gs && i < gs->n; i++)
+        if (strcmp(gs->g[i].name, name) == 0)
+            return &gs->g[i];
+    return NULL;
 }

@@ -20,7 +20,8 @@
 
 static const char rs_scenario_opts[] =
     "--json FILE, --junit FILE, --stats, --csv FILE, --trace FILE, --trace-max N, --plot FILE, --links N|all|none, "
-    "--waves FILE (RTL devices), --chakra PREFIX, and for a training scenario --fusion SPEC, --micro-batch N";
+    "--waves FILE (RTL devices), --chakra PREFIX [--chakra-groups FILE], and for a training scenario --fusion SPEC, "
+    "--micro-batch N";
 
 /* Opens an output file before the run: a bad path should fail before a long run, not after. */
 static FILE *rs_open_out(const char *flag, const char *path)
@@ -59,6 +60,8 @@ int rs_cmd_run_scenario(const char *path, int argc, char **argv)
             fusion = argv[++i];
         } else if (strcmp(a, "--chakra") == 0 && v) {
             x.chakra_prefix = argv[++i];
+        } else if (strcmp(a, "--chakra-groups") == 0 && v) {
+            x.chakra_groups = argv[++i];
         } else if (strcmp(a, "--micro-batch") == 0 && v) {
             char *end;
             micro_batch = strtol(v, &end, 10);
@@ -95,7 +98,7 @@ int rs_cmd_run_scenario(const char *path, int argc, char **argv)
                                  strcmp(a, "--plot") == 0 || strcmp(a, "--trace-max") == 0 ||
                                  strcmp(a, "--links") == 0 || strcmp(a, "--fusion") == 0 ||
                                  strcmp(a, "--micro-batch") == 0 || strcmp(a, "--waves") == 0 ||
-                                 strcmp(a, "--chakra") == 0)) {
+                                 strcmp(a, "--chakra") == 0 || strcmp(a, "--chakra-groups") == 0)) {
             fprintf(stderr, "ringsim: %s: missing value\n", a);
             return RS_EXIT_USAGE;
         } else {
@@ -103,6 +106,11 @@ int rs_cmd_run_scenario(const char *path, int argc, char **argv)
                             "the workload comes from the scenario)\n", path, a, rs_scenario_opts);
             return RS_EXIT_USAGE;
         }
+    }
+    if (x.chakra_groups && !x.chakra_prefix) {
+        fprintf(stderr, "ringsim: run %s: --chakra-groups names the process groups of --chakra PREFIX's traces "
+                        "(allowed: with --chakra)\n", path);
+        return RS_EXIT_USAGE;
     }
     if (x.chakra_prefix && (json_path || junit_path || csv_path || plot_path || fusion || micro_batch)) {
         fprintf(stderr, "ringsim: run %s: --chakra prints its own table (allowed with it: --stats, --trace FILE, "

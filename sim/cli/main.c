@@ -33,7 +33,7 @@ static void rs_usage(FILE *f)
         "            --micro-batch override a training scenario's workload.training keys; --waves FILE\n"
         "            writes a VCD of the RTL devices (device.fidelity: rtl), one scope per rank; --chakra\n"
         "            PREFIX runs Chakra execution traces PREFIX.<rank>.et (ASTRA-sim's workloads) instead\n"
-        "            of the scenario's workload\n"
+        "            of the scenario's workload, --chakra-groups FILE their process groups (JSON)\n"
         "  compare A B [--json FILE] [--plot FILE] [--fusion-a SPEC] [--fusion-b SPEC]\n"
         "            run two scenarios and print their times side by side with ratios B/A\n"
         "  compare MACHINE --measured FILE... [--json FILE]\n"

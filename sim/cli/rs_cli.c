@@ -87,7 +87,7 @@ void rs_cli_usage_run(FILE *out)
 {
     fprintf(out,
         "usage: ringsim run                      simulate scenarios/default.yaml on the model\n"
-        "       ringsim run SCENARIO [--json FILE] [--stats] [--waves FILE] [--chakra PREFIX]\n"
+        "       ringsim run SCENARIO [--json FILE] [--stats] [--waves FILE] [--chakra PREFIX [--chakra-groups FILE]]\n"
         "       ringsim run --backend host [options | SCENARIO [--ranks N] [--timeout S] [--json FILE]]\n"
         "\n"
         "Runs an nccl-tests-style sweep of collectives on N ranks and checks every result\n"
@@ -96,7 +96,8 @@ void rs_cli_usage_run(FILE *out)
         "values, 2 bad usage or scenario, 3 engine error (timeout, dead link, ...). --waves FILE\n"
         "writes a VCD of a scenario's RTL devices (device.fidelity: rtl). --chakra PREFIX runs the\n"
         "Chakra execution traces PREFIX.0.et, PREFIX.1.et, ... (one per rank; ASTRA-sim's workload\n"
-        "format) on the scenario's machine instead of its workload.\n"
+        "format) on the scenario's machine instead of its workload; --chakra-groups FILE gives their\n"
+        "process groups (pg_name) as ASTRA-sim's comm group file: {\"1\": [0, 1], \"2\": [2, 3]}.\n"
         "\n"
         "nccl-tests flags:\n"
         "  -b, --minbytes SIZE      smallest size (default 8); SIZE takes a K, M or G suffix\n"

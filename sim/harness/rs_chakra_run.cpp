@@ -6,12 +6,16 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <ncl/ncl_diag.h>
 
 #include "chakra/rs_chakra.h"
+#include "rs_program.hpp"
+#include "sweep/rs_shape.h"
 #include "sweep/rs_sweep.h"
 
 namespace rs {
@@ -101,10 +105,291 @@ void compute(Trace &tr, uint64_t lane_free[2], Tracer *tracer, int rank, uint64_
     }
 }
 
+bool world_coll(const rs_et_node &nd) { return !nd.pg[0] || std::strcmp(nd.pg, "0") == 0; }
+bool p2p(const rs_et_node &nd) { return nd.kind == RS_ET_SEND || nd.kind == RS_ET_RECV; }
+bool comm_node(const rs_et_node &nd) { return nd.kind == RS_ET_COLLECTIVE || p2p(nd); }
+
+// "PREFIX.R.et: node ID (NAME)": where a message points.
+std::string where(const char *prefix, int r, const rs_et_node &nd)
+{
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%s.%d.et: node %llu (%s)", prefix, r, (unsigned long long)nd.id, nd.name);
+    return buf;
+}
+
+// The traces' process groups, checked: each group collective names a group of the file and runs on
+// one of its ranks, each group's (and the world's) members call the same collectives in the same
+// order, and each (sender, receiver) pair's sends and receives match in order, size and tag.
+// Fills `used` with the groups called (first use first) and gi[r][i] with node i's index there
+// (-1: the world's). false: the message is on err.
+bool check_comms(std::vector<Trace> &tr, const char *prefix, const char *groups_path, const rs_et_groups &gs,
+                 std::vector<const rs_et_group *> &used, std::vector<std::vector<int>> &gi, FILE *err)
+{
+    const int p = (int)tr.size();
+    gi.assign((size_t)p, {});
+    for (int r = 0; r < p; r++) {
+        const Trace &x = tr[(size_t)r];
+        gi[(size_t)r].assign(x.t.n, -1);
+        for (size_t i : x.order) {
+            const rs_et_node &nd = x.t.nodes[i];
+            if (nd.kind == RS_ET_COLLECTIVE && !world_coll(nd)) {
+                const rs_et_group *g = rs_et_group_find(&gs, nd.pg);
+                if (!g) {
+                    std::fprintf(err, "ringsim: --chakra: %s: pg_name \"%s\" %s (allowed: the names of ASTRA-sim's "
+                                 "comm group file, given with --chakra-groups FILE; \"\" or \"0\": every rank)\n",
+                                 where(prefix, r, nd).c_str(), nd.pg,
+                                 groups_path ? (std::string("is not a group of ") + groups_path).c_str()
+                                             : "but no --chakra-groups FILE names its ranks");
+                    return false;
+                }
+                if (std::find(g->ranks, g->ranks + g->n, r) == g->ranks + g->n) {
+                    std::fprintf(err, "ringsim: --chakra: %s: a collective of group \"%s\", which rank %d is not in "
+                                 "(allowed: its ranks' traces only)\n", where(prefix, r, nd).c_str(), nd.pg, r);
+                    return false;
+                }
+                size_t u = (size_t)(std::find(used.begin(), used.end(), g) - used.begin());
+                if (u == used.size())
+                    used.push_back(g);
+                gi[(size_t)r][i] = (int)u;
+            }
+            if (p2p(nd)) {
+                const bool send = nd.kind == RS_ET_SEND;
+                const int32_t peer = send ? nd.dst : nd.src, self = send ? nd.src : nd.dst;
+                if (peer >= p || peer == r || (self >= 0 && self != r)) {
+                    std::fprintf(err, "ringsim: --chakra: %s: %s from %d to %d on rank %d (allowed: the peer %s, "
+                                 "another of the %d ranks; the %s this trace's rank or absent)\n",
+                                 where(prefix, r, nd).c_str(), send ? "a send" : "a receive", send ? self : peer,
+                                 send ? peer : self, r, send ? "comm_dst" : "comm_src", p,
+                                 send ? "comm_src" : "comm_dst");
+                    return false;
+                }
+            }
+        }
+    }
+    // the k-th collective of each group, on every member, is one call
+    for (int u = -1; u < (int)used.size(); u++) {
+        std::vector<int> members;
+        for (int r = 0; r < p; r++)
+            if (u < 0 || std::find(used[(size_t)u]->ranks, used[(size_t)u]->ranks + used[(size_t)u]->n, r) !=
+                             used[(size_t)u]->ranks + used[(size_t)u]->n)
+                members.push_back(r);
+        std::vector<std::vector<size_t>> seq(members.size());
+        for (size_t m = 0; m < members.size(); m++) {
+            const Trace &x = tr[(size_t)members[m]];
+            for (size_t i : x.order)
+                if (x.t.nodes[i].kind == RS_ET_COLLECTIVE && gi[(size_t)members[m]][i] == u)
+                    seq[m].push_back(i);
+        }
+        const std::string gname = u < 0 ? "the world" : std::string("group \"") + used[(size_t)u]->name + "\"";
+        for (size_t m = 1; m < members.size(); m++) {
+            const Trace &a = tr[(size_t)members[0]], &b = tr[(size_t)members[m]];
+            for (size_t k = 0; k < std::min(seq[0].size(), seq[m].size()); k++) {
+                const rs_et_node &x = a.t.nodes[seq[0][k]], &y = b.t.nodes[seq[m][k]];
+                if (x.comm_type != y.comm_type || x.comm_size != y.comm_size) {
+                    std::fprintf(err, "ringsim: --chakra: %s, collective #%zu of %s, is %s of %llu B but rank %d's "
+                                 "(node %llu) is %s of %llu B (allowed: the same collectives in the same order on "
+                                 "every rank of a group)\n", where(prefix, members[m], y).c_str(), k + 1,
+                                 gname.c_str(), rs_et_comm_name(y.comm_type), (unsigned long long)y.comm_size,
+                                 members[0], (unsigned long long)x.id, rs_et_comm_name(x.comm_type),
+                                 (unsigned long long)x.comm_size);
+                    return false;
+                }
+            }
+            if (seq[0].size() != seq[m].size()) {
+                std::fprintf(err, "ringsim: --chakra: %s.%d.et has %zu collectives of %s, %s.%d.et %zu (allowed: the "
+                             "same collectives in the same order on every rank of a group)\n", prefix, members[m],
+                             seq[m].size(), gname.c_str(), prefix, members[0], seq[0].size());
+                return false;
+            }
+        }
+    }
+    // sends and receives of each direction of a pair match in order (as ncl_send / ncl_recv do)
+    for (int a = 0; a < p; a++)
+        for (int b = 0; b < p; b++) {
+            if (a == b)
+                continue;
+            std::vector<size_t> sends, recvs;
+            for (size_t i : tr[(size_t)a].order)
+                if (tr[(size_t)a].t.nodes[i].kind == RS_ET_SEND && tr[(size_t)a].t.nodes[i].dst == b)
+                    sends.push_back(i);
+            for (size_t i : tr[(size_t)b].order)
+                if (tr[(size_t)b].t.nodes[i].kind == RS_ET_RECV && tr[(size_t)b].t.nodes[i].src == a)
+                    recvs.push_back(i);
+            for (size_t k = 0; k < std::max(sends.size(), recvs.size()); k++) {
+                if (k >= sends.size() || k >= recvs.size()) {
+                    const bool no_send = k >= sends.size();
+                    const rs_et_node &nd = no_send ? tr[(size_t)b].t.nodes[recvs[k]] : tr[(size_t)a].t.nodes[sends[k]];
+                    std::fprintf(err, "ringsim: --chakra: %s: %s #%zu from rank %d to rank %d has no matching %s "
+                                 "(allowed: every send received, in order per pair)\n",
+                                 where(prefix, no_send ? b : a, nd).c_str(), no_send ? "receive" : "send", k + 1, a, b,
+                                 no_send ? "send" : "receive");
+                    return false;
+                }
+                const rs_et_node &x = tr[(size_t)a].t.nodes[sends[k]], &y = tr[(size_t)b].t.nodes[recvs[k]];
+                if (x.comm_size != y.comm_size || (x.tag >= 0 && y.tag >= 0 && x.tag != y.tag)) {
+                    std::fprintf(err, "ringsim: --chakra: %s: receive #%zu from rank %d (%llu B, tag %lld) meets %s "
+                                 "(%llu B, tag %lld) (allowed: the same size and tag, in order per pair)\n",
+                                 where(prefix, b, y).c_str(), k + 1, a, (unsigned long long)y.comm_size,
+                                 (long long)y.tag, where(prefix, a, x).c_str(), (unsigned long long)x.comm_size,
+                                 (long long)x.tag);
+                    return false;
+                }
+            }
+        }
+    return true;
+}
+
+// Every rank's graph as a program on rs::Programs: nodes in dependency order, a communication
+// node started on a free slot of its own and waited for where a node depends on it (or when all
+// kProgSlots are in flight, the oldest), compute as busy time on the rank's one lane.
+int run_programs(const rs_scenario &sc, model::Cluster &cl, const EngineSetup &setup, Tracer *tracer,
+                 const char *prefix, const char *groups_path, std::vector<Trace> &tr, FILE *out, FILE *err)
+{
+    const int p = cl.nranks();
+    if (sc.payload_real) {
+        std::fprintf(err, "ringsim: --chakra: %s.<rank>.et: point-to-point nodes and process groups (pg_name) run "
+                     "timing only (allowed with them: payload: none in the scenario)\n", prefix);
+        return RS_EXIT_USAGE;
+    }
+    struct Groups {
+        rs_et_groups g{};
+        ~Groups() { rs_et_groups_free(&g); }
+    } gs;
+    char why[RS_ET_ERRLEN];
+    if (groups_path && rs_et_groups_load(groups_path, p, &gs.g, why, sizeof why) != 0) {
+        std::fprintf(err, "ringsim: --chakra-groups: %s\n", why);
+        return RS_EXIT_USAGE;
+    }
+    std::vector<const rs_et_group *> used;
+    std::vector<std::vector<int>> gi;
+    if (!check_comms(tr, prefix, groups_path, gs.g, used, gi, err))
+        return RS_EXIT_USAGE;
+
+    // a communicator per group called, configured for its members' routes
+    std::vector<std::unique_ptr<GroupSetup>> cfgs;
+    std::vector<std::vector<ncl_comm *>> comms(used.size(), std::vector<ncl_comm *>((size_t)p, nullptr));
+    auto destroy = [&] {
+        for (auto &v : comms)
+            for (ncl_comm *c : v)
+                ncl_comm_destroy(c);
+    };
+    std::deque<std::string> labels; // the trace's lanes: the calls point at them
+    for (size_t u = 0; u < used.size(); u++) {
+        const rs_et_group &g = *used[u];
+        cfgs.emplace_back(new GroupSetup);
+        group_setup(sc, setup, cl.network().topology(), std::vector<int>(g.ranks, g.ranks + g.n), *cfgs.back());
+        for (size_t m = 0; m < g.n; m++) {
+            ncl_result rc = ncl_comm_create_group(cl.comm(g.ranks[m]), g.ranks, (int)g.n, (uint32_t)(1000 + u),
+                                                  &cfgs.back()->cfg, &comms[u][(size_t)g.ranks[m]]);
+            if (rc != NCL_SUCCESS) {
+                std::fprintf(err, "ringsim: --chakra: making group \"%s\" on rank %d: %s\n", g.name, g.ranks[m],
+                             ncl_comm_last_error(cl.comm(g.ranks[m])));
+                destroy();
+                return RS_EXIT_ENGINE;
+            }
+        }
+        labels.push_back(std::string("pg ") + g.name);
+    }
+    labels.push_back("world");
+    labels.push_back("p2p");
+    const char *world_label = labels[used.size()].c_str(), *p2p_label = labels[used.size() + 1].c_str();
+
+    const ncl_dtype dt = sc.workload.dtype;
+    const uint64_t es = ncl_dtype_size(dt);
+    Programs prog(cl, tracer, dt);
+    size_t sends = 0, recvs = 0, colls = 0, computes = 0;
+    for (int r = 0; r < p; r++) {
+        const Trace &x = tr[(size_t)r];
+        std::vector<uint16_t> comm_index(used.size(), 0);
+        for (size_t u = 0; u < used.size(); u++)
+            if (comms[u][(size_t)r])
+                comm_index[u] = prog.add_comm(r, comms[u][(size_t)r]);
+        std::vector<int> slot_of(x.t.n, -1);
+        std::deque<size_t> in_flight; // started, not waited: oldest first
+        uint32_t free_slots = (1u << kProgSlots) - 1;
+        auto wait_for = [&](size_t i) {
+            prog.add(r, ProgStep{ProgStep::Wait, 0, (uint8_t)slot_of[i], 0, 0, 0, nullptr});
+            free_slots |= 1u << slot_of[i];
+            slot_of[i] = -1;
+            in_flight.erase(std::find(in_flight.begin(), in_flight.end(), i));
+        };
+        for (size_t i : x.order) {
+            const rs_et_node &nd = x.t.nodes[i];
+            for (size_t d = 0; d < nd.ndeps; d++)
+                if (slot_of[nd.deps[d]] >= 0)
+                    wait_for(nd.deps[d]);
+            if (nd.kind == RS_ET_COMPUTE) {
+                computes += r == 0;
+                if (nd.duration_us)
+                    prog.add(r, ProgStep{ProgStep::Compute, 0, 0, 0, 0, nd.duration_us * k_ps_per_us,
+                                         nd.name[0] ? nd.name : "compute"});
+                continue;
+            }
+            if (!comm_node(nd))
+                continue;
+            ProgStep st{ProgStep::Start, 0, 0, 0, 0, 0, p2p_label};
+            if (p2p(nd)) {
+                (nd.kind == RS_ET_SEND ? sends : recvs) += r == 0;
+                st.call = nd.kind == RS_ET_SEND ? (uint8_t)ProgStep::Send : (uint8_t)ProgStep::Recv;
+                st.peer = nd.kind == RS_ET_SEND ? nd.dst : nd.src;
+                st.count = (nd.comm_size + es - 1) / es;
+            } else {
+                colls += r == 0;
+                const int u = gi[(size_t)r][i];
+                const int n = u < 0 ? p : (int)used[(size_t)u]->n;
+                const ncl_coll coll = engine_coll(nd.comm_type);
+                const uint64_t bytes = nd.comm_type == RS_ET_BARRIER ? es : nd.comm_size;
+                rs_shape shp;
+                if (!rs_shape_make(&shp, (rs_coll)coll, n, dt, NCL_SUM, 0, 0, bytes))
+                    continue; // less than an element per rank: nothing moves
+                st.call = (uint8_t)coll;
+                st.comm = u < 0 ? 0 : comm_index[(size_t)u];
+                st.count = shp.count;
+                st.label = u < 0 ? world_label : labels[(size_t)u].c_str();
+            }
+            if (st.count == 0)
+                continue;
+            if (!free_slots)
+                wait_for(in_flight.front());
+            int slot = 0;
+            while (!(free_slots >> slot & 1u))
+                slot++;
+            free_slots &= ~(1u << slot);
+            st.slot = (uint8_t)slot;
+            slot_of[i] = slot;
+            in_flight.push_back(i);
+            prog.add(r, st);
+        }
+        while (!in_flight.empty())
+            wait_for(in_flight.front());
+    }
+    std::fprintf(out, "# chakra: %s.<rank>.et, %d ranks, trace version %s: %zu nodes on rank 0 (%zu collectives, "
+                 "%zu sends, %zu receives, %zu compute); %zu process group%s%s%s; %s, in place, timing only\n",
+                 prefix, p, tr[0].t.version, tr[0].t.n, colls, sends, recvs, computes, used.size(),
+                 used.size() == 1 ? "" : "s", groups_path ? " from " : "", groups_path ? groups_path : "",
+                 ncl_dtype_name(dt));
+    if (!prog.run()) {
+        std::fprintf(err, "ringsim: --chakra: %s\n", prog.error().c_str());
+        destroy();
+        return RS_EXIT_ENGINE;
+    }
+    std::fprintf(out, "#\n# %5s %12s %12s %14s\n", "rank", "end(us)", "compute(us)", "exposed comm(us)");
+    uint64_t finish = 0;
+    for (int r = 0; r < p; r++) {
+        const ProgRankTimes &t = prog.times(r);
+        finish = std::max(finish, t.end);
+        std::fprintf(out, "  %5d %12.2f %12.2f %14.2f\n", r, (double)t.end / k_ps_per_us,
+                     (double)t.compute / k_ps_per_us, (double)t.blocked / k_ps_per_us);
+    }
+    std::fprintf(out, "#\n# %12s %7s\n  %12.2f %7s\n", "total(us)", "#wrong", (double)finish / k_ps_per_us, "N/A");
+    destroy();
+    return RS_EXIT_OK;
+}
+
 } // namespace
 
-int run_chakra(const rs_scenario &sc, model::Cluster &cl, Tracer *tracer, const char *prefix, const CollRun &run,
-               FILE *out, FILE *err)
+int run_chakra(const rs_scenario &sc, model::Cluster &cl, const EngineSetup &setup, Tracer *tracer,
+               const char *prefix, const char *groups_path, const CollRun &run, FILE *out, FILE *err)
 {
     const int p = cl.nranks();
     std::vector<Trace> tr((size_t)p);
@@ -119,6 +404,12 @@ int run_chakra(const rs_scenario &sc, model::Cluster &cl, Tracer *tracer, const 
         }
         sort_nodes(tr[(size_t)r]);
     }
+    bool programs = groups_path != nullptr;
+    for (const Trace &x : tr)
+        for (size_t i = 0; i < x.t.n && !programs; i++)
+            programs = p2p(x.t.nodes[i]) || (x.t.nodes[i].kind == RS_ET_COLLECTIVE && !world_coll(x.t.nodes[i]));
+    if (programs)
+        return run_programs(sc, cl, setup, tracer, prefix, groups_path, tr, out, err);
     // the k-th collective of every rank is one call: the same type and size everywhere
     const Trace &t0r = tr[0];
     for (int r = 1; r < p; r++) {

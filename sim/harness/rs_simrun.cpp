@@ -556,7 +556,7 @@ int Driver::chakra()
         *algo = st.algo;
         return true;
     };
-    return rs::run_chakra(sc_, *cl_, tracer_.get(), x_.chakra_prefix, run, stdout, err_);
+    return rs::run_chakra(sc_, *cl_, setup_, tracer_.get(), x_.chakra_prefix, x_.chakra_groups, run, stdout, err_);
 }
 
 int Driver::run(rs_report *rep)

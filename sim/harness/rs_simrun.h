@@ -29,6 +29,7 @@ typedef struct rs_simrun_extras {
     void *row_ud;
     const char *waves_path;    /**< VCD of the RTL devices (device.fidelity rtl), or NULL */
     const char *chakra_prefix; /**< run the Chakra traces PREFIX.<rank>.et instead of the workload, or NULL */
+    const char *chakra_groups; /**< their process groups: ASTRA-sim's comm group file (JSON), or NULL */
 } rs_simrun_extras;
 
 /** Builds the model from sc, runs every collective of its workload over its sizes with the
