@@ -97,7 +97,9 @@ void ncl_plan_env_init(ncl_plan_env *env, const ncl_config *cfg, const ncl_hal_c
 
 ncl_result ncl_plan_env_zones(ncl_plan_env *env, const ncl_config *cfg, const ncl_hal_caps *caps, int nranks)
 {
+    const uint32_t hops = cfg->zone_hops ? cfg->zone_hops : (uint32_t)(nranks - 1);
     env->zone_bytes = 0;
+    env->zone_hops = hops;
     if (!caps || !(caps->features & NCL_HAL_FEAT_ZONES) || cfg->landing_zone_bytes == NCL_ZONES_OFF || nranks < 2)
         return NCL_SUCCESS;
     /* their users copy out of them on a helper queue per channel (ncl_helper_room): without room
@@ -110,11 +112,12 @@ ncl_result ncl_plan_env_zones(ncl_plan_env *env, const ncl_config *cfg, const nc
         if (each == 0 || each > scratch / 2 / zones)
             return NCL_ERR_INVALID_ARGUMENT;
     } else {
-        /* what arrives while a notify travels p-1 links back: (p-1) alpha x bandwidth (ns x GB/s
-         * = bytes; each factor below 2^32, so one product cannot wrap), within the cap */
+        /* what arrives while a notify travels its links back (p-1 on a one-way ring): hops x
+         * alpha x bandwidth (ns x GB/s = bytes; each factor below 2^32, so one product cannot
+         * wrap), within the cap */
         const uint64_t cap = scratch / 4 / zones / 64 * 64;
         const uint64_t hop = (uint64_t)(cfg->link_alpha_ns ? cfg->link_alpha_ns : 1) * (cfg->link_gbps ? cfg->link_gbps : 1);
-        each = hop > cap / (uint64_t)(nranks - 1) ? cap : ncl_min_u64((hop * (uint64_t)(nranks - 1) + 4095) / 4096 * 4096, cap);
+        each = hop > cap / hops ? cap : ncl_min_u64((hop * hops + 4095) / 4096 * 4096, cap);
         if (each < 4096) /* too small to carry a useful first step */
             each = 0;
     }
@@ -398,6 +401,9 @@ ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nrank
     plan->scratch_bytes = env->scratch_bytes;
     if (env->zone_bytes) { /* the zones sit at the top of scratch, out of every algorithm's reach */
         plan->zone_bytes = env->zone_bytes;
+#ifndef NCL_NO_SPLIT /* only pairs of sub-communicators ask (chain broadcast) */
+        plan->zone_far = env->zone_hops > 1;
+#endif
         plan->zone_base = env->scratch_bytes - 2ull * env->channels * env->zone_bytes;
         plan->scratch_bytes = plan->zone_base;
         for (uint32_t c = 0; c < env->channels; c++) {

@@ -36,10 +36,35 @@ static ncl_config child_config(const ncl_comm *parent)
     return c;
 }
 
+/* Links a credit crosses back from each member to the one before it (the child's ring is its
+ * rank order) at most, the shortest way on any of the parent's rings (its ranks' order when it
+ * has none): what the child's landing zones must cover. */
+static uint32_t back_hops(const ncl_comm *parent, const int32_t *members, int n)
+{
+    const int p = parent->nranks;
+    const uint32_t rings = parent->env.ring_count ? parent->env.ring_count : 1;
+    uint32_t worst = 0;
+    for (int i = 0; i < n && n > 1; i++) {
+        const int32_t from = members[i], to = members[(i + 1) % n];
+        uint32_t best = (uint32_t)p;
+        for (uint32_t k = 0; k < rings; k++) {
+            const int32_t *pos = parent->env.ring_pos ? parent->env.ring_pos + (size_t)k * (size_t)p : NULL;
+            const int back = ((pos ? pos[from] - pos[to] : from - to) % p + p) % p;
+            best = (uint32_t)back < best ? (uint32_t)back : best;
+        }
+        worst = best > worst ? best : worst;
+    }
+    return worst;
+}
+
 /* A communicator on the backend's child HAL, which it owns from here on. */
 static ncl_result child_create(ncl_comm *parent, uint32_t id, const int32_t *members, int n, int rank,
-                               const ncl_config *cfg, ncl_comm **out)
+                               const ncl_config *given, ncl_comm **out)
 {
+    ncl_config own = *given;
+    if (!own.zone_hops && !own.landing_zone_bytes)
+        own.zone_hops = back_hops(parent, members, n);
+    const ncl_config *cfg = &own;
     ncl_hal hal;
     if (!parent->hal.ops->split)
         return ncl_comm_fail(parent, NCL_ERR_UNSUPPORTED, "this backend cannot make sub-communicators (its HAL has "

@@ -1320,8 +1320,10 @@ static ncl_result notify_peek(void *ctx, int peer, uint32_t id, uint32_t *value)
     if (!value || peer < 0 || peer >= c->n)
         return NCL_ERR_BACKEND;
     if (!in_counter(c, peer, id, &idx)) {
+        if (!MMIO_CONTEXTS(m))
+            return NCL_ERR_BACKEND; /* an id past the fixed layout */
         *value = 0; /* nothing recorded yet */
-        return MMIO_CONTEXTS(m) ? NCL_SUCCESS : NCL_ERR_BACKEND;
+        return NCL_SUCCESS;
     }
     *value = rd(m, NCL_MMIO_NOTIFY_CNT(idx));
     return NCL_SUCCESS;

@@ -216,7 +216,8 @@ typedef struct ncl_config {
      *  back). Two zones per channel, used by alternate collectives; a zone is credited back to its
      *  writer (a notify) once read, and written again only with that credit. They sit at the top
      *  of scratch and are not available to anything else. 0: sized from the cost inputs, about
-     *  what a link carries during a notify's trip around the ring ((p-1) link_alpha_ns x link_gbps),
+     *  what a link carries during a notify's trip around the ring (zone_hops, by default p-1,
+     *  x link_alpha_ns x link_gbps),
      *  at most scratch / 4 in all; NCL_ZONES_OFF: none (every first write waits for READY). An
      *  explicit size must leave half the scratch (else ncl_comm_create: NCL_ERR_INVALID_ARGUMENT).
      *  Only on backends that keep scratch addressable between collectives (NCL_HAL_FEAT_ZONES) and
@@ -250,6 +251,11 @@ typedef struct ncl_config {
     /** Entries of cost table the communicator keeps room for, for ncl_comm_set_costs (a table
      *  priced again may have more lines); 0 or fewer than cost_count: cost_count. */
     uint32_t cost_room;
+    /** Links a zone's credit (and a READY) crosses back to its writer at most, which sizes the
+     *  landing zones when landing_zone_bytes is 0; 0: nranks - 1, a one-way ring's. A
+     *  sub-communicator made without a config of its own takes it from its parent's rings (a
+     *  pair's send on a one-way ring of 8: 7, not 1). */
+    uint32_t zone_hops;
 } ncl_config;
 
 /** ncl_config.landing_zone_bytes: no landing zones. */
@@ -259,7 +265,7 @@ typedef struct ncl_config {
     {                                                                                         \
         sizeof(ncl_config), NCL_CONFIG_VERSION, 30000000000ull, 2u, (512ull << 10), {0, 0, 0, 0, 0}, \
             -1, 2000u, 20u, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL,  \
-            NCL_LOG_WARN, {0, 0, 0, 0, 0}, NULL, 0u                                           \
+            NCL_LOG_WARN, {0, 0, 0, 0, 0}, NULL, 0u, 0u                                       \
     }
 
 struct ncl_hal;

@@ -121,6 +121,7 @@ typedef struct ncl_plan {
     uint8_t coll, algo, dtype, op; /**< op: never AVG after planning; see `avg` */
     uint8_t inplace;
     uint8_t avg;           /**< 1: op was AVG — reduce with SUM, then LOCAL_DIV by nranks */
+    uint8_t zone_far;      /**< with zones: a READY crosses more than one link back (ncl_config.zone_hops > 1) */
     int32_t nranks, rank, root;
     uint64_t count;        /**< allreduce/broadcast/reduce: elements; reduce_scatter: recvcount;
                                 allgather: sendcount */
@@ -249,6 +250,7 @@ typedef struct ncl_plan_env {
     uint64_t zone_bytes;
     const uint32_t *zone_uses;
     int reduce_write;           /**< ncl_hal_caps.features has NCL_HAL_FEAT_REDUCE_WRITE */
+    uint32_t zone_hops;         /**< ncl_config.zone_hops, or nranks - 1 (ncl_plan_env_zones) */
 } ncl_plan_env;
 
 struct ncl_hal_caps;

@@ -54,6 +54,14 @@ static uint64_t seg(const ncl_plan *p, uint32_t c, uint64_t s, uint64_t *off)
     return seg_of(p, channels_of(p), c, s, off);
 }
 
+/* A pair's send: two ranks of a bigger ring, whose READY comes the long way back (zone_hops). Only
+ * sub-communicators make such pairs, so a board built without them (NCL_NO_SPLIT) leaves it out. */
+#ifndef NCL_NO_SPLIT
+#define PAIR_OF_A_RING(p) ((p)->nranks == 2 && (p)->zone_far)
+#else
+#define PAIR_OF_A_RING(p) 0
+#endif
+
 /* Channel c's zoned segments: the first `zoned` land in the zone in slots of slot_bytes; head > 0:
  * only the first `head` elements of the one zoned segment do (a segment larger than the zone). */
 typedef struct zoning {
@@ -66,8 +74,11 @@ static zoning zoning_of(const ncl_plan *p, uint32_t channels, uint32_t c)
     uint64_t off, span = ncl_channel_part(p, p->count, channels, c, &off);
     z.slot_bytes = ncl_div_ceil(span, p->segments) * p->esize;
     z.zoned = ncl_zone_slots(p, c, z.slot_bytes, p->segments);
-    /* a head needs a segment after it to hide its copy: one segment pays two writes and the copy */
-    if (z.zoned == 0 && c < p->zone_channels && span && p->segments > 1 && p->zone_bytes >= p->esize) {
+    /* a head needs a segment after it to hide its copy: one segment pays two writes and the copy;
+     * but a pair's send has nothing else to keep the link busy while its READY comes the long way
+     * back, and the receiver copies the head beside the rest's arrival */
+    if (z.zoned == 0 && c < p->zone_channels && span && (p->segments > 1 || PAIR_OF_A_RING(p)) &&
+        p->zone_bytes >= p->esize) {
         z.head = p->zone_bytes / p->esize;
         z.zoned = 1;
     }
