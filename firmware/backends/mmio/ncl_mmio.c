@@ -60,7 +60,7 @@ typedef struct mmio_comm {
     int rank, n;      /* in this communicator */
     int32_t *members; /* with contexts: world rank of each member (nranks room; the world: i) */
     uint32_t context; /* 0: the world; a child's 1..cfg.contexts */
-    int live;
+    int live;         /* a child: its context is taken */
     uint64_t bringups;  /* the device's when made: a later reset breaks a child */
     ncl_result stuck;   /* a child's failed collective: every later call fails so */
     /* the running collective */
@@ -93,7 +93,7 @@ struct ncl_mmio {
     /* ring: software's tail and the number of descriptors ever posted (since the last bring-up) */
     uint32_t tail;
     uint64_t posted;
-    uint64_t events; /* wait_event calls that found device events (every communicator's) */
+    uint64_t events; /* looks at IRQ_STATUS that found events: each communicator's waits compare */
     uint64_t peer_recv_fallback;
     ncl_mmio_stats stats;
     mmio_slot *slots;  /* ring_entries, right after this struct in the caller's memory */
@@ -329,9 +329,8 @@ static void comm_reset(mmio_comm *c, int n)
     ncl_mmio *m = c->m;
     c->n = n;
     memset(c->launch_sent, 0, 2u * peer_words(&m->cfg) * sizeof(uint64_t));
-    if (MMIO_CONTEXTS(m))
+    if (MMIO_CONTEXTS(m)) { /* (the world's are 0 with the device's memory) */
         memset(c->out_map, MMIO_NONE, (size_t)m->cfg.nranks * (2u * NCL_NOTIFY_IDS + 1u));
-    if (MMIO_CONTEXTS(m)) { /* the world's start at 0 with the device */
         c->stuck = NCL_SUCCESS;
         c->err[0] = '\0';
         c->events_seen = m->events;
