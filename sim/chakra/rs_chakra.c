@@ -200,6 +200,7 @@ static int node(reader *r, span *s, rs_et_node *nd)
     const size_t at = nd->offset;
     uint64_t type = ET_INVALID;
     int have_size = 0, have_type = 0;
+    span inputs = {NULL, 0, 0};
     nd->comm_type = -1;
     nd->src = nd->dst = -1;
     nd->tag = -1;
@@ -228,6 +229,8 @@ static int node(reader *r, span *s, rs_et_node *nd)
             }
         } else if (num == 7 && wt == WT_VARINT)
             nd->duration_us = v;
+        else if (num == 8 && wt == WT_LEN)
+            inputs = b;
         else if (num == 10 && wt == WT_LEN) {
             if (attribute(r, &b, nd, &have_size, &have_type) != 0)
                 return -1;
@@ -240,6 +243,19 @@ static int node(reader *r, span *s, rs_et_node *nd)
         return 0;
     case ET_METADATA:
         nd->kind = RS_ET_METADATA;
+        while (inputs.buf && strstr(nd->name, "process_group:init") && inputs.pos < inputs.end) {
+            uint32_t num; /* IOInfo: its values (1) are the process groups PyTorch made */
+            int wt;
+            uint64_t v;
+            span b;
+            if (field(r, &inputs, &num, &wt, &v, &b) != 0)
+                return -1;
+            if (num == 1 && wt == WT_LEN && !nd->pg_info) {
+                if ((nd->pg_info = malloc(b.end - b.pos + 1)) == NULL)
+                    return fail(r, at, "out of memory");
+                copy_text(nd->pg_info, b.end - b.pos + 1, &b);
+            }
+        }
         return 0;
     case ET_COLL:
         nd->kind = RS_ET_COLLECTIVE;
@@ -449,7 +465,7 @@ int rs_et_load(const char *path, rs_et_trace *t, char *err, size_t errlen)
 void rs_et_free(rs_et_trace *t)
 {
     for (size_t i = 0; i < t->n; i++)
-        free(t->nodes[i].deps);
+        free(t->nodes[i].deps), free(t->nodes[i].pg_info);
     free(t->nodes);
     memset(t, 0, sizeof *t);
 }
@@ -461,6 +477,7 @@ typedef struct jscan {
     int line;
     char *err;
     size_t errlen;
+    const char *form; /* what the text should look like, for messages */
 } jscan;
 
 static int jfail(jscan *j, const char *fmt, ...)
@@ -488,7 +505,7 @@ static int jexpect(jscan *j, char c, const char *what)
         char found[24] = "the end of the file";
         if (*j->p)
             snprintf(found, sizeof found, "'%c'", *j->p);
-        return jfail(j, "expected %s, found %s (allowed: {\"NAME\": [RANK, ...], ...})", what, found);
+        return jfail(j, "expected %s, found %s (allowed: %s)", what, found, j->form);
     }
     j->p++;
     return 0;
@@ -497,7 +514,7 @@ static int jexpect(jscan *j, char c, const char *what)
 int rs_et_groups_load(const char *path, int nranks, rs_et_groups *gs, char *err, size_t errlen)
 {
     memset(gs, 0, sizeof *gs);
-    jscan j = {path, NULL, 1, err, errlen};
+    jscan j = {path, NULL, 1, err, errlen, "{\"NAME\": [RANK, ...], ...}"};
     FILE *f = fopen(path, "rb");
     if (f == NULL) {
         snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
@@ -607,4 +624,157 @@ const rs_et_group *rs_et_group_find(const rs_et_groups *gs, const char *name)
         if (strcmp(gs->g[i].name, name) == 0)
             return &gs->g[i];
     return NULL;
+}
+
+/* A JSON string at j (after blanks) into out (cut to cap); 0 or -1 (the message in j's err). */
+static int jstring(jscan *j, char *out, size_t cap)
+{
+    if (jexpect(j, '"', "a string") != 0)
+        return -1;
+    size_t n = 0;
+    for (; *j->p && *j->p != '"'; j->p++) {
+        if (*j->p == '\\' && j->p[1])
+            j->p++; /* an escaped character: taken as it is (names here are plain) */
+        if (n + 1 < cap)
+            out[n++] = *j->p;
+    }
+    if (cap)
+        out[n] = '\0';
+    return jexpect(j, '"', "the string's closing quote");
+}
+
+/* Skips one JSON value of any kind. */
+static int jskip(jscan *j)
+{
+    char c = jpeek(j);
+    if (c == '"') {
+        char scrap[1];
+        return jstring(j, scrap, 0);
+    }
+    if (c == '[' || c == '{') {
+        const char close = c == '[' ? ']' : '}';
+        j->p++;
+        for (int first = 1; jpeek(j) != close; first = 0) {
+            if ((!first && jexpect(j, ',', "','") != 0) ||
+                (c == '{' && (jskip(j) != 0 || jexpect(j, ':', "':'") != 0)) || jskip(j) != 0)
+                return -1;
+        }
+        j->p++;
+        return 0;
+    }
+    const char *start = j->p;
+    while (*j->p && strchr(",]} \t\r\n", *j->p) == NULL)
+        j->p++;
+    return j->p > start ? 0 : jfail(j, "expected a value, found %s", *j->p ? "a separator" : "the end");
+}
+
+/* Adds (name, ranks) to gs, or checks it against the group of that name already there. */
+static int group_put(jscan *j, rs_et_groups *gs, const char *name, const int32_t *ranks, size_t n)
+{
+    for (size_t k = 0; k < gs->n; k++)
+        if (strcmp(gs->g[k].name, name) == 0) {
+            if (gs->g[k].n == n && memcmp(gs->g[k].ranks, ranks, n * sizeof *ranks) == 0)
+                return 0;
+            return jfail(j, "process group \"%s\" has other ranks than before (allowed: one list per name)", name);
+        }
+    rs_et_group *g = realloc(gs->g, (gs->n + 1) * sizeof *g);
+    if (g == NULL)
+        return jfail(j, "out of memory");
+    gs->g = g;
+    g = &gs->g[gs->n];
+    memset(g, 0, sizeof *g);
+    snprintf(g->name, sizeof g->name, "%s", name);
+    if ((g->ranks = malloc(n * sizeof *ranks)) == NULL)
+        return jfail(j, "out of memory");
+    memcpy(g->ranks, ranks, n * sizeof *ranks);
+    g->n = n;
+    gs->n++;
+    return 0;
+}
+
+int rs_et_groups_add_declared(const rs_et_trace *t, const char *path, int nranks, rs_et_groups *gs, char *err,
+                              size_t errlen)
+{
+    int32_t *ranks = malloc((size_t)nranks * sizeof *ranks);
+    if (ranks == NULL) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < t->n && rc == 0; i++) {
+        const rs_et_node *nd = &t->nodes[i];
+        if (!nd->pg_info)
+            continue;
+        char where[256];
+        snprintf(where, sizeof where, "%s: node %llu (%s): inputs", path, (unsigned long long)nd->id, nd->name);
+        /* the converter writes Python's str() of a one-element list holding the JSON: ['...'] */
+        const char *text = nd->pg_info;
+        size_t len = strlen(text);
+        char *json = malloc(len + 1);
+        if (json == NULL) {
+            rc = -1;
+            snprintf(err, errlen, "%s: out of memory", where);
+            break;
+        }
+        if (len >= 4 && text[0] == '[' && text[1] == '\'' && text[len - 2] == '\'' && text[len - 1] == ']')
+            memcpy(json, text + 2, len - 4), json[len - 4] = '\0';
+        else
+            memcpy(json, text, len + 1);
+        jscan j = {where, json, 1, err, errlen, "[{\"pg_name\": \"NAME\", \"ranks\": [RANK, ...], ...}, ...]"};
+        rc = jexpect(&j, '[', "'[' (a list of process groups)");
+        for (int first = 1; rc == 0 && jpeek(&j) != ']'; first = 0) {
+            if ((!first && (rc = jexpect(&j, ',', "',' or ']'")) != 0) || (rc = jexpect(&j, '{', "'{'")) != 0)
+                break;
+            char name[32] = "";
+            size_t n = 0;
+            int have_ranks = 0;
+            for (int key1 = 1; rc == 0 && jpeek(&j) != '}'; key1 = 0) {
+                char key[32];
+                if ((!key1 && (rc = jexpect(&j, ',', "',' or '}'")) != 0) || (rc = jstring(&j, key, sizeof key)) != 0 ||
+                    (rc = jexpect(&j, ':', "':'")) != 0)
+                    break;
+                if (strcmp(key, "pg_name") == 0) {
+                    rc = jstring(&j, name, sizeof name);
+                } else if (strcmp(key, "ranks") == 0) {
+                    have_ranks = 1;
+                    rc = jexpect(&j, '[', "'[' (the group's ranks)");
+                    for (n = 0; rc == 0 && jpeek(&j) != ']';) {
+                        if (n && (rc = jexpect(&j, ',', "',' or ']'")) != 0)
+                            break;
+                        jpeek(&j);
+                        char *end;
+                        long v = strtol(j.p, &end, 10);
+                        if (end == j.p || v < 0 || v >= nranks || (size_t)n >= (size_t)nranks) {
+                            rc = jfail(&j, "process group \"%s\": rank %.*s (allowed: 0 to %d, each once)", name,
+                                       end == j.p ? 1 : (int)(end - j.p), j.p, nranks - 1);
+                            break;
+                        }
+                        for (size_t k = 0; k < n && rc == 0; k++)
+                            if (ranks[k] == (int32_t)v)
+                                rc = jfail(&j, "process group \"%s\": rank %ld twice (allowed: each once)", name, v);
+                        j.p = end;
+                        ranks[n++] = (int32_t)v;
+                    }
+                    if (rc == 0)
+                        j.p++;
+                } else {
+                    rc = jskip(&j);
+                }
+            }
+            if (rc != 0)
+                break;
+            j.p++; /* '}' */
+            if (!name[0] || !have_ranks) {
+                rc = jfail(&j, "a process group without %s (allowed: %s)", name[0] ? "ranks" : "pg_name", j.form);
+                break;
+            }
+            if (n == 0) /* PyTorch's default group: every rank */
+                for (n = 0; n < (size_t)nranks; n++)
+                    ranks[n] = (int32_t)n;
+            rc = group_put(&j, gs, name, ranks, n);
+        }
+        free(json);
+    }
+    free(ranks);
+    return rc;
 }

@@ -36,6 +36,8 @@ typedef struct rs_et_node {
     int32_t src, dst;      /**< send / recv: attributes comm_src, comm_dst (-1: absent) */
     int64_t tag;           /**< send / recv: attribute comm_tag (-1: absent) */
     char pg[32];           /**< collective: attribute pg_name, its process group ("" or "0": every rank) */
+    char *pg_info;         /**< METADATA_NODE "process_group:init": inputs.values, the process groups as
+                                PyTorch's converter writes them (NULL: none) */
     uint64_t *deps;        /**< ctrl_deps then data_deps: once loaded, the indices in nodes of those nodes */
     size_t ndeps;
     size_t offset;         /**< byte offset of the node's record in its file, for messages */
@@ -80,6 +82,15 @@ typedef struct rs_et_groups {
  */
 int rs_et_groups_load(const char *path, int nranks, rs_et_groups *gs, char *err, size_t errlen);
 void rs_et_groups_free(rs_et_groups *gs);
+/**
+ * Adds the process groups a trace declares itself (PyTorch's converter: a METADATA_NODE named
+ * "process_group:init" whose inputs.values is a JSON list of {"pg_name": "1", "ranks": [...], ...},
+ * empty ranks meaning every rank) to gs; a name gs has already must name the same ranks. 0, or -1
+ * with "PATH: node ID: problem" in err (path: the trace's, for messages).
+ */
+int rs_et_groups_add_declared(const rs_et_trace *t, const char *path, int nranks, rs_et_groups *gs, char *err,
+                              size_t errlen);
+
 /** The group named name, or NULL. */
 const rs_et_group *rs_et_group_find(const rs_et_groups *gs, const char *name);
 

@@ -136,10 +136,12 @@ bool check_comms(std::vector<Trace> &tr, const char *prefix, const char *groups_
                 const rs_et_group *g = rs_et_group_find(&gs, nd.pg);
                 if (!g) {
                     std::fprintf(err, "ringsim: --chakra: %s: pg_name \"%s\" %s (allowed: the names of ASTRA-sim's "
-                                 "comm group file, given with --chakra-groups FILE; \"\" or \"0\": every rank)\n",
+                                 "comm group file, given with --chakra-groups FILE, or of the trace's "
+                                 "process_group:init node; \"\" or \"0\": every rank)\n",
                                  where(prefix, r, nd).c_str(), nd.pg,
                                  groups_path ? (std::string("is not a group of ") + groups_path).c_str()
-                                             : "but no --chakra-groups FILE names its ranks");
+                                             : "but neither --chakra-groups FILE nor a process_group:init node "
+                                               "names its ranks");
                     return false;
                 }
                 if (std::find(g->ranks, g->ranks + g->n, r) == g->ranks + g->n) {
@@ -259,6 +261,13 @@ int run_programs(const rs_scenario &sc, model::Cluster &cl, const EngineSetup &s
     if (groups_path && rs_et_groups_load(groups_path, p, &gs.g, why, sizeof why) != 0) {
         std::fprintf(err, "ringsim: --chakra-groups: %s\n", why);
         return RS_EXIT_USAGE;
+    }
+    for (int r = 0; r < p; r++) { // and the groups the traces declare (PyTorch's process_group:init)
+        const std::string path = std::string(prefix) + "." + std::to_string(r) + ".et";
+        if (rs_et_groups_add_declared(&tr[(size_t)r].t, path.c_str(), p, &gs.g, why, sizeof why) != 0) {
+            std::fprintf(err, "ringsim: --chakra: %s\n", why);
+            return RS_EXIT_USAGE;
+        }
     }
     std::vector<const rs_et_group *> used;
     std::vector<std::vector<int>> gi;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # chakra_groups_check.sh — Chakra traces with process groups and point-to-point nodes (traces/,
 # make_traces.py) on the 8-NPU server: two groups on the server's two meshes allreduce at once as
-# fast as one alone, the world's allreduce after them takes what the native workload's does, and
-# each stage of a send/recv pipeline waits for its predecessor's 1 MiB to cross one link.
+# fast as one alone, the world's allreduce after them takes what the native workload's does (the
+# groups given by a comm group file or declared in the trace), and each stage of a send/recv
+# pipeline waits for its predecessor's 1 MiB to cross one link.
 # Usage: chakra_groups_check.sh RINGSIM SCENARIO TRACEDIR GROUPS
 set -euo pipefail
 ringsim=${1:?usage: chakra_groups_check.sh RINGSIM SCENARIO TRACEDIR GROUPS} scenario=${2:?} traces=${3:?} groups=${4:?}
@@ -11,12 +12,16 @@ total() { awk '/total\(us\)/ { getline; print $1 }'; }
 native=$("$ringsim" run "$scenario" --links none | awk '$1 == 1048576 { print $10; exit }')
 alone=$(run group_alone | total)
 both=$(run groups | total)
+declared=$("$ringsim" run "$scenario" --chakra "$traces/groups_declared" --links none | total)
 pipe=$(run pipeline)
 fails=0
 # groups: 5 us of compute, both groups' allreduce at once, then the world's
 want=$(awk -v a="$alone" -v n="$native" 'BEGIN { printf "%.2f", 5 + a + n }')
 printf 'group alone %s us, world native %s us: groups trace %s us (want 5 + both = %s)\n' "$alone" "$native" "$both" "$want"
 awk -v x="$both" -v y="$want" 'BEGIN { exit !(x - y < 0.015 && y - x < 0.015) }' || fails=1
+# the same groups declared in the trace (PyTorch's process_group:init node), no file
+printf 'groups declared in the trace: %s us (want %s)\n' "$declared" "$both"
+[[ $declared == "$both" ]] || fails=1
 # the pipeline: a stage's send ends 5 us of compute and a hop (>= 1 MiB at the link's 30 GB/s,
 # < 1.25 x that) after its predecessor's; the last stage ends 5 us after its receive
 echo "$pipe" | awk '$1 ~ /^[0-7]$/ && NF == 4 { end[$1] = $2 } END {

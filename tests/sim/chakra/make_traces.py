@@ -7,9 +7,10 @@ and Chakra's framing (each record prefixed by its length as a varint, as its enc
     protoc --python_out=DIR et_def.proto     # schema/protobuf/et_def.proto of mlcommons/chakra
     PYTHONPATH=DIR /usr/bin/python3 tests/sim/chakra/make_traces.py tests/sim/chakra/traces
 """
+import json
 import sys
 
-from et_def_pb2 import (ALL_REDUCE, COMM_COLL_NODE, COMM_RECV_NODE, COMM_SEND_NODE, COMP_NODE,
+from et_def_pb2 import (ALL_REDUCE, COMM_COLL_NODE, COMM_RECV_NODE, COMM_SEND_NODE, COMP_NODE, METADATA_NODE,
                         AttributeProto as Attr, GlobalMetadata, Node)
 
 NPUS = 8
@@ -77,6 +78,22 @@ def groups(d):
         g.write(f"{d}/groups.{r}.et")
 
 
+def groups_declared(d):
+    """groups, with the groups declared in the trace as PyTorch's converter does: a METADATA_NODE
+    named process_group:init whose inputs.values is str() of a list holding the JSON."""
+    pgs = [{"pg_name": "0", "pg_desc": "default_pg", "backend_config": "cuda:nccl", "pg_size": NPUS, "ranks": []},
+           {"pg_name": "1", "pg_desc": "tp", "backend_config": "cuda:nccl", "pg_size": 4, "ranks": [0, 1, 2, 3]},
+           {"pg_name": "2", "pg_desc": "tp", "backend_config": "cuda:nccl", "pg_size": 4, "ranks": [4, 5, 6, 7]}]
+    for r in range(NPUS):
+        g = Graph()
+        m = g.add("## process_group:init ##", METADATA_NODE)
+        g.nodes[-1].inputs.values = str([json.dumps(pgs)])
+        c = g.add("fwd", COMP_NODE, (m,), duration_micros=5)
+        a = g.add("ar_group", COMM_COLL_NODE, (c,), comm_type=ALL_REDUCE, comm_size=MIB, pg_name="1" if r < 4 else "2")
+        g.add("ar_world", COMM_COLL_NODE, (a,), comm_type=ALL_REDUCE, comm_size=MIB, pg_name="0")
+        g.write(f"{d}/groups_declared.{r}.et")
+
+
 def group_alone(d):
     """Only group "1" (ranks 0-3) allreduces 1 MiB; ranks 4-7 compute 5 us: what a native
     4-rank allreduce on the same NPUs takes."""
@@ -104,5 +121,6 @@ if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     pipeline(out)
     groups(out)
+    groups_declared(out)
     group_alone(out)
     unmatched(out)
