@@ -243,7 +243,8 @@ bool check_comms(std::vector<Trace> &tr, const char *prefix, const char *groups_
 
 // Every rank's graph as a program on rs::Programs: nodes in dependency order, a communication
 // node started on a free slot of its own and waited for where a node depends on it (or when all
-// kProgSlots are in flight, the oldest), compute as busy time on the rank's one lane.
+// kProgSlots are in flight, the oldest); NPU compute as the program's busy time, host compute
+// (is_cpu_op) on the rank's second lane the same way as a call, one op at a time.
 int run_programs(const rs_scenario &sc, model::Cluster &cl, const EngineSetup &setup, Tracer *tracer,
                  const char *prefix, const char *groups_path, std::vector<Trace> &tr, FILE *out, FILE *err)
 {
@@ -327,17 +328,22 @@ int run_programs(const rs_scenario &sc, model::Cluster &cl, const EngineSetup &s
             for (size_t d = 0; d < nd.ndeps; d++)
                 if (slot_of[nd.deps[d]] >= 0)
                     wait_for(nd.deps[d]);
-            if (nd.kind == RS_ET_COMPUTE) {
+            if (nd.kind == RS_ET_COMPUTE)
                 computes += r == 0;
+            if (nd.kind == RS_ET_COMPUTE && !nd.cpu) { // the NPU's stream: the program waits for it
                 if (nd.duration_us)
                     prog.add(r, ProgStep{ProgStep::Compute, 0, 0, 0, 0, nd.duration_us * k_ps_per_us,
                                          nd.name[0] ? nd.name : "compute"});
                 continue;
             }
-            if (!comm_node(nd))
+            if (!comm_node(nd) && !(nd.kind == RS_ET_COMPUTE && nd.duration_us))
                 continue;
             ProgStep st{ProgStep::Start, 0, 0, 0, 0, 0, p2p_label};
-            if (p2p(nd)) {
+            if (nd.kind == RS_ET_COMPUTE) { // a host op: the CPU's lane, beside the NPU's
+                st.call = (uint8_t)ProgStep::Timer;
+                st.count = nd.duration_us * k_ps_per_us;
+                st.label = "cpu";
+            } else if (p2p(nd)) {
                 (nd.kind == RS_ET_SEND ? sends : recvs) += r == 0;
                 st.call = nd.kind == RS_ET_SEND ? (uint8_t)ProgStep::Send : (uint8_t)ProgStep::Recv;
                 st.peer = nd.kind == RS_ET_SEND ? nd.dst : nd.src;
@@ -382,13 +388,14 @@ int run_programs(const rs_scenario &sc, model::Cluster &cl, const EngineSetup &s
         destroy();
         return RS_EXIT_ENGINE;
     }
-    std::fprintf(out, "#\n# %5s %12s %12s %14s\n", "rank", "end(us)", "compute(us)", "exposed comm(us)");
+    std::fprintf(out, "#\n# %5s %12s %12s %12s %14s\n", "rank", "end(us)", "compute(us)", "cpu(us)",
+                 "exposed comm(us)");
     uint64_t finish = 0;
     for (int r = 0; r < p; r++) {
         const ProgRankTimes &t = prog.times(r);
         finish = std::max(finish, t.end);
-        std::fprintf(out, "  %5d %12.2f %12.2f %14.2f\n", r, (double)t.end / k_ps_per_us,
-                     (double)t.compute / k_ps_per_us, (double)t.blocked / k_ps_per_us);
+        std::fprintf(out, "  %5d %12.2f %12.2f %12.2f %14.2f\n", r, (double)t.end / k_ps_per_us,
+                     (double)t.compute / k_ps_per_us, (double)t.lane2 / k_ps_per_us, (double)t.blocked / k_ps_per_us);
     }
     std::fprintf(out, "#\n# %12s %7s\n  %12.2f %7s\n", "total(us)", "#wrong", (double)finish / k_ps_per_us, "N/A");
     destroy();

@@ -3,6 +3,7 @@
 // tasks only inside ncl_test), so thousands of ranks need no thread each.
 #include "rs_program.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include <ncl/ncl_diag.h>
@@ -57,6 +58,14 @@ bool Programs::issue(int rank, const ProgStep &s)
         sl.queue.push_back(s);
         return true;
     }
+    if (s.call == ProgStep::Timer) { // the second lane: after its previous op, beside the program
+        model::Scheduler &sched = cl_.network().scheduler();
+        const uint64_t begin = std::max(sched.now(), k.lane2_free);
+        k.lane2_free = begin + s.count;
+        sl.op = nullptr, sl.busy = true, sl.done = false, sl.start = begin, sl.end = k.lane2_free, sl.label = s.label;
+        sched.at(sl.end, ev_wake, this, (uint64_t)rank);
+        return true;
+    }
     ncl_comm *c = k.comms[s.comm], *op = c;
     int cr = 0;
     ncl_comm_rank(c, &cr);
@@ -101,7 +110,9 @@ bool Programs::poll(int rank)
         if (!sl.busy || sl.done)
             continue;
         int done = 0;
-        ncl_result rc = ncl_test(sl.op, &done);
+        ncl_result rc = sl.op ? ncl_test(sl.op, &done) : NCL_SUCCESS;
+        if (!sl.op) // a Timer: done at its end
+            done = now >= sl.end;
         if (rc != NCL_SUCCESS) {
             fail(rank, "a call", sl.op, rc);
             return false;
@@ -111,6 +122,8 @@ bool Programs::poll(int rank)
             k.times.calls_slot[&sl - k.slots] += now - sl.start;
             if (tracer_ && now > sl.start)
                 tracer_->span(rank, sl.label ? sl.label : "call", sl.start, now, sl.label ? sl.label : "calls");
+            if (!sl.op)
+                k.times.lane2 += now - sl.start;
             while (sl.done && sl.next < sl.queue.size()) { // the next queued call on this slot starts now
                 const ProgStep next = sl.queue[sl.next++];
                 if (sl.next == sl.queue.size())

@@ -18,7 +18,9 @@ namespace rs {
  *  starts when the one before finished; a Wait on the slot waits for the last). */
 struct ProgStep {
     enum Kind : uint8_t { Compute, Start, Wait };
-    enum Call : uint8_t { Send = NCL_COLL_COUNT, Recv, AllToAllV }; // beside the ncl_coll values
+    // beside the ncl_coll values; Timer: count ps of busy time on the rank's second lane (a host
+    // CPU's), one at a time in start order, beside the program (its slot is done at the end)
+    enum Call : uint8_t { Send = NCL_COLL_COUNT, Recv, AllToAllV, Timer };
     Kind kind;
     uint8_t call;      // Start: an ncl_coll, Send or Recv
     uint8_t slot;      // Start / Wait: which of the rank's kProgSlots calls in flight
@@ -36,6 +38,7 @@ enum { kProgSlots = 16 };
 struct ProgRankTimes {
     uint64_t end = 0;                     // its last step
     uint64_t compute = 0;                 // in Compute steps
+    uint64_t lane2 = 0;                   // in Timers on the second lane
     uint64_t blocked = 0;                 // in Wait steps (communication not hidden)
     uint64_t blocked_slot[kProgSlots] = {}; // ... by the slot waited on
     uint64_t calls_slot[kProgSlots] = {};   // calls' times (start to done) by slot
@@ -78,6 +81,7 @@ private:
         size_t pc = 0;
         bool computing = false, waiting = false, finished = false;
         uint64_t wait_from = 0;
+        uint64_t lane2_free = 0; // when the second lane ends its last Timer
         ProgRankTimes times;
     };
     void advance(int rank);

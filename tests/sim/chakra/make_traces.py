@@ -41,6 +41,8 @@ class Graph:
                 nd.duration_micros = val
             elif isinstance(val, str):
                 nd.attr.append(Attr(name=key, string_val=val))
+            elif key == "is_cpu_op":
+                nd.attr.append(Attr(name=key, bool_val=bool(val)))
             else:
                 nd.attr.append(Attr(name=key, int64_val=val) if key in ("comm_type", "comm_size")
                                else Attr(name=key, int32_val=val))
@@ -106,6 +108,20 @@ def group_alone(d):
         g.write(f"{d}/group_alone.{r}.et")
 
 
+def lanes(d):
+    """Host and NPU compute side by side: each rank runs a 20 us host op (is_cpu_op) beside a 5 us
+    NPU op, and even ranks then send 1 MiB to the odd rank after them."""
+    for r in range(NPUS):
+        g = Graph()
+        g.add("host_op", COMP_NODE, duration_micros=20, is_cpu_op=1)
+        c = g.add("kernel", COMP_NODE, duration_micros=5)
+        if r % 2 == 0:
+            g.add("send", COMM_SEND_NODE, (c,), comm_src=r, comm_dst=r + 1, comm_size=MIB)
+        else:
+            g.add("recv", COMM_RECV_NODE, (c,), comm_src=r - 1, comm_dst=r, comm_size=MIB)
+        g.write(f"{d}/lanes.{r}.et")
+
+
 def unmatched(d):
     """Rank 0 sends to rank 1, which never receives: refused before anything runs."""
     for r in range(NPUS):
@@ -123,4 +139,5 @@ if __name__ == "__main__":
     groups(out)
     groups_declared(out)
     group_alone(out)
+    lanes(out)
     unmatched(out)
