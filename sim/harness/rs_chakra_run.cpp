@@ -249,11 +249,6 @@ int run_programs(const rs_scenario &sc, model::Cluster &cl, const EngineSetup &s
                  const char *prefix, const char *groups_path, std::vector<Trace> &tr, FILE *out, FILE *err)
 {
     const int p = cl.nranks();
-    if (sc.payload_real) {
-        std::fprintf(err, "ringsim: --chakra: %s.<rank>.et: point-to-point nodes and process groups (pg_name) run "
-                     "timing only (allowed with them: payload: none in the scenario)\n", prefix);
-        return RS_EXIT_USAGE;
-    }
     struct Groups {
         rs_et_groups g{};
         ~Groups() { rs_et_groups_free(&g); }
@@ -306,7 +301,7 @@ int run_programs(const rs_scenario &sc, model::Cluster &cl, const EngineSetup &s
 
     const ncl_dtype dt = sc.workload.dtype;
     const uint64_t es = ncl_dtype_size(dt);
-    Programs prog(cl, tracer, dt);
+    Programs prog(cl, tracer, dt, sc.payload_real != 0);
     size_t sends = 0, recvs = 0, colls = 0, computes = 0;
     for (int r = 0; r < p; r++) {
         const Trace &x = tr[(size_t)r];
@@ -379,10 +374,10 @@ int run_programs(const rs_scenario &sc, model::Cluster &cl, const EngineSetup &s
             wait_for(in_flight.front());
     }
     std::fprintf(out, "# chakra: %s.<rank>.et, %d ranks, trace version %s: %zu nodes on rank 0 (%zu collectives, "
-                 "%zu sends, %zu receives, %zu compute); %zu process group%s%s%s; %s, in place, timing only\n",
+                 "%zu sends, %zu receives, %zu compute); %zu process group%s%s%s; %s, in place%s\n",
                  prefix, p, tr[0].t.version, tr[0].t.n, colls, sends, recvs, computes, used.size(),
                  used.size() == 1 ? "" : "s", groups_path ? " from " : "", groups_path ? groups_path : "",
-                 ncl_dtype_name(dt));
+                 ncl_dtype_name(dt), sc.payload_real ? ", every call's result checked" : ", timing only");
     if (!prog.run()) {
         std::fprintf(err, "ringsim: --chakra: %s\n", prog.error().c_str());
         destroy();
@@ -397,9 +392,10 @@ int run_programs(const rs_scenario &sc, model::Cluster &cl, const EngineSetup &s
         std::fprintf(out, "  %5d %12.2f %12.2f %12.2f %14.2f\n", r, (double)t.end / k_ps_per_us,
                      (double)t.compute / k_ps_per_us, (double)t.lane2 / k_ps_per_us, (double)t.blocked / k_ps_per_us);
     }
-    std::fprintf(out, "#\n# %12s %7s\n  %12.2f %7s\n", "total(us)", "#wrong", (double)finish / k_ps_per_us, "N/A");
+    std::fprintf(out, "#\n# %12s %7s\n  %12.2f %7s\n", "total(us)", "#wrong", (double)finish / k_ps_per_us,
+                 sc.payload_real ? std::to_string(prog.wrong()).c_str() : "N/A");
     destroy();
-    return RS_EXIT_OK;
+    return prog.wrong() ? RS_EXIT_WRONG : RS_EXIT_OK;
 }
 
 } // namespace

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 #include <ncl/ncl_diag.h>
+#include <ncl/ncl_dtype.h>
 
 namespace rs {
 
@@ -17,11 +19,123 @@ const uintptr_t k_fake = uintptr_t(3) << 44;
 
 } // namespace
 
-Programs::Programs(model::Cluster &cl, Tracer *tracer, ncl_dtype dtype)
-    : cl_(cl), tracer_(tracer), dtype_(dtype), ranks_((size_t)cl.nranks()), pending_((size_t)cl.nranks(), 0)
+Programs::Programs(model::Cluster &cl, Tracer *tracer, ncl_dtype dtype, bool payload)
+    : cl_(cl), tracer_(tracer), dtype_(dtype), payload_(payload), ranks_((size_t)cl.nranks()),
+      pending_((size_t)cl.nranks(), 0)
 {
-    for (int r = 0; r < cl.nranks(); r++)
+    for (int r = 0; r < cl.nranks(); r++) {
         ranks_[(size_t)r].comms.push_back(cl.comm(r));
+        if (payload)
+            ranks_[(size_t)r].sent.assign((size_t)cl.nranks(), 0), ranks_[(size_t)r].received = ranks_[(size_t)r].sent;
+    }
+}
+
+namespace {
+
+// What a payload call's buffers hold: small integers every member can compute, exact in every
+// dtype. Moved data: member m's element i of call `key`; reduced data: so small that any sum of
+// a group's inputs stays exact (bfloat16: up to 128 members).
+int64_t moved(int64_t m, uint64_t key, uint64_t i) { return (m * 31 + (int64_t)(key * 7 + i)) % 97; }
+int64_t reduced(int64_t m, uint64_t key, uint64_t i) { return (m + (int64_t)((key + i) % 3)) % 3; }
+
+void put(ncl_dtype dt, unsigned char *p, uint64_t i, int64_t v)
+{
+    switch (dt) {
+    case NCL_INT8: case NCL_UINT8: p[i] = (unsigned char)(uint8_t)v; break;
+    case NCL_INT32: case NCL_UINT32: { uint32_t x = (uint32_t)v; std::memcpy(p + 4 * i, &x, 4); break; }
+    case NCL_INT64: { std::memcpy(p + 8 * i, &v, 8); break; }
+    case NCL_FLOAT16: { uint16_t h = ncl_float_to_fp16((float)v); std::memcpy(p + 2 * i, &h, 2); break; }
+    case NCL_BFLOAT16: { uint16_t h = ncl_float_to_bf16((float)v); std::memcpy(p + 2 * i, &h, 2); break; }
+    case NCL_FLOAT32: { float f = (float)v; std::memcpy(p + 4 * i, &f, 4); break; }
+    default: { double d = (double)v; std::memcpy(p + 8 * i, &d, 8); break; }
+    }
+}
+
+bool reduces(uint8_t call) { return call == NCL_COLL_ALLREDUCE || call == NCL_COLL_REDUCE || call == NCL_COLL_REDUCE_SCATTER; }
+
+} // namespace
+
+bool Programs::fill(int rank, Slot &sl, const ProgStep &s, ncl_comm *c)
+{
+    Rank &k = ranks_[(size_t)rank];
+    int n = 1, cr = 0;
+    ncl_comm_size(c, &n);
+    ncl_comm_rank(c, &cr);
+    const uint64_t es = ncl_dtype_size(dtype_);
+    uint64_t elems = s.count, key = 0;
+    switch (s.call) {
+    case NCL_COLL_REDUCE_SCATTER: case NCL_COLL_ALLGATHER: case NCL_COLL_ALLTOALL: elems = (uint64_t)n * s.count; break;
+    case ProgStep::Send: key = k.sent[(size_t)s.peer]++; break;
+    case ProgStep::Recv: key = k.received[(size_t)s.peer]++; break;
+    case ProgStep::AllToAllV: fail(rank, "alltoallv with payload (not taken)", nullptr, NCL_SUCCESS); return false;
+    default: break;
+    }
+    if (s.call != ProgStep::Send && s.call != ProgStep::Recv) { // its number on the communicator
+        ncl_rank_state st;
+        ncl_comm_state(c, &st);
+        key = st.seq;
+    }
+    sl.buf.assign(elems * es, 0xA5); // what no call leaves: poison where this rank gives no input
+    sl.call = s, sl.key = key, sl.n = n, sl.cr = cr;
+    unsigned char *b = sl.buf.data();
+    const uint64_t cnt = s.count;
+    switch (s.call) {
+    case NCL_COLL_ALLREDUCE: case NCL_COLL_REDUCE: case NCL_COLL_REDUCE_SCATTER:
+        for (uint64_t i = 0; i < elems; i++)
+            put(dtype_, b, i, reduced(cr, key, i));
+        break;
+    case NCL_COLL_BROADCAST:
+        for (uint64_t i = 0; i < elems && cr == s.peer; i++)
+            put(dtype_, b, i, moved(cr, key, i));
+        break;
+    case NCL_COLL_ALLGATHER:
+        for (uint64_t j = 0; j < cnt; j++)
+            put(dtype_, b, (uint64_t)cr * cnt + j, moved(cr, key, j));
+        break;
+    case NCL_COLL_ALLTOALL:
+        for (uint64_t i = 0; i < elems; i++)
+            put(dtype_, b, i, moved(cr, key, i));
+        break;
+    case ProgStep::Send:
+        for (uint64_t i = 0; i < elems; i++)
+            put(dtype_, b, i, moved(cr, key, i));
+        break;
+    default: break; // a receive: poison until the data lands
+    }
+    return true;
+}
+
+void Programs::check(Slot &sl)
+{
+    const ProgStep &s = sl.call;
+    const int n = sl.n, cr = sl.cr;
+    const uint64_t es = ncl_dtype_size(dtype_), cnt = s.count, key = sl.key;
+    if (s.call == ProgStep::Send || (s.call == NCL_COLL_REDUCE && cr != s.peer) ||
+        (reduces(s.call) && dtype_ == NCL_BFLOAT16 && n > 128)) { // nothing to check, or not exactly
+        sl.buf.clear();
+        return;
+    }
+    uint64_t first = 0, elems = sl.buf.size() / es;
+    if (s.call == NCL_COLL_REDUCE_SCATTER)
+        first = (uint64_t)cr * cnt, elems = cnt; // this rank's block of the sum
+    unsigned char want[8];
+    for (uint64_t i = first; i < first + elems; i++) {
+        int64_t v = 0;
+        switch (s.call) {
+        case NCL_COLL_ALLREDUCE: case NCL_COLL_REDUCE: case NCL_COLL_REDUCE_SCATTER:
+            for (int m = 0; m < n; m++)
+                v += reduced(m, key, i);
+            break;
+        case NCL_COLL_BROADCAST: v = moved(s.peer, key, i); break;
+        case NCL_COLL_ALLGATHER: v = moved((int64_t)(i / cnt), key, i % cnt); break;
+        case NCL_COLL_ALLTOALL: v = moved((int64_t)(i / cnt), key, (uint64_t)cr * cnt + i % cnt); break;
+        default: v = moved(s.peer, key, i); break; // a receive: the sender's data
+        }
+        put(dtype_, want, 0, v);
+        wrong_ += std::memcmp(want, sl.buf.data() + i * es, es) != 0;
+    }
+    checked_ += elems;
+    sl.buf.clear();
 }
 
 Programs::~Programs() { cl_.set_waker(nullptr); }
@@ -72,6 +186,11 @@ bool Programs::issue(int rank, const ProgStep &s)
     const ncl_dtype dt = dtype_;
     const uint64_t block = s.count * ncl_dtype_size(dt);
     unsigned char *buf = reinterpret_cast<unsigned char *>(k_fake);
+    if (payload_) {
+        if (!fill(rank, sl, s, c))
+            return false;
+        buf = sl.buf.data();
+    }
     ncl_result rc = NCL_ERR_INVALID_ARGUMENT;
     switch (s.call) { // in place, as frameworks call them on their tensors
     case NCL_COLL_ALLREDUCE: rc = ncl_allreduce_start(buf, buf, s.count, dt, NCL_SUM, c); break;
@@ -99,6 +218,8 @@ bool Programs::issue(int rank, const ProgStep &s)
     }
     const uint64_t now = cl_.network().scheduler().now();
     sl.op = op, sl.busy = true, sl.done = done != 0, sl.start = now, sl.end = now, sl.label = s.label;
+    if (payload_ && sl.done)
+        check(sl);
     return true; // (a call done at once took no time: calls_slot is unchanged)
 }
 
@@ -119,6 +240,8 @@ bool Programs::poll(int rank)
         }
         if (done) {
             sl.done = true, sl.end = now;
+            if (payload_ && sl.op)
+                check(sl);
             k.times.calls_slot[&sl - k.slots] += now - sl.start;
             if (tracer_ && now > sl.start)
                 tracer_->span(rank, sl.label ? sl.label : "call", sl.start, now, sl.label ? sl.label : "calls");

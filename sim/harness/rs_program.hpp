@@ -47,12 +47,14 @@ struct ProgRankTimes {
 /**
  * Programs for every rank of cl, run on its devices at once: calls on several communicators of a
  * rank (the world's and sub-communicators made with ncl_comm_create_group / ncl_comm_split) progress
- * together whenever the rank's NPU makes progress. Timing only (buffers are placeholders: the
- * cluster must have been built without payload). Counts are elements of dtype; op sum.
+ * together whenever the rank's NPU makes progress. Counts are elements of dtype; op sum. Timing
+ * only (placeholder buffers, a cluster built without payload), or with `payload` (a cluster built
+ * with it): each call gets a buffer of its own filled with values every member can predict, and
+ * its result is checked element by element when it is done (wrong(); alltoallv not taken).
  */
 class Programs {
 public:
-    Programs(model::Cluster &cl, Tracer *tracer, ncl_dtype dtype = NCL_FLOAT32);
+    Programs(model::Cluster &cl, Tracer *tracer, ncl_dtype dtype = NCL_FLOAT32, bool payload = false);
     ~Programs();
     /** Adds a communicator to rank's list; returns its index (the world's is 0). */
     uint16_t add_comm(int rank, ncl_comm *comm);
@@ -62,6 +64,9 @@ public:
     bool run();
     const std::string &error() const { return error_; }
     const ProgRankTimes &times(int rank) const { return ranks_[(size_t)rank].times; }
+    /** With payload: elements that differed from what the call should leave, and elements checked. */
+    uint64_t wrong() const { return wrong_; }
+    uint64_t checked() const { return checked_; }
     uint64_t start_ps() const { return t0_; }
     uint64_t events() const { return steps_run_; }
 
@@ -73,6 +78,11 @@ private:
         const char *label = nullptr;
         std::vector<ProgStep> queue; // queued Starts behind the running call, oldest first
         size_t next = 0;             // the first of them not started
+        // with payload: the call's buffer and what its result is checked against
+        std::vector<unsigned char> buf;
+        ProgStep call{};
+        uint64_t key = 0; // the call's number on its communicator (a pair's: per direction)
+        int n = 0, cr = 0; // its communicator's size and this rank's place there
     };
     struct Rank {
         std::vector<ProgStep> steps;
@@ -82,18 +92,23 @@ private:
         bool computing = false, waiting = false, finished = false;
         uint64_t wait_from = 0;
         uint64_t lane2_free = 0; // when the second lane ends its last Timer
+        std::vector<uint64_t> sent, received; // with payload: transfers so far per world peer
         ProgRankTimes times;
     };
     void advance(int rank);
     bool poll(int rank); // ncl_test on every call in flight; false: one failed
     bool issue(int rank, const ProgStep &s);
     void fail(int rank, const char *what, ncl_comm *comm, ncl_result rc);
+    bool fill(int rank, Slot &sl, const ProgStep &s, ncl_comm *c); // payload: buffer and inputs
+    void check(Slot &sl);                                           // payload: the result
     static void ev_compute_done(void *self, uint64_t rank);
     static void ev_wake(void *self, uint64_t rank);
 
     model::Cluster &cl_;
     Tracer *tracer_;
     ncl_dtype dtype_;
+    bool payload_;
+    uint64_t wrong_ = 0, checked_ = 0;
     std::vector<Rank> ranks_;
     std::vector<uint8_t> pending_; // a wake is scheduled for the rank
     uint64_t t0_ = 0, steps_run_ = 0;
