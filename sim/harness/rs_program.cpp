@@ -17,21 +17,6 @@ namespace {
 // Placeholder buffers (timing only: the devices move no bytes), far from any real mapping.
 const uintptr_t k_fake = uintptr_t(3) << 44;
 
-} // namespace
-
-Programs::Programs(model::Cluster &cl, Tracer *tracer, ncl_dtype dtype, bool payload)
-    : cl_(cl), tracer_(tracer), dtype_(dtype), payload_(payload), ranks_((size_t)cl.nranks()),
-      pending_((size_t)cl.nranks(), 0)
-{
-    for (int r = 0; r < cl.nranks(); r++) {
-        ranks_[(size_t)r].comms.push_back(cl.comm(r));
-        if (payload)
-            ranks_[(size_t)r].sent.assign((size_t)cl.nranks(), 0), ranks_[(size_t)r].received = ranks_[(size_t)r].sent;
-    }
-}
-
-namespace {
-
 // What a payload call's buffers hold: small integers every member can compute, exact in every
 // dtype. Moved data: member m's element i of call `key`; reduced data: so small that any sum of
 // a group's inputs stays exact (bfloat16: up to 128 members).
@@ -54,6 +39,17 @@ void put(ncl_dtype dt, unsigned char *p, uint64_t i, int64_t v)
 bool reduces(uint8_t call) { return call == NCL_COLL_ALLREDUCE || call == NCL_COLL_REDUCE || call == NCL_COLL_REDUCE_SCATTER; }
 
 } // namespace
+
+Programs::Programs(model::Cluster &cl, Tracer *tracer, ncl_dtype dtype, bool payload)
+    : cl_(cl), tracer_(tracer), dtype_(dtype), payload_(payload), ranks_((size_t)cl.nranks()),
+      pending_((size_t)cl.nranks(), 0)
+{
+    for (int r = 0; r < cl.nranks(); r++) {
+        ranks_[(size_t)r].comms.push_back(cl.comm(r));
+        if (payload)
+            ranks_[(size_t)r].sent.assign((size_t)cl.nranks(), 0), ranks_[(size_t)r].received = ranks_[(size_t)r].sent;
+    }
+}
 
 bool Programs::fill(int rank, Slot &sl, const ProgStep &s, ncl_comm *c)
 {
