@@ -7,6 +7,7 @@
 #include <array>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -168,25 +169,36 @@ bool check_comms(std::vector<Trace> &tr, const char *prefix, const char *groups_
             }
         }
     }
+    // each rank's collectives per group (-1: the world's, at 0) and its sends / receives per peer,
+    // in order, gathered in one pass over every trace
+    std::vector<std::vector<std::vector<size_t>>> seq(used.size() + 1, std::vector<std::vector<size_t>>((size_t)p));
+    std::map<std::pair<int, int>, std::vector<size_t>> sends, recvs; // (sender, receiver)
+    for (int r = 0; r < p; r++)
+        for (size_t i : tr[(size_t)r].order) {
+            const rs_et_node &nd = tr[(size_t)r].t.nodes[i];
+            if (nd.kind == RS_ET_COLLECTIVE)
+                seq[(size_t)(gi[(size_t)r][i] + 1)][(size_t)r].push_back(i);
+            else if (nd.kind == RS_ET_SEND)
+                sends[{r, nd.dst}].push_back(i);
+            else if (nd.kind == RS_ET_RECV)
+                recvs[{nd.src, r}].push_back(i);
+        }
     // the k-th collective of each group, on every member, is one call
     for (int u = -1; u < (int)used.size(); u++) {
         std::vector<int> members;
-        for (int r = 0; r < p; r++)
-            if (u < 0 || std::find(used[(size_t)u]->ranks, used[(size_t)u]->ranks + used[(size_t)u]->n, r) !=
-                             used[(size_t)u]->ranks + used[(size_t)u]->n)
+        if (u < 0)
+            for (int r = 0; r < p; r++)
                 members.push_back(r);
-        std::vector<std::vector<size_t>> seq(members.size());
-        for (size_t m = 0; m < members.size(); m++) {
-            const Trace &x = tr[(size_t)members[m]];
-            for (size_t i : x.order)
-                if (x.t.nodes[i].kind == RS_ET_COLLECTIVE && gi[(size_t)members[m]][i] == u)
-                    seq[m].push_back(i);
-        }
+        else
+            members.assign(used[(size_t)u]->ranks, used[(size_t)u]->ranks + used[(size_t)u]->n);
+        const std::vector<std::vector<size_t>> &of = seq[(size_t)(u + 1)];
+        const std::vector<size_t> &first = of[(size_t)members[0]];
         const std::string gname = u < 0 ? "the world" : std::string("group \"") + used[(size_t)u]->name + "\"";
         for (size_t m = 1; m < members.size(); m++) {
+            const std::vector<size_t> &mine = of[(size_t)members[m]];
             const Trace &a = tr[(size_t)members[0]], &b = tr[(size_t)members[m]];
-            for (size_t k = 0; k < std::min(seq[0].size(), seq[m].size()); k++) {
-                const rs_et_node &x = a.t.nodes[seq[0][k]], &y = b.t.nodes[seq[m][k]];
+            for (size_t k = 0; k < std::min(first.size(), mine.size()); k++) {
+                const rs_et_node &x = a.t.nodes[first[k]], &y = b.t.nodes[mine[k]];
                 if (x.comm_type != y.comm_type || x.comm_size != y.comm_size) {
                     std::fprintf(err, "ringsim: --chakra: %s, collective #%zu of %s, is %s of %llu B but rank %d's "
                                  "(node %llu) is %s of %llu B (allowed: the same collectives in the same order on "
@@ -197,47 +209,46 @@ bool check_comms(std::vector<Trace> &tr, const char *prefix, const char *groups_
                     return false;
                 }
             }
-            if (seq[0].size() != seq[m].size()) {
+            if (first.size() != mine.size()) {
                 std::fprintf(err, "ringsim: --chakra: %s.%d.et has %zu collectives of %s, %s.%d.et %zu (allowed: the "
                              "same collectives in the same order on every rank of a group)\n", prefix, members[m],
-                             seq[m].size(), gname.c_str(), prefix, members[0], seq[0].size());
+                             mine.size(), gname.c_str(), prefix, members[0], first.size());
                 return false;
             }
         }
     }
     // sends and receives of each direction of a pair match in order (as ncl_send / ncl_recv do)
-    for (int a = 0; a < p; a++)
-        for (int b = 0; b < p; b++) {
-            if (a == b)
-                continue;
-            std::vector<size_t> sends, recvs;
-            for (size_t i : tr[(size_t)a].order)
-                if (tr[(size_t)a].t.nodes[i].kind == RS_ET_SEND && tr[(size_t)a].t.nodes[i].dst == b)
-                    sends.push_back(i);
-            for (size_t i : tr[(size_t)b].order)
-                if (tr[(size_t)b].t.nodes[i].kind == RS_ET_RECV && tr[(size_t)b].t.nodes[i].src == a)
-                    recvs.push_back(i);
-            for (size_t k = 0; k < std::max(sends.size(), recvs.size()); k++) {
-                if (k >= sends.size() || k >= recvs.size()) {
-                    const bool no_send = k >= sends.size();
-                    const rs_et_node &nd = no_send ? tr[(size_t)b].t.nodes[recvs[k]] : tr[(size_t)a].t.nodes[sends[k]];
-                    std::fprintf(err, "ringsim: --chakra: %s: %s #%zu from rank %d to rank %d has no matching %s "
-                                 "(allowed: every send received, in order per pair)\n",
-                                 where(prefix, no_send ? b : a, nd).c_str(), no_send ? "receive" : "send", k + 1, a, b,
-                                 no_send ? "send" : "receive");
-                    return false;
-                }
-                const rs_et_node &x = tr[(size_t)a].t.nodes[sends[k]], &y = tr[(size_t)b].t.nodes[recvs[k]];
-                if (x.comm_size != y.comm_size || (x.tag >= 0 && y.tag >= 0 && x.tag != y.tag)) {
-                    std::fprintf(err, "ringsim: --chakra: %s: receive #%zu from rank %d (%llu B, tag %lld) meets %s "
-                                 "(%llu B, tag %lld) (allowed: the same size and tag, in order per pair)\n",
-                                 where(prefix, b, y).c_str(), k + 1, a, (unsigned long long)y.comm_size,
-                                 (long long)y.tag, where(prefix, a, x).c_str(), (unsigned long long)x.comm_size,
-                                 (long long)x.tag);
-                    return false;
-                }
+    auto unmatched = [&](int from, int to, size_t k, bool no_send, size_t i) {
+        const int r = no_send ? to : from;
+        std::fprintf(err, "ringsim: --chakra: %s: %s #%zu from rank %d to rank %d has no matching %s (allowed: every "
+                     "send received, in order per pair)\n", where(prefix, r, tr[(size_t)r].t.nodes[i]).c_str(),
+                     no_send ? "receive" : "send", k + 1, from, to, no_send ? "send" : "receive");
+        return false;
+    };
+    for (const auto &sd : sends) {
+        const int a = sd.first.first, b = sd.first.second;
+        const auto it = recvs.find(sd.first);
+        const std::vector<size_t> none, &rv = it == recvs.end() ? none : it->second;
+        for (size_t k = 0; k < sd.second.size(); k++) {
+            if (k >= rv.size())
+                return unmatched(a, b, k, false, sd.second[k]);
+            const rs_et_node &x = tr[(size_t)a].t.nodes[sd.second[k]], &y = tr[(size_t)b].t.nodes[rv[k]];
+            if (x.comm_size != y.comm_size || (x.tag >= 0 && y.tag >= 0 && x.tag != y.tag)) {
+                std::fprintf(err, "ringsim: --chakra: %s: receive #%zu from rank %d (%llu B, tag %lld) meets %s "
+                             "(%llu B, tag %lld) (allowed: the same size and tag, in order per pair)\n",
+                             where(prefix, b, y).c_str(), k + 1, a, (unsigned long long)y.comm_size,
+                             (long long)y.tag, where(prefix, a, x).c_str(), (unsigned long long)x.comm_size,
+                             (long long)x.tag);
+                return false;
             }
         }
+    }
+    for (const auto &rv : recvs) { // receives beyond their sender's sends
+        const auto it = sends.find(rv.first);
+        const size_t have = it == sends.end() ? 0 : it->second.size();
+        if (rv.second.size() > have)
+            return unmatched(rv.first.first, rv.first.second, have, true, rv.second[have]);
+    }
     return true;
 }
 
