@@ -511,122 +511,7 @@ static int jexpect(jscan *j, char c, const char *what)
     return 0;
 }
 
-int rs_et_groups_load(const char *path, int nranks, rs_et_groups *gs, char *err, size_t errlen)
-{
-    memset(gs, 0, sizeof *gs);
-    jscan j = {path, NULL, 1, err, errlen, "{\"NAME\": [RANK, ...], ...}"};
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        return -1;
-    }
-    char *text = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len + 4096 + 1 > cap) {
-            char *t = realloc(text, cap = 2 * cap + 4096 + 1);
-            if (t == NULL) {
-                free(text);
-                fclose(f);
-                snprintf(err, errlen, "%s: out of memory", path);
-                return -1;
-            }
-            text = t;
-        }
-        size_t got = fread(text + len, 1, 4096, f);
-        len += got;
-        if (got < 4096)
-            break;
-    }
-    fclose(f);
-    text[len] = '\0';
-    j.p = text;
-    int rc = jexpect(&j, '{', "'{'");
-    for (int first = 1; rc == 0 && jpeek(&j) != '}'; first = 0) {
-        if (!first && (rc = jexpect(&j, ',', "',' or '}'")) != 0)
-            break;
-        if ((rc = jexpect(&j, '"', "a group name in quotes")) != 0)
-            break;
-        const char *name = j.p;
-        while (*j.p && *j.p != '"' && *j.p != '\n')
-            j.p++;
-        size_t nl = (size_t)(j.p - name);
-        if (*j.p != '"' || nl == 0 || nl >= sizeof gs->g->name) {
-            rc = jfail(&j, "a group name must be 1 to %zu characters on one line", sizeof gs->g->name - 1);
-            break;
-        }
-        j.p++;
-        rs_et_group *g = realloc(gs->g, (gs->n + 1) * sizeof *g);
-        if (g == NULL) {
-            rc = jfail(&j, "out of memory");
-            break;
-        }
-        gs->g = g;
-        g = &gs->g[gs->n++];
-        memset(g, 0, sizeof *g);
-        memcpy(g->name, name, nl);
-        for (size_t k = 0; k + 1 < gs->n; k++)
-            if (strcmp(gs->g[k].name, g->name) == 0)
-                rc = jfail(&j, "group \"%s\" again (allowed: each name once)", g->name);
-        if (rc != 0 || (rc = jexpect(&j, ':', "':'")) != 0 || (rc = jexpect(&j, '[', "'[' (the group's ranks)")) != 0)
-            break;
-        while (rc == 0 && jpeek(&j) != ']') {
-            if (g->n && (rc = jexpect(&j, ',', "',' or ']'")) != 0)
-                break;
-            jpeek(&j);
-            char *end;
-            errno = 0;
-            long v = strtol(j.p, &end, 10);
-            if (end == j.p || errno || v < 0 || v >= nranks) {
-                rc = jfail(&j, "group \"%s\": rank %.*s (allowed: 0 to %d, the scenario's ranks)", g->name,
-                           end == j.p ? 1 : (int)(end - j.p), j.p, nranks - 1);
-                break;
-            }
-            j.p = end;
-            for (size_t k = 0; k < g->n; k++)
-                if (g->ranks[k] == (int32_t)v)
-                    rc = jfail(&j, "group \"%s\": rank %ld twice (allowed: each rank once)", g->name, v);
-            int32_t *rk = realloc(g->ranks, (g->n + 1) * sizeof *rk);
-            if (rc == 0 && rk == NULL)
-                rc = jfail(&j, "out of memory");
-            if (rk)
-                g->ranks = rk;
-            if (rc == 0)
-                g->ranks[g->n++] = (int32_t)v;
-        }
-        if (rc == 0 && g->n == 0)
-            rc = jfail(&j, "group \"%s\" has no ranks (allowed: at least one)", g->name);
-        if (rc == 0)
-            j.p++; /* ']' */
-    }
-    if (rc == 0) {
-        j.p++; /* '}' */
-        if (jpeek(&j) != '\0')
-            rc = jfail(&j, "text after the closing '}'");
-        else if (gs->n == 0)
-            rc = jfail(&j, "no groups (allowed: at least one)");
-    }
-    free(text);
-    return rc;
-}
-
-void rs_et_groups_free(rs_et_groups *gs)
-{
-    for (size_t i = 0; i < gs->n; i++)
-        free(gs->g[i].ranks);
-    free(gs->g);
-    memset(gs, 0, sizeof *gs);
-}
-
-const rs_et_group *rs_et_group_find(const rs_et_groups *gs, const char *name)
-{
-    for (size_t i = 0; gs && i < gs->n; i++)
-        if (strcmp(gs->g[i].name, name) == 0)
-            return &gs->g[i];
-    return NULL;
-}
-
-/* A JSON string at j (after blanks) into out (cut to cap); 0 or -1 (the message in j's err). */
+/* A JSON string at j (after blanks) into out; cap 0: skipped. 0 or -1 (the message in j's err). */
 static int jstring(jscan *j, char *out, size_t cap)
 {
     if (jexpect(j, '"', "a string") != 0)
@@ -635,12 +520,40 @@ static int jstring(jscan *j, char *out, size_t cap)
     for (; *j->p && *j->p != '"'; j->p++) {
         if (*j->p == '\\' && j->p[1])
             j->p++; /* an escaped character: taken as it is (names here are plain) */
-        if (n + 1 < cap)
+        if (cap && n + 1 >= cap)
+            return jfail(j, "a name longer than %zu characters", cap - 1);
+        if (cap)
             out[n++] = *j->p;
     }
     if (cap)
         out[n] = '\0';
     return jexpect(j, '"', "the string's closing quote");
+}
+
+/* A list of distinct ranks below nranks, [R, ...], into ranks (room for nranks): *n of them. */
+static int jranks(jscan *j, const char *group, int nranks, int32_t *ranks, size_t *n)
+{
+    *n = 0;
+    if (jexpect(j, '[', "'[' (the group's ranks)") != 0)
+        return -1;
+    while (jpeek(j) != ']') {
+        if (*n && jexpect(j, ',', "',' or ']'") != 0)
+            return -1;
+        jpeek(j);
+        char *end;
+        errno = 0;
+        long v = strtol(j->p, &end, 10);
+        int twice = 0;
+        for (size_t k = 0; k < *n; k++)
+            twice |= ranks[k] == (int32_t)v;
+        if (end == j->p || errno || v < 0 || v >= nranks || twice)
+            return jfail(j, "group \"%s\": rank %.*s (allowed: 0 to %d, the scenario's ranks, each once)", group,
+                         end == j->p ? 1 : (int)(end - j->p), j->p, nranks - 1);
+        j->p = end;
+        ranks[(*n)++] = (int32_t)v;
+    }
+    j->p++; /* ']' */
+    return 0;
 }
 
 /* Skips one JSON value of any kind. */
@@ -675,7 +588,7 @@ static int group_put(jscan *j, rs_et_groups *gs, const char *name, const int32_t
         if (strcmp(gs->g[k].name, name) == 0) {
             if (gs->g[k].n == n && memcmp(gs->g[k].ranks, ranks, n * sizeof *ranks) == 0)
                 return 0;
-            return jfail(j, "process group \"%s\" has other ranks than before (allowed: one list per name)", name);
+            return jfail(j, "group \"%s\" has other ranks than before (allowed: one list per name)", name);
         }
     rs_et_group *g = realloc(gs->g, (gs->n + 1) * sizeof *g);
     if (g == NULL)
@@ -690,6 +603,82 @@ static int group_put(jscan *j, rs_et_groups *gs, const char *name, const int32_t
     g->n = n;
     gs->n++;
     return 0;
+}
+
+int rs_et_groups_load(const char *path, int nranks, rs_et_groups *gs, char *err, size_t errlen)
+{
+    memset(gs, 0, sizeof *gs);
+    jscan j = {path, NULL, 1, err, errlen, "{\"NAME\": [RANK, ...], ...}"};
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            char *t = realloc(text, cap = 2 * cap + 4096 + 1);
+            if (t == NULL) {
+                free(text);
+                fclose(f);
+                snprintf(err, errlen, "%s: out of memory", path);
+                return -1;
+            }
+            text = t;
+        }
+        size_t got = fread(text + len, 1, 4096, f);
+        len += got;
+        if (got < 4096)
+            break;
+    }
+    fclose(f);
+    text[len] = '\0';
+    j.p = text;
+    int32_t *ranks = malloc((size_t)nranks * sizeof *ranks);
+    int rc = ranks ? jexpect(&j, '{', "'{'") : jfail(&j, "out of memory");
+    for (int first = 1; rc == 0 && jpeek(&j) != '}'; first = 0) {
+        if (!first && (rc = jexpect(&j, ',', "',' or '}'")) != 0)
+            break;
+        char name[sizeof gs->g->name];
+        size_t n = 0;
+        if ((rc = jstring(&j, name, sizeof name)) != 0)
+            break;
+        if (!name[0] || rs_et_group_find(gs, name)) {
+            rc = name[0] ? jfail(&j, "group \"%s\" again (allowed: each name once)", name)
+                         : jfail(&j, "an empty group name (allowed: 1 to %zu characters)", sizeof name - 1);
+            break;
+        }
+        if ((rc = jexpect(&j, ':', "':'")) != 0 || (rc = jranks(&j, name, nranks, ranks, &n)) != 0)
+            break;
+        rc = n ? group_put(&j, gs, name, ranks, n) : jfail(&j, "group \"%s\" has no ranks (allowed: at least one)", name);
+    }
+    if (rc == 0) {
+        j.p++; /* '}' */
+        if (jpeek(&j) != '\0')
+            rc = jfail(&j, "text after the closing '}'");
+        else if (gs->n == 0)
+            rc = jfail(&j, "no groups (allowed: at least one)");
+    }
+    free(ranks);
+    free(text);
+    return rc;
+}
+
+void rs_et_groups_free(rs_et_groups *gs)
+{
+    for (size_t i = 0; i < gs->n; i++)
+        free(gs->g[i].ranks);
+    free(gs->g);
+    memset(gs, 0, sizeof *gs);
+}
+
+const rs_et_group *rs_et_group_find(const rs_et_groups *gs, const char *name)
+{
+    for (size_t i = 0; gs && i < gs->n; i++)
+        if (strcmp(gs->g[i].name, name) == 0)
+            return &gs->g[i];
+    return NULL;
 }
 
 int rs_et_groups_add_declared(const rs_et_trace *t, const char *path, int nranks, rs_et_groups *gs, char *err,
@@ -729,7 +718,7 @@ int rs_et_groups_add_declared(const rs_et_trace *t, const char *path, int nranks
             size_t n = 0;
             int have_ranks = 0;
             for (int key1 = 1; rc == 0 && jpeek(&j) != '}'; key1 = 0) {
-                char key[32];
+                char key[256]; /* room for any key the converter writes */
                 if ((!key1 && (rc = jexpect(&j, ',', "',' or '}'")) != 0) || (rc = jstring(&j, key, sizeof key)) != 0 ||
                     (rc = jexpect(&j, ':', "':'")) != 0)
                     break;
@@ -737,26 +726,7 @@ int rs_et_groups_add_declared(const rs_et_trace *t, const char *path, int nranks
                     rc = jstring(&j, name, sizeof name);
                 } else if (strcmp(key, "ranks") == 0) {
                     have_ranks = 1;
-                    rc = jexpect(&j, '[', "'[' (the group's ranks)");
-                    for (n = 0; rc == 0 && jpeek(&j) != ']';) {
-                        if (n && (rc = jexpect(&j, ',', "',' or ']'")) != 0)
-                            break;
-                        jpeek(&j);
-                        char *end;
-                        long v = strtol(j.p, &end, 10);
-                        if (end == j.p || v < 0 || v >= nranks || (size_t)n >= (size_t)nranks) {
-                            rc = jfail(&j, "process group \"%s\": rank %.*s (allowed: 0 to %d, each once)", name,
-                                       end == j.p ? 1 : (int)(end - j.p), j.p, nranks - 1);
-                            break;
-                        }
-                        for (size_t k = 0; k < n && rc == 0; k++)
-                            if (ranks[k] == (int32_t)v)
-                                rc = jfail(&j, "process group \"%s\": rank %ld twice (allowed: each once)", name, v);
-                        j.p = end;
-                        ranks[n++] = (int32_t)v;
-                    }
-                    if (rc == 0)
-                        j.p++;
+                    rc = jranks(&j, name, nranks, ranks, &n);
                 } else {
                     rc = jskip(&j);
                 }
