@@ -3,156 +3,138 @@
 
 #include "ncl/ncl_sched.h"
 
-/* Each kind's entries: the canonical names in value order (so entry v names value v), then the
- * aliases. The table sizes are checked against the enums below, so a new enum value without a
- * name fails to compile. */
-#define NAME(n, v) {(n), (int32_t)(v), 0}
-#define ALIAS(n, v) {(n), (int32_t)(v), 1}
+/* Each kind's canonical names in value order (entry v names value v), then its aliases, as
+ * X-macro lists: the full entries (ncl_names, parsing) and the canonical names alone (the *_name
+ * functions) come from one list, so an image that never parses - a board - links the canonical
+ * strings only, not the entries and aliases (about 1 KiB on a Cortex-M4). The canonical counts
+ * are checked against the enums below, so a new enum value without a name fails to compile. */
+#define COLL_NAMES(N, A)                                                                          \
+    N("allreduce", NCL_COLL_ALLREDUCE) N("broadcast", NCL_COLL_BROADCAST) N("reduce", NCL_COLL_REDUCE) \
+    N("reduce_scatter", NCL_COLL_REDUCE_SCATTER) N("allgather", NCL_COLL_ALLGATHER)                 \
+    N("alltoall", NCL_COLL_ALLTOALL)                                                              \
+    A("all_reduce", NCL_COLL_ALLREDUCE) A("bcast", NCL_COLL_BROADCAST)                              \
+    A("reducescatter", NCL_COLL_REDUCE_SCATTER) A("all_gather", NCL_COLL_ALLGATHER)                 \
+    A("all_to_all", NCL_COLL_ALLTOALL)
 
-static const ncl_name coll_names[] = {
-    NAME("allreduce", NCL_COLL_ALLREDUCE),
-    NAME("broadcast", NCL_COLL_BROADCAST),
-    NAME("reduce", NCL_COLL_REDUCE),
-    NAME("reduce_scatter", NCL_COLL_REDUCE_SCATTER),
-    NAME("allgather", NCL_COLL_ALLGATHER),
-    NAME("alltoall", NCL_COLL_ALLTOALL),
-    ALIAS("all_reduce", NCL_COLL_ALLREDUCE),
-    ALIAS("bcast", NCL_COLL_BROADCAST),
-    ALIAS("reducescatter", NCL_COLL_REDUCE_SCATTER),
-    ALIAS("all_gather", NCL_COLL_ALLGATHER),
-    ALIAS("all_to_all", NCL_COLL_ALLTOALL),
-};
-
-static const ncl_name algo_names[] = {
-    NAME("auto", NCL_ALGO_AUTO),
-    NAME("ring", NCL_ALGO_RING),
-    NAME("chain", NCL_ALGO_CHAIN),
-    NAME("tree", NCL_ALGO_TREE),
-    NAME("hd", NCL_ALGO_HD),
-    NAME("mesh", NCL_ALGO_MESH),
-    NAME("sag", NCL_ALGO_SAG),
-    NAME("dbtree", NCL_ALGO_DBTREE),
-    NAME("det", NCL_ALGO_DET),
-    NAME("hier", NCL_ALGO_HIER),
-    NAME("user", NCL_ALGO_USER),
-    NAME("pairwise", NCL_ALGO_PAIRWISE),
-    ALIAS("halving_doubling", NCL_ALGO_HD),
-    ALIAS("two_level", NCL_ALGO_HIER),
-    ALIAS("hierarchical", NCL_ALGO_HIER),
-    ALIAS("full_mesh", NCL_ALGO_MESH),
-    ALIAS("scatter_allgather", NCL_ALGO_SAG),
-};
+#define ALGO_NAMES(N, A)                                                                          \
+    N("auto", NCL_ALGO_AUTO) N("ring", NCL_ALGO_RING) N("chain", NCL_ALGO_CHAIN) N("tree", NCL_ALGO_TREE) \
+    N("hd", NCL_ALGO_HD) N("mesh", NCL_ALGO_MESH) N("sag", NCL_ALGO_SAG) N("dbtree", NCL_ALGO_DBTREE) \
+    N("det", NCL_ALGO_DET) N("hier", NCL_ALGO_HIER) N("user", NCL_ALGO_USER)                        \
+    N("pairwise", NCL_ALGO_PAIRWISE)                                                              \
+    A("halving_doubling", NCL_ALGO_HD) A("two_level", NCL_ALGO_HIER) A("hierarchical", NCL_ALGO_HIER) \
+    A("full_mesh", NCL_ALGO_MESH) A("scatter_allgather", NCL_ALGO_SAG)
 
 /* Spelled as nccl-tests prints them, so reports line up with real runs. */
-static const ncl_name dtype_names[] = {
-    NAME("int8", NCL_INT8),
-    NAME("uint8", NCL_UINT8),
-    NAME("int32", NCL_INT32),
-    NAME("uint32", NCL_UINT32),
-    NAME("int64", NCL_INT64),
-    NAME("half", NCL_FLOAT16),
-    NAME("bfloat16", NCL_BFLOAT16),
-    NAME("float", NCL_FLOAT32),
-    NAME("double", NCL_FLOAT64),
-    ALIAS("int", NCL_INT32),
-    ALIAS("fp16", NCL_FLOAT16),
-    ALIAS("float16", NCL_FLOAT16),
-    ALIAS("bf16", NCL_BFLOAT16),
-    ALIAS("fp32", NCL_FLOAT32),
-    ALIAS("float32", NCL_FLOAT32),
-    ALIAS("fp64", NCL_FLOAT64),
-    ALIAS("float64", NCL_FLOAT64),
-};
+#define DTYPE_NAMES(N, A)                                                                         \
+    N("int8", NCL_INT8) N("uint8", NCL_UINT8) N("int32", NCL_INT32) N("uint32", NCL_UINT32)         \
+    N("int64", NCL_INT64) N("half", NCL_FLOAT16) N("bfloat16", NCL_BFLOAT16) N("float", NCL_FLOAT32) \
+    N("double", NCL_FLOAT64)                                                                      \
+    A("int", NCL_INT32) A("fp16", NCL_FLOAT16) A("float16", NCL_FLOAT16) A("bf16", NCL_BFLOAT16)    \
+    A("fp32", NCL_FLOAT32) A("float32", NCL_FLOAT32) A("fp64", NCL_FLOAT64) A("float64", NCL_FLOAT64)
 
-static const ncl_name op_names[] = {
-    NAME("sum", NCL_SUM), NAME("prod", NCL_PROD), NAME("max", NCL_MAX), NAME("min", NCL_MIN), NAME("avg", NCL_AVG),
-};
+#define OP_NAMES(N, A) N("sum", NCL_SUM) N("prod", NCL_PROD) N("max", NCL_MAX) N("min", NCL_MIN) N("avg", NCL_AVG)
 
 /* Each result's short name and what the user should do next, in one list: ncl_strerror's
  * message is the name, ": ", the advice, so the two never disagree (hang reports print the name:
  * "failed with timeout"). Success has a name and no advice. */
-#define RESULT_LIST(X)                                                                                  \
-    X("in progress", NCL_IN_PROGRESS, "the collective is still running; call ncl_test() or ncl_wait()") \
-    X("invalid argument", NCL_ERR_INVALID_ARGUMENT,                                                     \
+#define RESULT_LIST(X, N)                                                                                \
+    X(N, "in progress", NCL_IN_PROGRESS, "the collective is still running; call ncl_test() or ncl_wait()") \
+    X(N, "invalid argument", NCL_ERR_INVALID_ARGUMENT,                                                     \
       "check buffers, count, datatype, op and root (ncl_comm_last_error() names the one)")              \
-    X("invalid usage", NCL_ERR_INVALID_USAGE,                                                           \
+    X(N, "invalid usage", NCL_ERR_INVALID_USAGE,                                                           \
       "not allowed in the communicator's state: a collective is still running (call ncl_wait), or one " \
       "failed (destroy the communicator)")                                                              \
-    X("unsupported", NCL_ERR_UNSUPPORTED,                                                               \
+    X(N, "unsupported", NCL_ERR_UNSUPPORTED,                                                               \
       "this algorithm or backend cannot do that; choose another algorithm or give the backend more "    \
       "scratch")                                                                                        \
-    X("timeout", NCL_ERR_TIMEOUT,                                                                       \
+    X(N, "timeout", NCL_ERR_TIMEOUT,                                                                       \
       "a peer never answered; the message names it - check that every rank calls the same collective") \
-    X("remote error", NCL_ERR_REMOTE, "a peer failed; look at that rank's error")                       \
-    X("link error", NCL_ERR_LINK, "a transfer to or from a peer failed; check the link")                \
-    X("out of memory", NCL_ERR_OUT_OF_MEMORY, "the allocator or the backend's scratch is exhausted")    \
-    X("schedule rejected", NCL_ERR_SCHEDULE,                                                            \
+    X(N, "remote error", NCL_ERR_REMOTE, "a peer failed; look at that rank's error")                       \
+    X(N, "link error", NCL_ERR_LINK, "a transfer to or from a peer failed; check the link")                \
+    X(N, "out of memory", NCL_ERR_OUT_OF_MEMORY, "the allocator or the backend's scratch is exhausted")    \
+    X(N, "schedule rejected", NCL_ERR_SCHEDULE,                                                            \
       "the checker found a broken schedule (an engine or user-schedule bug)")                           \
-    X("backend error", NCL_ERR_BACKEND, "the HAL backend failed an operation; see its log")             \
-    X("internal error", NCL_ERR_INTERNAL, "an engine bug; please report it with ncl_comm_last_error()")
-#define RESULT_NAME(n, v, advice) NAME(n, v),
-#define RESULT_MESSAGE(n, v, advice) [v] = n ": " advice,
+    X(N, "backend error", NCL_ERR_BACKEND, "the HAL backend failed an operation; see its log")             \
+    X(N, "internal error", NCL_ERR_INTERNAL, "an engine bug; please report it with ncl_comm_last_error()")
+#define RESULT_NAME(N, n, v, advice) N(n, v)
+#define RESULT_NAMES(N, A) N("success", NCL_SUCCESS) RESULT_LIST(RESULT_NAME, N)
+#define RESULT_MESSAGE(N, n, v, advice) [v] = n ": " advice,
 
-static const ncl_name result_names[] = {NAME("success", NCL_SUCCESS), RESULT_LIST(RESULT_NAME)};
-static const char *const result_messages[NCL_RESULT_COUNT] = {[NCL_SUCCESS] = "success", RESULT_LIST(RESULT_MESSAGE)};
+static const char *const result_messages[NCL_RESULT_COUNT] = {[NCL_SUCCESS] = "success", RESULT_LIST(RESULT_MESSAGE, _)};
 
 /* The aliases are the `op:` words of user-schedule files (ncl_user.h). */
-static const ncl_name task_kind_names[] = {
-    NAME("WRITE", NCL_TASK_WRITE),
-    NAME("WRITE_REDUCE", NCL_TASK_WRITE_REDUCE),
-    NAME("LOCAL_COPY", NCL_TASK_LOCAL_COPY),
-    NAME("LOCAL_REDUCE", NCL_TASK_LOCAL_REDUCE),
-    NAME("LOCAL_DIV", NCL_TASK_LOCAL_DIV),
-    NAME("NOTIFY_RECORD", NCL_TASK_NOTIFY_RECORD),
-    NAME("NOTIFY_WAIT", NCL_TASK_NOTIFY_WAIT),
-    NAME("LOCAL_WIDEN", NCL_TASK_LOCAL_WIDEN),
-    NAME("LOCAL_REDUCE_WIDE", NCL_TASK_LOCAL_REDUCE_WIDE),
-    NAME("LOCAL_NARROW", NCL_TASK_LOCAL_NARROW),
-    NAME("REDUCE_WRITE", NCL_TASK_REDUCE_WRITE),
-    NAME("REDUCE_WRITE_REDUCE", NCL_TASK_REDUCE_WRITE_REDUCE),
-    ALIAS("write", NCL_TASK_WRITE),
-    ALIAS("write_reduce", NCL_TASK_WRITE_REDUCE),
-    ALIAS("copy", NCL_TASK_LOCAL_COPY),
-    ALIAS("reduce", NCL_TASK_LOCAL_REDUCE),
-    ALIAS("div", NCL_TASK_LOCAL_DIV),
-    ALIAS("record", NCL_TASK_NOTIFY_RECORD),
-    ALIAS("wait", NCL_TASK_NOTIFY_WAIT),
-};
+#define TASK_KIND_NAMES(N, A)                                                                     \
+    N("WRITE", NCL_TASK_WRITE) N("WRITE_REDUCE", NCL_TASK_WRITE_REDUCE) N("LOCAL_COPY", NCL_TASK_LOCAL_COPY) \
+    N("LOCAL_REDUCE", NCL_TASK_LOCAL_REDUCE) N("LOCAL_DIV", NCL_TASK_LOCAL_DIV)                     \
+    N("NOTIFY_RECORD", NCL_TASK_NOTIFY_RECORD) N("NOTIFY_WAIT", NCL_TASK_NOTIFY_WAIT)               \
+    N("LOCAL_WIDEN", NCL_TASK_LOCAL_WIDEN) N("LOCAL_REDUCE_WIDE", NCL_TASK_LOCAL_REDUCE_WIDE)       \
+    N("LOCAL_NARROW", NCL_TASK_LOCAL_NARROW) N("REDUCE_WRITE", NCL_TASK_REDUCE_WRITE)               \
+    N("REDUCE_WRITE_REDUCE", NCL_TASK_REDUCE_WRITE_REDUCE)                                        \
+    A("write", NCL_TASK_WRITE) A("write_reduce", NCL_TASK_WRITE_REDUCE) A("copy", NCL_TASK_LOCAL_COPY) \
+    A("reduce", NCL_TASK_LOCAL_REDUCE) A("div", NCL_TASK_LOCAL_DIV) A("record", NCL_TASK_NOTIFY_RECORD) \
+    A("wait", NCL_TASK_NOTIFY_WAIT)
 
 /* The aliases are the buffer words of user-schedule files. */
-static const ncl_name buf_names[] = {
-    NAME("SEND", NCL_BUF_SEND),
-    NAME("RECV", NCL_BUF_RECV),
-    NAME("SCRATCH", NCL_BUF_SCRATCH),
-    ALIAS("send", NCL_BUF_SEND),
-    ALIAS("recv", NCL_BUF_RECV),
-    ALIAS("scratch", NCL_BUF_SCRATCH),
-};
+#define BUF_NAMES(N, A)                                                                           \
+    N("SEND", NCL_BUF_SEND) N("RECV", NCL_BUF_RECV) N("SCRATCH", NCL_BUF_SCRATCH)                   \
+    A("send", NCL_BUF_SEND) A("recv", NCL_BUF_RECV) A("scratch", NCL_BUF_SCRATCH)
+
+#define ENTRY(n, v) {(n), (int32_t)(v), 0},
+#define ALIAS(n, v) {(n), (int32_t)(v), 1},
+#define CANONICAL(n, v) [v] = (n),
+#define SKIP(n, v)
+#define KIND(list, entries, canonical)                                                            \
+    static const ncl_name entries[] = {list(ENTRY, ALIAS)};                                       \
+    static const char *const canonical[] = {list(CANONICAL, SKIP)};
+
+KIND(COLL_NAMES, coll_names, coll_canonical)
+KIND(ALGO_NAMES, algo_names, algo_canonical)
+KIND(DTYPE_NAMES, dtype_names, dtype_canonical)
+KIND(OP_NAMES, op_names, op_canonical)
+KIND(RESULT_NAMES, result_names, result_canonical)
+KIND(TASK_KIND_NAMES, task_kind_names, task_kind_canonical)
+KIND(BUF_NAMES, buf_names, buf_canonical)
 
 typedef struct name_table {
     const ncl_name *v;
-    uint32_t count, canonical; /* entries, and of them the canonical ones (= the enum's count) */
+    uint32_t count; /* entries, canonical and aliases */
 } name_table;
 
 #define COUNT(a) (uint32_t)(sizeof(a) / sizeof((a)[0]))
 
 static const name_table tables[NCL_NAMES_KIND_COUNT] = {
-    [NCL_NAMES_COLL] = {coll_names, COUNT(coll_names), NCL_COLL_COUNT},
-    [NCL_NAMES_ALGO] = {algo_names, COUNT(algo_names), NCL_ALGO_COUNT},
-    [NCL_NAMES_DTYPE] = {dtype_names, COUNT(dtype_names), NCL_DTYPE_COUNT},
-    [NCL_NAMES_OP] = {op_names, COUNT(op_names), NCL_OP_COUNT},
-    [NCL_NAMES_RESULT] = {result_names, COUNT(result_names), NCL_RESULT_COUNT},
-    [NCL_NAMES_TASK_KIND] = {task_kind_names, COUNT(task_kind_names), NCL_TASK_KIND_COUNT},
-    [NCL_NAMES_BUF] = {buf_names, COUNT(buf_names), NCL_BUF_COUNT},
+    [NCL_NAMES_COLL] = {coll_names, COUNT(coll_names)},
+    [NCL_NAMES_ALGO] = {algo_names, COUNT(algo_names)},
+    [NCL_NAMES_DTYPE] = {dtype_names, COUNT(dtype_names)},
+    [NCL_NAMES_OP] = {op_names, COUNT(op_names)},
+    [NCL_NAMES_RESULT] = {result_names, COUNT(result_names)},
+    [NCL_NAMES_TASK_KIND] = {task_kind_names, COUNT(task_kind_names)},
+    [NCL_NAMES_BUF] = {buf_names, COUNT(buf_names)},
 };
 
-/* Enough canonical names for every value (the entries after them are aliases by construction). */
-_Static_assert(COUNT(op_names) == NCL_OP_COUNT, "one name per ncl_op");
-_Static_assert(COUNT(result_names) == NCL_RESULT_COUNT, "one name per ncl_result");
-_Static_assert(COUNT(coll_names) >= NCL_COLL_COUNT && COUNT(algo_names) >= NCL_ALGO_COUNT &&
-                   COUNT(dtype_names) >= NCL_DTYPE_COUNT && COUNT(task_kind_names) >= NCL_TASK_KIND_COUNT &&
-                   COUNT(buf_names) >= NCL_BUF_COUNT,
-               "a canonical name per value");
+/* The canonical names alone, for the *_name functions (all an image that never parses links). */
+typedef struct canonical_table {
+    const char *const *v;
+    uint32_t count; /* = the enum's count */
+} canonical_table;
+
+static const canonical_table canonicals[NCL_NAMES_KIND_COUNT] = {
+    [NCL_NAMES_COLL] = {coll_canonical, COUNT(coll_canonical)},
+    [NCL_NAMES_ALGO] = {algo_canonical, COUNT(algo_canonical)},
+    [NCL_NAMES_DTYPE] = {dtype_canonical, COUNT(dtype_canonical)},
+    [NCL_NAMES_OP] = {op_canonical, COUNT(op_canonical)},
+    [NCL_NAMES_RESULT] = {result_canonical, COUNT(result_canonical)},
+    [NCL_NAMES_TASK_KIND] = {task_kind_canonical, COUNT(task_kind_canonical)},
+    [NCL_NAMES_BUF] = {buf_canonical, COUNT(buf_canonical)},
+};
+
+/* A canonical name for every value, and no more (designated entries past the enum would grow
+ * the array; a missing one leaves a hole ncl_name_of reports as "?", which the tests catch). */
+_Static_assert(COUNT(coll_canonical) == NCL_COLL_COUNT && COUNT(algo_canonical) == NCL_ALGO_COUNT &&
+                   COUNT(dtype_canonical) == NCL_DTYPE_COUNT && COUNT(op_canonical) == NCL_OP_COUNT &&
+                   COUNT(result_canonical) == NCL_RESULT_COUNT && COUNT(task_kind_canonical) == NCL_TASK_KIND_COUNT &&
+                   COUNT(buf_canonical) == NCL_BUF_COUNT,
+               "one canonical name per value");
 
 const ncl_name *ncl_names(ncl_name_kind kind, size_t *count)
 {
@@ -164,9 +146,10 @@ const ncl_name *ncl_names(ncl_name_kind kind, size_t *count)
 
 const char *ncl_name_of(ncl_name_kind kind, int value)
 {
-    if ((unsigned)kind >= NCL_NAMES_KIND_COUNT || value < 0 || (uint32_t)value >= tables[kind].canonical)
+    if ((unsigned)kind >= NCL_NAMES_KIND_COUNT || value < 0 || (uint32_t)value >= canonicals[kind].count ||
+        !canonicals[kind].v[value])
         return "?";
-    return tables[kind].v[value].name;
+    return canonicals[kind].v[value];
 }
 
 /* Exact match; no libc (the engine builds freestanding). */
