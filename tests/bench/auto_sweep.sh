@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # auto_sweep.sh — how far `auto` is behind the best forced algorithm on topologies written from
 # scenarios/README.md as a user would (not the plan_auto_* tests' own scenarios): every kind at
-# several sizes, every collective, 8 B .. 1 GiB in steps of x2, in and out of place, through
+# several sizes (a device pair too), every collective, 8 B .. 1 GiB in steps of x2, in and out of place, through
 # `ringsim plan X.yaml --simulate` with the defaults.
 # Usage: tests/bench/auto_sweep.sh [build dir] [topology name ...]   (run ./ringsim build first)
 #
@@ -17,7 +17,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 declare -A topo=(
-    [ring3]="{kind: ring, ranks: 3}" [ring5]="{kind: ring, ranks: 5}" [ring6]="{kind: ring, ranks: 6}"
+    [pair]="{kind: ring, ranks: 2}" [ring3]="{kind: ring, ranks: 3}" [ring5]="{kind: ring, ranks: 5}" [ring6]="{kind: ring, ranks: 6}"
     [ring16]="{kind: ring, ranks: 16}" [ring32]="{kind: ring, ranks: 32}"
     [biring3]="{kind: biring, ranks: 3}" [biring4]="{kind: biring, ranks: 4}" [biring6]="{kind: biring, ranks: 6}"
     [biring12]="{kind: biring, ranks: 12}" [biring16]="{kind: biring, ranks: 16}"
@@ -28,7 +28,7 @@ declare -A topo=(
     [server8]="{kind: server8}"
 )
 names=("$@")
-[[ ${#names[@]} -gt 0 ]] || names=(ring3 ring5 ring6 ring16 ring32 biring3 biring4 biring6 biring12 biring16
+[[ ${#names[@]} -gt 0 ]] || names=(pair ring3 ring5 ring6 ring16 ring32 biring3 biring4 biring6 biring12 biring16
                                    switch4 switch8 switch12 switch32 mesh4 mesh6 torus2x4 torus4x8 fattree8
                                    fattree32 server8)
 printf '%-10s %-15s %-12s %8s %12s\n' topology collective placement "worst %" "at (B)"

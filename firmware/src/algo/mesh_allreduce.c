@@ -70,7 +70,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     /* reduce-scatter, step 0: our slots are free for the first rounds, one per slot */
     if (q == lq) {
         for (g->j = 1; g->j < (uint64_t)np; g->j++) {
-            for (g->i = 0; g->i < ncl_mesh_buffers(p) && g->i < rounds; g->i++) {
+            for (g->i = 0; g->i < ncl_mesh_first_grants(p, g->j, rounds); g->i++) {
                 ncl_task_record(t, ncl_mesh_peer_from(p, g->j), NCL_NOTIFY_READY(ncl_mesh_queue_of(p, g->j)),
                                 (uint32_t)g->i);
                 NCL_YIELD(g);
@@ -80,8 +80,10 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
     for (g->i = 0; g->i < rounds; g->i++) {
         /* round i, send queues: block r+d to rank r+d, once its slot is free */
         for (g->j = q + 1; q < sq && g->j < (uint64_t)np; g->j += sq) {
-            ncl_task_wait(t, ncl_mesh_peer_to(p, g->j), NCL_NOTIFY_READY(q), 1, (uint32_t)g->i);
-            NCL_YIELD(g);
+            if (ncl_mesh_waits(p, g->j, g->i)) {
+                ncl_task_wait(t, ncl_mesh_peer_to(p, g->j), NCL_NOTIFY_READY(q), 1, (uint32_t)g->i);
+                NCL_YIELD(g);
+            }
             g->n = ncl_mesh_block_round(p, ncl_mesh_peer_to(p, g->j), g->i, e, &g->m);
             if (g->n) {
                 ncl_task_write(t, ncl_mesh_peer_to(p, g->j), ncl_ref_add(in, g->m * es),
@@ -89,7 +91,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                                (uint32_t)g->i);
                 NCL_YIELD(g);
             }
-            ncl_task_record(t, ncl_mesh_peer_to(p, g->j), NCL_NOTIFY_DATA(q), (uint32_t)g->i);
+            ncl_mesh_data(p, t, ncl_mesh_peer_to(p, g->j), q, (uint32_t)g->i);
             NCL_YIELD(g);
         }
         /* round i, local queue: reduce the senders in the fixed order d = 1..p-1; each slot is
@@ -109,7 +111,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                                         g->n * es, (uint32_t)g->i);
                     NCL_YIELD(g);
                 }
-                if (g->i + ncl_mesh_buffers(p) < rounds) { /* the slot is free for round i + buffers */
+                if (ncl_mesh_regrants(p, g->j, g->i, rounds)) { /* the slot is free for round i + buffers */
                     ncl_task_record(t, ncl_mesh_peer_from(p, g->j), NCL_NOTIFY_READY(ncl_mesh_queue_of(p, g->j)),
                                     (uint32_t)(g->i + ncl_mesh_buffers(p)));
                     NCL_YIELD(g);
@@ -143,7 +145,7 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                                ncl_ref_add(recv, g->m * es), g->n * es, ag);
                 NCL_YIELD(g);
             }
-            ncl_task_record(t, ncl_mesh_peer_to(p, g->j), NCL_NOTIFY_DATA(q), ag);
+            ncl_mesh_data(p, t, ncl_mesh_peer_to(p, g->j), q, ag);
             NCL_YIELD(g);
         }
     }

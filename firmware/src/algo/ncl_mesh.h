@@ -139,6 +139,46 @@ static inline uint64_t ncl_mesh_buffers(const ncl_plan *p)
     return p->derived[NCL_MESH_D_BUFFERS];
 }
 
+/* A send queue's DATA record: posted behind its write where every queue, the local one too, has a
+ * DMA engine, so the queue's next write follows at once instead of a task issue after this one
+ * has landed (a 2-rank pair's reduce-scatter paid one per round: 2.7 % from 64 MiB). Without an
+ * engine for the local queue its reduces, which free the slots, would wait behind those writes. */
+static inline void ncl_mesh_data(const ncl_plan *p, ncl_task *t, int peer, uint32_t q, uint32_t step)
+{
+    if (p->dma_engines == 0 || p->queues <= p->dma_engines)
+        ncl_task_post(t, peer, NCL_NOTIFY_DATA(q), step);
+    else
+        ncl_task_record(t, peer, NCL_NOTIFY_DATA(q), step);
+}
+
+/* Whether the sender at index d writes into the receiver's output (out of place, d = 1): its
+ * rounds land in places of their own, so one READY grants them all and none waits for the
+ * reduce of the round before (each did: a 2-rank pair's allreduce ran 7 % over its price from
+ * 64 MiB, the link idle a reduce and a READY per round). */
+static inline int ncl_mesh_direct(const ncl_plan *p, uint64_t d)
+{
+    return !p->inplace && d == 1;
+}
+
+/* The READYs the receiver grants the sender at index d before its first reduce: one per slot, or
+ * one for every round of a direct sender. */
+static inline uint64_t ncl_mesh_first_grants(const ncl_plan *p, uint64_t d, uint64_t rounds)
+{
+    return ncl_min_u64(ncl_mesh_direct(p, d) ? 1 : ncl_mesh_buffers(p), rounds);
+}
+
+/* Whether the sender at index d waits for a READY before round i (direct: the first only). */
+static inline int ncl_mesh_waits(const ncl_plan *p, uint64_t d, uint64_t i)
+{
+    return i == 0 || !ncl_mesh_direct(p, d);
+}
+
+/* Whether the receiver grants the sender at index d round i + buffers once round i is reduced. */
+static inline int ncl_mesh_regrants(const ncl_plan *p, uint64_t d, uint64_t i, uint64_t rounds)
+{
+    return !ncl_mesh_direct(p, d) && i + ncl_mesh_buffers(p) < rounds;
+}
+
 /* Elements per round of the mesh reduce-scatter's slots (before ncl_mesh_derive). */
 static inline uint64_t ncl_mesh_slot_elems_of(const ncl_plan *p)
 {
