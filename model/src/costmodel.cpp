@@ -526,6 +526,12 @@ AlgoCost CostModel::ring(ncl_coll coll, bool pieced) const
         double fills = fill_queues() ? 1.0 : (double)(p_ - 2);
         c.alpha_s += fills * dev_.task_overhead;
         c.beta_s += fills * 2.0 * *std::max_element(share.begin(), share.end()) / p_ / dev_.mem_bandwidth;
+        if (p_ == 2) {
+            // 2 ranks fill only the output, out of place, before its READY: on the path, every
+            // channel's at once through memory
+            c.oop_alpha_s = dev_.task_overhead;
+            c.oop_beta_s = 2.0 / p_ / dev_.mem_bandwidth;
+        }
     }
     return c;
 }
@@ -538,6 +544,19 @@ std::vector<AlgoCost> CostModel::ring_rs_pieced() const
     if (staged_ || landing() || !fill_queues() || dev_.mem_bandwidth < 7.0 * t_.spec().link.bandwidth)
         return {};
     return {ring(NCL_COLL_REDUCE_SCATTER, true)};
+}
+
+// Ring reduce-scatter on 2 ranks out of place with a fill queue per channel, in rounds: only the
+// first round's fill is on the path (the fill queues copy the later rounds while the ring
+// writes), a slice per channel, in place of ring()'s whole chunk.
+std::vector<AlgoCost> CostModel::ring_rs_pair_rounds() const
+{
+    if (p_ != 2 || staged_ || slice_ == 0 || 2 * channels_ > NCL_MAX_QUEUES)
+        return {};
+    AlgoCost c = ring(NCL_COLL_REDUCE_SCATTER);
+    c.oop_alpha_s = dev_.task_overhead + 2.0 * channels_ * (double)slice_ / dev_.mem_bandwidth;
+    c.oop_beta_s = 0;
+    return {c};
 }
 
 // Ring allreduce's and reduce-scatter's units land as they are and the receiver adds its
@@ -1401,6 +1420,8 @@ std::vector<AlgoCost> CostModel::costs(ncl_coll coll) const
             for (const AlgoCost &f : rs.ring_rs_floors())
                 out.push_back(f);
             for (const AlgoCost &l : rs.ring_rs_pieced())
+                out.push_back(l);
+            for (const AlgoCost &l : rs.ring_rs_pair_rounds())
                 out.push_back(l);
         } else {
             out.push_back(ring(coll));

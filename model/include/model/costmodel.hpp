@@ -136,6 +136,7 @@ private:
     bool fill_queues() const;
     bool landing() const;
     std::vector<AlgoCost> ring_rs_floors() const;
+    std::vector<AlgoCost> ring_rs_pair_rounds() const;
     std::vector<AlgoCost> ring_ar_ready_floor(const AlgoCost &line) const; // line: ring(ALLREDUCE)
     std::vector<AlgoCost> mesh_rounds(ncl_coll coll) const;
     std::vector<AlgoCost> alltoall() const;
