@@ -44,7 +44,8 @@ ncl_result ncl_comm_create(ncl_comm **out, int nranks, int rank, const ncl_hal *
         if (cfg->ring_weights[k] == 0) /* a ring with no share would carry nothing: say so */
             return NCL_ERR_INVALID_ARGUMENT;
     for (uint32_t i = 0; i < cfg->cost_count; i++)
-        if (cfg->costs[i].coll >= NCL_COLL_COUNT || cfg->costs[i].algo >= NCL_ALGO_COUNT)
+        if (cfg->costs[i].coll >= NCL_COLL_COUNT || cfg->costs[i].algo >= NCL_ALGO_COUNT ||
+            cfg->costs[i].path > NCL_COST_PATH_LATENCY)
             return NCL_ERR_INVALID_ARGUMENT;
     /* two levels: servers of local_size consecutive ranks (0: one level), local rings over them */
     if ((cfg->local_size != 0 && (uint32_t)nranks % cfg->local_size != 0) ||
@@ -189,9 +190,10 @@ ncl_result ncl_comm_set_costs(ncl_comm *comm, const ncl_cost *costs, uint32_t co
         return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT, "cost table: %u entries, the communicator was "
                              "created with room for %u", (unsigned)count, (unsigned)comm->cost_room);
     for (uint32_t i = 0; i < count; i++)
-        if (costs[i].coll >= NCL_COLL_COUNT || costs[i].algo >= NCL_ALGO_COUNT)
-            return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT, "cost table: entry %u names coll %u algo %u, "
-                                 "out of range", (unsigned)i, (unsigned)costs[i].coll, (unsigned)costs[i].algo);
+        if (costs[i].coll >= NCL_COLL_COUNT || costs[i].algo >= NCL_ALGO_COUNT || costs[i].path > NCL_COST_PATH_LATENCY)
+            return ncl_comm_fail(comm, NCL_ERR_INVALID_ARGUMENT, "cost table: entry %u names coll %u algo %u path %u, "
+                                 "out of range", (unsigned)i, (unsigned)costs[i].coll, (unsigned)costs[i].algo,
+                                 (unsigned)costs[i].path);
     ncl_cost *table = (ncl_cost *)(comm + 1); /* the copy made at creation (env.costs points at it) */
     for (uint32_t i = 0; i < count; i++)
         table[i] = costs[i];

@@ -79,6 +79,8 @@ void ncl_plan_env_init(ncl_plan_env *env, const ncl_config *cfg, const ncl_hal_c
     env->mem_gbps = cfg->mem_gbps;
     env->costs = cfg->costs;
     env->cost_count = cfg->cost_count;
+    for (int c = 0; c < NCL_COLL_COUNT; c++)
+        env->latency_path_bytes[c] = cfg->latency_path_bytes[c];
     env->deterministic = cfg->deterministic;
     env->wide_accumulation = cfg->wide_accumulation;
     env->local_size = cfg->local_size;
@@ -275,14 +277,14 @@ static uint64_t cost_bytes(const ncl_plan *p)
 
 /* The algorithm's `line`-th regime at `bytes`, raised to the floors that bound it (ncl_cost.floor:
  * 1 every line of the algorithm, line + 2 this one); UINT64_MAX when it has no such line. */
-static uint64_t cost_line_ns(const ncl_plan_env *env, ncl_coll coll, ncl_algo algo, uint32_t line,
+static uint64_t cost_line_ns(const ncl_plan_env *env, ncl_coll coll, ncl_algo algo, uint8_t path, uint32_t line,
                              uint64_t bytes, int inplace)
 {
     uint64_t value = UINT64_MAX, floor = 0;
     uint32_t seen = 0;
     for (uint32_t i = 0; i < env->cost_count; i++) {
         const ncl_cost *c = &env->costs[i];
-        if (c->coll != coll || c->algo != algo)
+        if (c->coll != coll || c->algo != algo || c->path != path)
             continue;
         if (c->floor == 1u || (c->floor >= 2u && c->floor - 2u == line)) {
             uint64_t f = cost_entry(c, bytes, inplace);
@@ -295,12 +297,12 @@ static uint64_t cost_line_ns(const ncl_plan_env *env, ncl_coll coll, ncl_algo al
 }
 
 /* The schedule the algorithm's `line`-th regime prices (its ncl_cost.variant). */
-static uint8_t cost_line_variant(const ncl_plan_env *env, ncl_coll coll, ncl_algo algo, uint32_t line)
+static uint8_t cost_line_variant(const ncl_plan_env *env, ncl_coll coll, ncl_algo algo, uint8_t path, uint32_t line)
 {
     uint32_t seen = 0;
     for (uint32_t i = 0; i < env->cost_count; i++) {
         const ncl_cost *c = &env->costs[i];
-        if (c->coll == coll && c->algo == algo && !c->floor && seen++ == line)
+        if (c->coll == coll && c->algo == algo && c->path == path && !c->floor && seen++ == line)
             return c->variant;
     }
     return NCL_COST_VARIANT_DEFAULT;
@@ -308,13 +310,13 @@ static uint8_t cost_line_variant(const ncl_plan_env *env, ncl_coll coll, ncl_alg
 
 /* An algorithm's cost from the table: the least of its lines (regimes), each raised to its
  * floors, and which line that is (NCL_COST_LINE_NONE and UINT64_MAX when the table has none). */
-static uint64_t cheapest_line(const ncl_plan_env *env, ncl_coll coll, ncl_algo algo, uint64_t bytes, int inplace,
-                              uint8_t *which)
+static uint64_t cheapest_line(const ncl_plan_env *env, ncl_coll coll, ncl_algo algo, uint8_t path, uint64_t bytes,
+                              int inplace, uint8_t *which)
 {
     uint64_t best = UINT64_MAX;
     *which = NCL_COST_LINE_NONE;
     for (uint32_t line = 0; env && line < NCL_COST_LINE_NONE; line++) {
-        uint64_t t = cost_line_ns(env, coll, algo, line, bytes, inplace);
+        uint64_t t = cost_line_ns(env, coll, algo, path, line, bytes, inplace);
         if (t == UINT64_MAX)
             break;
         if (t < best) {
@@ -325,11 +327,23 @@ static uint64_t cheapest_line(const ncl_plan_env *env, ncl_coll coll, ncl_algo a
     return best;
 }
 
+/* The lines a call is priced by (ncl_cost.path): the latency path's when it is on that path and
+ * the table has such lines for its collective, else the bandwidth path's. */
+static uint8_t cost_path(const ncl_plan_env *env, const ncl_plan *p)
+{
+    if (!env || p->count * p->esize > env->latency_path_bytes[p->coll])
+        return NCL_COST_PATH_BANDWIDTH;
+    for (uint32_t i = 0; i < env->cost_count; i++)
+        if (env->costs[i].coll == p->coll && env->costs[i].path == NCL_COST_PATH_LATENCY)
+            return NCL_COST_PATH_LATENCY;
+    return NCL_COST_PATH_BANDWIDTH;
+}
+
 uint64_t ncl_plan_cost_ns(const ncl_plan *p, const ncl_plan_env *env)
 {
     uint8_t line;
     uint64_t bytes = cost_bytes(p);
-    uint64_t best = cheapest_line(env, (ncl_coll)p->coll, (ncl_algo)p->algo, bytes, p->inplace, &line);
+    uint64_t best = cheapest_line(env, (ncl_coll)p->coll, (ncl_algo)p->algo, cost_path(env, p), bytes, p->inplace, &line);
     if (best != UINT64_MAX)
         return best;
     switch (p->algo) {
@@ -444,9 +458,10 @@ ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nrank
     /* a pipeline's segment count follows the cost table's view of its hops when there is one
      * (the slowest link of the chain, not the nominal one); the table's beta is per byte of the
      * whole buffer, one chain carries 1/chain_div of it (default: a channel's share) */
+    const uint8_t path = cost_path(env, plan);
     for (uint32_t i = 0; i < env->cost_count; i++) {
         const ncl_cost *c = &env->costs[i];
-        if (c->coll == coll && c->algo == algo && c->hops > 0) {
+        if (c->coll == coll && c->algo == algo && c->path == path && c->hops > 0) {
             uint64_t per_chain_fs = c->beta_fs * (c->chain_div ? c->chain_div : env->channels);
             plan->link_alpha_ns = c->alpha_ns ? (uint32_t)(c->alpha_ns < UINT32_MAX ? c->alpha_ns : UINT32_MAX) : 1;
             plan->link_gbps = per_chain_fs && 1000000u / per_chain_fs ? (uint32_t)(1000000u / per_chain_fs) : 1;
@@ -455,8 +470,8 @@ ncl_result ncl_plan_make(ncl_plan *plan, ncl_coll coll, ncl_algo algo, int nrank
     }
     /* an algorithm with several regimes runs the one the table prices cheapest, so what runs is
      * what auto and `ringsim plan` priced */
-    cheapest_line(env, coll, algo, cost_bytes(plan), plan->inplace, &plan->cost_line);
+    cheapest_line(env, coll, algo, path, cost_bytes(plan), plan->inplace, &plan->cost_line);
     plan->cost_variant = plan->cost_line == NCL_COST_LINE_NONE ? NCL_COST_VARIANT_DEFAULT
-                                                               : cost_line_variant(env, coll, algo, plan->cost_line);
+                                                               : cost_line_variant(env, coll, algo, path, plan->cost_line);
     return d->prepare(plan);
 }

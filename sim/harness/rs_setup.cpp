@@ -117,12 +117,13 @@ struct CommShape {
     const std::vector<int> &members;
 };
 
-// The cost table auto chooses with: every algorithm's lines on this topology (its links' parameters
-// as they are: at the start, or after faults), for the engine configuration cfg and s's rings and caps.
-std::vector<ncl_cost> cost_table(const rs_scenario &sc, const model::Topology &topo, const ncl_config &cfg,
-                                 const CommShape &s)
+// One path's lines (ncl_cost.path) of the cost table: every algorithm's lines on this topology for
+// this device, for the engine configuration cfg and s's rings and caps; the latency path's only for
+// the collectives that have one.
+std::vector<ncl_cost> path_costs(const rs_scenario &sc, const rs_device_params &dev, const model::Topology &topo,
+                                 const ncl_config &cfg, const CommShape &s, uint8_t path)
 {
-    model::CostModel cm(topo, sc.device, s.rings, cfg.channels);
+    model::CostModel cm(topo, dev, s.rings, cfg.channels);
     cm.set_members(s.members);
     {
         ncl_op op = sc.workload.op == NCL_AVG ? NCL_SUM : sc.workload.op;
@@ -143,14 +144,16 @@ std::vector<ncl_cost> cost_table(const rs_scenario &sc, const model::Topology &t
         cm.set_queues(env.in_flight, 2 <= env.max_queues && (env.dma_engines == 0 || 2 <= env.dma_engines));
     }
     std::vector<ncl_cost> costs;
-    auto entry = [](const model::AlgoCost &a, double alpha_s, double beta_s, uint8_t floor) {
+    auto entry = [path](const model::AlgoCost &a, double alpha_s, double beta_s, uint8_t floor) {
         return ncl_cost{(uint8_t)a.coll, (uint8_t)a.algo, (uint16_t)a.hops,
                         (uint64_t)(alpha_s * 1e9 + 0.5), (uint64_t)(beta_s * 1e15 + 0.5),
                         (int64_t)std::llround(a.fixed_s * 1e9), (uint64_t)(a.extra_beta_s * 1e15 + 0.5),
                         (uint32_t)a.chain_div, floor, (uint8_t)a.variant, (int64_t)std::llround(a.oop_alpha_s * 1e9),
-                        (int64_t)std::llround(a.oop_beta_s * 1e15), (uint8_t)a.posted};
+                        (int64_t)std::llround(a.oop_beta_s * 1e15), (uint8_t)a.posted, path};
     };
     for (int c = 0; c < NCL_COLL_COUNT; c++) {
+        if (path == NCL_COST_PATH_LATENCY && cfg.latency_path_bytes[c] == 0)
+            continue;
         std::map<int, int> lines; // per algorithm: its lines so far (a line's own floors name it)
         for (const model::AlgoCost &a : cm.costs((ncl_coll)c)) {
             costs.push_back(entry(a, a.alpha_s, a.beta_s, a.floor ? 1 : 0));
@@ -161,6 +164,37 @@ std::vector<ncl_cost> cost_table(const rs_scenario &sc, const model::Topology &t
                 if (line + 2 <= UINT8_MAX)
                     costs.push_back(entry(a, f.first, f.second, (uint8_t)(line + 2)));
         }
+    }
+    return costs;
+}
+
+// The cost table auto chooses with: every algorithm's lines on this topology (its links' parameters
+// as they are: at the start, or after faults). Calls on the latency path (workload.latency_path)
+// run the same schedules at other task costs — each data task issued in the device's latency-path
+// overhead, each write carrying its bytes / efficiency on the wire (npu.cpp) — so they get lines of
+// their own, priced on that device and links (without them auto priced a latency-path allgather on
+// 8 RTX 4090s at the bandwidth path's 5 us per task where it pays 0.47, and took the wrong one).
+std::vector<ncl_cost> cost_table(const rs_scenario &sc, const model::Topology &topo, const ncl_config &cfg,
+                                 const CommShape &s)
+{
+    std::vector<ncl_cost> costs = path_costs(sc, sc.device, topo, cfg, s, NCL_COST_PATH_BANDWIDTH);
+    if (std::any_of(std::begin(cfg.latency_path_bytes), std::end(cfg.latency_path_bytes), [](uint64_t b) { return b > 0; })) {
+        rs_device_params dev = sc.device;
+        if (dev.latency_path_overhead >= 0)
+            dev.task_overhead = dev.latency_path_overhead;
+        model::Topology wire(topo.spec()); // the same channels, with topo's parameters (faults) scaled
+        const double eff = dev.latency_path_efficiency > 0 && dev.latency_path_efficiency < 1 ? dev.latency_path_efficiency : 1;
+        std::vector<rs_link_params> params;
+        for (const model::TopoChannel &c : topo.channels()) {
+            rs_link_params lp = c.params;
+            lp.bandwidth *= eff;
+            if (lp.duplex_bandwidth > 0)
+                lp.duplex_bandwidth *= eff;
+            params.push_back(lp);
+        }
+        wire.set_params(params);
+        std::vector<ncl_cost> lp = path_costs(sc, dev, wire, cfg, s, NCL_COST_PATH_LATENCY);
+        costs.insert(costs.end(), lp.begin(), lp.end());
     }
     if (costs.size() > NCL_MAX_COSTS) // a cut table would price some algorithms wrongly, silently
         throw model::ConfigError("cost table: " + std::to_string(costs.size()) +

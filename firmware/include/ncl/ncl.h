@@ -115,7 +115,17 @@ typedef struct ncl_cost {
                                  transfer before it: k segments cost hops (alpha + n beta / k) +
                                  (k - 1) max(alpha, n beta / k) (ring reduce). 0: not posted; else k
                                  is this % of the knee n beta / alpha (ncl_pipeline_segments_posted) */
+    uint8_t path;           /**< NCL_COST_PATH_*: which calls the line prices. Where the table has
+                                 latency-path lines for a collective, its calls on the latency path
+                                 (ncl_config.latency_path_bytes) are priced by those alone, the
+                                 others by the bandwidth path's; without, every call by the latter */
 } ncl_cost;
+
+/** ncl_cost.path: the calls a line prices. */
+enum {
+    NCL_COST_PATH_BANDWIDTH = 0, /**< calls on the bandwidth path (every call where no other lines are given) */
+    NCL_COST_PATH_LATENCY = 1    /**< calls on the latency path: the same schedules, other task costs */
+};
 
 /** ncl_cost.variant: the schedules an algorithm runs by the line the table prices cheapest. */
 enum {

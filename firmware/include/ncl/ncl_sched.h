@@ -251,6 +251,8 @@ typedef struct ncl_plan_env {
     const uint32_t *zone_uses;
     int reduce_write;           /**< ncl_hal_caps.features has NCL_HAL_FEAT_REDUCE_WRITE */
     uint32_t zone_hops;         /**< ncl_config.zone_hops, or nranks - 1 (ncl_plan_env_zones) */
+    uint64_t latency_path_bytes[NCL_COLL_COUNT]; /**< ncl_config's: which calls the cost table's
+                                                      latency-path lines price */
 } ncl_plan_env;
 
 struct ncl_hal_caps;

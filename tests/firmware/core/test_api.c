@@ -399,7 +399,7 @@ static void test_checked_launch(void **state)
 static void test_plan_env_from_config(void **state)
 {
     (void)state;
-    static const ncl_cost costs[1] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_HD, 0, 100, 1000, 0, 0, 0, 0, 0, 0, 0, 0}};
+    static const ncl_cost costs[1] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_HD, 0, 100, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0}};
     ncl_config cfg = NCL_CONFIG_INIT;
     cfg.channels = 4;
     cfg.slice_bytes = 12345;
@@ -566,8 +566,8 @@ static void test_plan_env_predicts_auto(void **state)
 {
     (void)state;
     /* ring costs a lot of latency, hd a lot per byte: small buffers go hd, large ones ring */
-    static const ncl_cost costs[2] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000000, 1000, 0, 0, 0, 0, 0, 0, 0, 0},
-                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_HD, 0, 1000, 100000000, 0, 0, 0, 0, 0, 0, 0, 0}};
+    static const ncl_cost costs[2] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000000, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_HD, 0, 1000, 100000000, 0, 0, 0, 0, 0, 0, 0, 0, 0}};
     static const int32_t rings[8] = {0, 1, 2, 3, 3, 2, 1, 0};
     ncl_host_config cfg = NCL_HOST_CONFIG_INIT;
     cfg.nranks = 4;
@@ -595,8 +595,8 @@ static void plan_env_with_costs(ncl_plan_env *env, const ncl_cost *costs, uint32
 static void test_cost_placement(void **state)
 {
     (void)state;
-    static const ncl_cost costs[2] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000, 0, 0, 0, 0, 0, 0, 5000, 1000, 0},
-                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_DBTREE, 0, 3000, 0, 0, 0, 0, 0, 0, 0, 0, 0}};
+    static const ncl_cost costs[2] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000, 0, 0, 0, 0, 0, 0, 5000, 1000, 0, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_DBTREE, 0, 3000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}};
     ncl_plan_env env;
     plan_env_with_costs(&env, costs, 2, NULL);
     for (int inplace = 0; inplace < 2; inplace++) {
@@ -614,8 +614,8 @@ static void test_cost_placement(void **state)
 static void test_cost_placement_negative(void **state)
 {
     (void)state;
-    static const ncl_cost costs[2] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 5000, 0, 0, 0, 0, 0, 0, -2000, -1000000, 0},
-                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_HD, 0, 5000, 0, 0, 0, 0, 0, 0, -9000, 0, 0}};
+    static const ncl_cost costs[2] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 5000, 0, 0, 0, 0, 0, 0, -2000, -1000000, 0, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_HD, 0, 5000, 0, 0, 0, 0, 0, 0, -9000, 0, 0, 0}};
     ncl_plan_env env;
     plan_env_with_costs(&env, costs, 2, NULL);
     const uint64_t want[2][2] = {{5000 - 2000 - 1000, 5000}, {0, 5000}}; /* [algo][inplace], 1000 bytes */
@@ -638,11 +638,11 @@ static void test_cost_placement_negative(void **state)
 static void test_cost_line_floors(void **state)
 {
     (void)state;
-    static const ncl_cost costs[5] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 5000, 0, 0, 0, 0, 2, 0, 0, 0, 0},
-                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 3000, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 2000, 0, 0, 0, 0, 3, 0, 0, 0, 0},
-                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 4000, 0, 0, 0, 0, 1, 0, 0, 0, 0}};
+    static const ncl_cost costs[5] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 5000, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 3000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 2000, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 4000, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0}};
     const uint32_t counts[2] = {4, 5}, cost[2] = {3000, 4000};
     for (int k = 0; k < 2; k++) {
         ncl_plan_env env;
@@ -660,9 +660,9 @@ static void test_cost_line_floors(void **state)
 static void test_cost_line_variant(void **state)
 {
     (void)state;
-    static const ncl_cost costs[3] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 5000, 0, 0, 0, 0, 0, 1, 0, 0, 0},
-                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 2000, 0, 0, 0, 0, 0, 1, 0, 0, 0},
-                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 3000, 0, 0, 0, 0, 0, 0, 0, 0, 0}};
+    static const ncl_cost costs[3] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 5000, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 2000, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0},
+                                      {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 3000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}};
     /* from: first entry given; the cheapest line and its variant */
     const uint32_t from[3] = {0, 1, 2}, line[3] = {1, 0, 0}, variant[3] = {1, 1, 0};
     for (int k = 0; k < 3; k++) {
@@ -677,14 +677,57 @@ static void test_cost_line_variant(void **state)
     }
 }
 
+/* Latency-path lines (ncl_cost.path) price the calls on the latency path alone, the others every
+ * other call; without a latency path, or without such lines for the collective, they are not used.
+ * Here the ring is the cheaper on the bandwidth path and the double binary tree on the latency path. */
+static void test_cost_latency_path(void **state)
+{
+    (void)state;
+    static const ncl_cost costs[4] = {
+        {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0, NCL_COST_PATH_BANDWIDTH},
+        {NCL_COLL_ALLREDUCE, NCL_ALGO_DBTREE, 0, 3000, 0, 0, 0, 0, 0, 0, 0, 0, 0, NCL_COST_PATH_BANDWIDTH},
+        {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 900, 0, 0, 0, 0, 0, 0, 0, 0, 0, NCL_COST_PATH_LATENCY},
+        {NCL_COLL_ALLREDUCE, NCL_ALGO_DBTREE, 0, 400, 0, 0, 0, 0, 0, 0, 0, 0, 0, NCL_COST_PATH_LATENCY}};
+    ncl_config cfg = NCL_CONFIG_INIT;
+    cfg.costs = costs;
+    cfg.cost_count = 4;
+    cfg.latency_path_bytes[NCL_COLL_ALLREDUCE] = 1024; /* 256 floats */
+    ncl_plan_env env;
+    ncl_plan_env_init(&env, &cfg, NULL);
+    /* count, algo auto picks, the cost it is priced at */
+    const uint64_t count[3] = {256, 257, 4096};
+    const ncl_algo algo[3] = {NCL_ALGO_DBTREE, NCL_ALGO_RING, NCL_ALGO_RING};
+    const uint64_t ns[3] = {400, 1000, 1000};
+    for (int k = 0; k < 3; k++) {
+        ncl_plan plan;
+        assert_int_equal(ncl_plan_make(&plan, NCL_COLL_ALLREDUCE, NCL_ALGO_AUTO, 4, 0, 0, count[k], NCL_FLOAT32,
+                                       NCL_SUM, 1, &env),
+                         NCL_SUCCESS);
+        assert_int_equal(plan.algo, algo[k]);
+        assert_int_equal(ncl_plan_cost_ns(&plan, &env), ns[k]);
+    }
+    /* another collective on the latency path has no lines of its own: the bandwidth path's */
+    static const ncl_cost gather[2] = {
+        {NCL_COLL_ALLGATHER, NCL_ALGO_RING, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0, NCL_COST_PATH_BANDWIDTH},
+        {NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, NCL_COST_PATH_LATENCY}};
+    cfg.costs = gather;
+    cfg.cost_count = 2;
+    cfg.latency_path_bytes[NCL_COLL_ALLGATHER] = 1024;
+    ncl_plan_env_init(&env, &cfg, NULL);
+    ncl_plan plan;
+    assert_int_equal(ncl_plan_make(&plan, NCL_COLL_ALLGATHER, NCL_ALGO_RING, 4, 0, 0, 16, NCL_FLOAT32, NCL_SUM, 0, &env),
+                     NCL_SUCCESS);
+    assert_int_equal(ncl_plan_cost_ns(&plan, &env), 1000);
+}
+
 /* Of a reduce (or broadcast) only the root knows the placement: the root in place and the other
  * ranks (one buffer each, out of place to the engine) must still choose the same algorithm,
  * here where the in-place lines favour the tree and the out-of-place ones the ring. */
 static void test_cost_placement_rooted(void **state)
 {
     (void)state;
-    static const ncl_cost costs[2] = {{NCL_COLL_REDUCE, NCL_ALGO_RING, 0, 2000, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-                                      {NCL_COLL_REDUCE, NCL_ALGO_TREE, 0, 1000, 0, 0, 0, 0, 0, 0, 5000, 0, 0}};
+    static const ncl_cost costs[2] = {{NCL_COLL_REDUCE, NCL_ALGO_RING, 0, 2000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+                                      {NCL_COLL_REDUCE, NCL_ALGO_TREE, 0, 1000, 0, 0, 0, 0, 0, 0, 5000, 0, 0, 0}};
     ncl_hal_caps caps;
     memset(&caps, 0, sizeof caps);
     mock_caps(NULL, &caps); /* the chain reduce stages in scratch */
@@ -702,8 +745,8 @@ static void test_cost_placement_rooted(void **state)
 /* ncl_comm_set_costs: a table priced again (a link degraded) changes what auto runs from the next
  * collective on, on every rank alike; a bigger table than the communicator's or a bad entry is
  * refused and leaves the table as it was. */
-static const ncl_cost reprice_start[2] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-                                          {NCL_COLL_ALLREDUCE, NCL_ALGO_HD, 0, 5000, 0, 0, 0, 0, 0, 0, 0, 0, 0}};
+static const ncl_cost reprice_start[2] = {{NCL_COLL_ALLREDUCE, NCL_ALGO_RING, 0, 1000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+                                          {NCL_COLL_ALLREDUCE, NCL_ALGO_HD, 0, 5000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}};
 
 static ncl_result reprice_fn(ncl_comm *comm, void *arg)
 {
@@ -721,8 +764,12 @@ static ncl_result reprice_fn(ncl_comm *comm, void *arg)
     ncl_cost four[4] = {repriced[0], repriced[1], repriced[1], repriced[1]};
     ncl_cost bad[2] = {repriced[0], repriced[1]};
     bad[1].algo = NCL_ALGO_COUNT;
+    ncl_cost bad_path[2] = {repriced[0], repriced[1]};
+    bad_path[0].path = NCL_COST_PATH_LATENCY + 1;
     if (ncl_comm_set_costs(comm, four, 4) != NCL_ERR_INVALID_ARGUMENT ||
         !strstr(ncl_comm_last_error(comm), "room for 3") ||
+        ncl_comm_set_costs(comm, bad_path, 2) != NCL_ERR_INVALID_ARGUMENT ||
+        !strstr(ncl_comm_last_error(comm), "path 2") ||
         ncl_comm_set_costs(comm, bad, 2) != NCL_ERR_INVALID_ARGUMENT || ncl_comm_set_costs(NULL, bad, 2) == NCL_SUCCESS)
         return NCL_ERR_INTERNAL;
     rc = ncl_allreduce(buf[rank], buf[rank], 64, NCL_FLOAT32, NCL_SUM, comm); /* refused tables changed nothing */
@@ -766,6 +813,7 @@ int main(void)
         cmocka_unit_test(test_cost_placement_negative),
         cmocka_unit_test(test_cost_line_floors),
         cmocka_unit_test(test_cost_line_variant),
+        cmocka_unit_test(test_cost_latency_path),
         cmocka_unit_test(test_set_costs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
