@@ -3,7 +3,9 @@
 # scenarios/README.md as a user would (not the plan_auto_* tests' own scenarios): every kind at
 # several sizes (a device pair too), every collective, 8 B .. 1 GiB in steps of x2, in and out of place, through
 # `ringsim plan X.yaml --simulate` with the defaults.
-# Usage: tests/bench/auto_sweep.sh [build dir] [topology name ...]   (run ./ringsim build first)
+# Usage: tests/bench/auto_sweep.sh [build dir] [topology name | SCENARIO.yaml ...]   (run ./ringsim build first)
+# A scenario file (the calibrated machines of scenarios/machines/, say) runs with its workload's
+# `collectives:` and `sizes:` lines replaced by the sweep's (each on a line of its own there).
 #
 # Prints one row per topology, collective and placement: auto's worst distance from the best
 # simulated algorithm and the size where it is, then how many rows are beyond issue 17's 5 %.
@@ -33,7 +35,33 @@ names=("$@")
                                    fattree32 server8)
 printf '%-10s %-15s %-12s %8s %12s\n' topology collective placement "worst %" "at (B)"
 beyond=0 rows=0
+# One row per collective and placement of `plan --simulate`'s output for $1:
+# "# allreduce, in place: auto is within 8.0 % of the best ... (worst at 8192 B)"
+report() {
+    local name=$1 line coll placement pct at
+    while read -r line; do
+        coll=${line#\# }; coll=${coll%%,*}
+        placement=$([[ $line == *"out of place"* ]] && echo out_of_place || echo in_place)
+        pct=$(sed -E 's/.*within ([0-9.]+) %.*/\1/' <<< "$line")
+        at=$(sed -nE 's/.*worst at ([0-9]+) B.*/\1/p' <<< "$line")
+        printf '%-10s %-15s %-12s %8s %12s\n' "$name" "$coll" "$placement" "$pct" "${at:--}"
+        rows=$((rows + 1))
+        awk -v p="$pct" 'BEGIN { exit !(p > 5.0) }' && beyond=$((beyond + 1))
+    done < <(grep "auto is within" "$tmp/$name.out")
+    return 0
+}
 for name in "${names[@]}"; do
+    if [[ $name == *.yaml ]]; then
+        [[ -r $name ]] || { echo "auto_sweep.sh: cannot read $name" >&2; exit 2; }
+        file=$name name=$(basename "$name" .yaml)
+        f=$tmp/$name.yaml
+        sed -E -e 's/^( *)collectives: .*/\1collectives: [allreduce, broadcast, reduce_scatter, allgather, reduce, alltoall]/' \
+            -e 's/^( *)sizes: .*/\1sizes: {begin: 8 B, end: 1 GiB, factor: 2}/' "$file" > "$f"
+        grep -q "factor: 2}" "$f" || { echo "auto_sweep.sh: $file has no sizes: line of its own" >&2; exit 2; }
+        "$ringsim" plan "$f" --simulate > "$tmp/$name.out"
+        report "$name"
+        continue
+    fi
     [[ -n ${topo[$name]:-} ]] || { echo "auto_sweep.sh: unknown topology $name (known: ${!topo[*]})" >&2; exit 2; }
     f=$tmp/$name.yaml
     cat > "$f" <<EOF
@@ -45,15 +73,6 @@ workload:
 payload: none
 EOF
     "$ringsim" plan "$f" --simulate > "$tmp/$name.out"
-    # "# allreduce, in place: auto is within 8.0 % of the best ... (worst at 8192 B)"
-    while read -r line; do
-        coll=${line#\# }; coll=${coll%%,*}
-        placement=$([[ $line == *"out of place"* ]] && echo out_of_place || echo in_place)
-        pct=$(sed -E 's/.*within ([0-9.]+) %.*/\1/' <<< "$line")
-        at=$(sed -nE 's/.*worst at ([0-9]+) B.*/\1/p' <<< "$line")
-        printf '%-10s %-15s %-12s %8s %12s\n' "$name" "$coll" "$placement" "$pct" "${at:--}"
-        rows=$((rows + 1))
-        awk -v p="$pct" 'BEGIN { exit !(p > 5.0) }' && beyond=$((beyond + 1))
-    done < <(grep "auto is within" "$tmp/$name.out")
+    report "$name"
 done
 echo "# $beyond of $rows rows beyond 5 % (issue 17: auto within 5 % of the best simulated algorithm)"
