@@ -548,13 +548,18 @@ std::vector<AlgoCost> CostModel::ring_rs_pieced() const
 
 // Ring reduce-scatter on 2 ranks out of place with a fill queue per channel, in rounds: only the
 // first round's fill is on the path (the fill queues copy the later rounds while the ring
-// writes), a slice per channel, in place of ring()'s whole chunk.
+// writes), in place of ring()'s whole chunk: a slice per channel, or where memory is over 7x the
+// link and a slice holds two, the first of ncl_lead_piece's pieces (alpha M / 2 bytes, alpha the
+// engine's link latency + task overhead, in whole 4 KiB pages).
 std::vector<AlgoCost> CostModel::ring_rs_pair_rounds() const
 {
     if (p_ != 2 || staged_ || slice_ == 0 || 2 * channels_ > NCL_MAX_QUEUES)
         return {};
+    const double M = dev_.mem_bandwidth, alpha = t_.spec().link.latency + dev_.task_overhead;
+    const double first = std::ceil(alpha * M / 2.0 / 4096.0) * 4096.0;
+    const bool pieces = M >= 7.0 * t_.spec().link.bandwidth && (double)slice_ >= 2.0 * first;
     AlgoCost c = ring(NCL_COLL_REDUCE_SCATTER);
-    c.oop_alpha_s = dev_.task_overhead + 2.0 * channels_ * (double)slice_ / dev_.mem_bandwidth;
+    c.oop_alpha_s = dev_.task_overhead + 2.0 * channels_ * (pieces ? first : (double)slice_) / M;
     c.oop_beta_s = 0;
     return {c};
 }

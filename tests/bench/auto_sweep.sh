@@ -5,7 +5,8 @@
 # `ringsim plan X.yaml --simulate` with the defaults.
 # Usage: tests/bench/auto_sweep.sh [build dir] [topology name | SCENARIO.yaml ...]   (run ./ringsim build first)
 # A scenario file (the calibrated machines of scenarios/machines/, say) runs with its workload's
-# `collectives:` and `sizes:` lines replaced by the sweep's (each on a line of its own there).
+# `collectives:` and `sizes:` lines replaced by the sweep's and `algorithm:` by auto (each on a
+# line of its own there).
 #
 # Prints one row per topology, collective and placement: auto's worst distance from the best
 # simulated algorithm and the size where it is, then how many rows are beyond issue 17's 5 %.
@@ -56,7 +57,8 @@ for name in "${names[@]}"; do
         file=$name name=$(basename "$name" .yaml)
         f=$tmp/$name.yaml
         sed -E -e 's/^( *)collectives: .*/\1collectives: [allreduce, broadcast, reduce_scatter, allgather, reduce, alltoall]/' \
-            -e 's/^( *)sizes: .*/\1sizes: {begin: 8 B, end: 1 GiB, factor: 2}/' "$file" > "$f"
+            -e 's/^( *)sizes: .*/\1sizes: {begin: 8 B, end: 1 GiB, factor: 2}/' \
+            -e 's/^( *)algorithm: .*/\1algorithm: auto/' "$file" > "$f"
         grep -q "factor: 2}" "$f" || { echo "auto_sweep.sh: $file has no sizes: line of its own" >&2; exit 2; }
         "$ringsim" plan "$f" --simulate > "$tmp/$name.out"
         report "$name"
