@@ -79,62 +79,46 @@ static const char *const result_messages[NCL_RESULT_COUNT] = {[NCL_SUCCESS] = "s
     N("SEND", NCL_BUF_SEND) N("RECV", NCL_BUF_RECV) N("SCRATCH", NCL_BUF_SCRATCH)                   \
     A("send", NCL_BUF_SEND) A("recv", NCL_BUF_RECV) A("scratch", NCL_BUF_SCRATCH)
 
+/* Every kind: its ncl_name_kind, its list, its name in the tables below, its enum's count. */
+#define KINDS(X)                                                                                  \
+    X(NCL_NAMES_COLL, COLL_NAMES, coll, NCL_COLL_COUNT)                                            \
+    X(NCL_NAMES_ALGO, ALGO_NAMES, algo, NCL_ALGO_COUNT)                                            \
+    X(NCL_NAMES_DTYPE, DTYPE_NAMES, dtype, NCL_DTYPE_COUNT)                                        \
+    X(NCL_NAMES_OP, OP_NAMES, op, NCL_OP_COUNT)                                                    \
+    X(NCL_NAMES_RESULT, RESULT_NAMES, result, NCL_RESULT_COUNT)                                    \
+    X(NCL_NAMES_TASK_KIND, TASK_KIND_NAMES, task_kind, NCL_TASK_KIND_COUNT)                        \
+    X(NCL_NAMES_BUF, BUF_NAMES, buf, NCL_BUF_COUNT)
+
+#define COUNT(a) (uint32_t)(sizeof(a) / sizeof((a)[0]))
 #define ENTRY(n, v) {(n), (int32_t)(v), 0},
 #define ALIAS(n, v) {(n), (int32_t)(v), 1},
 #define CANONICAL(n, v) [v] = (n),
 #define SKIP(n, v)
-#define KIND(list, entries, canonical)                                                            \
-    static const ncl_name entries[] = {list(ENTRY, ALIAS)};                                       \
-    static const char *const canonical[] = {list(CANONICAL, SKIP)};
+/* A kind's entries (canonical names and aliases) and its canonical names alone, one per value and
+ * no more (designated entries past the enum would grow the array; a missing one leaves a hole
+ * ncl_name_of reports as "?", which the tests catch). */
+#define KIND_ARRAYS(kind, list, name, values)                                                     \
+    static const ncl_name name##_names[] = {list(ENTRY, ALIAS)};                                  \
+    static const char *const name##_canonical[] = {list(CANONICAL, SKIP)};                        \
+    _Static_assert(COUNT(name##_canonical) == (values), "one canonical name per " #name);
+KINDS(KIND_ARRAYS)
 
-KIND(COLL_NAMES, coll_names, coll_canonical)
-KIND(ALGO_NAMES, algo_names, algo_canonical)
-KIND(DTYPE_NAMES, dtype_names, dtype_canonical)
-KIND(OP_NAMES, op_names, op_canonical)
-KIND(RESULT_NAMES, result_names, result_canonical)
-KIND(TASK_KIND_NAMES, task_kind_names, task_kind_canonical)
-KIND(BUF_NAMES, buf_names, buf_canonical)
-
+/* Entries, for ncl_names and parsing; canonical names, for the *_name functions (all an image that
+ * never parses links). Separate tables, so that the one does not pull the other in. */
 typedef struct name_table {
     const ncl_name *v;
     uint32_t count; /* entries, canonical and aliases */
 } name_table;
 
-#define COUNT(a) (uint32_t)(sizeof(a) / sizeof((a)[0]))
-
-static const name_table tables[NCL_NAMES_KIND_COUNT] = {
-    [NCL_NAMES_COLL] = {coll_names, COUNT(coll_names)},
-    [NCL_NAMES_ALGO] = {algo_names, COUNT(algo_names)},
-    [NCL_NAMES_DTYPE] = {dtype_names, COUNT(dtype_names)},
-    [NCL_NAMES_OP] = {op_names, COUNT(op_names)},
-    [NCL_NAMES_RESULT] = {result_names, COUNT(result_names)},
-    [NCL_NAMES_TASK_KIND] = {task_kind_names, COUNT(task_kind_names)},
-    [NCL_NAMES_BUF] = {buf_names, COUNT(buf_names)},
-};
-
-/* The canonical names alone, for the *_name functions (all an image that never parses links). */
 typedef struct canonical_table {
     const char *const *v;
     uint32_t count; /* = the enum's count */
 } canonical_table;
 
-static const canonical_table canonicals[NCL_NAMES_KIND_COUNT] = {
-    [NCL_NAMES_COLL] = {coll_canonical, COUNT(coll_canonical)},
-    [NCL_NAMES_ALGO] = {algo_canonical, COUNT(algo_canonical)},
-    [NCL_NAMES_DTYPE] = {dtype_canonical, COUNT(dtype_canonical)},
-    [NCL_NAMES_OP] = {op_canonical, COUNT(op_canonical)},
-    [NCL_NAMES_RESULT] = {result_canonical, COUNT(result_canonical)},
-    [NCL_NAMES_TASK_KIND] = {task_kind_canonical, COUNT(task_kind_canonical)},
-    [NCL_NAMES_BUF] = {buf_canonical, COUNT(buf_canonical)},
-};
-
-/* A canonical name for every value, and no more (designated entries past the enum would grow
- * the array; a missing one leaves a hole ncl_name_of reports as "?", which the tests catch). */
-_Static_assert(COUNT(coll_canonical) == NCL_COLL_COUNT && COUNT(algo_canonical) == NCL_ALGO_COUNT &&
-                   COUNT(dtype_canonical) == NCL_DTYPE_COUNT && COUNT(op_canonical) == NCL_OP_COUNT &&
-                   COUNT(result_canonical) == NCL_RESULT_COUNT && COUNT(task_kind_canonical) == NCL_TASK_KIND_COUNT &&
-                   COUNT(buf_canonical) == NCL_BUF_COUNT,
-               "one canonical name per value");
+#define ENTRIES_OF(kind, list, name, values) [kind] = {name##_names, COUNT(name##_names)},
+#define CANONICAL_OF(kind, list, name, values) [kind] = {name##_canonical, COUNT(name##_canonical)},
+static const name_table tables[NCL_NAMES_KIND_COUNT] = {KINDS(ENTRIES_OF)};
+static const canonical_table canonicals[NCL_NAMES_KIND_COUNT] = {KINDS(CANONICAL_OF)};
 
 const ncl_name *ncl_names(ncl_name_kind kind, size_t *count)
 {

@@ -145,10 +145,7 @@ static inline uint64_t ncl_mesh_buffers(const ncl_plan *p)
  * engine for the local queue its reduces, which free the slots, would wait behind those writes. */
 static inline void ncl_mesh_data(const ncl_plan *p, ncl_task *t, int peer, uint32_t q, uint32_t step)
 {
-    if (p->dma_engines == 0 || p->queues <= p->dma_engines)
-        ncl_task_post(t, peer, NCL_NOTIFY_DATA(q), step);
-    else
-        ncl_task_record(t, peer, NCL_NOTIFY_DATA(q), step);
+    ncl_task_record_behind(p, p->queues, t, peer, NCL_NOTIFY_DATA(q), step);
 }
 
 /* Whether the sender at index d writes into the receiver's output (out of place, d = 1): its

@@ -43,10 +43,7 @@ static uint32_t channels_of(const ncl_plan *p)
 /* The ring's records: posted where every channel has a DMA engine. */
 static void ring_record(const ncl_plan *p, ncl_task *t, int peer, uint32_t notify, uint32_t step)
 {
-    if (p->dma_engines == 0 || channels_of(p) <= p->dma_engines)
-        ncl_task_post(t, peer, notify, step);
-    else
-        ncl_task_record(t, peer, notify, step);
+    ncl_task_record_behind(p, channels_of(p), t, peer, notify, step);
 }
 
 /* Elements of each block the round moves, of the channel's portion [coff, coff + span); *off =

@@ -48,10 +48,7 @@ static uint32_t channels_of(const ncl_plan *p)
 /* A step's records: posted where every channel has a DMA engine (as ring_allgather.c's). */
 static void ring_record(const ncl_plan *p, ncl_task *t, int peer, uint32_t notify, uint32_t step)
 {
-    if (p->dma_engines == 0 || channels_of(p) <= p->dma_engines)
-        ncl_task_post(t, peer, notify, step);
-    else
-        ncl_task_record(t, peer, notify, step);
+    ncl_task_record_behind(p, channels_of(p), t, peer, notify, step);
 }
 
 static uint64_t channel_span(const ncl_plan *p, uint32_t c, uint64_t *off)

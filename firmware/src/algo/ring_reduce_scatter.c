@@ -566,9 +566,11 @@ static int next(const ncl_plan *p, uint32_t q, ncl_gen *g, ncl_task *t)
                                    (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
                 NCL_YIELD(g);
             }
-            ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(c), (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
-            if (overlap && (p->dma_engines == 0 || p->queues <= p->dma_engines))
-                t->flags = NCL_TASK_POSTED;
+            if (overlap)
+                ncl_task_record_behind(p, p->queues, t, next_rank, NCL_NOTIFY_DATA(c),
+                                       (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
+            else
+                ncl_task_record(t, next_rank, NCL_NOTIFY_DATA(c), (uint32_t)(g->i * (uint64_t)(n - 1) + g->j));
             NCL_YIELD(g);
             if (!fills_here && g->j > 0 &&
                 turn_of(p, c, g->i, g->j - 1) + ring_slots(p) < rounds_of(p, c) * (uint64_t)(n - 2)) {

@@ -96,7 +96,7 @@ static ncl_result make_plan_sized(ncl_plan *plan, ncl_coll coll, ncl_algo algo, 
     ncl_plan_env env = {slice_bytes, g_channels, g_max_queues, scratch_bytes, ALPHA_NS, GBPS,
                         NULL, NULL, 0, NULL, 0, 0, g_local_size, g_inter_algo, g_local_order,
                         g_local_pos, g_local_ring_count, NULL, NULL, 0, NULL, 0, 0, g_dma_engines, g_in_flight, g_zone_bytes,
-                        g_zone_uses, g_reduce_write, 0};
+                        g_zone_uses, g_reduce_write, 0, {0}};
     if (g_weight_rings && nranks <= 16) {
         weighted_rings(nranks, order, pos);
         env.ring_order = order, env.ring_pos = pos, env.ring_count = g_weight_rings;
